@@ -1,0 +1,1 @@
+//! Model backends. Implementation in progress.

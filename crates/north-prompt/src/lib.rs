@@ -1,0 +1,1 @@
+//! Typed prompt templates (spec/prompt-system.md). Implementation in progress.

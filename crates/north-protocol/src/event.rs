@@ -1,0 +1,147 @@
+//! Events the runtime emits and front ends render.
+//!
+//! Headless `--json` output prints exactly these, one object per line.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::stream::{StopReason, Usage};
+
+/// What an approval request is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalKind {
+    /// A shell command.
+    Shell,
+    /// An edit proposal (diffs).
+    Edit,
+    /// A capability such as `net` or `net:example.com`.
+    Capability,
+}
+
+/// The user's answer to an approval request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalDecision {
+    /// Run this time; ask again next time.
+    RunOnce,
+    /// Persist an allow rule, then run.
+    Always,
+    /// Do not run; the model gets a denied result.
+    Deny,
+    /// Apply the edit proposal.
+    Accept,
+    /// Discard the edit proposal.
+    Reject,
+    /// Grant the capability.
+    Grant,
+}
+
+/// Category of an error event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The model provider failed (after retries).
+    Provider,
+    /// A tool failed in a way the user should see.
+    Tool,
+    /// Configuration or usage problem.
+    Config,
+    /// The turn was interrupted by the user.
+    Interrupted,
+    /// Anything else.
+    Internal,
+}
+
+/// One thing that happened, for a front end to render.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// A session started or resumed.
+    SessionStarted {
+        /// Session id.
+        session_id: String,
+        /// Provider name.
+        provider: String,
+        /// Model name.
+        model: String,
+    },
+    /// A model turn started.
+    TurnStarted {
+        /// 1-based turn number within the session.
+        turn: u32,
+    },
+    /// A piece of streamed assistant text.
+    AssistantText {
+        /// The text piece.
+        text: String,
+    },
+    /// The model asked for a tool; `line` is the compact intent line.
+    ToolIntent {
+        /// Call id.
+        call_id: String,
+        /// Tool name.
+        tool: String,
+        /// Human intent line, e.g. "Searching: `foo` in `src/`".
+        line: String,
+    },
+    /// A tool finished.
+    ToolResult {
+        /// Call id.
+        call_id: String,
+        /// Tool name.
+        tool: String,
+        /// Whether it succeeded.
+        ok: bool,
+        /// Compact one-line summary.
+        summary: String,
+        /// Full structured result, for a "details" expansion.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        details: Option<Value>,
+    },
+    /// The runtime needs a decision from the user.
+    ApprovalRequested {
+        /// Call id (or capability request id).
+        call_id: String,
+        /// What kind of approval.
+        kind: ApprovalKind,
+        /// The command, the edited paths, or the capability.
+        subject: String,
+    },
+    /// The decision taken for an approval request.
+    ApprovalDecided {
+        /// Call id.
+        call_id: String,
+        /// The decision.
+        decision: ApprovalDecision,
+    },
+    /// A proposed change as unified diffs, for review.
+    Diff {
+        /// Call id.
+        call_id: String,
+        /// Unified diff text, grouped by file.
+        diff: String,
+    },
+    /// Token usage of one model request and the session total.
+    Usage {
+        /// This request.
+        usage: Usage,
+        /// The session so far.
+        total: Usage,
+    },
+    /// An error the user should see.
+    Error {
+        /// Category.
+        kind: ErrorKind,
+        /// One-line cause.
+        message: String,
+    },
+    /// The model turn ended.
+    TurnEnd {
+        /// Why it ended.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stop_reason: Option<StopReason>,
+        /// Usage of the turn.
+        usage: Usage,
+    },
+}

@@ -1,0 +1,25 @@
+//! Protocol types shared by every North crate.
+//!
+//! This crate is the vocabulary of North: provider-neutral chat messages
+//! ([`Message`], [`ContentBlock`]), tool declarations and invocations
+//! ([`ToolSpec`], [`ToolCall`], [`ToolOutcome`]), what a model stream yields
+//! ([`StreamDelta`], [`Usage`], [`StopReason`]), the [`Event`]s front ends
+//! render, and the persisted runtime contracts ([`State`], [`Checkpoint`],
+//! [`ChatMessage`], [`TraceEvent`]).
+//!
+//! It must not do I/O, hold runtime state, or depend on any other North
+//! crate: everything here is plain data with a stable serde form.
+
+mod event;
+mod message;
+mod request;
+mod state;
+mod stream;
+mod tool;
+
+pub use event::{ApprovalDecision, ApprovalKind, Event, ErrorKind};
+pub use message::{ContentBlock, Message, Role};
+pub use request::{ChatRequest, ChatResponse};
+pub use state::{ChatMessage, Checkpoint, State, TraceEvent};
+pub use stream::{StopReason, StreamDelta, Usage};
+pub use tool::{ApprovalPolicy, ToolCall, ToolOutcome, ToolSpec};

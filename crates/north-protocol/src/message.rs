@@ -1,0 +1,98 @@
+//! Provider-neutral chat messages.
+
+use serde::{Deserialize, Serialize};
+
+use crate::tool::ToolCall;
+
+/// Who authored a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Instructions from the host; providers that take a separate system
+    /// field receive these there.
+    System,
+    /// The human (or the program driving North).
+    User,
+    /// The model.
+    Assistant,
+    /// Results of tool calls, sent back to the model.
+    Tool,
+}
+
+/// One piece of a message's content.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentBlock {
+    /// Plain text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// A tool invocation requested by the model.
+    ToolCall(ToolCall),
+    /// The result of a tool invocation, answering the call with `call_id`.
+    ToolResult {
+        /// The id of the [`ToolCall`] this answers.
+        call_id: String,
+        /// The result as text (North sends structured JSON serialized here).
+        content: String,
+        /// Whether the tool failed; providers surface this to the model.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+    },
+}
+
+impl ContentBlock {
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        ContentBlock::Text { text: text.into() }
+    }
+}
+
+/// A chat message: a role and its content blocks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    /// The author.
+    pub role: Role,
+    /// The content, in order.
+    pub content: Vec<ContentBlock>,
+}
+
+impl Message {
+    /// A message holding a single text block.
+    pub fn text(role: Role, text: impl Into<String>) -> Self {
+        Message {
+            role,
+            content: vec![ContentBlock::text(text)],
+        }
+    }
+
+    /// A user message with text.
+    pub fn user(text: impl Into<String>) -> Self {
+        Message::text(Role::User, text)
+    }
+
+    /// An assistant message with text.
+    pub fn assistant(text: impl Into<String>) -> Self {
+        Message::text(Role::Assistant, text)
+    }
+
+    /// The concatenated text blocks of this message.
+    pub fn text_content(&self) -> String {
+        let mut out = String::new();
+        for block in &self.content {
+            if let ContentBlock::Text { text } = block {
+                out.push_str(text);
+            }
+        }
+        out
+    }
+
+    /// The tool calls in this message, in order.
+    pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
+        self.content.iter().filter_map(|b| match b {
+            ContentBlock::ToolCall(call) => Some(call),
+            _ => None,
+        })
+    }
+}

@@ -1,0 +1,67 @@
+//! Persisted runtime contracts: State, Checkpoint, ChatMessage, trace events
+//! (runtime-contracts §1 and §6).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Long-lived agent state stored in the checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct State {
+    /// Current goals.
+    pub goals: Vec<String>,
+    /// Open loops (things started, not finished).
+    pub open_loops: Vec<String>,
+    /// Decisions taken.
+    pub decisions: Vec<String>,
+    /// Constraints to respect.
+    pub constraints: Vec<String>,
+    /// Rolling summary of the episode so far.
+    pub episode_summary: String,
+    /// Tags for memory retrieval.
+    pub memory_tags: Vec<String>,
+    /// Ids of memory entries referenced.
+    pub memory_refs: Vec<String>,
+    /// Capabilities the user granted, e.g. `net` or `net:example.com`.
+    pub capabilities_granted: Vec<String>,
+    /// Capabilities requested and awaiting approval; never holds a granted one.
+    pub capabilities_pending: Vec<String>,
+}
+
+/// The persisted unit, written atomically after every turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// Session id.
+    pub session_id: String,
+    /// Increases by one with every write.
+    pub revision: u64,
+    /// Unix timestamp (seconds) of the write.
+    pub updated_ts: f64,
+    /// The agent state.
+    pub state: State,
+    /// Recent messages, bounded by condensation.
+    pub recent_messages: Vec<ChatMessage>,
+    /// Last trace ids or file names.
+    #[serde(default)]
+    pub trace_tail: Vec<String>,
+}
+
+/// Minimal persisted chat message: a role and text content.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    /// One of `system`, `user`, `assistant`, `tool`.
+    pub role: String,
+    /// The content as text.
+    pub content: String,
+}
+
+/// One line of a JSONL trace.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TraceEvent {
+    /// Unix timestamp in seconds.
+    pub ts: f64,
+    /// Event kind, e.g. `llm_req`, `tool_done`.
+    pub kind: String,
+    /// Kind-specific data.
+    pub data: Value,
+}

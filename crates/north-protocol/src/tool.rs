@@ -1,0 +1,77 @@
+//! Tool declarations, invocations and results.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Which approval a tool needs before it may take effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ApprovalPolicy {
+    /// Read-only; runs without asking.
+    #[default]
+    None,
+    /// Runs a shell command; gated by the command allowlist or the user.
+    Shell,
+    /// Changes files; its proposal is reviewed before anything is written.
+    Write,
+    /// Reaches the network; gated by granted capabilities.
+    Net,
+}
+
+/// A tool as declared to a model: name, description and JSON schema of its input.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// Unique name the model uses to call the tool.
+    pub name: String,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// JSON Schema of the tool's arguments object.
+    pub input_schema: Value,
+    /// The approval the tool needs; not sent to providers.
+    #[serde(default)]
+    pub approval: ApprovalPolicy,
+}
+
+/// A tool invocation requested by a model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// Provider-assigned (or runtime-assigned) id, unique within a response.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments object. When a model sends arguments that are not valid
+    /// JSON, decoders keep the raw text as a JSON string so the tool layer
+    /// can report it instead of losing it.
+    pub arguments: Value,
+}
+
+/// The structured result every tool returns: `{ok, output, error}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolOutcome {
+    /// Whether the tool succeeded.
+    pub ok: bool,
+    /// The tool's output (null on failure unless the tool has partial output).
+    pub output: Value,
+    /// What went wrong, when `ok` is false.
+    pub error: Option<String>,
+}
+
+impl ToolOutcome {
+    /// A successful outcome.
+    pub fn ok(output: Value) -> Self {
+        ToolOutcome {
+            ok: true,
+            output,
+            error: None,
+        }
+    }
+
+    /// A failed outcome with a message for the model.
+    pub fn err(message: impl Into<String>) -> Self {
+        ToolOutcome {
+            ok: false,
+            output: Value::Null,
+            error: Some(message.into()),
+        }
+    }
+}

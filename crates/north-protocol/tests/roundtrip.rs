@@ -1,0 +1,117 @@
+//! Serde forms of the protocol types are stable and round-trip.
+
+use north_protocol::*;
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+fn roundtrip<T>(value: &T) -> serde_json::Value
+where
+    T: serde::Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,
+{
+    let json = serde_json::to_value(value).unwrap();
+    let back: T = serde_json::from_value(json.clone()).unwrap();
+    assert_eq!(&back, value);
+    json
+}
+
+#[test]
+fn messages_round_trip_with_tagged_blocks() {
+    let msg = Message {
+        role: Role::Assistant,
+        content: vec![
+            ContentBlock::text("hi"),
+            ContentBlock::ToolCall(ToolCall {
+                id: "t1".into(),
+                name: "read_file".into(),
+                arguments: json!({"path": "a.rs"}),
+            }),
+        ],
+    };
+    let json = roundtrip(&msg);
+    assert_eq!(
+        json,
+        json!({"role":"assistant","content":[
+            {"type":"text","text":"hi"},
+            {"type":"tool_call","id":"t1","name":"read_file","arguments":{"path":"a.rs"}}
+        ]})
+    );
+    let result = Message {
+        role: Role::Tool,
+        content: vec![ContentBlock::ToolResult {
+            call_id: "t1".into(),
+            content: "{}".into(),
+            is_error: true,
+        }],
+    };
+    roundtrip(&result);
+}
+
+#[test]
+fn events_serialize_as_one_tagged_object() {
+    let ev = Event::ToolIntent {
+        call_id: "t1".into(),
+        tool: "search_text".into(),
+        line: "Searching: `foo` in `src/`".into(),
+    };
+    assert_eq!(
+        roundtrip(&ev),
+        json!({"type":"tool_intent","call_id":"t1","tool":"search_text","line":"Searching: `foo` in `src/`"})
+    );
+    roundtrip(&Event::TurnEnd {
+        stop_reason: Some(StopReason::Other("weird".into())),
+        usage: Usage::default(),
+    });
+    roundtrip(&Event::ApprovalDecided {
+        call_id: "x".into(),
+        decision: ApprovalDecision::Always,
+    });
+}
+
+#[test]
+fn deltas_and_requests_round_trip() {
+    for d in [
+        StreamDelta::Start { id: Some("m".into()), model: None },
+        StreamDelta::Text { text: "a".into() },
+        StreamDelta::ToolCallStart { index: 0, id: "c".into(), name: "n".into() },
+        StreamDelta::ToolCallArgs { index: 0, fragment: "{\"a\"".into() },
+        StreamDelta::ToolCallEnd { index: 0 },
+        StreamDelta::Usage(Usage { input_tokens: 1, output_tokens: 2, cache_read_input_tokens: 3, cache_creation_input_tokens: 4 }),
+        StreamDelta::Stop { reason: StopReason::ToolUse, stop_sequence: None },
+    ] {
+        roundtrip(&d);
+    }
+    let mut req = ChatRequest::new("m", vec![Message::user("hi")]);
+    req.tools.push(ToolSpec {
+        name: "t".into(),
+        description: "d".into(),
+        input_schema: json!({"type":"object"}),
+        approval: ApprovalPolicy::Shell,
+    });
+    roundtrip(&req);
+}
+
+#[test]
+fn state_defaults_missing_fields_and_checkpoint_round_trips() {
+    let state: State = serde_json::from_value(json!({"goals":["g"]})).unwrap();
+    assert_eq!(state.goals, vec!["g".to_string()]);
+    assert!(state.capabilities_granted.is_empty());
+    let cp = Checkpoint {
+        session_id: "s".into(),
+        revision: 3,
+        updated_ts: 1.5,
+        state,
+        recent_messages: vec![ChatMessage { role: "user".into(), content: "x".into() }],
+        trace_tail: vec![],
+    };
+    roundtrip(&cp);
+    roundtrip(&TraceEvent { ts: 1.0, kind: "llm_req".into(), data: json!({}) });
+}
+
+#[test]
+fn usage_merge_keeps_latest_nonzero() {
+    let mut u = Usage { input_tokens: 10, output_tokens: 1, ..Default::default() };
+    u.merge_latest(&Usage { output_tokens: 7, ..Default::default() });
+    assert_eq!(u.input_tokens, 10);
+    assert_eq!(u.output_tokens, 7);
+    assert_eq!(u.total(), 17);
+}

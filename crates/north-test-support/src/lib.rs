@@ -1,0 +1,1 @@
+//! Test support. Implementation in progress.

@@ -1,0 +1,2 @@
+//! The `north` binary.
+fn main() {}
