@@ -1,1 +1,64 @@
-//! Model backends. Implementation in progress.
+//! Model backends for North.
+//!
+//! Main types: the [`Backend`] contract (`chat` and `stream_chat` with
+//! cancellation), [`AnthropicBackend`], [`OpenAiBackend`] (also for any
+//! OpenAI-compatible server) and [`ScriptedBackend`] (replays a JSON script as
+//! a real stream). Both HTTP providers share one transport: retries with
+//! backoff and jitter, `retry-after`, idle timeouts, and no retry once output
+//! has reached the caller; a broken stream ends in an [`LlmError`] carrying
+//! the partial output.
+//!
+//! Request encoding and stream decoding are pure functions, tested from
+//! bytes ([`decode::decode_chunks`]). This crate must not run tools, hold
+//! conversation state, or print: it turns requests into deltas. API keys are
+//! wrapped in [`ApiKey`] and never appear in errors or logs.
+
+mod accumulate;
+pub mod anthropic;
+pub mod decode;
+mod error;
+mod key;
+pub mod openai;
+pub mod scripted;
+pub mod sse;
+mod transport;
+
+use std::pin::Pin;
+
+use futures::future::BoxFuture;
+use futures::{Stream, StreamExt};
+use north_protocol::{ChatRequest, ChatResponse, StreamDelta};
+use tokio_util::sync::CancellationToken;
+
+pub use accumulate::{parse_arguments, ResponseBuilder};
+pub use anthropic::{AnthropicBackend, AnthropicConfig};
+pub use error::{LlmError, PartialOutput};
+pub use key::{scrub_secret, ApiKey};
+pub use openai::{OpenAiBackend, OpenAiConfig};
+pub use scripted::ScriptedBackend;
+pub use transport::{RetryPolicy, TransportConfig};
+
+/// A stream of deltas ending with `None` on success or an error.
+pub type DeltaStream = Pin<Box<dyn Stream<Item = Result<StreamDelta, LlmError>> + Send>>;
+
+/// A model provider.
+pub trait Backend: Send + Sync {
+    /// Provider name (`anthropic`, `openai`, `scripted`).
+    fn provider(&self) -> &'static str;
+
+    /// One complete response (non-streaming).
+    fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>>;
+
+    /// A streamed response; cancelling `cancel` stops the request at once
+    /// and ends the stream with [`LlmError::Cancelled`].
+    fn stream_chat(&self, request: ChatRequest, cancel: CancellationToken) -> DeltaStream;
+}
+
+/// Drains a delta stream into a complete response.
+pub async fn collect(mut stream: DeltaStream) -> Result<ChatResponse, LlmError> {
+    let mut builder = ResponseBuilder::new();
+    while let Some(item) = stream.next().await {
+        builder.push(&item?);
+    }
+    Ok(builder.finish())
+}

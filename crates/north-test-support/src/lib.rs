@@ -1,1 +1,52 @@
-//! Test support. Implementation in progress.
+//! Test support for North: fake model-provider servers on 127.0.0.1 that
+//! speak the real Anthropic and OpenAI wire formats event by event.
+//!
+//! Main types: [`FakeServer`] (queue of [`Reply`]s, captures every
+//! [`CapturedRequest`]), [`Fault`] (reset, cut, stall at a byte offset),
+//! and the stream builders in [`anthropic`] and [`openai`]. Recorded streams
+//! live in `fixtures/` ([`fixture`]).
+//!
+//! The server is a small hand-written HTTP/1.1 responder rather than a
+//! framework so faults land exactly where a test puts them. It must never
+//! bind anything but loopback.
+
+pub mod anthropic;
+pub mod openai;
+mod server;
+
+pub use server::{CapturedRequest, Fault, FakeServer, Reply};
+
+/// Reads a recorded stream from this crate's `fixtures/` directory.
+pub fn fixture(name: &str) -> Vec<u8> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("fixture {}: {e}", path.display()))
+}
+
+/// Byte offset just after the `n`th SSE event (counted from 1) in `sse`,
+/// for placing a fault between events.
+pub fn after_event(sse: &[u8], n: usize) -> usize {
+    let mut seen = 0;
+    let mut i = 0;
+    while i + 1 < sse.len() {
+        if sse[i] == b'\n' && sse[i + 1] == b'\n' {
+            seen += 1;
+            if seen == n {
+                return i + 2;
+            }
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    sse.len()
+}
+
+/// Formats one SSE event (`event:` line optional).
+pub fn sse_event(event: Option<&str>, data: &str) -> String {
+    match event {
+        Some(e) => format!("event: {e}\ndata: {data}\n\n"),
+        None => format!("data: {data}\n\n"),
+    }
+}

@@ -1,0 +1,167 @@
+//! Errors from model backends.
+
+use std::time::Duration;
+
+use north_protocol::Usage;
+use thiserror::Error;
+
+/// What a stream had delivered when it failed: the caller already saw it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PartialOutput {
+    /// Assistant text streamed so far.
+    pub text: String,
+    /// Usage reported so far.
+    pub usage: Usage,
+    /// Names of tool calls that had started.
+    pub tool_calls_started: Vec<String>,
+}
+
+impl PartialOutput {
+    fn describe(&self) -> String {
+        if self.text.is_empty() && self.tool_calls_started.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " (after {} chars of text and {} tool call(s))",
+                self.text.chars().count(),
+                self.tool_calls_started.len()
+            )
+        }
+    }
+}
+
+/// A backend failure. Messages never contain an API key.
+#[derive(Debug, Error)]
+pub enum LlmError {
+    /// No API key is configured for a provider that needs one.
+    #[error("{provider}: no API key; set {env_var} (or use --provider scripted to run without a model)")]
+    MissingKey {
+        /// Provider name.
+        provider: &'static str,
+        /// The environment variable to set.
+        env_var: &'static str,
+    },
+    /// Bad configuration (e.g. an unparsable base URL).
+    #[error("{provider}: invalid configuration: {message}")]
+    Config {
+        /// Provider name.
+        provider: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+    /// The provider answered with an HTTP error (after any retries).
+    #[error("{provider}: HTTP {status}{}: {message}{}", error_type.as_deref().map(|t| format!(" {t}")).unwrap_or_default(), attempts_note(*attempts))]
+    Api {
+        /// Provider name.
+        provider: &'static str,
+        /// HTTP status.
+        status: u16,
+        /// Provider error type (e.g. `overloaded_error`, `invalid_request_error`).
+        error_type: Option<String>,
+        /// Provider error message.
+        message: String,
+        /// Provider request id, if given.
+        request_id: Option<String>,
+        /// How many attempts were made.
+        attempts: u32,
+    },
+    /// The connection failed before a response arrived (after any retries).
+    #[error("{provider}: connection failed: {message}{}", attempts_note(*attempts))]
+    Connection {
+        /// Provider name.
+        provider: &'static str,
+        /// What failed.
+        message: String,
+        /// How many attempts were made.
+        attempts: u32,
+    },
+    /// The stream broke after output had reached the caller; not retried.
+    #[error("{provider}: stream interrupted: {message}{}", partial.describe())]
+    StreamInterrupted {
+        /// Provider name.
+        provider: &'static str,
+        /// What happened.
+        message: String,
+        /// What had been delivered.
+        partial: PartialOutput,
+    },
+    /// The provider sent an `error` event inside the stream.
+    #[error("{provider}: provider error {error_type}: {message}{}", partial.describe())]
+    StreamError {
+        /// Provider name.
+        provider: &'static str,
+        /// Provider error type, e.g. `overloaded_error`.
+        error_type: String,
+        /// Provider error message.
+        message: String,
+        /// What had been delivered.
+        partial: PartialOutput,
+    },
+    /// No bytes arrived for the idle timeout.
+    #[error("{provider}: no data for {}s (idle timeout){}", idle.as_secs_f32(), partial.describe())]
+    IdleTimeout {
+        /// Provider name.
+        provider: &'static str,
+        /// The timeout that elapsed.
+        idle: Duration,
+        /// What had been delivered.
+        partial: PartialOutput,
+    },
+    /// The provider sent something that is not valid for its protocol.
+    #[error("{provider}: malformed response: {message}{}", partial.describe())]
+    Decode {
+        /// Provider name.
+        provider: &'static str,
+        /// What was wrong, with the offending data (truncated).
+        message: String,
+        /// What had been delivered.
+        partial: PartialOutput,
+    },
+    /// The caller cancelled.
+    #[error("cancelled{}", partial.describe())]
+    Cancelled {
+        /// What had been delivered.
+        partial: PartialOutput,
+    },
+    /// The scripted backend has no turn left, or its script is invalid.
+    #[error("scripted backend: {0}")]
+    Script(String),
+}
+
+fn attempts_note(attempts: u32) -> String {
+    if attempts > 1 {
+        format!(" (after {attempts} attempts)")
+    } else {
+        String::new()
+    }
+}
+
+impl LlmError {
+    /// The partial output carried by a stream-phase error.
+    pub fn partial(&self) -> Option<&PartialOutput> {
+        match self {
+            LlmError::StreamInterrupted { partial, .. }
+            | LlmError::StreamError { partial, .. }
+            | LlmError::IdleTimeout { partial, .. }
+            | LlmError::Decode { partial, .. }
+            | LlmError::Cancelled { partial } => Some(partial),
+            _ => None,
+        }
+    }
+
+    /// Whether this is a cancellation by the caller.
+    pub fn is_cancelled(&self) -> bool {
+        matches!(self, LlmError::Cancelled { .. })
+    }
+
+    pub(crate) fn set_partial(&mut self, p: PartialOutput) {
+        match self {
+            LlmError::StreamInterrupted { partial, .. }
+            | LlmError::StreamError { partial, .. }
+            | LlmError::IdleTimeout { partial, .. }
+            | LlmError::Decode { partial, .. }
+            | LlmError::Cancelled { partial } => *partial = p,
+            _ => {}
+        }
+    }
+}

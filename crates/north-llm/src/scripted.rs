@@ -1,0 +1,277 @@
+//! The scripted backend: replays a JSON script of model turns as a real
+//! stream, so North runs with no model (tests, demos, offline use).
+//!
+//! Script format (a bare array of turns is accepted too):
+//!
+//! ```json
+//! {"turns": [
+//!   {"text": "Let me look.", "tool_calls": [{"id": "t1", "name": "read_file", "args": {"path": "README.md"}}]},
+//!   {"text": "Done.", "usage": {"input_tokens": 120, "output_tokens": 8}},
+//!   {"text": "Partial answer", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+//! ]}
+//! ```
+//!
+//! Each model request consumes the next turn. Text arrives in several
+//! deltas and tool arguments in small fragments, exactly as a provider
+//! streams them. `stop_reason` defaults to `tool_use` when the turn has tool
+//! calls and `end_turn` otherwise; `usage` defaults to an estimate (4 bytes a
+//! token). An `error` turn streams its text and then fails like a provider.
+
+use std::collections::VecDeque;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use futures::future::BoxFuture;
+use north_protocol::{ChatRequest, ChatResponse, StopReason, StreamDelta, Usage};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{LlmError, PartialOutput};
+use crate::{collect, Backend, DeltaStream};
+
+/// A whole script.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Script {
+    /// The turns, in the order requests consume them.
+    pub turns: Vec<ScriptTurn>,
+}
+
+/// One model response.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptTurn {
+    /// Assistant text (may contain NOTES or tool-call blocks for the text protocols).
+    #[serde(default)]
+    pub text: String,
+    /// Native tool calls.
+    #[serde(default)]
+    pub tool_calls: Vec<ScriptToolCall>,
+    /// Stop reason; defaults from the content.
+    #[serde(default)]
+    pub stop_reason: Option<StopReason>,
+    /// Usage; defaults to an estimate.
+    #[serde(default)]
+    pub usage: Option<Usage>,
+    /// Fail after streaming `text`, like a provider error event.
+    #[serde(default)]
+    pub error: Option<ScriptError>,
+}
+
+/// A native tool call in a script.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptToolCall {
+    /// Call id; defaults to `call_<turn>_<n>`.
+    #[serde(default)]
+    pub id: Option<String>,
+    /// Tool name.
+    pub name: String,
+    /// Arguments object.
+    #[serde(default, alias = "arguments")]
+    pub args: Value,
+}
+
+/// A simulated provider failure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScriptError {
+    /// Error type, e.g. `overloaded_error`.
+    #[serde(rename = "type")]
+    pub error_type: String,
+    /// Message.
+    pub message: String,
+}
+
+/// Replays a [`Script`]; optionally records each request as a JSON line.
+#[derive(Debug)]
+pub struct ScriptedBackend {
+    turns: Mutex<VecDeque<ScriptTurn>>,
+    served: Mutex<usize>,
+    record: Option<Mutex<File>>,
+}
+
+impl ScriptedBackend {
+    /// A backend replaying `script`.
+    pub fn new(script: Script) -> Self {
+        ScriptedBackend {
+            turns: Mutex::new(script.turns.into()),
+            served: Mutex::new(0),
+            record: None,
+        }
+    }
+
+    /// Parses a script from JSON text.
+    pub fn from_json(text: &str) -> Result<Self, LlmError> {
+        // Parse in two steps so serde's error names the offending field
+        // (an untagged enum would only say "did not match any variant").
+        let invalid = |e: serde_json::Error| LlmError::Script(format!("invalid script: {e}"));
+        let value: Value = serde_json::from_str(text).map_err(invalid)?;
+        let script = if value.is_array() {
+            Script { turns: serde_json::from_value(value).map_err(invalid)? }
+        } else {
+            serde_json::from_value(value).map_err(invalid)?
+        };
+        Ok(Self::new(script))
+    }
+
+    /// Reads a script file.
+    pub fn from_file(path: &Path) -> Result<Self, LlmError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| LlmError::Script(format!("cannot read script {}: {e}", path.display())))?;
+        Self::from_json(&text)
+            .map_err(|e| LlmError::Script(format!("{}: {e}", path.display())))
+    }
+
+    /// Appends every request received to `path`, one JSON object per line.
+    pub fn record_to(mut self, path: impl Into<PathBuf>) -> Result<Self, LlmError> {
+        let path = path.into();
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|e| LlmError::Script(format!("cannot open record file {}: {e}", path.display())))?;
+        self.record = Some(Mutex::new(file));
+        Ok(self)
+    }
+
+    /// Turns not yet consumed.
+    pub fn remaining(&self) -> usize {
+        self.turns.lock().map(|t| t.len()).unwrap_or(0)
+    }
+
+    fn next_turn(&self, request: &ChatRequest) -> Result<(usize, ScriptTurn), LlmError> {
+        if let Some(file) = &self.record
+            && let Ok(mut f) = file.lock()
+        {
+            let line = serde_json::to_string(request).unwrap_or_default();
+            let _ = writeln!(f, "{line}");
+        }
+        let mut served = self.served.lock().map_err(|_| LlmError::Script("state poisoned".into()))?;
+        let turn = self
+            .turns
+            .lock()
+            .map_err(|_| LlmError::Script("state poisoned".into()))?
+            .pop_front()
+            .ok_or_else(|| {
+                LlmError::Script(format!(
+                    "the script is exhausted: request {} has no turn left (the script had {} turn(s))",
+                    *served + 1,
+                    *served
+                ))
+            })?;
+        *served += 1;
+        Ok((*served, turn))
+    }
+}
+
+/// Splits text into stream-sized pieces on char boundaries (words, or
+/// `max` bytes for long runs), so text arrives in several deltas.
+fn pieces(text: &str, max: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for ch in text.chars() {
+        cur.push(ch);
+        if cur.len() >= max || (ch == ' ' && cur.len() >= max / 2) {
+            out.push(std::mem::take(&mut cur));
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+fn turn_deltas(n: usize, turn: &ScriptTurn, request: &ChatRequest) -> Vec<StreamDelta> {
+    let mut out = vec![StreamDelta::Start {
+        id: Some(format!("scripted-{n}")),
+        model: Some(request.model.clone()),
+    }];
+    for p in pieces(&turn.text, 12) {
+        out.push(StreamDelta::Text { text: p });
+    }
+    let mut arg_bytes = 0;
+    for (i, call) in turn.tool_calls.iter().enumerate() {
+        out.push(StreamDelta::ToolCallStart {
+            index: i,
+            id: call.id.clone().unwrap_or_else(|| format!("call_{n}_{i}")),
+            name: call.name.clone(),
+        });
+        let args = if call.args.is_null() { "{}".to_string() } else { call.args.to_string() };
+        arg_bytes += args.len();
+        for p in pieces(&args, 7) {
+            out.push(StreamDelta::ToolCallArgs { index: i, fragment: p });
+        }
+        out.push(StreamDelta::ToolCallEnd { index: i });
+    }
+    let usage = turn.usage.unwrap_or_else(|| Usage {
+        input_tokens: (serde_json::to_string(request).map(|s| s.len()).unwrap_or(0) / 4) as u64,
+        output_tokens: ((turn.text.len() + arg_bytes) / 4 + 1) as u64,
+        ..Default::default()
+    });
+    out.push(StreamDelta::Usage(usage));
+    if turn.error.is_none() {
+        let reason = turn.stop_reason.clone().unwrap_or(if turn.tool_calls.is_empty() {
+            StopReason::EndTurn
+        } else {
+            StopReason::ToolUse
+        });
+        out.push(StreamDelta::Stop { reason, stop_sequence: None });
+    }
+    out
+}
+
+impl Backend for ScriptedBackend {
+    fn provider(&self) -> &'static str {
+        "scripted"
+    }
+
+    fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
+        Box::pin(async move { collect(self.stream_chat(request, CancellationToken::new())).await })
+    }
+
+    fn stream_chat(&self, request: ChatRequest, cancel: CancellationToken) -> DeltaStream {
+        let (n, turn) = match self.next_turn(&request) {
+            Ok(t) => t,
+            Err(e) => return Box::pin(futures::stream::once(async move { Err(e) })),
+        };
+        let mut queue: VecDeque<StreamDelta> = turn_deltas(n, &turn, &request).into();
+        let error = turn.error.clone();
+        let mut text = String::new();
+        let mut finished = false;
+        Box::pin(futures::stream::poll_fn(move |cx| {
+            if finished {
+                return std::task::Poll::Ready(None);
+            }
+            if cancel.is_cancelled() {
+                finished = true;
+                return std::task::Poll::Ready(Some(Err(LlmError::Cancelled {
+                    partial: PartialOutput { text: text.clone(), ..Default::default() },
+                })));
+            }
+            match queue.pop_front() {
+                Some(d) => {
+                    if let StreamDelta::Text { text: t } = &d {
+                        text.push_str(t);
+                    }
+                    // Wake again so other tasks (renderers, cancellation) interleave.
+                    cx.waker().wake_by_ref();
+                    std::task::Poll::Ready(Some(Ok(d)))
+                }
+                None => {
+                    finished = true;
+                    match &error {
+                        Some(e) => std::task::Poll::Ready(Some(Err(LlmError::StreamError {
+                            provider: "scripted",
+                            error_type: e.error_type.clone(),
+                            message: e.message.clone(),
+                            partial: PartialOutput { text: text.clone(), ..Default::default() },
+                        }))),
+                        None => std::task::Poll::Ready(None),
+                    }
+                }
+            }
+        }))
+    }
+}

@@ -1,0 +1,623 @@
+//! Both HTTP providers against in-process servers speaking their wire
+//! format: streaming, tool calls, usage, and every transport fault.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use north_llm::{
+    collect, AnthropicBackend, AnthropicConfig, ApiKey, Backend, LlmError, OpenAiBackend,
+    OpenAiConfig, RetryPolicy, TransportConfig,
+};
+use north_protocol::{ChatRequest, Message, StopReason, StreamDelta, ToolSpec};
+use north_test_support::{after_event, anthropic, openai, Fault, FakeServer, Reply};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+const KEY: &str = "sk-test-NORTHFAKEKEY-0123456789";
+
+#[derive(Clone, Copy, Debug)]
+enum P {
+    Anthropic,
+    OpenAi,
+}
+
+const BOTH: [P; 2] = [P::Anthropic, P::OpenAi];
+
+fn transport(idle_ms: u64, retries: u32) -> TransportConfig {
+    TransportConfig {
+        retry: RetryPolicy {
+            max_retries: retries,
+            base_delay: Duration::from_millis(1),
+            max_delay: Duration::from_millis(5),
+            max_retry_after: Duration::from_secs(5),
+        },
+        idle_timeout: Duration::from_millis(idle_ms),
+        connect_timeout: Duration::from_secs(5),
+        request_timeout: Duration::from_secs(10),
+    }
+}
+
+impl P {
+    fn backend_with(self, url: &str, t: TransportConfig) -> Box<dyn Backend> {
+        match self {
+            P::Anthropic => Box::new(
+                AnthropicBackend::new(AnthropicConfig {
+                    base_url: url.into(),
+                    api_key: Some(ApiKey::new(KEY)),
+                    transport: t,
+                })
+                .unwrap(),
+            ),
+            P::OpenAi => Box::new(
+                OpenAiBackend::new(OpenAiConfig {
+                    base_url: format!("{url}/v1"),
+                    api_key: Some(ApiKey::new(KEY)),
+                    transport: t,
+                })
+                .unwrap(),
+            ),
+        }
+    }
+
+    fn backend(self, url: &str) -> Box<dyn Backend> {
+        self.backend_with(url, transport(2_000, 3))
+    }
+
+    fn text(self, parts: &[&str]) -> Vec<u8> {
+        match self {
+            P::Anthropic => anthropic::text_stream(parts),
+            P::OpenAi => openai::text_stream(parts),
+        }
+    }
+
+    fn error(self, status: u16, ty: &str, msg: &str) -> Reply {
+        match self {
+            P::Anthropic => Reply::json(status, anthropic::error_body(ty, msg)),
+            P::OpenAi => Reply::json(status, openai::error_body(ty, msg)),
+        }
+    }
+
+    /// A stream with text, then a fault point right after the first text delta.
+    fn text_then_more(self) -> (Vec<u8>, usize) {
+        let body = self.text(&["Hello", " world", " and more"]);
+        // Anthropic: start, block start, first delta = 3 events; OpenAI: role, first text = 2.
+        let n = match self {
+            P::Anthropic => 3,
+            P::OpenAi => 2,
+        };
+        let cut = after_event(&body, n);
+        (body, cut)
+    }
+}
+
+fn request() -> ChatRequest {
+    let mut r = ChatRequest::new("test-model", vec![Message::user("hi")]);
+    r.system = Some("You are North.".into());
+    r.tools.push(ToolSpec {
+        name: "read_file".into(),
+        description: "Read a file".into(),
+        input_schema: json!({"type":"object","properties":{"path":{"type":"string"}}}),
+        approval: Default::default(),
+    });
+    r
+}
+
+async fn run(backend: &dyn Backend) -> (Vec<StreamDelta>, Option<LlmError>) {
+    let mut s = backend.stream_chat(request(), CancellationToken::new());
+    let mut out = Vec::new();
+    while let Some(item) = s.next().await {
+        match item {
+            Ok(d) => out.push(d),
+            Err(e) => return (out, Some(e)),
+        }
+    }
+    (out, None)
+}
+
+fn text_of(deltas: &[StreamDelta]) -> String {
+    deltas
+        .iter()
+        .filter_map(|d| match d {
+            StreamDelta::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn streams_text_in_several_deltas() {
+    for p in BOTH {
+        let server = FakeServer::start().await.unwrap();
+        server.push(Reply::sse(p.text(&["Hel", "lo", " there"])));
+        let (deltas, err) = run(&*p.backend(&server.url())).await;
+        assert!(err.is_none(), "{p:?}: {err:?}");
+        let texts = deltas.iter().filter(|d| matches!(d, StreamDelta::Text { .. })).count();
+        assert_eq!(texts, 3, "{p:?}");
+        assert_eq!(text_of(&deltas), "Hello there");
+        assert!(matches!(deltas.last(), Some(StreamDelta::Usage(_)) | Some(StreamDelta::Stop { .. })));
+    }
+}
+
+#[tokio::test]
+async fn tool_call_arguments_in_many_fragments_reassemble() {
+    let frags = ["{\"pa", "th\"", ": \"src/", "ma", "in.rs\"", ", \"range\"", ": null}"];
+    for p in BOTH {
+        let server = FakeServer::start().await.unwrap();
+        let body = match p {
+            P::Anthropic => anthropic::StreamBuilder::new().text(&["Reading."]).tool_use("toolu_1", "read_file", &frags).build(),
+            P::OpenAi => openai::StreamBuilder::new().text(&["Reading."]).tool_call(0, "call_1", "read_file", &frags).build(),
+        };
+        server.push(Reply::sse(body).chunked(5));
+        let resp = collect(p.backend(&server.url()).stream_chat(request(), CancellationToken::new())).await.unwrap();
+        let calls = resp.tool_calls();
+        assert_eq!(calls.len(), 1, "{p:?}");
+        assert_eq!(calls[0].name, "read_file");
+        assert_eq!(calls[0].arguments, json!({"path": "src/main.rs", "range": null}));
+        assert_eq!(resp.stop_reason, Some(StopReason::ToolUse));
+        assert_eq!(resp.text(), "Reading.");
+    }
+}
+
+#[tokio::test]
+async fn two_tool_calls_in_one_response() {
+    for p in BOTH {
+        let server = FakeServer::start().await.unwrap();
+        let body = match p {
+            P::Anthropic => anthropic::StreamBuilder::new()
+                .tool_use("toolu_a", "read_file", &["{\"path\":", "\"a.rs\"}"])
+                .tool_use("toolu_b", "list_root", &["{}"])
+                .build(),
+            P::OpenAi => openai::StreamBuilder::new()
+                .tool_call(0, "call_a", "read_file", &["{\"path\":", "\"a.rs\"}"])
+                .tool_call(1, "call_b", "list_root", &["{}"])
+                .build(),
+        };
+        server.push(Reply::sse(body));
+        let resp = p.backend(&server.url()).chat_stream_collect().await;
+        let names: Vec<_> = resp.tool_calls().iter().map(|c| (c.id.clone(), c.name.clone())).collect();
+        assert_eq!(names.len(), 2, "{p:?}");
+        assert_eq!(names[0].1, "read_file");
+        assert_eq!(names[1].1, "list_root");
+        assert_eq!(resp.tool_calls()[0].arguments, json!({"path": "a.rs"}));
+        assert_eq!(resp.tool_calls()[1].arguments, json!({}));
+    }
+}
+
+trait CollectExt {
+    async fn chat_stream_collect(&self) -> north_protocol::ChatResponse;
+}
+impl CollectExt for Box<dyn Backend> {
+    async fn chat_stream_collect(&self) -> north_protocol::ChatResponse {
+        collect(self.stream_chat(request(), CancellationToken::new())).await.unwrap()
+    }
+}
+
+#[tokio::test]
+async fn usage_is_reported_including_cache_tokens() {
+    let server = FakeServer::start().await.unwrap();
+    server.push(Reply::sse(anthropic::StreamBuilder::new().text(&["ok"]).usage(100, 7, 2048, 512).build()));
+    let resp = P::Anthropic.backend(&server.url()).chat_stream_collect().await;
+    assert_eq!(resp.usage.input_tokens, 100);
+    assert_eq!(resp.usage.output_tokens, 7);
+    assert_eq!(resp.usage.cache_read_input_tokens, 2048);
+    assert_eq!(resp.usage.cache_creation_input_tokens, 512);
+
+    let server = FakeServer::start().await.unwrap();
+    server.push(Reply::sse(openai::StreamBuilder::new().text(&["ok"]).usage(3000, 9, 2048).build()));
+    let resp = P::OpenAi.backend(&server.url()).chat_stream_collect().await;
+    assert_eq!(resp.usage.input_tokens, 3000 - 2048);
+    assert_eq!(resp.usage.cache_read_input_tokens, 2048);
+    assert_eq!(resp.usage.output_tokens, 9);
+}
+
+#[tokio::test]
+async fn anthropic_request_has_headers_caching_and_stream_flag() {
+    let server = FakeServer::start().await.unwrap();
+    server.push(Reply::sse(anthropic::text_stream(&["ok"])));
+    P::Anthropic.backend(&server.url()).chat_stream_collect().await;
+    let req = &server.requests()[0];
+    assert_eq!(req.path, "/v1/messages");
+    assert_eq!(req.header("x-api-key"), Some(KEY));
+    assert_eq!(req.header("anthropic-version"), Some("2023-06-01"));
+    let body = req.json();
+    assert_eq!(body["stream"], json!(true));
+    assert_eq!(body["model"], json!("test-model"));
+    assert_eq!(body["system"][0]["text"], json!("You are North."));
+    assert_eq!(body["system"][0]["cache_control"], json!({"type": "ephemeral"}));
+    assert_eq!(body["tools"][0]["cache_control"], json!({"type": "ephemeral"}));
+    assert_eq!(body["tools"][0]["input_schema"]["type"], json!("object"));
+    assert_eq!(body["messages"][0]["role"], json!("user"));
+}
+
+#[tokio::test]
+async fn openai_request_asks_for_usage_and_sends_bearer() {
+    let server = FakeServer::start().await.unwrap();
+    server.push(Reply::sse(openai::text_stream(&["ok"])));
+    P::OpenAi.backend(&server.url()).chat_stream_collect().await;
+    let req = &server.requests()[0];
+    assert_eq!(req.path, "/v1/chat/completions");
+    assert_eq!(req.header("authorization"), Some(format!("Bearer {KEY}").as_str()));
+    let body = req.json();
+    assert_eq!(body["stream_options"], json!({"include_usage": true}));
+    assert_eq!(body["messages"][0], json!({"role": "system", "content": "You are North."}));
+    assert_eq!(body["tools"][0]["type"], json!("function"));
+    assert_eq!(body["max_tokens"], json!(8192), "compatible servers get max_tokens");
+}
+
+#[tokio::test]
+async fn non_streaming_chat_works_for_both() {
+    let server = FakeServer::start().await.unwrap();
+    server.push(Reply::json(200, anthropic::message_json("Plain answer.")));
+    let resp = P::Anthropic.backend(&server.url()).chat(request()).await.unwrap();
+    assert_eq!(resp.text(), "Plain answer.");
+    assert_eq!(resp.stop_reason, Some(StopReason::EndTurn));
+    assert_eq!(server.requests()[0].json()["stream"], json!(false));
+
+    let server = FakeServer::start().await.unwrap();
+    server.push(Reply::json(200, openai::completion_json("Plain answer.")));
+    let resp = P::OpenAi.backend(&server.url()).chat(request()).await.unwrap();
+    assert_eq!(resp.text(), "Plain answer.");
+    assert_eq!(resp.usage.output_tokens, 10);
+}
+
+// ---------------------------------------------------------------- faults
+
+#[tokio::test]
+async fn status_429_with_retry_after_is_retried_and_succeeds() {
+    for p in BOTH {
+        let server = FakeServer::start().await.unwrap();
+        server.push(p.error(429, "rate_limit_error", "slow down").header("retry-after", "0"));
+        server.push(Reply::sse(p.text(&["after retry"])));
+        let (deltas, err) = run(&*p.backend(&server.url())).await;
+        assert!(err.is_none(), "{p:?}: {err:?}");
+        assert_eq!(text_of(&deltas), "after retry");
+        assert_eq!(server.requests().len(), 2);
+    }
+}
+
+#[tokio::test]
+async fn retry_after_longer_than_allowed_fails_at_once_with_the_status() {
+    for p in BOTH {
+        let server = FakeServer::start().await.unwrap();
+        server.push(p.error(429, "rate_limit_error", "slow down").header("retry-after", "3600"));
+        let (_, err) = run(&*p.backend(&server.url())).await;
+        match err {
+            Some(LlmError::Api { status: 429, error_type, message, attempts: 1, .. }) => {
+                assert_eq!(error_type.as_deref(), Some("rate_limit_error"));
+                assert_eq!(message, "slow down");
+            }
+            other => panic!("{p:?}: {other:?}"),
+        }
+        assert_eq!(server.requests().len(), 1);
+    }
+}
+
+#[tokio::test]
+async fn server_errors_500_and_529_are_retried() {
+    for p in BOTH {
+        let server = FakeServer::start().await.unwrap();
+        server.push(p.error(500, "api_error", "Internal server error"));
+        server.push(p.error(529, "overloaded_error", "Overloaded"));
+        server.push(p.error(503, "api_error", "unavailable"));
+        server.push(Reply::sse(p.text(&["finally"])));
+        let (deltas, err) = run(&*p.backend(&server.url())).await;
+        assert!(err.is_none(), "{p:?}: {err:?}");
+        assert_eq!(text_of(&deltas), "finally");
+        assert_eq!(server.requests().len(), 4);
+    }
+}
+
+#[tokio::test]
+async fn retries_exhausted_end_in_a_typed_api_error() {
+    for p in BOTH {
+        let server = FakeServer::start().await.unwrap();
+        for _ in 0..4 {
+            server.push(p.error(529, "overloaded_error", "Overloaded"));
+        }
+        let (_, err) = run(&*p.backend(&server.url())).await;
+        let err = err.expect("error");
+        match &err {
+            LlmError::Api { status: 529, attempts: 4, .. } => {}
+            other => panic!("{p:?}: {other:?}"),
+        }
+        let msg = err.to_string();
+        assert!(msg.contains("529") && msg.contains("overloaded_error") && msg.contains("4 attempts"), "{msg}");
+    }
+}
+
+#[tokio::test]
+async fn client_errors_are_not_retried() {
+    for p in BOTH {
+        let server = FakeServer::start().await.unwrap();
+        server.push(p.error(400, "invalid_request_error", "max_tokens: must be positive"));
+        let (_, err) = run(&*p.backend(&server.url())).await;
+        assert!(matches!(err, Some(LlmError::Api { status: 400, attempts: 1, .. })), "{p:?}: {err:?}");
+        assert_eq!(server.requests().len(), 1);
+    }
+}
+
+#[tokio::test]
+async fn status_408_and_409_are_retried() {
+    for p in BOTH {
+        let server = FakeServer::start().await.unwrap();
+        server.push(p.error(408, "timeout", "request timeout"));
+        server.push(p.error(409, "conflict", "conflict"));
+        server.push(Reply::sse(p.text(&["ok"])));
+        let (_, err) = run(&*p.backend(&server.url())).await;
+        assert!(err.is_none(), "{p:?}: {err:?}");
+        assert_eq!(server.requests().len(), 3);
+    }
+}
+
+#[tokio::test]
+async fn connection_reset_before_the_first_byte_is_retried() {
+    for p in BOTH {
+        let server = FakeServer::start().await.unwrap();
+        server.push(Reply::reset());
+        server.push(Reply::sse(p.text(&["recovered"])));
+        let (deltas, err) = run(&*p.backend(&server.url())).await;
+        assert!(err.is_none(), "{p:?}: {err:?}");
+        assert_eq!(text_of(&deltas), "recovered");
+        assert_eq!(server.requests().len(), 2);
+    }
+}
+
+#[tokio::test]
+async fn reset_after_first_byte_but_before_output_is_retried() {
+    for p in BOTH {
+        let server = FakeServer::start().await.unwrap();
+        let body = p.text(&["never seen"]);
+        server.push(Reply::sse(body).with_fault(Fault::ResetAfter(10)));
+        server.push(Reply::sse(p.text(&["second try"])));
+        let (deltas, err) = run(&*p.backend(&server.url())).await;
+        assert!(err.is_none(), "{p:?}: {err:?}");
+        assert_eq!(text_of(&deltas), "second try", "no duplicate output from the first attempt");
+        assert_eq!(
+            deltas.iter().filter(|d| matches!(d, StreamDelta::Start { .. })).count(),
+            1,
+            "{p:?}: one start only"
+        );
+    }
+}
+
+#[tokio::test]
+async fn reset_after_output_is_a_typed_error_with_partial_text_and_no_retry() {
+    for p in BOTH {
+        let server = FakeServer::start().await.unwrap();
+        let (body, cut) = p.text_then_more();
+        server.push(Reply::sse(body).with_fault(Fault::ResetAfter(cut)));
+        server.push(Reply::sse(p.text(&["must not be used"])));
+        let (deltas, err) = run(&*p.backend(&server.url())).await;
+        assert_eq!(text_of(&deltas), "Hello");
+        match err {
+            Some(LlmError::StreamInterrupted { partial, .. }) => {
+                assert_eq!(partial.text, "Hello");
+                if matches!(p, P::Anthropic) {
+                    // Anthropic reports input usage up front; OpenAI only at the end.
+                    assert!(partial.usage.input_tokens > 0, "usage so far is kept");
+                }
+            }
+            other => panic!("{p:?}: {other:?}"),
+        }
+        assert_eq!(server.requests().len(), 1, "{p:?}: no retry after output");
+    }
+}
+
+#[tokio::test]
+async fn stream_cut_between_events_is_a_typed_error_with_partial_text() {
+    for p in BOTH {
+        let server = FakeServer::start().await.unwrap();
+        let (body, cut) = p.text_then_more();
+        server.push(Reply::sse(body).with_fault(Fault::CutAfter(cut)));
+        let (deltas, err) = run(&*p.backend(&server.url())).await;
+        assert_eq!(text_of(&deltas), "Hello");
+        let err = err.expect("error");
+        assert_eq!(err.partial().unwrap().text, "Hello", "{p:?}");
+        assert!(matches!(err, LlmError::StreamInterrupted { .. }), "{p:?}: {err:?}");
+        assert!(err.to_string().contains("after 5 chars"), "{err}");
+    }
+}
+
+#[tokio::test]
+async fn malformed_json_in_a_data_line_is_a_decode_error_with_partial_text() {
+    for p in BOTH {
+        let server = FakeServer::start().await.unwrap();
+        let (body, cut) = p.text_then_more();
+        let mut bad = body[..cut].to_vec();
+        bad.extend_from_slice(b"data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"ty\n\n");
+        bad.extend_from_slice(&body[cut..]);
+        server.push(Reply::sse(bad));
+        let (deltas, err) = run(&*p.backend(&server.url())).await;
+        assert_eq!(text_of(&deltas), "Hello");
+        match err {
+            Some(LlmError::Decode { message, partial, .. }) => {
+                assert!(message.contains("invalid JSON"), "{message}");
+                assert_eq!(partial.text, "Hello");
+            }
+            other => panic!("{p:?}: {other:?}"),
+        }
+        assert_eq!(server.requests().len(), 1);
+    }
+}
+
+#[tokio::test]
+async fn idle_stall_times_out_with_partial_text() {
+    for p in BOTH {
+        let server = FakeServer::start().await.unwrap();
+        let (body, cut) = p.text_then_more();
+        server.push(Reply::sse(body).with_fault(Fault::StallAfter(cut)));
+        let backend = p.backend_with(&server.url(), transport(150, 3));
+        let (deltas, err) = run(&*backend).await;
+        assert_eq!(text_of(&deltas), "Hello");
+        match err {
+            Some(LlmError::IdleTimeout { partial, .. }) => assert_eq!(partial.text, "Hello"),
+            other => panic!("{p:?}: {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn idle_stall_before_output_is_retried() {
+    for p in BOTH {
+        let server = FakeServer::start().await.unwrap();
+        server.push(Reply::sse(p.text(&["x"])).with_fault(Fault::StallAfter(0)));
+        server.push(Reply::sse(p.text(&["fresh"])));
+        let backend = p.backend_with(&server.url(), transport(150, 3));
+        let (deltas, err) = run(&*backend).await;
+        assert!(err.is_none(), "{p:?}: {err:?}");
+        assert_eq!(text_of(&deltas), "fresh");
+    }
+}
+
+#[tokio::test]
+async fn anthropic_overloaded_error_event_mid_stream_carries_partial_output() {
+    let server = FakeServer::start().await.unwrap();
+    let body = anthropic::StreamBuilder::new().text(&["Partial", " answer"]).build_with_error("overloaded_error", "Overloaded");
+    server.push(Reply::sse(body));
+    let (deltas, err) = run(&*P::Anthropic.backend(&server.url())).await;
+    assert_eq!(text_of(&deltas), "Partial answer");
+    match err {
+        Some(LlmError::StreamError { error_type, message, partial, .. }) => {
+            assert_eq!(error_type, "overloaded_error");
+            assert_eq!(message, "Overloaded");
+            assert_eq!(partial.text, "Partial answer");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn anthropic_overloaded_error_event_before_output_is_retried() {
+    let server = FakeServer::start().await.unwrap();
+    server.push(Reply::sse(anthropic::StreamBuilder::new().build_with_error("overloaded_error", "Overloaded")));
+    server.push(Reply::sse(anthropic::text_stream(&["ok"])));
+    let (deltas, err) = run(&*P::Anthropic.backend(&server.url())).await;
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(text_of(&deltas), "ok");
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn openai_error_object_mid_stream_is_a_stream_error() {
+    let server = FakeServer::start().await.unwrap();
+    let (body, cut) = P::OpenAi.text_then_more();
+    let mut b = body[..cut].to_vec();
+    b.extend_from_slice(b"data: {\"error\":{\"message\":\"model crashed\",\"type\":\"server_error\",\"code\":500}}\n\n");
+    server.push(Reply::sse(b));
+    let (_, err) = run(&*P::OpenAi.backend(&server.url())).await;
+    match err {
+        Some(LlmError::StreamError { error_type, message, partial, .. }) => {
+            assert_eq!(error_type, "server_error");
+            assert_eq!(message, "model crashed");
+            assert_eq!(partial.text, "Hello");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn cancellation_stops_a_stalled_stream_at_once() {
+    for p in BOTH {
+        let server = FakeServer::start().await.unwrap();
+        let (body, cut) = p.text_then_more();
+        server.push(Reply::sse(body).with_fault(Fault::StallAfter(cut)));
+        // A long idle timeout: only cancellation can end this.
+        let backend = p.backend_with(&server.url(), transport(600_000, 0));
+        let cancel = CancellationToken::new();
+        let mut s = backend.stream_chat(request(), cancel.clone());
+        let mut text = String::new();
+        let err = loop {
+            match s.next().await {
+                Some(Ok(StreamDelta::Text { text: t })) => {
+                    text.push_str(&t);
+                    cancel.cancel();
+                }
+                Some(Ok(_)) => {}
+                Some(Err(e)) => break e,
+                None => panic!("{p:?}: stream ended without error"),
+            }
+        };
+        assert!(err.is_cancelled(), "{p:?}: {err:?}");
+        assert_eq!(err.partial().unwrap().text, "Hello");
+        assert_eq!(text, "Hello");
+    }
+}
+
+#[tokio::test]
+async fn connection_refused_is_retried_then_reported() {
+    // Bind and drop a listener to get a port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    for p in BOTH {
+        let (_, err) = run(&*p.backend_with(&format!("http://127.0.0.1:{port}"), transport(1000, 2))).await;
+        match err {
+            Some(LlmError::Connection { attempts: 3, message, .. }) => {
+                assert!(!message.contains("127.0.0.1:"), "no URL in message: {message}");
+            }
+            other => panic!("{p:?}: {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn openai_compatible_server_quirks_are_accepted() {
+    let server = FakeServer::start().await.unwrap();
+    server.push(Reply::sse(north_test_support::fixture("openai/ollama_compat.sse")));
+    let backend = OpenAiBackend::new(OpenAiConfig {
+        base_url: format!("{}/v1", server.url()),
+        api_key: None, // local servers need no key
+        transport: transport(2000, 0),
+    })
+    .unwrap();
+    let resp = collect(backend.stream_chat(request(), CancellationToken::new())).await.unwrap();
+    assert_eq!(resp.text(), "Checking.");
+    let calls = resp.tool_calls();
+    assert_eq!(calls[0].id, "hq9l2kzs");
+    assert_eq!(calls[0].name, "list_root");
+    assert_eq!(resp.stop_reason, Some(StopReason::ToolUse), "stop after tool calls means tool use");
+    assert_eq!(resp.usage.input_tokens, 88);
+    assert!(server.requests()[0].header("authorization").is_none());
+}
+
+#[tokio::test]
+async fn openai_shaped_errors_from_other_servers_are_read() {
+    let server = FakeServer::start().await.unwrap();
+    server.push(Reply::json(404, r#"{"error":"model 'llama9' not found, try pulling it first"}"#));
+    let backend = OpenAiBackend::new(OpenAiConfig {
+        base_url: format!("{}/v1", server.url()),
+        api_key: None,
+        transport: transport(2000, 0),
+    })
+    .unwrap();
+    let (_, err) = run(&backend).await;
+    let msg = err.unwrap().to_string();
+    assert!(msg.contains("HTTP 404") && msg.contains("model 'llama9' not found"), "{msg}");
+}
+
+#[test]
+fn missing_key_errors_name_the_variable() {
+    let err = AnthropicBackend::new(AnthropicConfig::default()).unwrap_err();
+    assert!(err.to_string().contains("ANTHROPIC_API_KEY"));
+    let err = OpenAiBackend::new(OpenAiConfig::default()).unwrap_err();
+    assert!(err.to_string().contains("OPENAI_API_KEY"));
+}
+
+#[tokio::test]
+async fn keys_never_appear_in_errors_even_when_the_server_echoes_them() {
+    for p in BOTH {
+        let server = FakeServer::start().await.unwrap();
+        server.push(p.error(401, "authentication_error", &format!("invalid x-api-key: {KEY}")));
+        let (_, err) = run(&*p.backend(&server.url())).await;
+        let err = err.unwrap();
+        let shown = format!("{err} {err:?}");
+        assert!(!shown.contains(KEY), "{p:?}: key leaked: {shown}");
+        assert!(shown.contains("[REDACTED]"));
+        let backend_dbg = format!("{:?}", p.backend(&server.url()).provider());
+        assert!(!backend_dbg.contains(KEY));
+    }
+    let cfg = AnthropicConfig { api_key: Some(ApiKey::new(KEY)), ..Default::default() };
+    assert!(!format!("{cfg:?}").contains(KEY));
+    let b = AnthropicBackend::new(cfg).unwrap();
+    assert!(!format!("{b:?}").contains(KEY));
+}
