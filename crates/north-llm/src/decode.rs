@@ -88,7 +88,10 @@ pub(crate) fn count_unknown(
 /// Parses event data as JSON, with a truncated excerpt in the error.
 pub(crate) fn parse_json(data: &str) -> Result<Value, DecodeFailure> {
     serde_json::from_str(data).map_err(|e| {
-        DecodeFailure::Malformed(format!("invalid JSON in event data ({e}): {}", excerpt(data)))
+        DecodeFailure::Malformed(format!(
+            "invalid JSON in event data ({e}): {}",
+            excerpt(data)
+        ))
     })
 }
 

@@ -34,7 +34,9 @@ impl PartialOutput {
 #[derive(Debug, Error)]
 pub enum LlmError {
     /// No API key is configured for a provider that needs one.
-    #[error("{provider}: no API key; set {env_var} (or use --provider scripted to run without a model)")]
+    #[error(
+        "{provider}: no API key; set {env_var} (or use --provider scripted to run without a model)"
+    )]
     MissingKey {
         /// Provider name.
         provider: &'static str,
@@ -83,7 +85,7 @@ pub enum LlmError {
         /// What happened.
         message: String,
         /// What had been delivered.
-        partial: PartialOutput,
+        partial: Box<PartialOutput>,
     },
     /// The provider sent an `error` event inside the stream.
     #[error("{provider}: provider error {error_type}: {message}{}", partial.describe())]
@@ -95,7 +97,7 @@ pub enum LlmError {
         /// Provider error message.
         message: String,
         /// What had been delivered.
-        partial: PartialOutput,
+        partial: Box<PartialOutput>,
     },
     /// No bytes arrived for the idle timeout.
     #[error("{provider}: no data for {}s (idle timeout){}", idle.as_secs_f32(), partial.describe())]
@@ -105,7 +107,7 @@ pub enum LlmError {
         /// The timeout that elapsed.
         idle: Duration,
         /// What had been delivered.
-        partial: PartialOutput,
+        partial: Box<PartialOutput>,
     },
     /// The provider sent something that is not valid for its protocol.
     #[error("{provider}: malformed response: {message}{}", partial.describe())]
@@ -115,13 +117,13 @@ pub enum LlmError {
         /// What was wrong, with the offending data (truncated).
         message: String,
         /// What had been delivered.
-        partial: PartialOutput,
+        partial: Box<PartialOutput>,
     },
     /// The caller cancelled.
     #[error("cancelled{}", partial.describe())]
     Cancelled {
         /// What had been delivered.
-        partial: PartialOutput,
+        partial: Box<PartialOutput>,
     },
     /// The scripted backend has no turn left, or its script is invalid.
     #[error("scripted backend: {0}")]
@@ -144,7 +146,7 @@ impl LlmError {
             | LlmError::StreamError { partial, .. }
             | LlmError::IdleTimeout { partial, .. }
             | LlmError::Decode { partial, .. }
-            | LlmError::Cancelled { partial } => Some(partial),
+            | LlmError::Cancelled { partial } => Some(partial.as_ref()),
             _ => None,
         }
     }
@@ -160,7 +162,7 @@ impl LlmError {
             | LlmError::StreamError { partial, .. }
             | LlmError::IdleTimeout { partial, .. }
             | LlmError::Decode { partial, .. }
-            | LlmError::Cancelled { partial } => *partial = p,
+            | LlmError::Cancelled { partial } => **partial = p,
             _ => {}
         }
     }

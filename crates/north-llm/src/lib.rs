@@ -30,10 +30,10 @@ use futures::{Stream, StreamExt};
 use north_protocol::{ChatRequest, ChatResponse, StreamDelta};
 use tokio_util::sync::CancellationToken;
 
-pub use accumulate::{parse_arguments, ResponseBuilder};
+pub use accumulate::{ResponseBuilder, parse_arguments};
 pub use anthropic::{AnthropicBackend, AnthropicConfig};
 pub use error::{LlmError, PartialOutput};
-pub use key::{scrub_secret, ApiKey};
+pub use key::{ApiKey, scrub_secret};
 pub use openai::{OpenAiBackend, OpenAiConfig};
 pub use scripted::ScriptedBackend;
 pub use transport::{RetryPolicy, TransportConfig};

@@ -30,7 +30,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{LlmError, PartialOutput};
-use crate::{collect, Backend, DeltaStream};
+use crate::{Backend, DeltaStream, collect};
 
 /// A whole script.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -109,7 +109,9 @@ impl ScriptedBackend {
         let invalid = |e: serde_json::Error| LlmError::Script(format!("invalid script: {e}"));
         let value: Value = serde_json::from_str(text).map_err(invalid)?;
         let script = if value.is_array() {
-            Script { turns: serde_json::from_value(value).map_err(invalid)? }
+            Script {
+                turns: serde_json::from_value(value).map_err(invalid)?,
+            }
         } else {
             serde_json::from_value(value).map_err(invalid)?
         };
@@ -120,8 +122,7 @@ impl ScriptedBackend {
     pub fn from_file(path: &Path) -> Result<Self, LlmError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| LlmError::Script(format!("cannot read script {}: {e}", path.display())))?;
-        Self::from_json(&text)
-            .map_err(|e| LlmError::Script(format!("{}: {e}", path.display())))
+        Self::from_json(&text).map_err(|e| LlmError::Script(format!("{}: {e}", path.display())))
     }
 
     /// Appends every request received to `path`, one JSON object per line.
@@ -131,7 +132,9 @@ impl ScriptedBackend {
             .create(true)
             .append(true)
             .open(&path)
-            .map_err(|e| LlmError::Script(format!("cannot open record file {}: {e}", path.display())))?;
+            .map_err(|e| {
+                LlmError::Script(format!("cannot open record file {}: {e}", path.display()))
+            })?;
         self.record = Some(Mutex::new(file));
         Ok(self)
     }
@@ -148,7 +151,10 @@ impl ScriptedBackend {
             let line = serde_json::to_string(request).unwrap_or_default();
             let _ = writeln!(f, "{line}");
         }
-        let mut served = self.served.lock().map_err(|_| LlmError::Script("state poisoned".into()))?;
+        let mut served = self
+            .served
+            .lock()
+            .map_err(|_| LlmError::Script("state poisoned".into()))?;
         let turn = self
             .turns
             .lock()
@@ -198,10 +204,17 @@ fn turn_deltas(n: usize, turn: &ScriptTurn, request: &ChatRequest) -> Vec<Stream
             id: call.id.clone().unwrap_or_else(|| format!("call_{n}_{i}")),
             name: call.name.clone(),
         });
-        let args = if call.args.is_null() { "{}".to_string() } else { call.args.to_string() };
+        let args = if call.args.is_null() {
+            "{}".to_string()
+        } else {
+            call.args.to_string()
+        };
         arg_bytes += args.len();
         for p in pieces(&args, 7) {
-            out.push(StreamDelta::ToolCallArgs { index: i, fragment: p });
+            out.push(StreamDelta::ToolCallArgs {
+                index: i,
+                fragment: p,
+            });
         }
         out.push(StreamDelta::ToolCallEnd { index: i });
     }
@@ -212,12 +225,18 @@ fn turn_deltas(n: usize, turn: &ScriptTurn, request: &ChatRequest) -> Vec<Stream
     });
     out.push(StreamDelta::Usage(usage));
     if turn.error.is_none() {
-        let reason = turn.stop_reason.clone().unwrap_or(if turn.tool_calls.is_empty() {
-            StopReason::EndTurn
-        } else {
-            StopReason::ToolUse
+        let reason = turn
+            .stop_reason
+            .clone()
+            .unwrap_or(if turn.tool_calls.is_empty() {
+                StopReason::EndTurn
+            } else {
+                StopReason::ToolUse
+            });
+        out.push(StreamDelta::Stop {
+            reason,
+            stop_sequence: None,
         });
-        out.push(StreamDelta::Stop { reason, stop_sequence: None });
     }
     out
 }
@@ -247,7 +266,10 @@ impl Backend for ScriptedBackend {
             if cancel.is_cancelled() {
                 finished = true;
                 return std::task::Poll::Ready(Some(Err(LlmError::Cancelled {
-                    partial: PartialOutput { text: text.clone(), ..Default::default() },
+                    partial: Box::new(PartialOutput {
+                        text: text.clone(),
+                        ..Default::default()
+                    }),
                 })));
             }
             match queue.pop_front() {
@@ -266,7 +288,10 @@ impl Backend for ScriptedBackend {
                             provider: "scripted",
                             error_type: e.error_type.clone(),
                             message: e.message.clone(),
-                            partial: PartialOutput { text: text.clone(), ..Default::default() },
+                            partial: Box::new(PartialOutput {
+                                text: text.clone(),
+                                ..Default::default()
+                            }),
                         }))),
                         None => std::task::Poll::Ready(None),
                     }

@@ -12,12 +12,12 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::DeltaStream;
 use crate::accumulate::ResponseBuilder;
-use crate::decode::{excerpt, DecodeFailure, StreamDecoder};
-use crate::error::{LlmError, PartialOutput};
+use crate::decode::{DecodeFailure, StreamDecoder, excerpt};
+use crate::error::LlmError;
 use crate::key::ApiKey;
 use crate::sse::SseParser;
-use crate::DeltaStream;
 
 /// When and how often to retry.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,9 +46,10 @@ impl Default for RetryPolicy {
 impl RetryPolicy {
     /// The jittered exponential delay before retry number `retry` (1-based).
     pub fn backoff(&self, retry: u32) -> Duration {
-        let exp = self
-            .base_delay
-            .saturating_mul(1u32.checked_shl(retry.saturating_sub(1)).unwrap_or(u32::MAX));
+        let exp = self.base_delay.saturating_mul(
+            1u32.checked_shl(retry.saturating_sub(1))
+                .unwrap_or(u32::MAX),
+        );
         let capped = exp.min(self.max_delay);
         // "Equal jitter": half fixed, half random, so clients spread out but
         // never retry immediately.
@@ -282,7 +283,7 @@ impl Transport {
                 .headers(call.headers.clone())
                 .body(call.body.clone());
             let sent = tokio::select! {
-                _ = cancel.cancelled() => return Err(LlmError::Cancelled { partial: PartialOutput::default() }),
+                _ = cancel.cancelled() => return Err(LlmError::Cancelled { partial: Default::default() }),
                 r = request.send() => r,
             };
             let can_retry = *attempts <= retry.max_retries;
@@ -300,9 +301,17 @@ impl Transport {
                     if can_retry && is_retryable_status(status) {
                         let delay = wait.unwrap_or_else(|| retry.backoff(*attempts));
                         if delay <= retry.max_retry_after {
-                            tracing::info!(provider = self.provider, status, attempt = *attempts, delay_ms = delay.as_millis() as u64, "retrying after HTTP error");
+                            tracing::info!(
+                                provider = self.provider,
+                                status,
+                                attempt = *attempts,
+                                delay_ms = delay.as_millis() as u64,
+                                "retrying after HTTP error"
+                            );
                             if !self.sleep_or_cancel(delay, cancel).await {
-                                return Err(LlmError::Cancelled { partial: PartialOutput::default() });
+                                return Err(LlmError::Cancelled {
+                                    partial: Default::default(),
+                                });
                             }
                             continue;
                         }
@@ -327,7 +336,9 @@ impl Transport {
                         let delay = retry.backoff(*attempts);
                         tracing::info!(provider = self.provider, attempt = *attempts, error = %message, "retrying after connection error");
                         if !self.sleep_or_cancel(delay, cancel).await {
-                            return Err(LlmError::Cancelled { partial: PartialOutput::default() });
+                            return Err(LlmError::Cancelled {
+                                partial: Default::default(),
+                            });
                         }
                         continue;
                     }
@@ -351,7 +362,7 @@ impl Transport {
         loop {
             let resp = self.send(call, cancel, &mut attempts).await?;
             let body = tokio::select! {
-                _ = cancel.cancelled() => return Err(LlmError::Cancelled { partial: PartialOutput::default() }),
+                _ = cancel.cancelled() => return Err(LlmError::Cancelled { partial: Default::default() }),
                 b = tokio::time::timeout(self.cfg.request_timeout, resp.bytes()) => b,
             };
             match body {
@@ -362,13 +373,18 @@ impl Transport {
                             "response is not JSON ({e}): {}",
                             self.scrub(&excerpt(&String::from_utf8_lossy(&bytes)))
                         ),
-                        partial: PartialOutput::default(),
+                        partial: Default::default(),
                     });
                 }
                 Ok(Err(e)) if attempts <= self.cfg.retry.max_retries => {
                     tracing::info!(provider = self.provider, error = %describe(e), "retrying after body read error");
-                    if !self.sleep_or_cancel(self.cfg.retry.backoff(attempts), cancel).await {
-                        return Err(LlmError::Cancelled { partial: PartialOutput::default() });
+                    if !self
+                        .sleep_or_cancel(self.cfg.retry.backoff(attempts), cancel)
+                        .await
+                    {
+                        return Err(LlmError::Cancelled {
+                            partial: Default::default(),
+                        });
                     }
                 }
                 Ok(Err(e)) => {
@@ -382,7 +398,7 @@ impl Transport {
                     return Err(LlmError::IdleTimeout {
                         provider: self.provider,
                         idle: self.cfg.request_timeout,
-                        partial: PartialOutput::default(),
+                        partial: Default::default(),
                     });
                 }
             }
@@ -441,7 +457,9 @@ impl Transport {
                     tracing::info!(provider = self.provider, attempt = attempts, error = %error, "retrying stream that failed before any output");
                     if !self.sleep_or_cancel(delay, &cancel).await {
                         let _ = tx
-                            .send(Err(LlmError::Cancelled { partial: PartialOutput::default() }))
+                            .send(Err(LlmError::Cancelled {
+                                partial: Default::default(),
+                            }))
                             .await;
                         return;
                     }
@@ -501,7 +519,7 @@ impl Transport {
         let fail = |error: LlmError, retryable: bool| StreamEnd::Failed { error, retryable };
         loop {
             let next = tokio::select! {
-                _ = cancel.cancelled() => return fail(LlmError::Cancelled { partial: PartialOutput::default() }, false),
+                _ = cancel.cancelled() => return fail(LlmError::Cancelled { partial: Default::default() }, false),
                 n = tokio::time::timeout(self.cfg.idle_timeout, body.next()) => n,
             };
             let chunk = match next {
@@ -510,7 +528,7 @@ impl Transport {
                         LlmError::IdleTimeout {
                             provider,
                             idle: self.cfg.idle_timeout,
-                            partial: PartialOutput::default(),
+                            partial: Default::default(),
                         },
                         true,
                     );
@@ -523,7 +541,7 @@ impl Transport {
                         LlmError::StreamInterrupted {
                             provider,
                             message: "the stream ended before the response was complete".into(),
-                            partial: PartialOutput::default(),
+                            partial: Default::default(),
                         },
                         true,
                     );
@@ -533,7 +551,7 @@ impl Transport {
                         LlmError::StreamInterrupted {
                             provider,
                             message: self.scrub(&describe(e)),
-                            partial: PartialOutput::default(),
+                            partial: Default::default(),
                         },
                         true,
                     );
@@ -548,19 +566,22 @@ impl Transport {
                             LlmError::Decode {
                                 provider,
                                 message: self.scrub(&message),
-                                partial: PartialOutput::default(),
+                                partial: Default::default(),
                             },
                             false,
                         );
                     }
-                    Err(DecodeFailure::Provider { error_type, message }) => {
+                    Err(DecodeFailure::Provider {
+                        error_type,
+                        message,
+                    }) => {
                         let retryable = is_retryable_stream_error(&error_type);
                         return fail(
                             LlmError::StreamError {
                                 provider,
                                 error_type,
                                 message: self.scrub(&message),
-                                partial: PartialOutput::default(),
+                                partial: Default::default(),
                             },
                             retryable,
                         );

@@ -1,10 +1,10 @@
 //! Stream decoding from recorded bytes: pure, so split anywhere.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use north_llm::anthropic::AnthropicDecoder;
-use north_llm::decode::{decode_chunks, DecodeFailure, StreamDecoder};
-use north_llm::openai::OpenAiDecoder;
 use north_llm::ResponseBuilder;
+use north_llm::anthropic::AnthropicDecoder;
+use north_llm::decode::{DecodeFailure, StreamDecoder, decode_chunks};
+use north_llm::openai::OpenAiDecoder;
 use north_protocol::{ChatResponse, StopReason, StreamDelta};
 use north_test_support::fixture;
 use proptest::prelude::*;
@@ -71,7 +71,11 @@ fn every_byte_as_its_own_chunk_decodes_identically() {
     for (name, anthropic) in FIXTURES {
         let bytes = fixture(name);
         let all: Vec<usize> = (0..bytes.len()).collect();
-        assert_eq!(decode_split(name, *anthropic, &[]), decode_split(name, *anthropic, &all), "{name}");
+        assert_eq!(
+            decode_split(name, *anthropic, &[]),
+            decode_split(name, *anthropic, &all),
+            "{name}"
+        );
     }
 }
 
@@ -92,25 +96,38 @@ fn anthropic_text_fixture() {
 #[test]
 fn anthropic_tool_use_fixture_reassembles_arguments() {
     let (deltas, _) = decode(AnthropicDecoder::new(), &fixture("anthropic/tool_use.sse"));
-    let frags = deltas.iter().filter(|d| matches!(d, StreamDelta::ToolCallArgs { .. })).count();
+    let frags = deltas
+        .iter()
+        .filter(|d| matches!(d, StreamDelta::ToolCallArgs { .. }))
+        .count();
     assert_eq!(frags, 6, "empty partial_json fragments are not forwarded");
     let r = response(&deltas);
     let call = &r.tool_calls()[0];
     assert_eq!(call.id, "toolu_01T1x1fJ34qAmk2tNTrN7Up6");
-    assert_eq!(call.arguments, json!({"query": "fn main", "path": "src/", "regex": false, "limit": 20}));
+    assert_eq!(
+        call.arguments,
+        json!({"query": "fn main", "path": "src/", "regex": false, "limit": 20})
+    );
     assert_eq!(r.text(), "Okay, let me search for `fn main`.");
 }
 
 #[test]
 fn anthropic_unknown_events_and_fields_are_counted_not_fatal() {
-    let (deltas, d) = decode(AnthropicDecoder::new(), &fixture("anthropic/two_tools_unknown.sse"));
+    let (deltas, d) = decode(
+        AnthropicDecoder::new(),
+        &fixture("anthropic/two_tools_unknown.sse"),
+    );
     let r = response(&deltas);
     assert_eq!(r.tool_calls().len(), 2);
     assert_eq!(r.tool_calls()[1].arguments, json!({"path": "src/main.rs"}));
     assert_eq!(r.text(), "", "thinking is not shown as text");
     assert_eq!(r.usage.cache_creation_input_tokens, 1100);
     assert_eq!(d.stats().unknown_events, 1, "future_event_kind");
-    assert!(d.stats().ignored >= 3, "thinking block and deltas: {:?}", d.stats());
+    assert!(
+        d.stats().ignored >= 3,
+        "thinking block and deltas: {:?}",
+        d.stats()
+    );
 }
 
 #[test]
@@ -118,7 +135,13 @@ fn anthropic_error_event_is_a_provider_failure() {
     let mut d = AnthropicDecoder::new();
     let bytes = b"event: error\ndata: {\"type\": \"error\", \"error\": {\"type\": \"overloaded_error\", \"message\": \"Overloaded\"}}\n\n";
     let (_, f) = decode_chunks(&mut d, [&bytes[..]]);
-    assert_eq!(f, Some(DecodeFailure::Provider { error_type: "overloaded_error".into(), message: "Overloaded".into() }));
+    assert_eq!(
+        f,
+        Some(DecodeFailure::Provider {
+            error_type: "overloaded_error".into(),
+            message: "Overloaded".into()
+        })
+    );
 }
 
 #[test]
@@ -149,7 +172,10 @@ fn openai_two_tools_by_index() {
     assert_eq!(calls.len(), 2);
     assert_eq!(calls[0].id, "call_DdmO9pD3xa9XTPNJ32zg2hcA");
     assert_eq!(calls[0].arguments, json!({"path": "Cargo.toml"}));
-    assert_eq!(calls[1].arguments, json!({"query": "TODO", "path": null, "regex": false, "limit": 50}));
+    assert_eq!(
+        calls[1].arguments,
+        json!({"query": "TODO", "path": null, "regex": false, "limit": 50})
+    );
     assert_eq!(r.stop_reason, Some(StopReason::ToolUse));
 }
 

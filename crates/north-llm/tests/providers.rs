@@ -6,11 +6,11 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use north_llm::{
-    collect, AnthropicBackend, AnthropicConfig, ApiKey, Backend, LlmError, OpenAiBackend,
-    OpenAiConfig, RetryPolicy, TransportConfig,
+    AnthropicBackend, AnthropicConfig, ApiKey, Backend, LlmError, OpenAiBackend, OpenAiConfig,
+    RetryPolicy, TransportConfig, collect,
 };
 use north_protocol::{ChatRequest, Message, StopReason, StreamDelta, ToolSpec};
-use north_test_support::{after_event, anthropic, openai, Fault, FakeServer, Reply};
+use north_test_support::{FakeServer, Fault, Reply, after_event, anthropic, openai};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -132,28 +132,56 @@ async fn streams_text_in_several_deltas() {
         server.push(Reply::sse(p.text(&["Hel", "lo", " there"])));
         let (deltas, err) = run(&*p.backend(&server.url())).await;
         assert!(err.is_none(), "{p:?}: {err:?}");
-        let texts = deltas.iter().filter(|d| matches!(d, StreamDelta::Text { .. })).count();
+        let texts = deltas
+            .iter()
+            .filter(|d| matches!(d, StreamDelta::Text { .. }))
+            .count();
         assert_eq!(texts, 3, "{p:?}");
         assert_eq!(text_of(&deltas), "Hello there");
-        assert!(matches!(deltas.last(), Some(StreamDelta::Usage(_)) | Some(StreamDelta::Stop { .. })));
+        assert!(matches!(
+            deltas.last(),
+            Some(StreamDelta::Usage(_)) | Some(StreamDelta::Stop { .. })
+        ));
     }
 }
 
 #[tokio::test]
 async fn tool_call_arguments_in_many_fragments_reassemble() {
-    let frags = ["{\"pa", "th\"", ": \"src/", "ma", "in.rs\"", ", \"range\"", ": null}"];
+    let frags = [
+        "{\"pa",
+        "th\"",
+        ": \"src/",
+        "ma",
+        "in.rs\"",
+        ", \"range\"",
+        ": null}",
+    ];
     for p in BOTH {
         let server = FakeServer::start().await.unwrap();
         let body = match p {
-            P::Anthropic => anthropic::StreamBuilder::new().text(&["Reading."]).tool_use("toolu_1", "read_file", &frags).build(),
-            P::OpenAi => openai::StreamBuilder::new().text(&["Reading."]).tool_call(0, "call_1", "read_file", &frags).build(),
+            P::Anthropic => anthropic::StreamBuilder::new()
+                .text(&["Reading."])
+                .tool_use("toolu_1", "read_file", &frags)
+                .build(),
+            P::OpenAi => openai::StreamBuilder::new()
+                .text(&["Reading."])
+                .tool_call(0, "call_1", "read_file", &frags)
+                .build(),
         };
         server.push(Reply::sse(body).chunked(5));
-        let resp = collect(p.backend(&server.url()).stream_chat(request(), CancellationToken::new())).await.unwrap();
+        let resp = collect(
+            p.backend(&server.url())
+                .stream_chat(request(), CancellationToken::new()),
+        )
+        .await
+        .unwrap();
         let calls = resp.tool_calls();
         assert_eq!(calls.len(), 1, "{p:?}");
         assert_eq!(calls[0].name, "read_file");
-        assert_eq!(calls[0].arguments, json!({"path": "src/main.rs", "range": null}));
+        assert_eq!(
+            calls[0].arguments,
+            json!({"path": "src/main.rs", "range": null})
+        );
         assert_eq!(resp.stop_reason, Some(StopReason::ToolUse));
         assert_eq!(resp.text(), "Reading.");
     }
@@ -175,7 +203,11 @@ async fn two_tool_calls_in_one_response() {
         };
         server.push(Reply::sse(body));
         let resp = p.backend(&server.url()).chat_stream_collect().await;
-        let names: Vec<_> = resp.tool_calls().iter().map(|c| (c.id.clone(), c.name.clone())).collect();
+        let names: Vec<_> = resp
+            .tool_calls()
+            .iter()
+            .map(|c| (c.id.clone(), c.name.clone()))
+            .collect();
         assert_eq!(names.len(), 2, "{p:?}");
         assert_eq!(names[0].1, "read_file");
         assert_eq!(names[1].1, "list_root");
@@ -189,22 +221,37 @@ trait CollectExt {
 }
 impl CollectExt for Box<dyn Backend> {
     async fn chat_stream_collect(&self) -> north_protocol::ChatResponse {
-        collect(self.stream_chat(request(), CancellationToken::new())).await.unwrap()
+        collect(self.stream_chat(request(), CancellationToken::new()))
+            .await
+            .unwrap()
     }
 }
 
 #[tokio::test]
 async fn usage_is_reported_including_cache_tokens() {
     let server = FakeServer::start().await.unwrap();
-    server.push(Reply::sse(anthropic::StreamBuilder::new().text(&["ok"]).usage(100, 7, 2048, 512).build()));
-    let resp = P::Anthropic.backend(&server.url()).chat_stream_collect().await;
+    server.push(Reply::sse(
+        anthropic::StreamBuilder::new()
+            .text(&["ok"])
+            .usage(100, 7, 2048, 512)
+            .build(),
+    ));
+    let resp = P::Anthropic
+        .backend(&server.url())
+        .chat_stream_collect()
+        .await;
     assert_eq!(resp.usage.input_tokens, 100);
     assert_eq!(resp.usage.output_tokens, 7);
     assert_eq!(resp.usage.cache_read_input_tokens, 2048);
     assert_eq!(resp.usage.cache_creation_input_tokens, 512);
 
     let server = FakeServer::start().await.unwrap();
-    server.push(Reply::sse(openai::StreamBuilder::new().text(&["ok"]).usage(3000, 9, 2048).build()));
+    server.push(Reply::sse(
+        openai::StreamBuilder::new()
+            .text(&["ok"])
+            .usage(3000, 9, 2048)
+            .build(),
+    ));
     let resp = P::OpenAi.backend(&server.url()).chat_stream_collect().await;
     assert_eq!(resp.usage.input_tokens, 3000 - 2048);
     assert_eq!(resp.usage.cache_read_input_tokens, 2048);
@@ -215,7 +262,10 @@ async fn usage_is_reported_including_cache_tokens() {
 async fn anthropic_request_has_headers_caching_and_stream_flag() {
     let server = FakeServer::start().await.unwrap();
     server.push(Reply::sse(anthropic::text_stream(&["ok"])));
-    P::Anthropic.backend(&server.url()).chat_stream_collect().await;
+    P::Anthropic
+        .backend(&server.url())
+        .chat_stream_collect()
+        .await;
     let req = &server.requests()[0];
     assert_eq!(req.path, "/v1/messages");
     assert_eq!(req.header("x-api-key"), Some(KEY));
@@ -224,8 +274,14 @@ async fn anthropic_request_has_headers_caching_and_stream_flag() {
     assert_eq!(body["stream"], json!(true));
     assert_eq!(body["model"], json!("test-model"));
     assert_eq!(body["system"][0]["text"], json!("You are North."));
-    assert_eq!(body["system"][0]["cache_control"], json!({"type": "ephemeral"}));
-    assert_eq!(body["tools"][0]["cache_control"], json!({"type": "ephemeral"}));
+    assert_eq!(
+        body["system"][0]["cache_control"],
+        json!({"type": "ephemeral"})
+    );
+    assert_eq!(
+        body["tools"][0]["cache_control"],
+        json!({"type": "ephemeral"})
+    );
     assert_eq!(body["tools"][0]["input_schema"]["type"], json!("object"));
     assert_eq!(body["messages"][0]["role"], json!("user"));
 }
@@ -237,26 +293,44 @@ async fn openai_request_asks_for_usage_and_sends_bearer() {
     P::OpenAi.backend(&server.url()).chat_stream_collect().await;
     let req = &server.requests()[0];
     assert_eq!(req.path, "/v1/chat/completions");
-    assert_eq!(req.header("authorization"), Some(format!("Bearer {KEY}").as_str()));
+    assert_eq!(
+        req.header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
     let body = req.json();
     assert_eq!(body["stream_options"], json!({"include_usage": true}));
-    assert_eq!(body["messages"][0], json!({"role": "system", "content": "You are North."}));
+    assert_eq!(
+        body["messages"][0],
+        json!({"role": "system", "content": "You are North."})
+    );
     assert_eq!(body["tools"][0]["type"], json!("function"));
-    assert_eq!(body["max_tokens"], json!(8192), "compatible servers get max_tokens");
+    assert_eq!(
+        body["max_tokens"],
+        json!(8192),
+        "compatible servers get max_tokens"
+    );
 }
 
 #[tokio::test]
 async fn non_streaming_chat_works_for_both() {
     let server = FakeServer::start().await.unwrap();
     server.push(Reply::json(200, anthropic::message_json("Plain answer.")));
-    let resp = P::Anthropic.backend(&server.url()).chat(request()).await.unwrap();
+    let resp = P::Anthropic
+        .backend(&server.url())
+        .chat(request())
+        .await
+        .unwrap();
     assert_eq!(resp.text(), "Plain answer.");
     assert_eq!(resp.stop_reason, Some(StopReason::EndTurn));
     assert_eq!(server.requests()[0].json()["stream"], json!(false));
 
     let server = FakeServer::start().await.unwrap();
     server.push(Reply::json(200, openai::completion_json("Plain answer.")));
-    let resp = P::OpenAi.backend(&server.url()).chat(request()).await.unwrap();
+    let resp = P::OpenAi
+        .backend(&server.url())
+        .chat(request())
+        .await
+        .unwrap();
     assert_eq!(resp.text(), "Plain answer.");
     assert_eq!(resp.usage.output_tokens, 10);
 }
@@ -267,7 +341,10 @@ async fn non_streaming_chat_works_for_both() {
 async fn status_429_with_retry_after_is_retried_and_succeeds() {
     for p in BOTH {
         let server = FakeServer::start().await.unwrap();
-        server.push(p.error(429, "rate_limit_error", "slow down").header("retry-after", "0"));
+        server.push(
+            p.error(429, "rate_limit_error", "slow down")
+                .header("retry-after", "0"),
+        );
         server.push(Reply::sse(p.text(&["after retry"])));
         let (deltas, err) = run(&*p.backend(&server.url())).await;
         assert!(err.is_none(), "{p:?}: {err:?}");
@@ -280,10 +357,19 @@ async fn status_429_with_retry_after_is_retried_and_succeeds() {
 async fn retry_after_longer_than_allowed_fails_at_once_with_the_status() {
     for p in BOTH {
         let server = FakeServer::start().await.unwrap();
-        server.push(p.error(429, "rate_limit_error", "slow down").header("retry-after", "3600"));
+        server.push(
+            p.error(429, "rate_limit_error", "slow down")
+                .header("retry-after", "3600"),
+        );
         let (_, err) = run(&*p.backend(&server.url())).await;
         match err {
-            Some(LlmError::Api { status: 429, error_type, message, attempts: 1, .. }) => {
+            Some(LlmError::Api {
+                status: 429,
+                error_type,
+                message,
+                attempts: 1,
+                ..
+            }) => {
                 assert_eq!(error_type.as_deref(), Some("rate_limit_error"));
                 assert_eq!(message, "slow down");
             }
@@ -318,11 +404,18 @@ async fn retries_exhausted_end_in_a_typed_api_error() {
         let (_, err) = run(&*p.backend(&server.url())).await;
         let err = err.expect("error");
         match &err {
-            LlmError::Api { status: 529, attempts: 4, .. } => {}
+            LlmError::Api {
+                status: 529,
+                attempts: 4,
+                ..
+            } => {}
             other => panic!("{p:?}: {other:?}"),
         }
         let msg = err.to_string();
-        assert!(msg.contains("529") && msg.contains("overloaded_error") && msg.contains("4 attempts"), "{msg}");
+        assert!(
+            msg.contains("529") && msg.contains("overloaded_error") && msg.contains("4 attempts"),
+            "{msg}"
+        );
     }
 }
 
@@ -332,7 +425,17 @@ async fn client_errors_are_not_retried() {
         let server = FakeServer::start().await.unwrap();
         server.push(p.error(400, "invalid_request_error", "max_tokens: must be positive"));
         let (_, err) = run(&*p.backend(&server.url())).await;
-        assert!(matches!(err, Some(LlmError::Api { status: 400, attempts: 1, .. })), "{p:?}: {err:?}");
+        assert!(
+            matches!(
+                err,
+                Some(LlmError::Api {
+                    status: 400,
+                    attempts: 1,
+                    ..
+                })
+            ),
+            "{p:?}: {err:?}"
+        );
         assert_eq!(server.requests().len(), 1);
     }
 }
@@ -372,9 +475,16 @@ async fn reset_after_first_byte_but_before_output_is_retried() {
         server.push(Reply::sse(p.text(&["second try"])));
         let (deltas, err) = run(&*p.backend(&server.url())).await;
         assert!(err.is_none(), "{p:?}: {err:?}");
-        assert_eq!(text_of(&deltas), "second try", "no duplicate output from the first attempt");
         assert_eq!(
-            deltas.iter().filter(|d| matches!(d, StreamDelta::Start { .. })).count(),
+            text_of(&deltas),
+            "second try",
+            "no duplicate output from the first attempt"
+        );
+        assert_eq!(
+            deltas
+                .iter()
+                .filter(|d| matches!(d, StreamDelta::Start { .. }))
+                .count(),
             1,
             "{p:?}: one start only"
         );
@@ -414,7 +524,10 @@ async fn stream_cut_between_events_is_a_typed_error_with_partial_text() {
         assert_eq!(text_of(&deltas), "Hello");
         let err = err.expect("error");
         assert_eq!(err.partial().unwrap().text, "Hello", "{p:?}");
-        assert!(matches!(err, LlmError::StreamInterrupted { .. }), "{p:?}: {err:?}");
+        assert!(
+            matches!(err, LlmError::StreamInterrupted { .. }),
+            "{p:?}: {err:?}"
+        );
         assert!(err.to_string().contains("after 5 chars"), "{err}");
     }
 }
@@ -425,13 +538,17 @@ async fn malformed_json_in_a_data_line_is_a_decode_error_with_partial_text() {
         let server = FakeServer::start().await.unwrap();
         let (body, cut) = p.text_then_more();
         let mut bad = body[..cut].to_vec();
-        bad.extend_from_slice(b"data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"ty\n\n");
+        bad.extend_from_slice(
+            b"data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"ty\n\n",
+        );
         bad.extend_from_slice(&body[cut..]);
         server.push(Reply::sse(bad));
         let (deltas, err) = run(&*p.backend(&server.url())).await;
         assert_eq!(text_of(&deltas), "Hello");
         match err {
-            Some(LlmError::Decode { message, partial, .. }) => {
+            Some(LlmError::Decode {
+                message, partial, ..
+            }) => {
                 assert!(message.contains("invalid JSON"), "{message}");
                 assert_eq!(partial.text, "Hello");
             }
@@ -473,12 +590,19 @@ async fn idle_stall_before_output_is_retried() {
 #[tokio::test]
 async fn anthropic_overloaded_error_event_mid_stream_carries_partial_output() {
     let server = FakeServer::start().await.unwrap();
-    let body = anthropic::StreamBuilder::new().text(&["Partial", " answer"]).build_with_error("overloaded_error", "Overloaded");
+    let body = anthropic::StreamBuilder::new()
+        .text(&["Partial", " answer"])
+        .build_with_error("overloaded_error", "Overloaded");
     server.push(Reply::sse(body));
     let (deltas, err) = run(&*P::Anthropic.backend(&server.url())).await;
     assert_eq!(text_of(&deltas), "Partial answer");
     match err {
-        Some(LlmError::StreamError { error_type, message, partial, .. }) => {
+        Some(LlmError::StreamError {
+            error_type,
+            message,
+            partial,
+            ..
+        }) => {
             assert_eq!(error_type, "overloaded_error");
             assert_eq!(message, "Overloaded");
             assert_eq!(partial.text, "Partial answer");
@@ -491,7 +615,9 @@ async fn anthropic_overloaded_error_event_mid_stream_carries_partial_output() {
 #[tokio::test]
 async fn anthropic_overloaded_error_event_before_output_is_retried() {
     let server = FakeServer::start().await.unwrap();
-    server.push(Reply::sse(anthropic::StreamBuilder::new().build_with_error("overloaded_error", "Overloaded")));
+    server.push(Reply::sse(
+        anthropic::StreamBuilder::new().build_with_error("overloaded_error", "Overloaded"),
+    ));
     server.push(Reply::sse(anthropic::text_stream(&["ok"])));
     let (deltas, err) = run(&*P::Anthropic.backend(&server.url())).await;
     assert!(err.is_none(), "{err:?}");
@@ -508,7 +634,12 @@ async fn openai_error_object_mid_stream_is_a_stream_error() {
     server.push(Reply::sse(b));
     let (_, err) = run(&*P::OpenAi.backend(&server.url())).await;
     match err {
-        Some(LlmError::StreamError { error_type, message, partial, .. }) => {
+        Some(LlmError::StreamError {
+            error_type,
+            message,
+            partial,
+            ..
+        }) => {
             assert_eq!(error_type, "server_error");
             assert_eq!(message, "model crashed");
             assert_eq!(partial.text, "Hello");
@@ -548,12 +679,24 @@ async fn cancellation_stops_a_stalled_stream_at_once() {
 #[tokio::test]
 async fn connection_refused_is_retried_then_reported() {
     // Bind and drop a listener to get a port nothing listens on.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     for p in BOTH {
-        let (_, err) = run(&*p.backend_with(&format!("http://127.0.0.1:{port}"), transport(1000, 2))).await;
+        let (_, err) =
+            run(&*p.backend_with(&format!("http://127.0.0.1:{port}"), transport(1000, 2))).await;
         match err {
-            Some(LlmError::Connection { attempts: 3, message, .. }) => {
-                assert!(!message.contains("127.0.0.1:"), "no URL in message: {message}");
+            Some(LlmError::Connection {
+                attempts: 3,
+                message,
+                ..
+            }) => {
+                assert!(
+                    !message.contains("127.0.0.1:"),
+                    "no URL in message: {message}"
+                );
             }
             other => panic!("{p:?}: {other:?}"),
         }
@@ -563,19 +706,27 @@ async fn connection_refused_is_retried_then_reported() {
 #[tokio::test]
 async fn openai_compatible_server_quirks_are_accepted() {
     let server = FakeServer::start().await.unwrap();
-    server.push(Reply::sse(north_test_support::fixture("openai/ollama_compat.sse")));
+    server.push(Reply::sse(north_test_support::fixture(
+        "openai/ollama_compat.sse",
+    )));
     let backend = OpenAiBackend::new(OpenAiConfig {
         base_url: format!("{}/v1", server.url()),
         api_key: None, // local servers need no key
         transport: transport(2000, 0),
     })
     .unwrap();
-    let resp = collect(backend.stream_chat(request(), CancellationToken::new())).await.unwrap();
+    let resp = collect(backend.stream_chat(request(), CancellationToken::new()))
+        .await
+        .unwrap();
     assert_eq!(resp.text(), "Checking.");
     let calls = resp.tool_calls();
     assert_eq!(calls[0].id, "hq9l2kzs");
     assert_eq!(calls[0].name, "list_root");
-    assert_eq!(resp.stop_reason, Some(StopReason::ToolUse), "stop after tool calls means tool use");
+    assert_eq!(
+        resp.stop_reason,
+        Some(StopReason::ToolUse),
+        "stop after tool calls means tool use"
+    );
     assert_eq!(resp.usage.input_tokens, 88);
     assert!(server.requests()[0].header("authorization").is_none());
 }
@@ -583,7 +734,10 @@ async fn openai_compatible_server_quirks_are_accepted() {
 #[tokio::test]
 async fn openai_shaped_errors_from_other_servers_are_read() {
     let server = FakeServer::start().await.unwrap();
-    server.push(Reply::json(404, r#"{"error":"model 'llama9' not found, try pulling it first"}"#));
+    server.push(Reply::json(
+        404,
+        r#"{"error":"model 'llama9' not found, try pulling it first"}"#,
+    ));
     let backend = OpenAiBackend::new(OpenAiConfig {
         base_url: format!("{}/v1", server.url()),
         api_key: None,
@@ -592,7 +746,10 @@ async fn openai_shaped_errors_from_other_servers_are_read() {
     .unwrap();
     let (_, err) = run(&backend).await;
     let msg = err.unwrap().to_string();
-    assert!(msg.contains("HTTP 404") && msg.contains("model 'llama9' not found"), "{msg}");
+    assert!(
+        msg.contains("HTTP 404") && msg.contains("model 'llama9' not found"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -607,7 +764,11 @@ fn missing_key_errors_name_the_variable() {
 async fn keys_never_appear_in_errors_even_when_the_server_echoes_them() {
     for p in BOTH {
         let server = FakeServer::start().await.unwrap();
-        server.push(p.error(401, "authentication_error", &format!("invalid x-api-key: {KEY}")));
+        server.push(p.error(
+            401,
+            "authentication_error",
+            &format!("invalid x-api-key: {KEY}"),
+        ));
         let (_, err) = run(&*p.backend(&server.url())).await;
         let err = err.unwrap();
         let shown = format!("{err} {err:?}");
@@ -616,7 +777,10 @@ async fn keys_never_appear_in_errors_even_when_the_server_echoes_them() {
         let backend_dbg = format!("{:?}", p.backend(&server.url()).provider());
         assert!(!backend_dbg.contains(KEY));
     }
-    let cfg = AnthropicConfig { api_key: Some(ApiKey::new(KEY)), ..Default::default() };
+    let cfg = AnthropicConfig {
+        api_key: Some(ApiKey::new(KEY)),
+        ..Default::default()
+    };
     assert!(!format!("{cfg:?}").contains(KEY));
     let b = AnthropicBackend::new(cfg).unwrap();
     assert!(!format!("{b:?}").contains(KEY));

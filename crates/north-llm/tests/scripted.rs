@@ -2,7 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use futures::StreamExt;
-use north_llm::{collect, Backend, LlmError, ScriptedBackend};
+use north_llm::{Backend, LlmError, ScriptedBackend, collect};
 use north_protocol::{ChatRequest, Message, StopReason, StreamDelta};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -24,15 +24,24 @@ async fn text_streams_in_several_deltas_and_args_in_fragments() {
     while let Some(d) = s.next().await {
         deltas.push(d.unwrap());
     }
-    let texts = deltas.iter().filter(|d| matches!(d, StreamDelta::Text { .. })).count();
-    let frags = deltas.iter().filter(|d| matches!(d, StreamDelta::ToolCallArgs { .. })).count();
+    let texts = deltas
+        .iter()
+        .filter(|d| matches!(d, StreamDelta::Text { .. }))
+        .count();
+    let frags = deltas
+        .iter()
+        .filter(|d| matches!(d, StreamDelta::ToolCallArgs { .. }))
+        .count();
     assert!(texts >= 3, "text in several deltas, got {texts}");
     assert!(frags >= 5, "args in fragments, got {frags}");
     let mut builder = north_llm::ResponseBuilder::new();
     deltas.iter().for_each(|d| builder.push(d));
     let r = builder.finish();
     assert_eq!(r.text(), "Let me read the README first, then answer.");
-    assert_eq!(r.tool_calls()[0].arguments, json!({"path": "README.md", "range": {"start": 1, "end": 40}}));
+    assert_eq!(
+        r.tool_calls()[0].arguments,
+        json!({"path": "README.md", "range": {"start": 1, "end": 40}})
+    );
     assert_eq!(r.stop_reason, Some(StopReason::ToolUse));
 
     let r2 = b.chat(req("again")).await.unwrap();
@@ -44,8 +53,12 @@ async fn text_streams_in_several_deltas_and_args_in_fragments() {
 #[tokio::test]
 async fn exhausted_script_is_a_clear_error() {
     let b = ScriptedBackend::from_json(r#"[{"text": "only one"}]"#).unwrap();
-    collect(b.stream_chat(req("1"), CancellationToken::new())).await.unwrap();
-    let err = collect(b.stream_chat(req("2"), CancellationToken::new())).await.unwrap_err();
+    collect(b.stream_chat(req("1"), CancellationToken::new()))
+        .await
+        .unwrap();
+    let err = collect(b.stream_chat(req("2"), CancellationToken::new()))
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("exhausted: request 2"), "{err}");
 }
 
@@ -53,9 +66,16 @@ async fn exhausted_script_is_a_clear_error() {
 async fn records_every_request_as_jsonl() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("requests.jsonl");
-    let b = ScriptedBackend::from_json(SCRIPT).unwrap().record_to(&path).unwrap();
-    collect(b.stream_chat(req("first"), CancellationToken::new())).await.unwrap();
-    collect(b.stream_chat(req("second"), CancellationToken::new())).await.unwrap();
+    let b = ScriptedBackend::from_json(SCRIPT)
+        .unwrap()
+        .record_to(&path)
+        .unwrap();
+    collect(b.stream_chat(req("first"), CancellationToken::new()))
+        .await
+        .unwrap();
+    collect(b.stream_chat(req("second"), CancellationToken::new()))
+        .await
+        .unwrap();
     let lines: Vec<ChatRequest> = std::fs::read_to_string(&path)
         .unwrap()
         .lines()
@@ -68,9 +88,15 @@ async fn records_every_request_as_jsonl() {
 #[tokio::test]
 async fn error_turn_streams_text_then_fails_like_a_provider() {
     let b = ScriptedBackend::from_json(r#"[{"text": "Half an answer", "error": {"type": "overloaded_error", "message": "Overloaded"}}]"#).unwrap();
-    let err = collect(b.stream_chat(req("x"), CancellationToken::new())).await.unwrap_err();
+    let err = collect(b.stream_chat(req("x"), CancellationToken::new()))
+        .await
+        .unwrap_err();
     match err {
-        LlmError::StreamError { error_type, partial, .. } => {
+        LlmError::StreamError {
+            error_type,
+            partial,
+            ..
+        } => {
             assert_eq!(error_type, "overloaded_error");
             assert_eq!(partial.text, "Half an answer");
         }
@@ -80,7 +106,10 @@ async fn error_turn_streams_text_then_fails_like_a_provider() {
 
 #[tokio::test]
 async fn cancellation_ends_the_stream_with_partial_text() {
-    let b = ScriptedBackend::from_json(r#"[{"text": "one two three four five six seven eight nine ten"}]"#).unwrap();
+    let b = ScriptedBackend::from_json(
+        r#"[{"text": "one two three four five six seven eight nine ten"}]"#,
+    )
+    .unwrap();
     let cancel = CancellationToken::new();
     let mut s = b.stream_chat(req("x"), cancel.clone());
     let mut seen = String::new();
@@ -103,6 +132,7 @@ async fn cancellation_ends_the_stream_with_partial_text() {
 fn invalid_scripts_are_rejected_with_the_reason() {
     let err = ScriptedBackend::from_json(r#"{"turns": [{"txt": "typo"}]}"#).unwrap_err();
     assert!(err.to_string().contains("unknown field `txt`"), "{err}");
-    let err = ScriptedBackend::from_file(std::path::Path::new("/nonexistent/script.json")).unwrap_err();
+    let err =
+        ScriptedBackend::from_file(std::path::Path::new("/nonexistent/script.json")).unwrap_err();
     assert!(err.to_string().contains("cannot read script"), "{err}");
 }

@@ -17,7 +17,7 @@ mod state;
 mod stream;
 mod tool;
 
-pub use event::{ApprovalDecision, ApprovalKind, Event, ErrorKind};
+pub use event::{ApprovalDecision, ApprovalKind, ErrorKind, Event};
 pub use message::{ContentBlock, Message, Role};
 pub use request::{ChatRequest, ChatResponse};
 pub use state::{ChatMessage, Checkpoint, State, TraceEvent};

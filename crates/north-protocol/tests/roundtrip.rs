@@ -1,4 +1,5 @@
 //! Serde forms of the protocol types are stable and round-trip.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use north_protocol::*;
 use pretty_assertions::assert_eq;
@@ -70,13 +71,31 @@ fn events_serialize_as_one_tagged_object() {
 #[test]
 fn deltas_and_requests_round_trip() {
     for d in [
-        StreamDelta::Start { id: Some("m".into()), model: None },
+        StreamDelta::Start {
+            id: Some("m".into()),
+            model: None,
+        },
         StreamDelta::Text { text: "a".into() },
-        StreamDelta::ToolCallStart { index: 0, id: "c".into(), name: "n".into() },
-        StreamDelta::ToolCallArgs { index: 0, fragment: "{\"a\"".into() },
+        StreamDelta::ToolCallStart {
+            index: 0,
+            id: "c".into(),
+            name: "n".into(),
+        },
+        StreamDelta::ToolCallArgs {
+            index: 0,
+            fragment: "{\"a\"".into(),
+        },
         StreamDelta::ToolCallEnd { index: 0 },
-        StreamDelta::Usage(Usage { input_tokens: 1, output_tokens: 2, cache_read_input_tokens: 3, cache_creation_input_tokens: 4 }),
-        StreamDelta::Stop { reason: StopReason::ToolUse, stop_sequence: None },
+        StreamDelta::Usage(Usage {
+            input_tokens: 1,
+            output_tokens: 2,
+            cache_read_input_tokens: 3,
+            cache_creation_input_tokens: 4,
+        }),
+        StreamDelta::Stop {
+            reason: StopReason::ToolUse,
+            stop_sequence: None,
+        },
     ] {
         roundtrip(&d);
     }
@@ -100,17 +119,31 @@ fn state_defaults_missing_fields_and_checkpoint_round_trips() {
         revision: 3,
         updated_ts: 1.5,
         state,
-        recent_messages: vec![ChatMessage { role: "user".into(), content: "x".into() }],
+        recent_messages: vec![ChatMessage {
+            role: "user".into(),
+            content: "x".into(),
+        }],
         trace_tail: vec![],
     };
     roundtrip(&cp);
-    roundtrip(&TraceEvent { ts: 1.0, kind: "llm_req".into(), data: json!({}) });
+    roundtrip(&TraceEvent {
+        ts: 1.0,
+        kind: "llm_req".into(),
+        data: json!({}),
+    });
 }
 
 #[test]
 fn usage_merge_keeps_latest_nonzero() {
-    let mut u = Usage { input_tokens: 10, output_tokens: 1, ..Default::default() };
-    u.merge_latest(&Usage { output_tokens: 7, ..Default::default() });
+    let mut u = Usage {
+        input_tokens: 10,
+        output_tokens: 1,
+        ..Default::default()
+    };
+    u.merge_latest(&Usage {
+        output_tokens: 7,
+        ..Default::default()
+    });
     assert_eq!(u.input_tokens, 10);
     assert_eq!(u.output_tokens, 7);
     assert_eq!(u.total(), 17);

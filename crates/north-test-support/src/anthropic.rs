@@ -85,7 +85,8 @@ impl StreamBuilder {
 
     /// A keep-alive ping.
     pub fn ping(mut self) -> Self {
-        self.blocks.push(sse_event(Some("ping"), r#"{"type": "ping"}"#));
+        self.blocks
+            .push(sse_event(Some("ping"), r#"{"type": "ping"}"#));
         self
     }
 
@@ -119,17 +120,24 @@ impl StreamBuilder {
 
     /// The complete stream.
     pub fn build(self) -> Vec<u8> {
-        let reason = self
-            .stop_reason
-            .clone()
-            .unwrap_or_else(|| if self.has_tool { "tool_use" } else { "end_turn" }.into());
+        let reason = self.stop_reason.clone().unwrap_or_else(|| {
+            if self.has_tool {
+                "tool_use"
+            } else {
+                "end_turn"
+            }
+            .into()
+        });
         let mut out = self.start();
         out.push_str(&self.blocks.concat());
         out.push_str(&sse_event(
             Some("message_delta"),
             &json!({"type":"message_delta","delta":{"stop_reason":reason,"stop_sequence":null},"usage":{"output_tokens":self.output_tokens}}).to_string(),
         ));
-        out.push_str(&sse_event(Some("message_stop"), r#"{"type":"message_stop"}"#));
+        out.push_str(&sse_event(
+            Some("message_stop"),
+            r#"{"type":"message_stop"}"#,
+        ));
         out.into_bytes()
     }
 

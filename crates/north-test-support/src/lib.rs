@@ -14,7 +14,7 @@ pub mod anthropic;
 pub mod openai;
 mod server;
 
-pub use server::{CapturedRequest, Fault, FakeServer, Reply};
+pub use server::{CapturedRequest, FakeServer, Fault, Reply};
 
 /// Reads a recorded stream from this crate's `fixtures/` directory.
 pub fn fixture(name: &str) -> Vec<u8> {

@@ -1,6 +1,6 @@
 //! OpenAI Chat Completions wire format: stream and body builders.
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use crate::sse_event;
 
@@ -28,9 +28,14 @@ impl StreamBuilder {
     /// A stream that starts with the assistant role chunk.
     pub fn new() -> Self {
         StreamBuilder {
-            chunks: vec![chunk(json!({"role":"assistant","content":"","refusal":null}), None)],
+            chunks: vec![chunk(
+                json!({"role":"assistant","content":"","refusal":null}),
+                None,
+            )],
             finish: None,
-            usage: Some(json!({"prompt_tokens":19,"completion_tokens":10,"total_tokens":29,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}})),
+            usage: Some(
+                json!({"prompt_tokens":19,"completion_tokens":10,"total_tokens":29,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}}),
+            ),
             done: true,
             compat_empty_content: false,
         }
@@ -46,7 +51,11 @@ impl StreamBuilder {
 
     /// A tool call: the first chunk carries id and name, then `fragments`.
     pub fn tool_call(mut self, index: usize, id: &str, name: &str, fragments: &[&str]) -> Self {
-        let empty = if self.compat_empty_content { json!("") } else { Value::Null };
+        let empty = if self.compat_empty_content {
+            json!("")
+        } else {
+            Value::Null
+        };
         self.chunks.push(chunk(
             json!({"content": empty, "tool_calls":[{"index":index,"id":id,"type":"function","function":{"name":name,"arguments":""}}]}),
             None,
@@ -74,7 +83,9 @@ impl StreamBuilder {
 
     /// Usage in the final chunk with empty choices (None: no usage chunk).
     pub fn usage(mut self, prompt: u64, completion: u64, cached: u64) -> Self {
-        self.usage = Some(json!({"prompt_tokens":prompt,"completion_tokens":completion,"total_tokens":prompt+completion,"prompt_tokens_details":{"cached_tokens":cached}}));
+        self.usage = Some(
+            json!({"prompt_tokens":prompt,"completion_tokens":completion,"total_tokens":prompt+completion,"prompt_tokens_details":{"cached_tokens":cached}}),
+        );
         self
     }
 
@@ -98,7 +109,10 @@ impl StreamBuilder {
 
     /// The complete stream.
     pub fn build(self) -> Vec<u8> {
-        let had_tools = self.chunks.iter().any(|c| c["choices"][0]["delta"].get("tool_calls").is_some());
+        let had_tools = self
+            .chunks
+            .iter()
+            .any(|c| c["choices"][0]["delta"].get("tool_calls").is_some());
         let reason = self
             .finish
             .clone()
@@ -107,7 +121,10 @@ impl StreamBuilder {
         for c in &self.chunks {
             out.push_str(&sse_event(None, &c.to_string()));
         }
-        out.push_str(&sse_event(None, &chunk(json!({}), Some(&reason)).to_string()));
+        out.push_str(&sse_event(
+            None,
+            &chunk(json!({}), Some(&reason)).to_string(),
+        ));
         if let Some(u) = &self.usage {
             out.push_str(&sse_event(
                 None,

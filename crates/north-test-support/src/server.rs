@@ -227,7 +227,12 @@ async fn read_request(conn: &mut TcpStream) -> std::io::Result<Option<CapturedRe
         }
         body.extend_from_slice(&tmp[..n]);
     }
-    Ok(Some(CapturedRequest { method, path, headers, body }))
+    Ok(Some(CapturedRequest {
+        method,
+        path,
+        headers,
+        body,
+    }))
 }
 
 fn reason(status: u16) -> &'static str {
@@ -318,7 +323,8 @@ async fn serve(mut conn: TcpStream, shared: Arc<Shared>) -> std::io::Result<()> 
         _ => reply.body.len(),
     };
     for chunk in chunks(&reply.body[..limit], reply.chunk_size) {
-        conn.write_all(format!("{:x}\r\n", chunk.len()).as_bytes()).await?;
+        conn.write_all(format!("{:x}\r\n", chunk.len()).as_bytes())
+            .await?;
         conn.write_all(chunk).await?;
         conn.write_all(b"\r\n").await?;
         conn.flush().await?;

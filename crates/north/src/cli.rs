@@ -44,7 +44,9 @@ impl ProviderName {
 
 /// `north exec` options.
 #[derive(Debug, Args)]
-#[command(after_help = "EXIT STATUS:\n  0  the model answered\n  1  the model or provider failed (after retries)\n  2  invalid use or configuration (missing key, bad script, bad flags)\n  130 interrupted (Ctrl+C)")]
+#[command(
+    after_help = "EXIT STATUS:\n  0  the model answered\n  1  the model or provider failed (after retries)\n  2  invalid use or configuration (missing key, bad script, bad flags)\n  130 interrupted (Ctrl+C)"
+)]
 pub struct ExecArgs {
     /// Model provider [default: scripted with --script, else anthropic].
     #[arg(long, value_enum)]

@@ -29,9 +29,19 @@ pub fn main(args: ExecArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => return fail(&args, ErrorKind::Config, &format!("{e:#}"), EXIT_USAGE),
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
-        Err(e) => return fail(&args, ErrorKind::Internal, &format!("cannot start runtime: {e}"), EXIT_PROVIDER),
+        Err(e) => {
+            return fail(
+                &args,
+                ErrorKind::Internal,
+                &format!("cannot start runtime: {e}"),
+                EXIT_PROVIDER,
+            );
+        }
     };
     runtime.block_on(run(args, selected, prompt))
 }
@@ -78,7 +88,10 @@ fn emit(event: &Event) {
 
 fn fail(args: &ExecArgs, kind: ErrorKind, message: &str, code: u8) -> ExitCode {
     if args.json {
-        emit(&Event::Error { kind, message: message.to_string() });
+        emit(&Event::Error {
+            kind,
+            message: message.to_string(),
+        });
     }
     eprintln!("north: error: {message}");
     ExitCode::from(code)
@@ -122,8 +135,11 @@ async fn run(args: ExecArgs, selected: provider::Selected, prompt: String) -> Ex
                     ends_with_newline = text.ends_with('\n');
                 }
             }
-            StreamDelta::ToolCallEnd { .. } | StreamDelta::Usage(_) | StreamDelta::Start { .. } => {}
-            StreamDelta::ToolCallStart { .. } | StreamDelta::ToolCallArgs { .. } | StreamDelta::Stop { .. } => {}
+            StreamDelta::ToolCallEnd { .. } | StreamDelta::Usage(_) | StreamDelta::Start { .. } => {
+            }
+            StreamDelta::ToolCallStart { .. }
+            | StreamDelta::ToolCallArgs { .. }
+            | StreamDelta::Stop { .. } => {}
         }
     }
     let response = builder.finish();
@@ -133,28 +149,49 @@ async fn run(args: ExecArgs, selected: provider::Selected, prompt: String) -> Ex
     drop(out);
     // This first version of exec runs no tools; say what the model asked for.
     for call in response.tool_calls() {
-        let line = format!("Tool requested (not run by this command): `{}` {}", call.name, call.arguments);
+        let line = format!(
+            "Tool requested (not run by this command): `{}` {}",
+            call.name, call.arguments
+        );
         if args.json {
-            emit(&Event::ToolIntent { call_id: call.id.clone(), tool: call.name.clone(), line });
+            emit(&Event::ToolIntent {
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                line,
+            });
         } else {
             eprintln!("{line}");
         }
     }
     if args.json {
-        emit(&Event::Usage { usage: response.usage, total: response.usage });
+        emit(&Event::Usage {
+            usage: response.usage,
+            total: response.usage,
+        });
     }
     match failure {
         None => {
             if args.json {
-                emit(&Event::TurnEnd { stop_reason: response.stop_reason.clone(), usage: response.usage });
+                emit(&Event::TurnEnd {
+                    stop_reason: response.stop_reason.clone(),
+                    usage: response.usage,
+                });
             }
             ExitCode::SUCCESS
         }
         Some(e) if e.is_cancelled() => {
             if args.json {
-                emit(&Event::TurnEnd { stop_reason: None, usage: e.partial().map(|p| p.usage).unwrap_or_else(Usage::default) });
+                emit(&Event::TurnEnd {
+                    stop_reason: None,
+                    usage: e.partial().map(|p| p.usage).unwrap_or_else(Usage::default),
+                });
             }
-            fail(&args, ErrorKind::Interrupted, "interrupted", EXIT_INTERRUPTED)
+            fail(
+                &args,
+                ErrorKind::Interrupted,
+                "interrupted",
+                EXIT_INTERRUPTED,
+            )
         }
         Some(e) => fail(&args, ErrorKind::Provider, &e.to_string(), EXIT_PROVIDER),
     }

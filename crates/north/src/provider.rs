@@ -3,7 +3,9 @@
 use std::sync::Arc;
 
 use anyhow::Context;
-use north_llm::{AnthropicBackend, AnthropicConfig, Backend, OpenAiBackend, OpenAiConfig, ScriptedBackend};
+use north_llm::{
+    AnthropicBackend, AnthropicConfig, Backend, OpenAiBackend, OpenAiConfig, ScriptedBackend,
+};
 
 use crate::cli::{ExecArgs, ProviderName};
 
@@ -48,6 +50,9 @@ pub fn select(args: &ExecArgs) -> anyhow::Result<Selected> {
     Ok(Selected {
         backend,
         provider,
-        model: args.model.clone().unwrap_or_else(|| default_model.to_string()),
+        model: args
+            .model
+            .clone()
+            .unwrap_or_else(|| default_model.to_string()),
     })
 }

@@ -4,7 +4,7 @@
 
 use std::process::{Command, Output, Stdio};
 
-use north_test_support::{anthropic, openai, FakeServer, Reply};
+use north_test_support::{FakeServer, Reply, anthropic, openai};
 
 const FAKE_KEY: &str = "sk-ant-NORTHLEAKCHECK-7f3a9c1e5b";
 
@@ -19,7 +19,9 @@ fn north() -> Command {
 }
 
 async fn output(mut cmd: Command) -> Output {
-    tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap()
+    tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap()
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -29,7 +31,10 @@ fn text(bytes: &[u8]) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streams_the_answer_from_an_anthropic_compatible_server() {
     let server = FakeServer::start().await.unwrap();
-    server.push(Reply::sse(anthropic::text_stream(&["The answer", " is 42."])));
+    server.push(Reply::sse(anthropic::text_stream(&[
+        "The answer",
+        " is 42.",
+    ])));
     let mut cmd = north();
     cmd.env("ANTHROPIC_API_KEY", FAKE_KEY)
         .env("ANTHROPIC_BASE_URL", server.url())
@@ -38,17 +43,29 @@ async fn streams_the_answer_from_an_anthropic_compatible_server() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "The answer is 42.\n");
     let req = &server.requests()[0];
-    assert_eq!(req.json()["messages"][0]["content"][0]["text"], "what is it?");
+    assert_eq!(
+        req.json()["messages"][0]["content"][0]["text"],
+        "what is it?"
+    );
     assert_eq!(req.json()["model"], "claude-sonnet-4-5");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streams_the_answer_from_an_openai_compatible_server_without_a_key() {
     let server = FakeServer::start().await.unwrap();
-    server.push(Reply::sse(openai::text_stream(&["Local", " model", " here."])));
+    server.push(Reply::sse(openai::text_stream(&[
+        "Local", " model", " here.",
+    ])));
     let mut cmd = north();
     cmd.env("OPENAI_BASE_URL", format!("{}/v1", server.url()))
-        .args(["exec", "--provider", "openai", "--model", "qwen2.5-coder", "hello"]);
+        .args([
+            "exec",
+            "--provider",
+            "openai",
+            "--model",
+            "qwen2.5-coder",
+            "hello",
+        ]);
     let out = output(cmd).await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "Local model here.\n");
@@ -59,7 +76,11 @@ async fn streams_the_answer_from_an_openai_compatible_server_without_a_key() {
 async fn scripted_provider_needs_no_network_and_no_key() {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("script.json");
-    std::fs::write(&script, r#"{"turns": [{"text": "Offline answer, no model needed."}]}"#).unwrap();
+    std::fs::write(
+        &script,
+        r#"{"turns": [{"text": "Offline answer, no model needed."}]}"#,
+    )
+    .unwrap();
     let rec = dir.path().join("requests.jsonl");
     let mut cmd = north();
     cmd.arg("exec")
@@ -85,7 +106,11 @@ async fn json_mode_prints_protocol_events_one_per_line() {
     )
     .unwrap();
     let mut cmd = north();
-    cmd.arg("exec").arg("--json").arg("--script").arg(&script).arg("go");
+    cmd.arg("exec")
+        .arg("--json")
+        .arg("--script")
+        .arg(&script)
+        .arg("go");
     let out = output(cmd).await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     let events: Vec<serde_json::Value> = text(&out.stdout)
@@ -102,18 +127,31 @@ async fn stdin_prompt_is_read_when_no_argument_is_given() {
     std::fs::write(&script, r#"[{"text": "ok"}]"#).unwrap();
     let rec = dir.path().join("r.jsonl");
     let mut cmd = north();
-    cmd.arg("exec").arg("--script").arg(&script).arg("--record-requests").arg(&rec);
+    cmd.arg("exec")
+        .arg("--script")
+        .arg(&script)
+        .arg("--record-requests")
+        .arg(&rec);
     cmd.stdin(Stdio::piped()).stdout(Stdio::piped());
     let out = tokio::task::spawn_blocking(move || {
         let mut child = cmd.spawn().unwrap();
         use std::io::Write;
-        child.stdin.take().unwrap().write_all(b"prompt from a pipe").unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"prompt from a pipe")
+            .unwrap();
         child.wait_with_output().unwrap()
     })
     .await
     .unwrap();
     assert!(out.status.success());
-    assert!(std::fs::read_to_string(&rec).unwrap().contains("prompt from a pipe"));
+    assert!(
+        std::fs::read_to_string(&rec)
+            .unwrap()
+            .contains("prompt from a pipe")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -124,13 +162,22 @@ async fn missing_key_exits_2_with_one_line_naming_the_fix() {
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("ANTHROPIC_API_KEY") && err.contains("--provider scripted"), "{err}");
+    assert!(
+        err.contains("ANTHROPIC_API_KEY") && err.contains("--provider scripted"),
+        "{err}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_error_exits_1_with_status_and_provider_message() {
     let server = FakeServer::start().await.unwrap();
-    server.push(Reply::json(400, anthropic::error_body("invalid_request_error", "messages: at least one message is required")));
+    server.push(Reply::json(
+        400,
+        anthropic::error_body(
+            "invalid_request_error",
+            "messages: at least one message is required",
+        ),
+    ));
     let mut cmd = north();
     cmd.env("ANTHROPIC_API_KEY", FAKE_KEY)
         .env("ANTHROPIC_BASE_URL", server.url())
@@ -139,16 +186,31 @@ async fn http_error_exits_1_with_status_and_provider_message() {
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("HTTP 400 invalid_request_error: messages: at least one message is required"), "{err}");
+    assert!(
+        err.contains("HTTP 400 invalid_request_error: messages: at least one message is required"),
+        "{err}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_recognisable_key_never_appears_in_any_output() {
     let server = FakeServer::start().await.unwrap();
     // The server misbehaves by echoing the key, in an error and in text.
-    server.push(Reply::json(401, anthropic::error_body("authentication_error", &format!("invalid x-api-key {FAKE_KEY}"))));
+    server.push(Reply::json(
+        401,
+        anthropic::error_body(
+            "authentication_error",
+            &format!("invalid x-api-key {FAKE_KEY}"),
+        ),
+    ));
     server.push(Reply::sse(anthropic::text_stream(&["fine"])));
-    server.push(Reply::json(401, anthropic::error_body("authentication_error", &format!("invalid x-api-key {FAKE_KEY}"))));
+    server.push(Reply::json(
+        401,
+        anthropic::error_body(
+            "authentication_error",
+            &format!("invalid x-api-key {FAKE_KEY}"),
+        ),
+    ));
     let mut all = String::new();
     for json in [false, true] {
         for _ in 0..(if json { 2 } else { 1 }) {
@@ -166,17 +228,26 @@ async fn a_recognisable_key_never_appears_in_any_output() {
             all.push_str(&text(&out.stderr));
         }
     }
-    assert!(all.contains("authentication_error"), "the errors were printed: {all}");
+    assert!(
+        all.contains("authentication_error"),
+        "the errors were printed: {all}"
+    );
     assert!(all.contains("[REDACTED]"));
     assert!(!all.contains(FAKE_KEY), "key leaked:\n{all}");
-    assert!(!all.contains("NORTHLEAKCHECK"), "part of the key leaked:\n{all}");
+    assert!(
+        !all.contains("NORTHLEAKCHECK"),
+        "part of the key leaked:\n{all}"
+    );
 }
 
 #[test]
 fn version_and_help_work() {
     let out = north().arg("--version").output().unwrap();
     assert!(out.status.success());
-    assert_eq!(text(&out.stdout), format!("north {}\n", env!("CARGO_PKG_VERSION")));
+    assert_eq!(
+        text(&out.stdout),
+        format!("north {}\n", env!("CARGO_PKG_VERSION"))
+    );
     let out = north().arg("--help").output().unwrap();
     assert!(out.status.success());
     insta::assert_snapshot!("help", text(&out.stdout));

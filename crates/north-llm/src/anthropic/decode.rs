@@ -4,8 +4,8 @@ use north_protocol::{StopReason, StreamDelta, Usage};
 use serde_json::Value;
 
 use crate::decode::{
-    count_unknown, missing, parse_json, str_field, u64_field, DecodeFailure, DecodeStats,
-    StreamDecoder,
+    DecodeFailure, DecodeStats, StreamDecoder, count_unknown, missing, parse_json, str_field,
+    u64_field,
 };
 use crate::sse::SseEvent;
 
@@ -79,7 +79,13 @@ impl StreamDecoder for AnthropicDecoder {
         let mut out = Vec::new();
         match ty.as_str() {
             "message_start" => {
-                count_unknown(&mut self.stats, P, "message_start", &v, &["type", "message"]);
+                count_unknown(
+                    &mut self.stats,
+                    P,
+                    "message_start",
+                    &v,
+                    &["type", "message"],
+                );
                 let msg = v.get("message").ok_or_else(|| missing("`message`", &v))?;
                 out.push(StreamDelta::Start {
                     id: str_field(msg, "id").map(str::to_string),
@@ -104,23 +110,27 @@ impl StreamDecoder for AnthropicDecoder {
                 let kind = match str_field(block, "type") {
                     Some("text") => {
                         if let Some(t) = str_field(block, "text").filter(|t| !t.is_empty()) {
-                            out.push(StreamDelta::Text { text: t.to_string() });
+                            out.push(StreamDelta::Text {
+                                text: t.to_string(),
+                            });
                         }
                         BlockKind::Text
                     }
                     Some("tool_use") => {
-                        let id = str_field(block, "id").ok_or_else(|| missing("tool_use `id`", block))?;
-                        let name =
-                            str_field(block, "name").ok_or_else(|| missing("tool_use `name`", block))?;
+                        let id = str_field(block, "id")
+                            .ok_or_else(|| missing("tool_use `id`", block))?;
+                        let name = str_field(block, "name")
+                            .ok_or_else(|| missing("tool_use `name`", block))?;
                         out.push(StreamDelta::ToolCallStart {
                             index,
                             id: id.to_string(),
                             name: name.to_string(),
                         });
                         // Some servers send the whole input up front instead of deltas.
-                        if let Some(input) = block.get("input").filter(|i| {
-                            i.as_object().is_some_and(|o| !o.is_empty())
-                        }) {
+                        if let Some(input) = block
+                            .get("input")
+                            .filter(|i| i.as_object().is_some_and(|o| !o.is_empty()))
+                        {
                             out.push(StreamDelta::ToolCallArgs {
                                 index,
                                 fragment: input.to_string(),
@@ -128,7 +138,12 @@ impl StreamDecoder for AnthropicDecoder {
                         }
                         BlockKind::ToolUse
                     }
-                    Some("thinking" | "redacted_thinking" | "server_tool_use" | "web_search_tool_result") => {
+                    Some(
+                        "thinking"
+                        | "redacted_thinking"
+                        | "server_tool_use"
+                        | "web_search_tool_result",
+                    ) => {
                         self.stats.ignored += 1;
                         BlockKind::Ignored
                     }
@@ -141,24 +156,37 @@ impl StreamDecoder for AnthropicDecoder {
                 self.blocks.push((index, kind));
             }
             "content_block_delta" => {
-                count_unknown(&mut self.stats, P, "content_block_delta", &v, &["type", "index", "delta"]);
+                count_unknown(
+                    &mut self.stats,
+                    P,
+                    "content_block_delta",
+                    &v,
+                    &["type", "index", "delta"],
+                );
                 let index = index_of(&v)?;
                 let delta = v.get("delta").ok_or_else(|| missing("`delta`", &v))?;
                 match (self.kind(index), str_field(delta, "type")) {
                     (Some(BlockKind::Text), Some("text_delta")) => {
-                        let text = str_field(delta, "text").ok_or_else(|| missing("`text`", delta))?;
+                        let text =
+                            str_field(delta, "text").ok_or_else(|| missing("`text`", delta))?;
                         if !text.is_empty() {
-                            out.push(StreamDelta::Text { text: text.to_string() });
+                            out.push(StreamDelta::Text {
+                                text: text.to_string(),
+                            });
                         }
                     }
                     (Some(BlockKind::ToolUse), Some("input_json_delta")) => {
                         let frag = str_field(delta, "partial_json")
                             .ok_or_else(|| missing("`partial_json`", delta))?;
                         if !frag.is_empty() {
-                            out.push(StreamDelta::ToolCallArgs { index, fragment: frag.to_string() });
+                            out.push(StreamDelta::ToolCallArgs {
+                                index,
+                                fragment: frag.to_string(),
+                            });
                         }
                     }
-                    (Some(BlockKind::Ignored), _) | (_, Some("thinking_delta" | "signature_delta" | "citations_delta")) => {
+                    (Some(BlockKind::Ignored), _)
+                    | (_, Some("thinking_delta" | "signature_delta" | "citations_delta")) => {
                         self.stats.ignored += 1;
                     }
                     (None, _) => {
@@ -179,7 +207,13 @@ impl StreamDecoder for AnthropicDecoder {
                 }
             }
             "message_delta" => {
-                count_unknown(&mut self.stats, P, "message_delta", &v, &["type", "delta", "usage"]);
+                count_unknown(
+                    &mut self.stats,
+                    P,
+                    "message_delta",
+                    &v,
+                    &["type", "delta", "usage"],
+                );
                 if let Some(u) = v.get("usage") {
                     out.push(StreamDelta::Usage(usage_from(u)));
                 }
@@ -198,7 +232,9 @@ impl StreamDecoder for AnthropicDecoder {
                 let err = v.get("error").unwrap_or(&Value::Null);
                 return Err(DecodeFailure::Provider {
                     error_type: str_field(err, "type").unwrap_or("error").to_string(),
-                    message: str_field(err, "message").unwrap_or("(no message)").to_string(),
+                    message: str_field(err, "message")
+                        .unwrap_or("(no message)")
+                        .to_string(),
                 });
             }
             other => {

@@ -6,12 +6,12 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use north_protocol::{ChatRequest, ChatResponse, ContentBlock, Message, Role, ToolCall};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 pub use decode::AnthropicDecoder;
 
-use crate::error::{LlmError, PartialOutput};
+use crate::error::LlmError;
 use crate::key::ApiKey;
 use crate::transport::{HttpCall, Transport, TransportConfig};
 use crate::{Backend, DeltaStream};
@@ -50,10 +50,16 @@ impl AnthropicConfig {
     /// Defaults overridden by `ANTHROPIC_API_KEY` and `ANTHROPIC_BASE_URL`.
     pub fn from_env() -> Self {
         let mut cfg = AnthropicConfig::default();
-        if let Some(key) = std::env::var("ANTHROPIC_API_KEY").ok().filter(|k| !k.trim().is_empty()) {
+        if let Some(key) = std::env::var("ANTHROPIC_API_KEY")
+            .ok()
+            .filter(|k| !k.trim().is_empty())
+        {
             cfg.api_key = Some(ApiKey::new(key));
         }
-        if let Some(url) = std::env::var("ANTHROPIC_BASE_URL").ok().filter(|u| !u.trim().is_empty()) {
+        if let Some(url) = std::env::var("ANTHROPIC_BASE_URL")
+            .ok()
+            .filter(|u| !u.trim().is_empty())
+        {
             cfg.base_url = url.trim().to_string();
         }
         cfg
@@ -99,7 +105,10 @@ impl AnthropicBackend {
         HttpCall::json(self.url.clone(), &encode_request(request, stream))
             .secret_header("x-api-key", self.key.expose())
             .and_then(|c| c.header("anthropic-version", API_VERSION))
-            .map_err(|message| LlmError::Config { provider: P, message })
+            .map_err(|message| LlmError::Config {
+                provider: P,
+                message,
+            })
     }
 }
 
@@ -111,18 +120,24 @@ impl Backend for AnthropicBackend {
     fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
         Box::pin(async move {
             let call = self.call(&request, false)?;
-            let body = self.transport.send_json(&call, &CancellationToken::new()).await?;
+            let body = self
+                .transport
+                .send_json(&call, &CancellationToken::new())
+                .await?;
             decode_response(&body).map_err(|message| LlmError::Decode {
                 provider: P,
                 message: self.transport.scrub(&message),
-                partial: PartialOutput::default(),
+                partial: Default::default(),
             })
         })
     }
 
     fn stream_chat(&self, request: ChatRequest, cancel: CancellationToken) -> DeltaStream {
         match self.call(&request, true) {
-            Ok(call) => self.transport.clone().stream(call, AnthropicDecoder::new, cancel),
+            Ok(call) => self
+                .transport
+                .clone()
+                .stream(call, AnthropicDecoder::new, cancel),
             Err(e) => Box::pin(futures::stream::once(async move { Err(e) })),
         }
     }
@@ -143,7 +158,11 @@ fn wire_role(role: Role) -> &'static str {
 fn encode_block(block: &ContentBlock) -> Value {
     match block {
         ContentBlock::Text { text } => json!({"type": "text", "text": text}),
-        ContentBlock::ToolCall(ToolCall { id, name, arguments }) => {
+        ContentBlock::ToolCall(ToolCall {
+            id,
+            name,
+            arguments,
+        }) => {
             let input = match arguments {
                 Value::Object(_) => arguments.clone(),
                 // The model produced non-object arguments; the API needs an object.
@@ -151,7 +170,11 @@ fn encode_block(block: &ContentBlock) -> Value {
             };
             json!({"type": "tool_use", "id": id, "name": name, "input": input})
         }
-        ContentBlock::ToolResult { call_id, content, is_error } => {
+        ContentBlock::ToolResult {
+            call_id,
+            content,
+            is_error,
+        } => {
             let mut v = json!({"type": "tool_result", "tool_use_id": call_id, "content": content});
             if *is_error {
                 v["is_error"] = Value::Bool(true);
@@ -171,7 +194,13 @@ pub fn encode_request(req: &ChatRequest, stream: bool) -> Value {
     let mut messages: Vec<(&'static str, Vec<Value>)> = Vec::new();
     for Message { role, content } in &req.messages {
         if *role == Role::System {
-            system_text.push(Message { role: *role, content: content.clone() }.text_content());
+            system_text.push(
+                Message {
+                    role: *role,
+                    content: content.clone(),
+                }
+                .text_content(),
+            );
             continue;
         }
         let role = wire_role(*role);
@@ -245,10 +274,12 @@ pub fn encode_request(req: &ChatRequest, stream: bool) -> Value {
 
 /// Decodes a non-streaming Messages API response.
 pub fn decode_response(v: &Value) -> Result<ChatResponse, String> {
-    let content = v
-        .get("content")
-        .and_then(Value::as_array)
-        .ok_or_else(|| format!("response has no `content` array: {}", crate::decode::excerpt(&v.to_string())))?;
+    let content = v.get("content").and_then(Value::as_array).ok_or_else(|| {
+        format!(
+            "response has no `content` array: {}",
+            crate::decode::excerpt(&v.to_string())
+        )
+    })?;
     let mut out = ChatResponse {
         id: v.get("id").and_then(Value::as_str).map(str::to_string),
         model: v.get("model").and_then(Value::as_str).map(str::to_string),
@@ -257,18 +288,37 @@ pub fn decode_response(v: &Value) -> Result<ChatResponse, String> {
     for block in content {
         match block.get("type").and_then(Value::as_str) {
             Some("text") => out.content.push(ContentBlock::text(
-                block.get("text").and_then(Value::as_str).unwrap_or_default(),
+                block
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default(),
             )),
             Some("tool_use") => out.content.push(ContentBlock::ToolCall(ToolCall {
-                id: block.get("id").and_then(Value::as_str).unwrap_or_default().to_string(),
-                name: block.get("name").and_then(Value::as_str).unwrap_or_default().to_string(),
+                id: block
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                name: block
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
                 arguments: block.get("input").cloned().unwrap_or_else(|| json!({})),
             })),
-            other => tracing::warn!(provider = P, block_type = ?other, "unknown content block in response skipped"),
+            other => {
+                tracing::warn!(provider = P, block_type = ?other, "unknown content block in response skipped")
+            }
         }
     }
-    out.stop_reason = v.get("stop_reason").and_then(Value::as_str).map(decode::stop_reason);
-    out.stop_sequence = v.get("stop_sequence").and_then(Value::as_str).map(str::to_string);
+    out.stop_reason = v
+        .get("stop_reason")
+        .and_then(Value::as_str)
+        .map(decode::stop_reason);
+    out.stop_sequence = v
+        .get("stop_sequence")
+        .and_then(Value::as_str)
+        .map(str::to_string);
     if let Some(u) = v.get("usage") {
         out.usage = decode::usage_from(u);
     }

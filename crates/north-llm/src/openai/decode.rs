@@ -7,7 +7,7 @@ use north_protocol::{StopReason, StreamDelta, Usage};
 use serde_json::Value;
 
 use crate::decode::{
-    count_unknown, parse_json, str_field, u64_field, DecodeFailure, DecodeStats, StreamDecoder,
+    DecodeFailure, DecodeStats, StreamDecoder, count_unknown, parse_json, str_field, u64_field,
 };
 use crate::sse::SseEvent;
 
@@ -61,7 +61,10 @@ impl OpenAiDecoder {
                 call.started = true;
                 out.push(StreamDelta::ToolCallStart {
                     index: call.index,
-                    id: call.id.clone().unwrap_or_else(|| format!("call_{}", call.index)),
+                    id: call
+                        .id
+                        .clone()
+                        .unwrap_or_else(|| format!("call_{}", call.index)),
                     name: call.name.clone().unwrap_or_default(),
                 });
                 if !call.pending_args.is_empty() {
@@ -79,7 +82,13 @@ impl OpenAiDecoder {
     }
 
     fn tool_call_delta(&mut self, tc: &Value, out: &mut Vec<StreamDelta>) {
-        count_unknown(&mut self.stats, P, "tool_call", tc, &["index", "id", "type", "function"]);
+        count_unknown(
+            &mut self.stats,
+            P,
+            "tool_call",
+            tc,
+            &["index", "id", "type", "function"],
+        );
         let index = tc
             .get("index")
             .and_then(Value::as_u64)
@@ -102,10 +111,14 @@ impl OpenAiDecoder {
         };
         let call = &mut self.calls[pos];
         if call.id.is_none() {
-            call.id = str_field(tc, "id").filter(|s| !s.is_empty()).map(str::to_string);
+            call.id = str_field(tc, "id")
+                .filter(|s| !s.is_empty())
+                .map(str::to_string);
         }
         if call.name.is_none() {
-            call.name = str_field(func, "name").filter(|s| !s.is_empty()).map(str::to_string);
+            call.name = str_field(func, "name")
+                .filter(|s| !s.is_empty())
+                .map(str::to_string);
         }
         let args = match func.get("arguments") {
             Some(Value::String(s)) => s.clone(),
@@ -124,13 +137,19 @@ impl OpenAiDecoder {
                 let mut pending = std::mem::take(&mut call.pending_args);
                 pending.push_str(&args);
                 if !pending.is_empty() {
-                    out.push(StreamDelta::ToolCallArgs { index, fragment: pending });
+                    out.push(StreamDelta::ToolCallArgs {
+                        index,
+                        fragment: pending,
+                    });
                 }
             } else {
                 call.pending_args.push_str(&args);
             }
         } else if !args.is_empty() {
-            out.push(StreamDelta::ToolCallArgs { index, fragment: args });
+            out.push(StreamDelta::ToolCallArgs {
+                index,
+                fragment: args,
+            });
         }
     }
 }
@@ -169,9 +188,14 @@ pub(crate) fn error_parts(v: &Value) -> Option<(String, String)> {
         _ => (
             str_field(err, "type")
                 .map(str::to_string)
-                .or_else(|| err.get("code").map(|c| c.to_string().trim_matches('"').to_string()))
+                .or_else(|| {
+                    err.get("code")
+                        .map(|c| c.to_string().trim_matches('"').to_string())
+                })
                 .unwrap_or_else(|| "error".to_string()),
-            str_field(err, "message").unwrap_or("(no message)").to_string(),
+            str_field(err, "message")
+                .unwrap_or("(no message)")
+                .to_string(),
         ),
     })
 }
@@ -190,7 +214,10 @@ impl StreamDecoder for OpenAiDecoder {
         }
         let v = parse_json(data)?;
         if let Some((error_type, message)) = error_parts(&v) {
-            return Err(DecodeFailure::Provider { error_type, message });
+            return Err(DecodeFailure::Provider {
+                error_type,
+                message,
+            });
         }
         if event.event.as_deref().is_some_and(|e| e != "message") {
             self.stats.unknown_events += 1;
@@ -211,7 +238,9 @@ impl StreamDecoder for OpenAiDecoder {
                 if let Some(delta) = choice.get("delta") {
                     count_unknown(&mut self.stats, P, "delta", delta, DELTA_FIELDS);
                     if let Some(text) = str_field(delta, "content").filter(|t| !t.is_empty()) {
-                        out.push(StreamDelta::Text { text: text.to_string() });
+                        out.push(StreamDelta::Text {
+                            text: text.to_string(),
+                        });
                     }
                     if let Some(tcs) = delta.get("tool_calls").and_then(Value::as_array) {
                         for tc in tcs {

@@ -7,13 +7,13 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use north_protocol::{ChatRequest, ChatResponse, ContentBlock, Role, ToolCall};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 pub use decode::OpenAiDecoder;
 
 use crate::accumulate::parse_arguments;
-use crate::error::{LlmError, PartialOutput};
+use crate::error::LlmError;
 use crate::key::ApiKey;
 use crate::transport::{HttpCall, Transport, TransportConfig};
 use crate::{Backend, DeltaStream};
@@ -50,10 +50,16 @@ impl OpenAiConfig {
     /// Defaults overridden by `OPENAI_API_KEY` and `OPENAI_BASE_URL`.
     pub fn from_env() -> Self {
         let mut cfg = OpenAiConfig::default();
-        if let Some(key) = std::env::var("OPENAI_API_KEY").ok().filter(|k| !k.trim().is_empty()) {
+        if let Some(key) = std::env::var("OPENAI_API_KEY")
+            .ok()
+            .filter(|k| !k.trim().is_empty())
+        {
             cfg.api_key = Some(ApiKey::new(key));
         }
-        if let Some(url) = std::env::var("OPENAI_BASE_URL").ok().filter(|u| !u.trim().is_empty()) {
+        if let Some(url) = std::env::var("OPENAI_BASE_URL")
+            .ok()
+            .filter(|u| !u.trim().is_empty())
+        {
             cfg.base_url = url.trim().to_string();
         }
         cfg
@@ -97,11 +103,17 @@ impl OpenAiBackend {
     }
 
     fn call(&self, request: &ChatRequest, stream: bool) -> Result<HttpCall, LlmError> {
-        let mut call = HttpCall::json(self.url.clone(), &encode_request(request, stream, self.official));
+        let mut call = HttpCall::json(
+            self.url.clone(),
+            &encode_request(request, stream, self.official),
+        );
         if let Some(key) = &self.key {
             call = call
                 .secret_header("authorization", &format!("Bearer {}", key.expose()))
-                .map_err(|message| LlmError::Config { provider: P, message })?;
+                .map_err(|message| LlmError::Config {
+                    provider: P,
+                    message,
+                })?;
         }
         Ok(call)
     }
@@ -115,18 +127,24 @@ impl Backend for OpenAiBackend {
     fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
         Box::pin(async move {
             let call = self.call(&request, false)?;
-            let body = self.transport.send_json(&call, &CancellationToken::new()).await?;
+            let body = self
+                .transport
+                .send_json(&call, &CancellationToken::new())
+                .await?;
             decode_response(&body).map_err(|message| LlmError::Decode {
                 provider: P,
                 message: self.transport.scrub(&message),
-                partial: PartialOutput::default(),
+                partial: Default::default(),
             })
         })
     }
 
     fn stream_chat(&self, request: ChatRequest, cancel: CancellationToken) -> DeltaStream {
         match self.call(&request, true) {
-            Ok(call) => self.transport.clone().stream(call, OpenAiDecoder::new, cancel),
+            Ok(call) => self
+                .transport
+                .clone()
+                .stream(call, OpenAiDecoder::new, cancel),
             Err(e) => Box::pin(futures::stream::once(async move { Err(e) })),
         }
     }
@@ -163,7 +181,9 @@ pub fn encode_request(req: &ChatRequest, stream: bool, official: bool) -> Value 
             Role::Tool => {
                 for block in &msg.content {
                     match block {
-                        ContentBlock::ToolResult { call_id, content, .. } => messages.push(
+                        ContentBlock::ToolResult {
+                            call_id, content, ..
+                        } => messages.push(
                             json!({"role": "tool", "tool_call_id": call_id, "content": content}),
                         ),
                         ContentBlock::Text { text } if !text.is_empty() => {
@@ -178,7 +198,11 @@ pub fn encode_request(req: &ChatRequest, stream: bool, official: bool) -> Value 
     let mut body = Map::new();
     body.insert("model".into(), json!(req.model));
     body.insert("messages".into(), Value::Array(messages));
-    let limit_key = if official { "max_completion_tokens" } else { "max_tokens" };
+    let limit_key = if official {
+        "max_completion_tokens"
+    } else {
+        "max_tokens"
+    };
     body.insert(limit_key.into(), json!(req.max_tokens));
     if !req.tools.is_empty() {
         body.insert(
@@ -216,17 +240,30 @@ pub fn decode_response(v: &Value) -> Result<ChatResponse, String> {
         .get("choices")
         .and_then(Value::as_array)
         .and_then(|c| c.first())
-        .ok_or_else(|| format!("response has no choices: {}", crate::decode::excerpt(&v.to_string())))?;
+        .ok_or_else(|| {
+            format!(
+                "response has no choices: {}",
+                crate::decode::excerpt(&v.to_string())
+            )
+        })?;
     let message = choice.get("message").ok_or("choice has no `message`")?;
     let mut out = ChatResponse {
         id: v.get("id").and_then(Value::as_str).map(str::to_string),
         model: v.get("model").and_then(Value::as_str).map(str::to_string),
         ..Default::default()
     };
-    if let Some(text) = message.get("content").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+    if let Some(text) = message
+        .get("content")
+        .and_then(Value::as_str)
+        .filter(|t| !t.is_empty())
+    {
         out.content.push(ContentBlock::text(text));
     }
-    let calls = message.get("tool_calls").and_then(Value::as_array).cloned().unwrap_or_default();
+    let calls = message
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     for (i, c) in calls.iter().enumerate() {
         let f = c.get("function").unwrap_or(&Value::Null);
         let arguments = match f.get("arguments") {
@@ -240,7 +277,11 @@ pub fn decode_response(v: &Value) -> Result<ChatResponse, String> {
                 .and_then(Value::as_str)
                 .map(str::to_string)
                 .unwrap_or_else(|| format!("call_{i}")),
-            name: f.get("name").and_then(Value::as_str).unwrap_or_default().to_string(),
+            name: f
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
             arguments,
         }));
     }

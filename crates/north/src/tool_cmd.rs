@@ -1,0 +1,232 @@
+//! `north tool NAME --args JSON [--path DIR] [--apply]`: runs one tool under
+//! the project's policy and prints its structured `{ok, output, error}` JSON.
+//!
+//! Write tools print their proposal (diffs, `canApply`, stats) and change
+//! nothing unless `--apply` is given. Shell tools run only when the exact
+//! command is in `.north/allowlist.json` or `--yes` is given; network tools
+//! need `--grant net` or `--grant net:<domain>`. Exit status: 0 when the
+//! result is `ok:true`, 1 when it is `ok:false`, 2 for invalid use.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use north_protocol::{ApprovalPolicy, ToolOutcome};
+use north_tools::policy::ProjectAllowlist;
+use north_tools::{Registry, ToolContext, all_tools, edit, repo};
+use serde_json::{Value, json};
+
+/// `north tool` options.
+#[derive(Debug, Args)]
+#[command(after_help = "EXAMPLES:\n  \
+north tool --list\n  \
+north tool search_text --args '{\"query\": \"fn main\"}'\n  \
+north tool read_file --args '{\"path\": \"src/main.rs\", \"range\": {\"start\": 1, \"end\": 40}}'\n  \
+north tool edit_replace_exact --args @edit.json            (prints the proposal)\n  \
+north tool edit_replace_exact --args @edit.json --apply    (writes it)\n  \
+north tool shell_run --args '{\"command\": \"cargo test\"}' --yes\n  \
+north tool http.get --args '{\"url\": \"https://example.com\"}' --grant net:example.com\n\n\
+EXIT STATUS:\n  0  the tool returned ok:true\n  1  the tool returned ok:false (or was not allowed to run)\n  2  invalid use: unknown tool, bad --args JSON, bad --path, --apply on a tool that does not write")]
+pub struct ToolArgs {
+    /// The tool to run (see --list).
+    #[arg(value_name = "NAME", required_unless_present = "list")]
+    pub name: Option<String>,
+    /// The arguments: a JSON object, `@FILE` to read it from a file, `-` from standard input.
+    #[arg(long, value_name = "JSON", default_value = "{}")]
+    pub args: String,
+    /// Project root [default: the git root above the current directory, else the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub path: Option<PathBuf>,
+    /// Write tools: apply the proposal (atomically) instead of only printing it.
+    #[arg(long)]
+    pub apply: bool,
+    /// Shell tools: run the command even if it is not in .north/allowlist.json.
+    #[arg(long)]
+    pub yes: bool,
+    /// Grant a capability to network tools (`net`, `net:<domain>`); repeatable.
+    #[arg(long = "grant", value_name = "CAP")]
+    pub grants: Vec<String>,
+    /// List the tools (name, approval, description) as JSON and exit.
+    #[arg(long)]
+    pub list: bool,
+}
+
+/// An invalid use of `north tool` (exit status 2).
+#[derive(Debug)]
+struct Usage(String);
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
+
+/// Runs `north tool` and maps every failure to an exit status: usage errors
+/// are printed to stderr with status 2.
+pub fn main(args: ToolArgs) -> ExitCode {
+    match run(args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("north tool: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Runs one tool and prints its JSON result; `Err` is invalid use (status 2).
+pub fn run(args: ToolArgs) -> anyhow::Result<ExitCode> {
+    let tools = all_tools();
+    if args.list {
+        print_json(&list(&tools))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(name) = args.name.as_deref() else {
+        bail!(Usage("a tool name is required (see --list)".into()));
+    };
+    let Some(tool) = tools.get(name) else {
+        print_json(&serde_json::to_value(unknown(&tools, name))?)?;
+        return Ok(ExitCode::from(2));
+    };
+    let approval = tool.spec().approval;
+    if args.apply && approval != ApprovalPolicy::Write {
+        bail!(Usage(format!("--apply only applies to write tools; `{name}` does not write")));
+    }
+    let tool_args = parse_args(&args.args)?;
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let root = repo::resolve_root(args.path.as_deref(), &cwd).map_err(|e| Usage(e.to_string()))?;
+    let mut ctx = ToolContext::new(root);
+    ctx.capabilities = args.grants.clone();
+    let sandbox = ctx.sandbox().map_err(|e| Usage(e.to_string()))?;
+
+    // Finish any apply a killed process left half done before looking at files.
+    if let Err(e) = edit::recover(&sandbox) {
+        eprintln!("north tool: warning: {e}");
+    }
+
+    let outcome = match approval {
+        ApprovalPolicy::Write => {
+            let write = tool
+                .as_write()
+                .with_context(|| format!("tool `{name}` declares write approval but cannot propose"))?;
+            match write.propose(tool_args, &ctx) {
+                Err(failed) => failed,
+                Ok(proposal) if !args.apply => ToolOutcome::ok(proposal.to_model_json()),
+                Ok(proposal) => match edit::apply(&proposal, &sandbox) {
+                    Ok(applied) => ToolOutcome::ok(write.applied_output(&applied)),
+                    Err(e) => ToolOutcome::err(e.to_string()),
+                },
+            }
+        }
+        ApprovalPolicy::Shell => match shell_gate(&ctx, name, &tool_args, args.yes) {
+            Some(denied) => denied,
+            None => call(&tools, name, tool_args, &ctx)?,
+        },
+        ApprovalPolicy::Net | ApprovalPolicy::None => call(&tools, name, tool_args, &ctx)?,
+    };
+    print_json(&serde_json::to_value(&outcome)?)?;
+    Ok(if outcome.ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn call(tools: &Registry, name: &str, args: Value, ctx: &ToolContext) -> anyhow::Result<ToolOutcome> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    Ok(runtime.block_on(tools.call(name, args, ctx)))
+}
+
+/// `None` when the shell command may run; otherwise the denial to print.
+fn shell_gate(ctx: &ToolContext, name: &str, args: &Value, yes: bool) -> Option<ToolOutcome> {
+    if yes {
+        return None;
+    }
+    // Malformed arguments are the tool's to report; it will not run anything.
+    let command = args.get("command").or_else(|| args.get("cmd"))?.as_str()?;
+    match ProjectAllowlist::load(&ctx.root) {
+        Ok(list) if list.contains(command) => None,
+        Ok(_) => Some(ToolOutcome::err(format!(
+            "`{name}` was not run: {command:?} is not in {}; add it there or pass --yes",
+            ProjectAllowlist::RELATIVE_PATH
+        ))),
+        Err(e) => Some(ToolOutcome::err(format!("`{name}` was not run: {e}"))),
+    }
+}
+
+fn parse_args(text: &str) -> anyhow::Result<Value> {
+    let text = if text == "-" {
+        let mut buf = String::new();
+        std::io::stdin()
+            .read_to_string(&mut buf)
+            .context("cannot read --args from standard input")?;
+        buf
+    } else if let Some(file) = text.strip_prefix('@') {
+        std::fs::read_to_string(file).map_err(|e| Usage(format!("cannot read --args file {file}: {e}")))?
+    } else {
+        text.to_owned()
+    };
+    let value: Value =
+        serde_json::from_str(&text).map_err(|e| Usage(format!("--args is not valid JSON: {e}")))?;
+    if !value.is_object() {
+        bail!(Usage("--args must be a JSON object".into()));
+    }
+    Ok(value)
+}
+
+fn list(tools: &Registry) -> Value {
+    Value::Array(
+        tools
+            .specs()
+            .into_iter()
+            .map(|s| json!({ "name": s.name, "approval": s.approval, "description": s.description }))
+            .collect(),
+    )
+}
+
+fn unknown(tools: &Registry, name: &str) -> ToolOutcome {
+    ToolOutcome {
+        ok: false,
+        output: json!({ "unknownTool": name, "available": tools.names() }),
+        error: Some(format!("unknown tool `{name}`; see `north tool --list`")),
+    }
+}
+
+fn print_json(value: &Value) -> anyhow::Result<()> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn args_must_be_a_json_object() {
+        assert!(parse_args("{\"a\": 1}").is_ok());
+        assert!(parse_args("[1]").unwrap_err().to_string().contains("JSON object"));
+        assert!(parse_args("{nope").unwrap_err().to_string().contains("not valid JSON"));
+        assert!(parse_args("@/definitely/missing.json").is_err());
+    }
+
+    #[test]
+    fn shell_commands_need_the_allowlist_or_yes() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ToolContext::new(std::fs::canonicalize(dir.path()).unwrap());
+        let args = json!({"command": "echo hi"});
+        let denied = shell_gate(&ctx, "shell_run", &args, false).unwrap();
+        assert!(denied.error.unwrap().contains("not in .north/allowlist.json"));
+        assert!(shell_gate(&ctx, "shell_run", &args, true).is_none());
+        std::fs::create_dir(dir.path().join(".north")).unwrap();
+        std::fs::write(dir.path().join(".north/allowlist.json"), r#"{"allowedCommands": ["echo hi"]}"#).unwrap();
+        assert!(shell_gate(&ctx, "shell_run", &args, false).is_none());
+        assert!(shell_gate(&ctx, "bash", &json!({"cmd": "echo hi; rm -rf x"}), false).is_some());
+    }
+}

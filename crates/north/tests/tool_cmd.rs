@@ -1,0 +1,500 @@
+//! `north tool` from the command line: every file tool runs with exit status
+//! 0 on ok:true, write tools only propose unless `--apply`, policy gates hold,
+//! and a batch apply killed with SIGKILL at random points never leaves a file
+//! half written.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+fn north() -> Command {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("north"));
+    cmd.env_remove("GIT_DIR");
+    cmd
+}
+
+struct Run {
+    code: i32,
+    json: Value,
+    stderr: String,
+}
+
+fn run_in(root: &Path, name: &str, args: Value, extra: &[&str]) -> Run {
+    let out: Output = north()
+        .arg("tool")
+        .arg(name)
+        .arg("--args")
+        .arg(args.to_string())
+        .arg("--path")
+        .arg(root)
+        .args(extra)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        json: serde_json::from_str(&stdout).unwrap_or(Value::Null),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn ok(root: &Path, name: &str, args: Value, extra: &[&str]) -> Value {
+    let r = run_in(root, name, args, extra);
+    assert_eq!(r.code, 0, "north tool {name}: {} {}", r.json, r.stderr);
+    assert_eq!(r.json["ok"], true);
+    r.json["output"].clone()
+}
+
+fn project() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let w = |rel: &str, text: &str| {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    w("README.md", "# Demo\n\nA demo project.\n");
+    w("src/main.rs", "fn main() {\n    println!(\"hello\");\n}\n");
+    w(
+        "src/lib.rs",
+        "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n",
+    );
+    w(".gitignore", "target/\n");
+    w("target/junk.rs", "fn junk() {}\n");
+    (dir, root)
+}
+
+#[test]
+fn read_tools_from_the_command_line() {
+    let (_d, root) = project();
+    let r = &root;
+    assert_eq!(
+        ok(r, "list_root", json!({}), &[]),
+        json!([{"path": "src", "type": "dir"}, {"path": "README.md", "type": "file"}])
+    );
+    assert_eq!(
+        ok(
+            r,
+            "find_files",
+            json!({"pattern": "*.rs", "limit": 10}),
+            &[]
+        ),
+        json!(["src/lib.rs", "src/main.rs"])
+    );
+    assert_eq!(
+        ok(
+            r,
+            "search_text",
+            json!({"query": "println", "path": null, "regex": false, "limit": 5}),
+            &[]
+        ),
+        json!([{"path": "src/main.rs", "line": 2, "column": 5, "preview": "    println!(\"hello\");"}])
+    );
+    let read = ok(
+        r,
+        "read_file",
+        json!({"path": "src/lib.rs", "range": {"start": 2, "end": 2}}),
+        &[],
+    );
+    assert_eq!(read["content"], "    a + b\n");
+    assert_eq!(ok(r, "read_readme", json!({}), &[])["path"], "README.md");
+    assert_eq!(
+        ok(r, "detect_languages", json!({}), &[])[0]["language"],
+        "Rust"
+    );
+    let hot = ok(r, "hotfiles", json!({"limit": 1}), &[]);
+    assert_eq!(hot.as_array().unwrap().len(), 1);
+    assert_eq!(
+        ok(
+            r,
+            "fs.read_text",
+            json!({"path": "src/lib.rs", "max_bytes": 6}),
+            &[]
+        )["text"],
+        "pub fn"
+    );
+    assert_eq!(
+        ok(r, "fs.list_dir", json!({"path": "src"}), &[])["entries"][0]["name"],
+        "lib.rs"
+    );
+    assert_eq!(
+        ok(r, "read", json!({"path": "src/main.rs"}), &[])["meta"]["role"],
+        "source"
+    );
+}
+
+#[test]
+fn write_tools_propose_then_apply() {
+    let (_d, root) = project();
+    let r = &root;
+    let before = std::fs::read_to_string(root.join("src/lib.rs")).unwrap();
+    let args = json!({"path": "src/lib.rs", "old": "a + b", "new": "a.wrapping_add(b)", "expectedOccurrences": 1});
+    let proposal = ok(r, "edit_replace_exact", args.clone(), &[]);
+    assert_eq!(proposal["canApply"], true);
+    insta::assert_snapshot!("replace_proposal_diff", proposal["diff"].as_str().unwrap());
+    assert_eq!(
+        std::fs::read_to_string(root.join("src/lib.rs")).unwrap(),
+        before,
+        "a proposal wrote"
+    );
+    let applied = ok(r, "edit_replace_exact", args, &["--apply"]);
+    assert_eq!(
+        applied,
+        json!({"applied": true, "files": [{"path": "src/lib.rs", "bytes": 61, "created": false}]})
+    );
+    assert!(
+        std::fs::read_to_string(root.join("src/lib.rs"))
+            .unwrap()
+            .contains("wrapping_add")
+    );
+
+    ok(
+        r,
+        "edit_insert_at_line",
+        json!({"path": "src/main.rs", "line": 1, "content": "// top"}),
+        &["--apply"],
+    );
+    assert!(
+        std::fs::read_to_string(root.join("src/main.rs"))
+            .unwrap()
+            .starts_with("// top\nfn main")
+    );
+    ok(
+        r,
+        "edit_create_file",
+        json!({"path": "src/new.rs", "content": "x\n", "overwrite": false}),
+        &["--apply"],
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("src/new.rs")).unwrap(),
+        "x\n"
+    );
+    let batch = json!({"edits": [
+        {"toolName": "edit_replace_exact", "args": {"path": "src/new.rs", "old": "x", "new": "y"}},
+        {"toolName": "edit_create_file", "args": {"path": "docs/a.md", "content": "a\n"}},
+    ]});
+    assert_eq!(
+        ok(r, "edit_apply_batch", batch.clone(), &[])["stats"]["files"],
+        2
+    );
+    ok(r, "edit_apply_batch", batch, &["--apply"]);
+    assert_eq!(
+        std::fs::read_to_string(root.join("docs/a.md")).unwrap(),
+        "a\n"
+    );
+    let out = ok(
+        r,
+        "fs.write_text",
+        json!({"path": "out.txt", "text": "hello"}),
+        &["--apply"],
+    );
+    assert_eq!(out, json!({"path": "out.txt", "bytes": 5}));
+    assert_eq!(
+        ok(
+            r,
+            "write",
+            json!({"path": "out.txt", "content": "hi"}),
+            &["--apply"]
+        ),
+        json!("wrote 2 bytes")
+    );
+}
+
+#[test]
+fn failures_and_usage_errors_have_distinct_exit_codes() {
+    let (_d, root) = project();
+    let r = run_in(
+        &root,
+        "edit_replace_exact",
+        json!({"path": "src/lib.rs", "old": "nope", "new": "x"}),
+        &[],
+    );
+    assert_eq!(r.code, 1);
+    assert_eq!(r.json["ok"], false);
+    assert_eq!(r.json["output"]["failures"][0]["kind"], "anchorNotFound");
+    let r = run_in(&root, "no_such_tool", json!({}), &[]);
+    assert_eq!(r.code, 2);
+    assert_eq!(r.json["output"]["unknownTool"], "no_such_tool");
+    let r = run_in(
+        &root,
+        "read_file",
+        json!({"path": "src/lib.rs"}),
+        &["--apply"],
+    );
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("--apply"), "{}", r.stderr);
+    let out = north()
+        .args(["tool", "read_file", "--args", "{oops"])
+        .arg("--path")
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = north()
+        .args(["tool", "list_root", "--path", "/definitely/not/here"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let r = run_in(&root, "read_file", json!({"path": "../etc/passwd"}), &[]);
+    assert_eq!(r.code, 1);
+}
+
+#[test]
+fn args_from_a_file_or_stdin_and_the_tool_list() {
+    let (_d, root) = project();
+    let file = root.join("args.json");
+    std::fs::write(&file, r#"{"path": "README.md"}"#).unwrap();
+    let out = north()
+        .args(["tool", "read_file", "--args"])
+        .arg(format!("@{}", file.display()))
+        .arg("--path")
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let mut child = north()
+        .args(["tool", "read_file", "--args", "-", "--path"])
+        .arg(&root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(br#"{"path": "README.md"}"#)
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let list = north().args(["tool", "--list"]).output().unwrap();
+    assert_eq!(list.status.code(), Some(0));
+    let list: Value = serde_json::from_slice(&list.stdout).unwrap();
+    let names: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    for name in [
+        "list_root",
+        "edit_apply_batch",
+        "fs.write_text",
+        "read",
+        "write",
+        "shell_run",
+    ] {
+        assert!(names.contains(&name), "{name} missing from {names:?}");
+    }
+}
+
+#[test]
+fn shell_tools_need_the_allowlist_or_yes() {
+    let (_d, root) = project();
+    let args = json!({"command": "touch ran.txt", "cwd": null, "timeoutMs": 10000});
+    let r = run_in(&root, "shell_run", args.clone(), &[]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.json["error"]
+            .as_str()
+            .unwrap()
+            .contains(".north/allowlist.json")
+    );
+    assert!(!root.join("ran.txt").exists());
+    std::fs::create_dir_all(root.join(".north")).unwrap();
+    std::fs::write(
+        root.join(".north/allowlist.json"),
+        r#"{"allowedCommands": ["touch ran.txt"]}"#,
+    )
+    .unwrap();
+    let out = ok(&root, "shell_run", args, &[]);
+    assert_eq!(out["exitCode"], 0);
+    assert!(root.join("ran.txt").exists());
+    let out = ok(
+        &root,
+        "shell_run",
+        json!({"command": "echo yes-given"}),
+        &["--yes"],
+    );
+    assert!(out["stdout"].as_str().unwrap().contains("yes-given"));
+}
+
+#[test]
+fn net_tools_need_a_grant() {
+    let (_d, root) = project();
+    let r = run_in(
+        &root,
+        "http.get",
+        json!({"url": "http://127.0.0.1:9/"}),
+        &[],
+    );
+    assert_eq!(r.code, 1);
+    assert!(
+        r.json["error"]
+            .as_str()
+            .unwrap()
+            .to_lowercase()
+            .contains("net"),
+        "{}",
+        r.json
+    );
+}
+
+// ---------- crash safety ----------
+
+const FILES: usize = 24;
+const FILE_BYTES: usize = 96 * 1024;
+
+fn old_content(i: usize) -> String {
+    let line = format!("old file {i} ---------------------------------------------------------\n");
+    line.repeat(FILE_BYTES / line.len())
+}
+
+fn new_content(i: usize) -> String {
+    let line = format!("NEW FILE {i} =========================================================\n");
+    line.repeat(FILE_BYTES / line.len())
+}
+
+fn reset(root: &Path) {
+    let _ = std::fs::remove_dir_all(root);
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    for i in 0..FILES {
+        std::fs::write(root.join(format!("src/f{i:02}.txt")), old_content(i)).unwrap();
+    }
+}
+
+/// The batch: every file rewritten (half by create-overwrite, half by
+/// replace-exact), plus a new file in a new directory.
+fn batch_args(dir: &Path) -> PathBuf {
+    let mut edits = Vec::new();
+    for i in 0..FILES {
+        let path = format!("src/f{i:02}.txt");
+        if i % 2 == 0 {
+            edits.push(json!({"toolName": "edit_create_file", "args": {"path": path, "content": new_content(i), "overwrite": true}}));
+        } else {
+            edits.push(json!({"toolName": "edit_replace_exact", "args": {"path": path, "old": old_content(i), "new": new_content(i), "expectedOccurrences": 1}}));
+        }
+    }
+    edits.push(json!({"toolName": "edit_create_file", "args": {"path": "gen/new/created.txt", "content": new_content(99)}}));
+    let file = dir.join("batch.json");
+    std::fs::write(&file, json!({ "edits": edits }).to_string()).unwrap();
+    file
+}
+
+#[derive(Debug, PartialEq)]
+enum FileState {
+    Old,
+    New,
+}
+
+/// Every file must be entirely old or entirely new; returns the states.
+fn check_files(root: &Path, when: &str) -> Vec<FileState> {
+    let mut states = Vec::new();
+    for i in 0..FILES {
+        let text = std::fs::read_to_string(root.join(format!("src/f{i:02}.txt")))
+            .unwrap_or_else(|e| panic!("{when}: src/f{i:02}.txt unreadable: {e}"));
+        states.push(if text == old_content(i) {
+            FileState::Old
+        } else if text == new_content(i) {
+            FileState::New
+        } else {
+            panic!(
+                "{when}: src/f{i:02}.txt is neither old nor new ({} bytes)",
+                text.len()
+            );
+        });
+    }
+    match std::fs::read_to_string(root.join("gen/new/created.txt")) {
+        Ok(text) if text == new_content(99) => states.push(FileState::New),
+        Ok(text) => panic!("{when}: created.txt is partial ({} bytes)", text.len()),
+        Err(_) => states.push(FileState::Old),
+    }
+    states
+}
+
+/// A pseudo-random fraction in [0, 1) without extra dependencies.
+fn random_fraction(seed: u64) -> f64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(seed);
+    (h.finish() % 1_000_000) as f64 / 1_000_000.0
+}
+
+fn apply_batch(root: &Path, args: &Path) -> std::process::Child {
+    north()
+        .args(["tool", "edit_apply_batch", "--apply", "--args"])
+        .arg(format!("@{}", args.display()))
+        .arg("--path")
+        .arg(root)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn sigkill_during_a_batch_apply_never_leaves_a_partial_file() {
+    let scratch = tempfile::tempdir().unwrap();
+    let args = batch_args(scratch.path());
+    let root = scratch.path().join("proj");
+
+    // How long one uninterrupted apply takes here, to spread kill points over it.
+    reset(&root);
+    let start = Instant::now();
+    let status = apply_batch(&root, &args).wait().unwrap();
+    let full = start.elapsed();
+    assert!(status.success());
+    assert!(
+        check_files(&root, "uninterrupted")
+            .iter()
+            .all(|s| *s == FileState::New)
+    );
+
+    let iterations = 40;
+    let (mut all_old, mut all_new, mut mixed) = (0, 0, 0);
+    for n in 0..iterations {
+        reset(&root);
+        let mut child = apply_batch(&root, &args);
+        let delay = full.mul_f64(random_fraction(n) * 1.2);
+        std::thread::sleep(delay.min(Duration::from_secs(5)));
+        let _ = child.kill(); // SIGKILL
+        let _ = child.wait();
+        let killed = check_files(
+            &root,
+            &format!("iteration {n} right after SIGKILL at {delay:?}"),
+        );
+        if killed.iter().any(|s| *s == FileState::Old)
+            && killed.iter().any(|s| *s == FileState::New)
+        {
+            mixed += 1;
+        }
+        // The next `north tool` run finishes the interrupted transaction:
+        // then the batch is all old or all new.
+        ok(&root, "list_root", json!({}), &[]);
+        let settled = check_files(&root, &format!("iteration {n} after recovery"));
+        if settled.iter().all(|s| *s == FileState::Old) {
+            all_old += 1;
+        } else if settled.iter().all(|s| *s == FileState::New) {
+            all_new += 1;
+        } else {
+            panic!("iteration {n}: batch is mixed after recovery: {settled:?}");
+        }
+        let leftovers: Vec<_> = std::fs::read_dir(root.join("src"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".tmp"))
+            .collect();
+        assert!(
+            leftovers.is_empty(),
+            "iteration {n}: temp files left: {leftovers:?}"
+        );
+    }
+    eprintln!(
+        "{iterations} kills over {full:?}: {all_old} rolled back, {all_new} completed or rolled forward, {mixed} caught mid-rename"
+    );
+}
