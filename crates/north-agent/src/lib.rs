@@ -12,6 +12,7 @@
 //! submit actions and render the events it emits.
 
 pub mod blocks;
+pub mod config;
 pub mod memory;
 pub mod notes;
 pub mod redact;
