@@ -1,1 +1,148 @@
-//! Typed prompt templates (spec/prompt-system.md). Implementation in progress.
+//! Typed prompt templates: the single, inspectable source of every string
+//! North sends to a model (`spec/prompt-system.md`).
+//!
+//! A [`PromptTemplate`] is a validated tree of [`Section`]s under a
+//! namespace and key, with the [`ResourceRegistry`] it needs and an optional
+//! structured output type. A [`Prompt`] binds params (plain structs:
+//! `Serialize + JsonSchema + Default`) and renders deterministic markdown
+//! (`## 1. Title`, `### 1.1. Subtitle`) into a [`RenderedPrompt`] that also
+//! carries the enabled sections' tools, the output schemas (plain and
+//! strict) and a [`PromptDescriptor`] with a content hash. Sections can be
+//! summarized (progressive disclosure: `open_sections` / `read_section`),
+//! overridden per `(ns, key, path)`, and can contribute resources whose
+//! lifecycle a scope guard manages. [`parse_structured_output`] turns a
+//! model's answer into the output type.
+//!
+//! This crate is a light library: it never calls a model, runs a tool or
+//! touches the network; tools are [`ToolSpec`](north_protocol::ToolSpec)
+//! declarations, and the disclosure tools come with pure handlers the agent
+//! dispatches.
+//!
+//! # Example
+//!
+//! Following the spec's usage example:
+//!
+//! ```
+//! use north_prompt::{
+//!     Binding, MarkdownSection, Prompt, PromptParams, PromptTemplate, ResourceRegistry,
+//!     parse_structured_output, template,
+//! };
+//! use schemars::JsonSchema;
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Serialize, JsonSchema, Default, PromptParams)]
+//! struct TaskParams {
+//!     objective: String,
+//! }
+//!
+//! #[derive(Debug, Deserialize, JsonSchema)]
+//! struct TaskResult {
+//!     summary: String,
+//!     steps: Vec<String>,
+//! }
+//!
+//! struct HttpClient {
+//!     timeout_secs: u64,
+//! }
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let template = PromptTemplate::builder("agents/assistant", "task-planner")
+//!     .output::<TaskResult>()
+//!     .section(MarkdownSection::<TaskParams>::new(
+//!         "Task",
+//!         "task",
+//!         // Checked at compile time: a typo in `objective` does not build.
+//!         template!(TaskParams, "Plan the following: ${objective}"),
+//!     ))
+//!     .resources(ResourceRegistry::of([Binding::new(|_| {
+//!         Ok(HttpClient { timeout_secs: 30 })
+//!     })]))
+//!     .build()?;
+//!
+//! let prompt = Prompt::new(template).bind(TaskParams {
+//!     objective: "Refactor auth module".into(),
+//! });
+//!
+//! {
+//!     // Resources start here and close when `scope` drops.
+//!     let scope = prompt.resources().enter()?;
+//!     let http = scope.get::<HttpClient>()?;
+//!     assert_eq!(http.timeout_secs, 30);
+//!
+//!     let rendered = prompt.render()?;
+//!     assert_eq!(rendered.text(), "## 1. Task\n\nPlan the following: Refactor auth module");
+//!     assert!(rendered.strict_output_schema().is_some());
+//!
+//!     // What a backend would return for `rendered`:
+//!     let response = "Here is the plan:\n```json\n\
+//!         {\"summary\": \"Split the module\", \"steps\": [\"extract\", \"test\"]}\n```";
+//!     let result: TaskResult = parse_structured_output(response, &rendered)?;
+//!     assert_eq!(result.steps, ["extract", "test"]);
+//! }
+//!
+//! // Outside the scope, resources are an error, not a panic.
+//! assert!(prompt.resources().get::<HttpClient>().is_err());
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Compile-time checks
+//!
+//! With `#[derive(PromptParams)]` on the params, [`template!`] and
+//! [`markdown_section!`] reject placeholder typos while compiling; every
+//! template is checked again when the [`PromptTemplate`] is built. A section
+//! must name its params type:
+//!
+//! ```compile_fail,E0283
+//! let section = north_prompt::MarkdownSection::new("Task", "task", "Plan ${objective}");
+//! ```
+
+extern crate self as north_prompt;
+
+mod disclosure;
+mod error;
+mod macros;
+mod output;
+mod params;
+mod path;
+mod prompt;
+mod render;
+mod resources;
+mod section;
+mod template;
+mod text;
+
+pub use disclosure::{
+    DisclosureError, OPEN_SECTIONS_TOOL, OpenSectionsParams, READ_SECTION_TOOL, ReadSectionParams,
+    SummarizedSection, VisibilityExpansionRequired, dispatch_disclosure_tool, handle_open_sections,
+    handle_read_section, open_sections_tool, read_section_tool,
+};
+pub use error::{PromptRenderError, PromptValidationError};
+pub use north_prompt_macros::PromptParams;
+pub use output::{
+    ARRAY_WRAPPER_KEY, Output, OutputContainer, OutputParseError, OutputParseErrorKind,
+    StructuredOutputConfig, parse_output_value, parse_structured_output, strict_schema,
+    strict_schema_for,
+};
+pub use params::{NoParams, ParamValue, Params, PromptParams};
+pub use path::{
+    PromptOverrides, SectionOverride, SectionPath, SectionVisibility, VisibilityOverrides,
+};
+pub use prompt::{Prompt, PromptResources};
+pub use render::{PromptDescriptor, RenderOptions, RenderedPrompt};
+pub use resources::{
+    Binding, Resource, ResourceError, ResourceInstance, ResourceRegistry, ResourceResolver,
+    ResourceScope, ResourceSnapshot, ScopedResourceContext, SessionSnapshot, Snapshot,
+    ToolTransactionError, execute_tool_transaction,
+};
+pub use section::{
+    Filesystem, HostFilesystem, MarkdownSection, RenderContext, Section, SectionNode,
+    WorkspaceSection,
+};
+pub use template::{PromptTemplate, TemplateBuilder};
+pub use text::{TemplateError, dedent, is_valid_section_key, substitute};
+
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::text::{check_placeholders, check_section_key};
+}

@@ -1,0 +1,460 @@
+//! `PromptTemplate`: the validated blueprint of a prompt — `(ns, key)`, an
+//! ordered section tree, resources and the structured output declaration.
+
+use std::any::TypeId;
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::disclosure::{OPEN_SECTIONS_TOOL, READ_SECTION_TOOL};
+use crate::error::PromptValidationError;
+use crate::output::{Output, StructuredOutputConfig, declare};
+use crate::path::SectionPath;
+use crate::render::PromptDescriptor;
+use crate::resources::ResourceRegistry;
+use crate::section::SectionNode;
+use crate::text::is_valid_section_key;
+
+pub(crate) struct TemplateInner {
+    pub(crate) descriptor: Arc<PromptDescriptor>,
+    pub(crate) sections: Vec<SectionNode>,
+    pub(crate) resources: ResourceRegistry,
+    pub(crate) output: Option<StructuredOutputConfig>,
+    /// Rough size of a render, to allocate the text once.
+    pub(crate) size_hint: usize,
+}
+
+/// A validated prompt blueprint producing output `O`: `()` for none, a
+/// struct for a JSON object, `Vec<T>` for an array of objects. Cheap to
+/// clone (shared); build one with [`PromptTemplate::builder`].
+pub struct PromptTemplate<O = ()> {
+    inner: Arc<TemplateInner>,
+    _output: PhantomData<fn() -> O>,
+}
+
+impl<O> Clone for PromptTemplate<O> {
+    fn clone(&self) -> Self {
+        PromptTemplate {
+            inner: self.inner.clone(),
+            _output: PhantomData,
+        }
+    }
+}
+
+impl<O> fmt::Debug for PromptTemplate<O> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PromptTemplate")
+            .field("descriptor", &self.inner.descriptor)
+            .field("sections", &self.inner.sections)
+            .field("resources", &self.inner.resources)
+            .field("output", &self.inner.output)
+            .finish()
+    }
+}
+
+impl PromptTemplate<()> {
+    /// Starts a template for prompt `(ns, key)` with no structured output;
+    /// declare one with [`TemplateBuilder::output`].
+    pub fn builder(ns: impl Into<String>, key: impl Into<String>) -> TemplateBuilder<()> {
+        TemplateBuilder {
+            ns: ns.into(),
+            key: key.into(),
+            name: None,
+            sections: Vec::new(),
+            resources: ResourceRegistry::new(),
+            allow_extra_keys: false,
+            _output: PhantomData,
+        }
+    }
+}
+
+impl<O> PromptTemplate<O> {
+    pub(crate) fn inner(&self) -> &TemplateInner {
+        &self.inner
+    }
+
+    /// Namespace.
+    pub fn ns(&self) -> &str {
+        &self.inner.descriptor.ns
+    }
+
+    /// Key.
+    pub fn key(&self) -> &str {
+        &self.inner.descriptor.key
+    }
+
+    /// Optional name.
+    pub fn name(&self) -> Option<&str> {
+        self.inner.descriptor.name.as_deref()
+    }
+
+    /// Root sections in order.
+    pub fn sections(&self) -> &[SectionNode] {
+        &self.inner.sections
+    }
+
+    /// Resources declared on the template itself.
+    pub fn resources(&self) -> &ResourceRegistry {
+        &self.inner.resources
+    }
+
+    /// The structured output declaration, if any.
+    pub fn structured_output(&self) -> Option<&StructuredOutputConfig> {
+        self.inner.output.as_ref()
+    }
+
+    /// `(ns, key, name)` and the content hash.
+    pub fn descriptor(&self) -> &PromptDescriptor {
+        &self.inner.descriptor
+    }
+
+    /// Paths of every section, depth-first (the targets overrides can name).
+    pub fn section_paths(&self) -> Vec<SectionPath> {
+        fn walk(nodes: &[SectionNode], parent: &SectionPath, out: &mut Vec<SectionPath>) {
+            for node in nodes {
+                let path = parent.child(node.key());
+                out.push(path.clone());
+                walk(node.children(), &path, out);
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.inner.sections, &SectionPath::default(), &mut out);
+        out
+    }
+
+    /// The section at `path`, if any.
+    pub fn section(&self, path: &SectionPath) -> Option<&SectionNode> {
+        let mut nodes = self.inner.sections.as_slice();
+        let mut found = None;
+        for key in path.keys() {
+            let node = nodes.iter().find(|n| n.key() == key)?;
+            nodes = node.children();
+            found = Some(node);
+        }
+        found
+    }
+
+    /// Resolves a dot-notation key (`parent.child`) to a section path;
+    /// keys that themselves contain dots are matched against the tree.
+    pub fn resolve_dotted(&self, dotted: &str) -> Option<SectionPath> {
+        fn walk(nodes: &[SectionNode], rest: &str, acc: &mut Vec<String>) -> bool {
+            for node in nodes {
+                let key = node.key();
+                if rest == key {
+                    acc.push(key.to_owned());
+                    return true;
+                }
+                if let Some(tail) = rest.strip_prefix(key).and_then(|t| t.strip_prefix('.')) {
+                    acc.push(key.to_owned());
+                    if walk(node.children(), tail, acc) {
+                        return true;
+                    }
+                    acc.pop();
+                }
+            }
+            false
+        }
+        let mut acc = Vec::new();
+        walk(&self.inner.sections, dotted, &mut acc).then(|| SectionPath::new(acc))
+    }
+}
+
+/// Builder of a [`PromptTemplate`]; [`TemplateBuilder::build`] validates.
+pub struct TemplateBuilder<O> {
+    ns: String,
+    key: String,
+    name: Option<String>,
+    sections: Vec<SectionNode>,
+    resources: ResourceRegistry,
+    allow_extra_keys: bool,
+    _output: PhantomData<fn() -> O>,
+}
+
+impl<O> fmt::Debug for TemplateBuilder<O> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TemplateBuilder")
+            .field("ns", &self.ns)
+            .field("key", &self.key)
+            .field("sections", &self.sections)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<O> TemplateBuilder<O> {
+    /// Sets the human name.
+    #[must_use]
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Appends a root section.
+    #[must_use]
+    pub fn section(mut self, section: impl Into<SectionNode>) -> Self {
+        self.sections.push(section.into());
+        self
+    }
+
+    /// Appends root sections.
+    #[must_use]
+    pub fn sections(mut self, sections: impl IntoIterator<Item = SectionNode>) -> Self {
+        self.sections.extend(sections);
+        self
+    }
+
+    /// Sets the template's own resources.
+    #[must_use]
+    pub fn resources(mut self, resources: ResourceRegistry) -> Self {
+        self.resources = resources;
+        self
+    }
+
+    /// Tolerates unknown keys in structured output (default false).
+    #[must_use]
+    pub fn allow_extra_keys(mut self, allow: bool) -> Self {
+        self.allow_extra_keys = allow;
+        self
+    }
+
+    /// Declares the structured output: a struct `T` for a JSON object,
+    /// `Vec<T>` for an array of objects.
+    pub fn output<T: Output>(self) -> TemplateBuilder<T> {
+        TemplateBuilder {
+            ns: self.ns,
+            key: self.key,
+            name: self.name,
+            sections: self.sections,
+            resources: self.resources,
+            allow_extra_keys: self.allow_extra_keys,
+            _output: PhantomData,
+        }
+    }
+
+    /// Validates and builds the template: non-empty `ns` and `key`, section
+    /// keys matching `^[a-z0-9][a-z0-9._-]{0,63}$` and unique among
+    /// siblings, params types that are structs, every placeholder naming a
+    /// field, unique tool names, and an output type that is a struct or a
+    /// `Vec` of structs. The first problem found (depth-first) is returned.
+    pub fn build(self) -> Result<PromptTemplate<O>, PromptValidationError>
+    where
+        O: Output,
+    {
+        if self.ns.trim().is_empty() {
+            return Err(PromptValidationError::EmptyNamespace);
+        }
+        if self.key.trim().is_empty() {
+            return Err(PromptValidationError::EmptyKey { ns: self.ns });
+        }
+        let mut validator = Validator::default();
+        validator.level(&self.sections, &SectionPath::default())?;
+        let output = declare::<O>(self.allow_extra_keys)?;
+        let content_hash = content_hash(
+            &self.ns,
+            &self.key,
+            self.name.as_deref(),
+            &self.sections,
+            output.as_ref(),
+        );
+        Ok(PromptTemplate {
+            inner: Arc::new(TemplateInner {
+                descriptor: Arc::new(PromptDescriptor {
+                    ns: self.ns,
+                    key: self.key,
+                    name: self.name,
+                    content_hash,
+                }),
+                size_hint: validator.size_hint,
+                sections: self.sections,
+                resources: self.resources,
+                output,
+            }),
+            _output: PhantomData,
+        })
+    }
+}
+
+#[derive(Default)]
+struct Validator {
+    fields: Vec<(TypeId, Vec<String>)>,
+    tools: Vec<String>,
+    size_hint: usize,
+}
+
+impl Validator {
+    fn level(
+        &mut self,
+        nodes: &[SectionNode],
+        parent: &SectionPath,
+    ) -> Result<(), PromptValidationError> {
+        let mut keys: Vec<&str> = Vec::new();
+        for node in nodes {
+            let section = node.erased();
+            let key = section.key();
+            let path = parent.child(key);
+            if !is_valid_section_key(key) {
+                return Err(PromptValidationError::InvalidSectionKey {
+                    path,
+                    key: key.to_owned(),
+                });
+            }
+            if keys.contains(&key) {
+                return Err(PromptValidationError::DuplicateSectionKey { path });
+            }
+            keys.push(key);
+
+            let type_id = section.params_type_id();
+            let index = match self.fields.iter().position(|(t, _)| *t == type_id) {
+                Some(index) => index,
+                None => {
+                    let fields = section.params_fields().map_err(|_| {
+                        PromptValidationError::ParamsNotStruct {
+                            path: path.clone(),
+                            params_type: section.params_type_name(),
+                        }
+                    })?;
+                    self.fields.push((type_id, fields));
+                    self.fields.len() - 1
+                }
+            };
+            let placeholders =
+                section
+                    .placeholders()
+                    .map_err(|error| PromptValidationError::InvalidTemplate {
+                        path: path.clone(),
+                        error,
+                    })?;
+            let provided = section.provided_fields();
+            let fields = self
+                .fields
+                .get(index)
+                .map(|(_, f)| f.as_slice())
+                .unwrap_or(&[]);
+            for placeholder in placeholders {
+                if !fields.contains(&placeholder) && !provided.contains(&placeholder) {
+                    let mut available = fields.to_vec();
+                    available.extend(provided.iter().cloned());
+                    return Err(PromptValidationError::UnknownPlaceholder {
+                        path,
+                        placeholder,
+                        params_type: section.params_type_name(),
+                        available,
+                    });
+                }
+            }
+            for tool in section.tools() {
+                if tool.name == OPEN_SECTIONS_TOOL || tool.name == READ_SECTION_TOOL {
+                    return Err(PromptValidationError::ReservedToolName {
+                        path,
+                        tool: tool.name.clone(),
+                    });
+                }
+                if self.tools.contains(&tool.name) {
+                    return Err(PromptValidationError::DuplicateToolName {
+                        path,
+                        tool: tool.name.clone(),
+                    });
+                }
+                self.tools.push(tool.name.clone());
+            }
+            self.size_hint += section.title().len() + section.fingerprint().len() + 16;
+            self.level(section.children(), &path)?;
+        }
+        Ok(())
+    }
+}
+
+/// Hex SHA-256 over a canonical JSON form of the template: keys sorted,
+/// no whitespace, so the hash does not depend on map ordering features.
+fn content_hash(
+    ns: &str,
+    key: &str,
+    name: Option<&str>,
+    sections: &[SectionNode],
+    output: Option<&StructuredOutputConfig>,
+) -> String {
+    fn section_value(node: &SectionNode) -> Value {
+        let section = node.erased();
+        json!({
+            "title": section.title(),
+            "key": section.key(),
+            "content": section.fingerprint(),
+            "accepts_overrides": section.accepts_overrides(),
+            "tools": section.tools().iter().map(|t| json!({
+                "name": t.name,
+                "description": t.description,
+                "input_schema": t.input_schema,
+            })).collect::<Vec<_>>(),
+            "children": section.children().iter().map(section_value).collect::<Vec<_>>(),
+        })
+    }
+    let structure = json!({
+        "ns": ns,
+        "key": key,
+        "name": name,
+        "sections": sections.iter().map(section_value).collect::<Vec<_>>(),
+        "output": output.map(|o| json!({
+            "container": o.container(),
+            "allow_extra_keys": o.allow_extra_keys(),
+            "schema": o.schema(),
+        })),
+    });
+    let mut canonical = String::new();
+    write_canonical(&structure, &mut canonical);
+    let digest = Sha256::digest(canonical.as_bytes());
+    let mut hex = String::with_capacity(64);
+    for byte in digest {
+        use std::fmt::Write as _;
+        let _ = write!(hex, "{byte:02x}");
+    }
+    hex
+}
+
+fn write_canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            out.push('{');
+            for (i, (k, v)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                write_canonical(v, out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, v) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(v, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use serde_json::Map;
+
+    #[test]
+    fn canonical_json_sorts_keys() {
+        let mut a = Map::new();
+        a.insert("b".into(), json!(1));
+        a.insert("a".into(), json!({"z": [1, {"y": 2, "x": 3}]}));
+        let mut out = String::new();
+        write_canonical(&Value::Object(a), &mut out);
+        assert_eq!(out, r#"{"a":{"z":[1,{"x":3,"y":2}]},"b":1}"#);
+    }
+}
