@@ -11,10 +11,19 @@
 //! This crate must not render anything or read the terminal: front ends
 //! submit actions and render the events it emits.
 
+mod agent;
+pub mod approval;
 pub mod blocks;
+pub mod condense;
+pub mod context;
+pub mod intent;
+mod run_tool;
 pub mod config;
 pub mod memory;
 pub mod notes;
 pub mod redact;
 pub mod store;
 pub mod textcalls;
+
+pub use agent::{Agent, AgentOptions, TurnEnd};
+pub use approval::{ApprovalRequest, Approver, FlagApprover};

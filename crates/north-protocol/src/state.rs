@@ -4,6 +4,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::message::Message;
+
 /// Long-lived agent state stored in the checkpoint.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(default)]
@@ -44,6 +46,11 @@ pub struct Checkpoint {
     /// Last trace ids or file names.
     #[serde(default)]
     pub trace_tail: Vec<String>,
+    /// The same window as `recent_messages` with full fidelity (tool calls
+    /// and results as structured blocks), so a resumed session continues
+    /// exactly. An extension of the runtime contract; absent in old files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<Message>,
 }
 
 /// Minimal persisted chat message: a role and text content.

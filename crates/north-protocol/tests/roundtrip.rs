@@ -124,6 +124,7 @@ fn state_defaults_missing_fields_and_checkpoint_round_trips() {
             content: "x".into(),
         }],
         trace_tail: vec![],
+        messages: vec![Message::user("x")],
     };
     roundtrip(&cp);
     roundtrip(&TraceEvent {

@@ -5,9 +5,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use north_protocol::{ToolOutcome, ToolSpec};
-use serde_json::Value;
+use north_protocol::{ApprovalPolicy, ToolOutcome, ToolSpec};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
+
+use crate::args::ArgsSchema;
+use crate::edit::{Applied, Proposal};
+use crate::sandbox::{Sandbox, SandboxError};
 
 /// A tool: a declarative spec and an async call returning `{ok, output, error}`.
 ///
@@ -19,6 +25,26 @@ pub trait Tool: Send + Sync {
 
     /// Runs the tool with already-parsed JSON arguments.
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutcome>;
+
+    /// The proposal side of a write tool (`None` for every other tool).
+    fn as_write(&self) -> Option<&dyn WriteTool> {
+        None
+    }
+}
+
+/// A tool whose effect is a reviewed [`Proposal`]: `propose` validates the
+/// arguments against the current files and computes diffs without writing;
+/// after approval the caller applies the proposal and reports
+/// `applied_output` to the model.
+pub trait WriteTool: Send + Sync {
+    /// Validates `args` and returns the proposal, or the failed outcome the
+    /// model should see (with structured retry hints).
+    fn propose(&self, args: Value, ctx: &ToolContext) -> Result<Proposal, ToolOutcome>;
+
+    /// What the model sees once `applied` has been written.
+    fn applied_output(&self, applied: &Applied) -> Value {
+        applied.to_json()
+    }
 }
 
 /// What a tool call may use: the sandbox root, capabilities and shared services.
@@ -50,6 +76,11 @@ impl ToolContext {
             cancel: CancellationToken::new(),
         }
     }
+
+    /// The sandbox for this context's root.
+    pub fn sandbox(&self) -> Result<Sandbox, SandboxError> {
+        Sandbox::new(&self.root)
+    }
 }
 
 /// Tools by name.
@@ -69,9 +100,21 @@ impl Registry {
         self.tools.insert(tool.spec().name, tool);
     }
 
+    /// Adds every tool of `other` (replacing same-named ones).
+    pub fn extend(&mut self, other: &Registry) {
+        for (name, tool) in &other.tools {
+            self.tools.insert(name.clone(), tool.clone());
+        }
+    }
+
     /// The specs of all tools, sorted by name.
     pub fn specs(&self) -> Vec<ToolSpec> {
         self.tools.values().map(|t| t.spec()).collect()
+    }
+
+    /// The names of all tools, sorted.
+    pub fn names(&self) -> Vec<String> {
+        self.tools.keys().cloned().collect()
     }
 
     /// Looks a tool up by name.
@@ -83,10 +126,120 @@ impl Registry {
     pub async fn call(&self, name: &str, args: Value, ctx: &ToolContext) -> ToolOutcome {
         match self.tools.get(name) {
             Some(tool) => tool.call(args, ctx).await,
-            None => ToolOutcome::err(format!(
+            None => self.unknown(name),
+        }
+    }
+
+    /// The proposal of write tool `name`; unknown or non-write tools are
+    /// `ok:false` outcomes.
+    pub fn propose(
+        &self,
+        name: &str,
+        args: Value,
+        ctx: &ToolContext,
+    ) -> Result<Proposal, ToolOutcome> {
+        match self.tools.get(name) {
+            Some(tool) => match tool.as_write() {
+                Some(write) => write.propose(args, ctx),
+                None => Err(ToolOutcome::err(format!(
+                    "tool `{name}` is not a write tool"
+                ))),
+            },
+            None => Err(self.unknown(name)),
+        }
+    }
+
+    fn unknown(&self, name: &str) -> ToolOutcome {
+        let available = self.names();
+        ToolOutcome {
+            ok: false,
+            output: json!({ "unknownTool": name, "available": available }),
+            error: Some(format!(
                 "unknown tool `{name}`; available tools: {}",
-                self.tools.keys().cloned().collect::<Vec<_>>().join(", ")
+                available.join(", ")
             )),
         }
+    }
+}
+
+/// A tool failure: the message for the model plus structured details.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Failure {
+    pub message: String,
+    pub details: Value,
+}
+
+impl Failure {
+    pub fn new(message: impl Into<String>) -> Self {
+        Failure {
+            message: message.into(),
+            details: Value::Null,
+        }
+    }
+
+    pub fn into_outcome(self) -> ToolOutcome {
+        ToolOutcome {
+            ok: false,
+            output: self.details,
+            error: Some(self.message),
+        }
+    }
+}
+
+impl<E: std::error::Error> From<E> for Failure {
+    fn from(e: E) -> Self {
+        Failure::new(e.to_string())
+    }
+}
+
+/// A read-only tool written as a typed, synchronous function; `Typed` turns
+/// it into a [`Tool`] that validates arguments and runs off the async threads.
+pub(crate) trait Handler: Send + Sync + 'static {
+    type Args: DeserializeOwned + JsonSchema + Send + 'static;
+    const NAME: &'static str;
+    const DESCRIPTION: &'static str;
+    fn run(&self, args: Self::Args, ctx: &ToolContext) -> Result<Value, Failure>;
+}
+
+/// Adapter from [`Handler`] to [`Tool`].
+pub(crate) struct Typed<H: Handler> {
+    handler: Arc<H>,
+    args: ArgsSchema,
+}
+
+impl<H: Handler> Typed<H> {
+    pub fn tool(handler: H) -> Arc<dyn Tool> {
+        Arc::new(Typed {
+            handler: Arc::new(handler),
+            args: ArgsSchema::of::<H::Args>(),
+        })
+    }
+}
+
+impl<H: Handler> Tool for Typed<H> {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: H::NAME.to_owned(),
+            description: H::DESCRIPTION.to_owned(),
+            input_schema: self.args.schema().clone(),
+            approval: ApprovalPolicy::None,
+        }
+    }
+
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutcome> {
+        Box::pin(async move {
+            let args: H::Args = match self.args.parse(H::NAME, args) {
+                Ok(a) => a,
+                Err(e) => return ToolOutcome::err(e.to_string()),
+            };
+            let handler = self.handler.clone();
+            let ctx = ctx.clone();
+            let result = tokio::task::spawn_blocking(move || handler.run(args, &ctx)).await;
+            match result {
+                Ok(Ok(output)) => ToolOutcome::ok(output),
+                Ok(Err(failure)) => failure.into_outcome(),
+                Err(e) => ToolOutcome::err(format!("tool `{}` stopped unexpectedly: {e}", H::NAME)),
+            }
+        })
     }
 }

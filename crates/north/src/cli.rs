@@ -16,8 +16,14 @@ pub struct Cli {
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run one prompt headless and stream the answer to stdout.
+    /// Run the assistant headless on one prompt; stream the answer to stdout.
     Exec(ExecArgs),
+    /// Run one tool under the project's policy and print its JSON result.
+    Tool(crate::tool_cmd::ToolArgs),
+    /// List or inspect saved sessions.
+    Sessions(SessionsArgs),
+    /// Print the effective configuration and where each value came from.
+    Config(ConfigArgs),
 }
 
 /// Model providers.
@@ -42,13 +48,31 @@ impl ProviderName {
     }
 }
 
-/// `north exec` options.
-#[derive(Debug, Args)]
-#[command(
-    after_help = "EXIT STATUS:\n  0  the model answered\n  1  the model or provider failed (after retries)\n  2  invalid use or configuration (missing key, bad script, bad flags)\n  130 interrupted (Ctrl+C)"
-)]
-pub struct ExecArgs {
-    /// Model provider [default: scripted with --script, else anthropic].
+/// How tool calls travel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProtocolName {
+    /// The provider's native tool calling.
+    Native,
+    /// `<<<TOOL_CALLS_JSON>>>` blocks in text, for models without native tools.
+    Text,
+}
+
+/// Log verbosity for the log file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogLevel {
+    /// Requests, tool calls, approvals, errors.
+    Info,
+    /// Also tool metadata and retries (never file contents or keys).
+    Debug,
+}
+
+/// Options shared by commands that talk to a model.
+#[derive(Debug, Clone, Args)]
+pub struct ModelArgs {
+    /// Project root [default: the git root above the current directory, else the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub path: Option<PathBuf>,
+    /// Model provider [default: from config, else anthropic; scripted with --script].
     #[arg(long, value_enum)]
     pub provider: Option<ProviderName>,
     /// Model name [default: claude-sonnet-4-5 for anthropic, gpt-5.2 for openai].
@@ -60,13 +84,80 @@ pub struct ExecArgs {
     /// Append every request the scripted provider receives to FILE (JSONL).
     #[arg(long, value_name = "FILE", requires = "script")]
     pub record_requests: Option<PathBuf>,
+    /// Log file verbosity (the log is $XDG_STATE_HOME/north/north.log).
+    #[arg(long, value_enum, default_value = "info")]
+    pub log_level: LogLevel,
+}
+
+/// `north exec` options.
+#[derive(Debug, Args)]
+#[command(after_help = "EXIT STATUS:\n  0    the turn completed\n  1    the model or provider failed (after retries); the session is kept\n  2    invalid use or configuration (missing key, bad flags, bad config)\n  3    the turn completed, but an edit, command or capability was denied\n  4    the step limit was reached\n  130  interrupted (Ctrl+C); the session is kept")]
+pub struct ExecArgs {
+    /// Model and project options.
+    #[command(flatten)]
+    pub model: ModelArgs,
     /// Print protocol events as JSON, one object per line, instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Maximum output tokens.
+    /// Apply edit proposals without asking (they are still shown).
+    #[arg(long)]
+    pub approve_edits: bool,
+    /// Run shell commands that are not in .north/allowlist.json.
+    #[arg(long)]
+    pub allow_shell: bool,
+    /// Both --approve-edits and --allow-shell.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Grant a capability (`net`, `net:<domain>`); repeatable.
+    #[arg(long = "grant", value_name = "CAP")]
+    pub grants: Vec<String>,
+    /// Resume the session with this id.
+    #[arg(long, value_name = "ID", conflicts_with = "continue_latest")]
+    pub resume: Option<String>,
+    /// Resume the most recent session.
+    #[arg(long = "continue", short = 'c')]
+    pub continue_latest: bool,
+    /// Model steps per turn before stopping [default: 25].
+    #[arg(long, value_name = "N")]
+    pub max_steps: Option<u32>,
+    /// Tool-call protocol [default: native].
+    #[arg(long, value_enum)]
+    pub tool_protocol: Option<ProtocolName>,
+    /// Maximum output tokens per model request.
     #[arg(long, default_value_t = 8192)]
     pub max_tokens: u32,
     /// The prompt; `-` or nothing reads it from standard input.
     #[arg(value_name = "PROMPT", num_args = 0..)]
     pub prompt: Vec<String>,
+}
+
+/// `north sessions` options.
+#[derive(Debug, Args)]
+pub struct SessionsArgs {
+    /// Project root [default: the git root above the current directory].
+    #[arg(long, value_name = "DIR", global = true)]
+    pub path: Option<PathBuf>,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: SessionsCommand,
+}
+
+/// `north sessions` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// List sessions, newest first.
+    List,
+    /// Show a session's checkpoint (state and recent messages).
+    Show {
+        /// Session id.
+        id: String,
+    },
+}
+
+/// `north config` options.
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    /// Project root [default: the git root above the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub path: Option<PathBuf>,
 }

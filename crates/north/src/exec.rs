@@ -1,84 +1,97 @@
-//! `north exec`: one prompt, streamed to stdout.
+//! `north exec`: the headless assistant. Renders agent events as text (or
+//! JSONL with `--json`); approvals come from flags and are safe by default.
 
+use std::cell::Cell;
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
 
-use futures::StreamExt;
-use north_llm::{LlmError, ResponseBuilder};
-use north_protocol::{ChatRequest, ErrorKind, Event, Message, StreamDelta, Usage};
+use anyhow::Context;
+use north_agent::config::{Config, Overrides, ToolProtocol};
+use north_agent::redact::Redactor;
+use north_agent::store::SessionStore;
+use north_agent::{Agent, AgentOptions, FlagApprover, TurnEnd};
+use north_protocol::{ApprovalDecision, ErrorKind, Event};
+use north_tools::{ToolContext, north_tools};
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::ExecArgs;
-use crate::provider;
+use crate::cli::{ExecArgs, ProtocolName};
+use crate::{logging, provider};
 
-/// Exit status for a provider or model failure.
 const EXIT_PROVIDER: u8 = 1;
-/// Exit status for invalid use or configuration.
 const EXIT_USAGE: u8 = 2;
-/// Exit status after Ctrl+C.
+const EXIT_DENIED: u8 = 3;
+const EXIT_STEP_LIMIT: u8 = 4;
 const EXIT_INTERRUPTED: u8 = 130;
 
 /// Runs `north exec`.
 pub fn main(args: ExecArgs) -> ExitCode {
-    init_logging();
-    let prompt = match read_prompt(&args) {
-        Ok(p) => p,
-        Err(e) => return fail(&args, ErrorKind::Config, &e, EXIT_USAGE),
-    };
-    let selected = match provider::select(&args) {
-        Ok(s) => s,
-        Err(e) => return fail(&args, ErrorKind::Config, &format!("{e:#}"), EXIT_USAGE),
-    };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => {
-            return fail(
-                &args,
-                ErrorKind::Internal,
-                &format!("cannot start runtime: {e}"),
-                EXIT_PROVIDER,
-            );
+    let redactor = Redactor::from_env();
+    let log = logging::init(args.model.log_level, &redactor);
+    tracing::info!(version = env!("CARGO_PKG_VERSION"), log = ?log, "north exec starting");
+    match prepare(&args) {
+        Ok(prepared) => {
+            let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                Ok(r) => r,
+                Err(e) => return fail(&args, ErrorKind::Internal, &format!("cannot start the runtime: {e}"), EXIT_PROVIDER),
+            };
+            runtime.block_on(run(&args, prepared, redactor))
         }
+        Err(e) => fail(&args, ErrorKind::Config, &redactor.scrub(&format!("{e:#}")), EXIT_USAGE),
+    }
+}
+
+struct Prepared {
+    root: std::path::PathBuf,
+    config: Config,
+    selected: provider::Selected,
+    prompt: String,
+}
+
+fn prepare(args: &ExecArgs) -> anyhow::Result<Prepared> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let root = north_tools::repo::resolve_root(args.model.path.as_deref(), &cwd)?;
+    tracing::info!(root = %root.display(), "repo root");
+    let provider = match (args.model.provider, &args.model.script) {
+        (Some(p), _) => Some(p.as_str().to_string()),
+        (None, Some(_)) => Some("scripted".into()),
+        (None, None) => None,
     };
-    runtime.block_on(run(args, selected, prompt))
+    let flags = Overrides {
+        provider,
+        model: args.model.model.clone(),
+        approve_edits: (args.approve_edits || args.yes).then_some(true),
+        allow_shell: (args.allow_shell || args.yes).then_some(true),
+        max_steps: args.max_steps,
+        tool_protocol: args.tool_protocol.map(|p| match p {
+            ProtocolName::Native => ToolProtocol::Native,
+            ProtocolName::Text => ToolProtocol::Text,
+        }),
+    };
+    let global = north_agent::config::global_config_path();
+    let config = Config::load(&root, global.as_deref(), |k| std::env::var(k).ok(), &flags)?;
+    for cap in &args.grants {
+        anyhow::ensure!(north_agent::notes::valid_capability(cap), "invalid capability `{cap}` (use net or net:<domain>)");
+    }
+    let selected = provider::select(&config, &args.model)?;
+    let prompt = read_prompt(args)?;
+    Ok(Prepared { root, config, selected, prompt })
 }
 
-fn init_logging() {
-    // Warnings (unknown stream events, retries at debug) go to stderr;
-    // NORTH_LOG overrides the filter, e.g. NORTH_LOG=north_llm=debug.
-    let filter = tracing_subscriber::EnvFilter::try_from_env("NORTH_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_target(false)
-        .try_init();
-}
-
-fn read_prompt(args: &ExecArgs) -> Result<String, String> {
+fn read_prompt(args: &ExecArgs) -> anyhow::Result<String> {
     let joined = args.prompt.join(" ");
     if !joined.is_empty() && joined != "-" {
         return Ok(joined);
     }
     let stdin = std::io::stdin();
-    if stdin.is_terminal() {
-        return Err("no prompt given; pass it as an argument or on standard input".into());
-    }
+    anyhow::ensure!(!stdin.is_terminal(), "no prompt given; pass it as an argument or on standard input");
     let mut text = String::new();
-    stdin
-        .lock()
-        .read_to_string(&mut text)
-        .map_err(|e| format!("cannot read the prompt from standard input: {e}"))?;
-    if text.trim().is_empty() {
-        return Err("the prompt is empty".into());
-    }
+    stdin.lock().read_to_string(&mut text).context("cannot read the prompt from standard input")?;
+    anyhow::ensure!(!text.trim().is_empty(), "the prompt is empty");
     Ok(text)
 }
 
-fn emit(event: &Event) {
+fn emit_json(event: &Event) {
     if let Ok(line) = serde_json::to_string(event) {
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "{line}");
@@ -87,20 +100,111 @@ fn emit(event: &Event) {
 }
 
 fn fail(args: &ExecArgs, kind: ErrorKind, message: &str, code: u8) -> ExitCode {
+    tracing::error!(%message, "exec failed");
     if args.json {
-        emit(&Event::Error {
-            kind,
-            message: message.to_string(),
-        });
+        emit_json(&Event::Error { kind, message: message.to_string() });
     }
     eprintln!("north: error: {message}");
     ExitCode::from(code)
 }
 
-async fn run(args: ExecArgs, selected: provider::Selected, prompt: String) -> ExitCode {
-    tracing::debug!(provider = selected.provider.as_str(), model = %selected.model, "exec starting");
-    let mut request = ChatRequest::new(selected.model.clone(), vec![Message::user(prompt)]);
-    request.max_tokens = args.max_tokens;
+/// Text rendering of events for a terminal or a pipe.
+struct Human {
+    at_line_start: Cell<bool>,
+}
+
+impl Human {
+    fn out(&self, text: &str) {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+        if let Some(last) = text.chars().last() {
+            self.at_line_start.set(last == '\n');
+        }
+    }
+
+    fn line(&self, text: &str) {
+        if !self.at_line_start.get() {
+            self.out("\n");
+        }
+        self.out(&format!("{text}\n"));
+    }
+
+    /// Ends the transcript on a line of its own.
+    fn finish(&self) {
+        if !self.at_line_start.get() {
+            self.out("\n");
+        }
+    }
+
+    fn render(&self, event: &Event) {
+        match event {
+            Event::AssistantText { text } => self.out(text),
+            Event::ToolIntent { line, .. } => self.line(&format!("• {line}")),
+            Event::ToolResult { ok, summary, .. } => self.line(&format!("  {} {summary}", if *ok { "↳" } else { "✗" })),
+            Event::Diff { diff, .. } => self.line(diff.trim_end()),
+            Event::ApprovalDecided { decision, .. } => {
+                let word = match decision {
+                    ApprovalDecision::Accept => "accepted",
+                    ApprovalDecision::Reject => "rejected",
+                    ApprovalDecision::RunOnce => "allowed once",
+                    ApprovalDecision::Always => "always allowed",
+                    ApprovalDecision::Deny => "denied",
+                    ApprovalDecision::Grant => "granted",
+                };
+                self.line(&format!("  [{word}]"));
+            }
+            Event::Error { kind: ErrorKind::Interrupted, .. } => eprintln!("north: interrupted"),
+            Event::Error { message, .. } => eprintln!("north: error: {message}"),
+            Event::SessionStarted { .. }
+            | Event::TurnStarted { .. }
+            | Event::ApprovalRequested { .. }
+            | Event::Usage { .. }
+            | Event::TurnEnd { .. } => {}
+        }
+    }
+}
+
+async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
+    let store = SessionStore::new(&p.root);
+    let session = match (&args.resume, args.continue_latest) {
+        (Some(id), _) => store.open(id),
+        (None, true) => match store.latest() {
+            Ok(Some(s)) => Ok(s),
+            Ok(None) => return fail(args, ErrorKind::Config, "no session to continue in this project", EXIT_USAGE),
+            Err(e) => Err(e),
+        },
+        (None, false) => store.create(),
+    };
+    let session = match session {
+        Ok(s) => s,
+        Err(e) => return fail(args, ErrorKind::Config, &e.to_string(), EXIT_USAGE),
+    };
+    let mut ctx = ToolContext::new(p.root.clone());
+    ctx.http = Arc::new(north_tools::net::HttpClient::new(Some(p.root.join(".north").join("http-cache.sqlite"))));
+    let approver = FlagApprover {
+        approve_edits: p.config.approve_edits.value,
+        allow_shell: p.config.allow_shell.value,
+        grants: args.grants.clone(),
+        explain: true,
+    };
+    let opts = AgentOptions {
+        provider: p.selected.provider.clone(),
+        model: p.selected.model.clone(),
+        max_steps: p.config.max_steps.value,
+        tool_protocol: p.config.tool_protocol.value,
+        max_tokens: args.max_tokens,
+        context_budget: p.config.context_budget.value,
+        extra_memory: north_agent::config::data_dir().map(|d| d.join("memory.json")).into_iter().collect(),
+    };
+    let session_id = session.id.clone();
+    let mut agent = match Agent::new(p.selected.backend, north_tools(), ctx, Arc::new(approver), session, redactor, opts) {
+        Ok(a) => a,
+        Err(e) => return fail(args, ErrorKind::Config, &e.to_string(), EXIT_USAGE),
+    };
+    for cap in &args.grants {
+        agent.grant(cap);
+    }
     let cancel = CancellationToken::new();
     let on_interrupt = cancel.clone();
     tokio::spawn(async move {
@@ -108,91 +212,34 @@ async fn run(args: ExecArgs, selected: provider::Selected, prompt: String) -> Ex
             on_interrupt.cancel();
         }
     });
-    if args.json {
-        emit(&Event::TurnStarted { turn: 1 });
-    }
-    let mut stream = selected.backend.stream_chat(request, cancel);
-    let mut builder = ResponseBuilder::new();
-    let mut out = std::io::stdout().lock();
-    let mut ends_with_newline = true;
-    let mut failure: Option<LlmError> = None;
-    while let Some(item) = stream.next().await {
-        let delta = match item {
-            Ok(d) => d,
-            Err(e) => {
-                failure = Some(e);
-                break;
-            }
-        };
-        builder.push(&delta);
-        match &delta {
-            StreamDelta::Text { text } => {
-                if args.json {
-                    emit(&Event::AssistantText { text: text.clone() });
-                } else {
-                    let _ = out.write_all(text.as_bytes());
-                    let _ = out.flush();
-                    ends_with_newline = text.ends_with('\n');
-                }
-            }
-            StreamDelta::ToolCallEnd { .. } | StreamDelta::Usage(_) | StreamDelta::Start { .. } => {
-            }
-            StreamDelta::ToolCallStart { .. }
-            | StreamDelta::ToolCallArgs { .. }
-            | StreamDelta::Stop { .. } => {}
+    let denied = Arc::new(Mutex::new(false));
+    let human = Human { at_line_start: Cell::new(true) };
+    let json = args.json;
+    let denied_flag = denied.clone();
+    let emit = |event: Event| {
+        if let Event::ApprovalDecided { decision: ApprovalDecision::Deny | ApprovalDecision::Reject, .. } = &event
+            && let Ok(mut d) = denied_flag.lock()
+        {
+            *d = true;
         }
-    }
-    let response = builder.finish();
-    if !args.json && !ends_with_newline {
-        let _ = writeln!(out);
-    }
-    drop(out);
-    // This first version of exec runs no tools; say what the model asked for.
-    for call in response.tool_calls() {
-        let line = format!(
-            "Tool requested (not run by this command): `{}` {}",
-            call.name, call.arguments
-        );
-        if args.json {
-            emit(&Event::ToolIntent {
-                call_id: call.id.clone(),
-                tool: call.name.clone(),
-                line,
-            });
+        if json {
+            emit_json(&event);
         } else {
-            eprintln!("{line}");
+            human.render(&event);
         }
+    };
+    emit(Event::SessionStarted { session_id: session_id.clone(), provider: p.selected.provider, model: p.selected.model });
+    let end = agent.run_turn(&p.prompt, &emit, &cancel).await;
+    if !json {
+        human.finish();
+        eprintln!("north: session {session_id} (resume with --resume {session_id})");
     }
-    if args.json {
-        emit(&Event::Usage {
-            usage: response.usage,
-            total: response.usage,
-        });
-    }
-    match failure {
-        None => {
-            if args.json {
-                emit(&Event::TurnEnd {
-                    stop_reason: response.stop_reason.clone(),
-                    usage: response.usage,
-                });
-            }
-            ExitCode::SUCCESS
-        }
-        Some(e) if e.is_cancelled() => {
-            if args.json {
-                emit(&Event::TurnEnd {
-                    stop_reason: None,
-                    usage: e.partial().map(|p| p.usage).unwrap_or_else(Usage::default),
-                });
-            }
-            fail(
-                &args,
-                ErrorKind::Interrupted,
-                "interrupted",
-                EXIT_INTERRUPTED,
-            )
-        }
-        Some(e) => fail(&args, ErrorKind::Provider, &e.to_string(), EXIT_PROVIDER),
+    tracing::info!(session = %session_id, ?end, "exec finished");
+    match end {
+        TurnEnd::Done if denied.lock().map(|d| *d).unwrap_or(false) => ExitCode::from(EXIT_DENIED),
+        TurnEnd::Done => ExitCode::SUCCESS,
+        TurnEnd::StepLimit => ExitCode::from(EXIT_STEP_LIMIT),
+        TurnEnd::Interrupted => ExitCode::from(EXIT_INTERRUPTED),
+        TurnEnd::ProviderFailed(_) => ExitCode::from(EXIT_PROVIDER),
     }
 }

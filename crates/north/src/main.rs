@@ -4,8 +4,12 @@
 //! no runtime, no thread pool, no config read, no model call.
 
 mod cli;
+mod config_cmd;
 mod exec;
+mod logging;
 mod provider;
+mod sessions;
+mod tool_cmd;
 
 use std::process::ExitCode;
 
@@ -15,12 +19,20 @@ use cli::{Cli, Command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
-        Some(Command::Exec(args)) => exec::main(args),
+    let result = match cli.command {
+        Some(Command::Exec(args)) => return exec::main(args),
+        Some(Command::Tool(args)) => return tool_cmd::main(args),
+        Some(Command::Sessions(args)) => sessions::main(args),
+        Some(Command::Config(args)) => config_cmd::main(args),
         None => {
-            eprintln!(
-                "north: the interactive assistant is not built yet; use `north exec PROMPT` (see `north --help`)"
-            );
+            eprintln!("north: the interactive assistant is not built yet; use `north exec PROMPT` (see `north --help`)");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("north: error: {e:#}");
             ExitCode::from(2)
         }
     }

@@ -1,58 +1,59 @@
-//! Choosing and building a model backend from flags and environment.
+//! Choosing and building a model backend from the effective configuration.
 
 use std::sync::Arc;
 
 use anyhow::Context;
+use north_agent::config::Config;
 use north_llm::{
-    AnthropicBackend, AnthropicConfig, Backend, OpenAiBackend, OpenAiConfig, ScriptedBackend,
+    AnthropicBackend, AnthropicConfig, ApiKey, Backend, OpenAiBackend, OpenAiConfig, ScriptedBackend,
 };
 
-use crate::cli::{ExecArgs, ProviderName};
+use crate::cli::ModelArgs;
 
 /// A backend ready to use, with the provider and model it answers as.
 pub struct Selected {
     /// The backend.
     pub backend: Arc<dyn Backend>,
     /// Provider name.
-    pub provider: ProviderName,
+    pub provider: String,
     /// Model name.
     pub model: String,
 }
 
-/// Builds the backend `args` ask for.
-pub fn select(args: &ExecArgs) -> anyhow::Result<Selected> {
-    let provider = args.provider.unwrap_or(if args.script.is_some() {
-        ProviderName::Scripted
-    } else {
-        ProviderName::Anthropic
-    });
+fn key(var: &str) -> Option<ApiKey> {
+    std::env::var(var).ok().filter(|k| !k.trim().is_empty()).map(ApiKey::new)
+}
+
+/// Builds the backend the configuration names.
+pub fn select(config: &Config, args: &ModelArgs) -> anyhow::Result<Selected> {
+    let provider = config.provider.value.as_str();
     let (backend, default_model): (Arc<dyn Backend>, &str) = match provider {
-        ProviderName::Anthropic => (
-            Arc::new(AnthropicBackend::new(AnthropicConfig::from_env())?),
-            north_llm::anthropic::DEFAULT_MODEL,
-        ),
-        ProviderName::Openai => (
-            Arc::new(OpenAiBackend::new(OpenAiConfig::from_env())?),
-            north_llm::openai::DEFAULT_MODEL,
-        ),
-        ProviderName::Scripted => {
-            let path = args
-                .script
-                .as_ref()
-                .context("the scripted provider needs --script FILE")?;
+        "openai" => {
+            let mut cfg = OpenAiConfig { api_key: key("OPENAI_API_KEY"), ..Default::default() };
+            if let Some(url) = &config.openai_base_url.value {
+                cfg.base_url = url.clone();
+            }
+            (Arc::new(OpenAiBackend::new(cfg)?), north_llm::openai::DEFAULT_MODEL)
+        }
+        "scripted" => {
+            let path = args.script.as_ref().context("the scripted provider needs --script FILE")?;
             let mut b = ScriptedBackend::from_file(path)?;
             if let Some(rec) = &args.record_requests {
                 b = b.record_to(rec)?;
             }
             (Arc::new(b), "scripted")
         }
+        _ => {
+            let mut cfg = AnthropicConfig { api_key: key("ANTHROPIC_API_KEY"), ..Default::default() };
+            if let Some(url) = &config.anthropic_base_url.value {
+                cfg.base_url = url.clone();
+            }
+            (Arc::new(AnthropicBackend::new(cfg)?), north_llm::anthropic::DEFAULT_MODEL)
+        }
     };
     Ok(Selected {
         backend,
-        provider,
-        model: args
-            .model
-            .clone()
-            .unwrap_or_else(|| default_model.to_string()),
+        provider: provider.to_string(),
+        model: config.model.value.clone().unwrap_or_else(|| default_model.to_string()),
     })
 }

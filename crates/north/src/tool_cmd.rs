@@ -93,7 +93,9 @@ pub fn run(args: ToolArgs) -> anyhow::Result<ExitCode> {
     };
     let approval = tool.spec().approval;
     if args.apply && approval != ApprovalPolicy::Write {
-        bail!(Usage(format!("--apply only applies to write tools; `{name}` does not write")));
+        bail!(Usage(format!(
+            "--apply only applies to write tools; `{name}` does not write"
+        )));
     }
     let tool_args = parse_args(&args.args)?;
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
@@ -109,9 +111,9 @@ pub fn run(args: ToolArgs) -> anyhow::Result<ExitCode> {
 
     let outcome = match approval {
         ApprovalPolicy::Write => {
-            let write = tool
-                .as_write()
-                .with_context(|| format!("tool `{name}` declares write approval but cannot propose"))?;
+            let write = tool.as_write().with_context(|| {
+                format!("tool `{name}` declares write approval but cannot propose")
+            })?;
             match write.propose(tool_args, &ctx) {
                 Err(failed) => failed,
                 Ok(proposal) if !args.apply => ToolOutcome::ok(proposal.to_model_json()),
@@ -135,7 +137,12 @@ pub fn run(args: ToolArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn call(tools: &Registry, name: &str, args: Value, ctx: &ToolContext) -> anyhow::Result<ToolOutcome> {
+fn call(
+    tools: &Registry,
+    name: &str,
+    args: Value,
+    ctx: &ToolContext,
+) -> anyhow::Result<ToolOutcome> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -168,7 +175,8 @@ fn parse_args(text: &str) -> anyhow::Result<Value> {
             .context("cannot read --args from standard input")?;
         buf
     } else if let Some(file) = text.strip_prefix('@') {
-        std::fs::read_to_string(file).map_err(|e| Usage(format!("cannot read --args file {file}: {e}")))?
+        std::fs::read_to_string(file)
+            .map_err(|e| Usage(format!("cannot read --args file {file}: {e}")))?
     } else {
         text.to_owned()
     };
@@ -185,7 +193,9 @@ fn list(tools: &Registry) -> Value {
         tools
             .specs()
             .into_iter()
-            .map(|s| json!({ "name": s.name, "approval": s.approval, "description": s.description }))
+            .map(
+                |s| json!({ "name": s.name, "approval": s.approval, "description": s.description }),
+            )
             .collect(),
     )
 }
@@ -211,8 +221,18 @@ mod tests {
     #[test]
     fn args_must_be_a_json_object() {
         assert!(parse_args("{\"a\": 1}").is_ok());
-        assert!(parse_args("[1]").unwrap_err().to_string().contains("JSON object"));
-        assert!(parse_args("{nope").unwrap_err().to_string().contains("not valid JSON"));
+        assert!(
+            parse_args("[1]")
+                .unwrap_err()
+                .to_string()
+                .contains("JSON object")
+        );
+        assert!(
+            parse_args("{nope")
+                .unwrap_err()
+                .to_string()
+                .contains("not valid JSON")
+        );
         assert!(parse_args("@/definitely/missing.json").is_err());
     }
 
@@ -222,10 +242,19 @@ mod tests {
         let ctx = ToolContext::new(std::fs::canonicalize(dir.path()).unwrap());
         let args = json!({"command": "echo hi"});
         let denied = shell_gate(&ctx, "shell_run", &args, false).unwrap();
-        assert!(denied.error.unwrap().contains("not in .north/allowlist.json"));
+        assert!(
+            denied
+                .error
+                .unwrap()
+                .contains("not in .north/allowlist.json")
+        );
         assert!(shell_gate(&ctx, "shell_run", &args, true).is_none());
         std::fs::create_dir(dir.path().join(".north")).unwrap();
-        std::fs::write(dir.path().join(".north/allowlist.json"), r#"{"allowedCommands": ["echo hi"]}"#).unwrap();
+        std::fs::write(
+            dir.path().join(".north/allowlist.json"),
+            r#"{"allowedCommands": ["echo hi"]}"#,
+        )
+        .unwrap();
         assert!(shell_gate(&ctx, "shell_run", &args, false).is_none());
         assert!(shell_gate(&ctx, "bash", &json!({"cmd": "echo hi; rm -rf x"}), false).is_some());
     }

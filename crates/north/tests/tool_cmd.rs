@@ -144,7 +144,7 @@ fn write_tools_propose_then_apply() {
     let applied = ok(r, "edit_replace_exact", args, &["--apply"]);
     assert_eq!(
         applied,
-        json!({"applied": true, "files": [{"path": "src/lib.rs", "bytes": 61, "created": false}]})
+        json!({"applied": true, "files": [{"path": "src/lib.rs", "bytes": 60, "created": false}]})
     );
     assert!(
         std::fs::read_to_string(root.join("src/lib.rs"))
@@ -347,16 +347,28 @@ fn net_tools_need_a_grant() {
 // ---------- crash safety ----------
 
 const FILES: usize = 24;
-const FILE_BYTES: usize = 96 * 1024;
+/// Lines per file; long lines make the files big (so writes take time)
+/// while keeping diffs cheap.
+const LINES: usize = 48;
+const LINE_BYTES: usize = 2048;
 
 fn old_content(i: usize) -> String {
-    let line = format!("old file {i} ---------------------------------------------------------\n");
-    line.repeat(FILE_BYTES / line.len())
+    (0..LINES)
+        .map(|l| {
+            let head = format!("old file {i} line {l} ");
+            format!("{head}{}\n", "-".repeat(LINE_BYTES - head.len() - 1))
+        })
+        .collect()
 }
 
 fn new_content(i: usize) -> String {
-    let line = format!("NEW FILE {i} =========================================================\n");
-    line.repeat(FILE_BYTES / line.len())
+    old_content(i)
+        .replace('-', "=")
+        .replace("old file", "NEW file")
+}
+
+fn created_content() -> String {
+    "created by the batch\n".repeat(100)
 }
 
 fn reset(root: &Path) {
@@ -367,19 +379,16 @@ fn reset(root: &Path) {
     }
 }
 
-/// The batch: every file rewritten (half by create-overwrite, half by
-/// replace-exact), plus a new file in a new directory.
+/// The batch: two sequential edits per file (every `-` becomes `=`, then
+/// each `old file` becomes `NEW file`), plus a new file in a new directory.
 fn batch_args(dir: &Path) -> PathBuf {
     let mut edits = Vec::new();
     for i in 0..FILES {
         let path = format!("src/f{i:02}.txt");
-        if i % 2 == 0 {
-            edits.push(json!({"toolName": "edit_create_file", "args": {"path": path, "content": new_content(i), "overwrite": true}}));
-        } else {
-            edits.push(json!({"toolName": "edit_replace_exact", "args": {"path": path, "old": old_content(i), "new": new_content(i), "expectedOccurrences": 1}}));
-        }
+        edits.push(json!({"toolName": "edit_replace_exact", "args": {"path": path, "old": "-", "new": "=", "expectedOccurrences": null}}));
+        edits.push(json!({"toolName": "edit_replace_exact", "args": {"path": path, "old": "old file", "new": "NEW file", "expectedOccurrences": LINES}}));
     }
-    edits.push(json!({"toolName": "edit_create_file", "args": {"path": "gen/new/created.txt", "content": new_content(99)}}));
+    edits.push(json!({"toolName": "edit_create_file", "args": {"path": "gen/new/created.txt", "content": created_content()}}));
     let file = dir.join("batch.json");
     std::fs::write(&file, json!({ "edits": edits }).to_string()).unwrap();
     file
@@ -409,7 +418,7 @@ fn check_files(root: &Path, when: &str) -> Vec<FileState> {
         });
     }
     match std::fs::read_to_string(root.join("gen/new/created.txt")) {
-        Ok(text) if text == new_content(99) => states.push(FileState::New),
+        Ok(text) if text == created_content() => states.push(FileState::New),
         Ok(text) => panic!("{when}: created.txt is partial ({} bytes)", text.len()),
         Err(_) => states.push(FileState::Old),
     }
@@ -436,40 +445,65 @@ fn apply_batch(root: &Path, args: &Path) -> std::process::Child {
         .unwrap()
 }
 
+fn journal_exists(root: &Path) -> bool {
+    std::fs::read_dir(root.join(".north/txn"))
+        .map(|d| {
+            d.flatten()
+                .any(|e| e.path().extension().is_some_and(|x| x == "json"))
+        })
+        .unwrap_or(false)
+}
+
+/// Waits until the apply has started its transaction (or exited).
+fn wait_for_transaction(root: &Path, child: &mut std::process::Child) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline && !journal_exists(root) && child.try_wait().unwrap().is_none()
+    {
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
 #[test]
 fn sigkill_during_a_batch_apply_never_leaves_a_partial_file() {
     let scratch = tempfile::tempdir().unwrap();
     let args = batch_args(scratch.path());
     let root = scratch.path().join("proj");
 
-    // How long one uninterrupted apply takes here, to spread kill points over it.
+    // Calibrate: the whole run, and the transaction part of it (journal
+    // written → process done), to spread kill points over both.
     reset(&root);
     let start = Instant::now();
-    let status = apply_batch(&root, &args).wait().unwrap();
-    let full = start.elapsed();
-    assert!(status.success());
+    let mut child = apply_batch(&root, &args);
+    wait_for_transaction(&root, &mut child);
+    let tx_start = Instant::now();
+    assert!(child.wait().unwrap().success());
+    let (full, tx) = (
+        start.elapsed(),
+        tx_start.elapsed().max(Duration::from_millis(1)),
+    );
     assert!(
         check_files(&root, "uninterrupted")
             .iter()
             .all(|s| *s == FileState::New)
     );
 
-    let iterations = 40;
+    let iterations = 32;
     let (mut all_old, mut all_new, mut mixed) = (0, 0, 0);
     for n in 0..iterations {
         reset(&root);
         let mut child = apply_batch(&root, &args);
-        let delay = full.mul_f64(random_fraction(n) * 1.2);
-        std::thread::sleep(delay.min(Duration::from_secs(5)));
+        // Even iterations: anywhere in the run; odd ones: inside the transaction.
+        let delay = if n % 2 == 0 {
+            full.mul_f64(random_fraction(n) * 1.1)
+        } else {
+            wait_for_transaction(&root, &mut child);
+            tx.mul_f64(random_fraction(n) * 1.1)
+        };
+        std::thread::sleep(delay.min(Duration::from_secs(10)));
         let _ = child.kill(); // SIGKILL
         let _ = child.wait();
-        let killed = check_files(
-            &root,
-            &format!("iteration {n} right after SIGKILL at {delay:?}"),
-        );
-        if killed.iter().any(|s| *s == FileState::Old)
-            && killed.iter().any(|s| *s == FileState::New)
-        {
+        let killed = check_files(&root, &format!("iteration {n} right after SIGKILL"));
+        if killed.contains(&FileState::Old) && killed.contains(&FileState::New) {
             mixed += 1;
         }
         // The next `north tool` run finishes the interrupted transaction:
@@ -493,8 +527,12 @@ fn sigkill_during_a_batch_apply_never_leaves_a_partial_file() {
             leftovers.is_empty(),
             "iteration {n}: temp files left: {leftovers:?}"
         );
+        assert!(
+            !journal_exists(&root),
+            "iteration {n}: journal left after recovery"
+        );
     }
     eprintln!(
-        "{iterations} kills over {full:?}: {all_old} rolled back, {all_new} completed or rolled forward, {mixed} caught mid-rename"
+        "{iterations} SIGKILLs (run {full:?}, transaction {tx:?}): {all_old} rolled back, {all_new} completed or rolled forward, {mixed} caught mid-rename"
     );
 }

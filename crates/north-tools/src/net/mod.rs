@@ -1,20 +1,363 @@
-//! http.get with capability gating and a SQLite TTL cache (placeholder until implemented).
+//! `http.get` with capability gating and a SQLite TTL cache
+//! (runtime-contracts §4).
+//!
+//! [`HttpClient`] fetches `http`/`https` URLs with timeouts and a bounded
+//! body, checking every host — including each redirect target — against a
+//! [`NetAccess`] (the `net` / `net:<domain>` capabilities and the global
+//! allowlist). Successful responses are cached by URL in SQLite; a fresh
+//! entry (younger than the TTL) is returned without a request. Both the HTTP
+//! client and the cache are opened lazily on first use.
 
-use std::path::PathBuf;
+mod cache;
+pub mod tools;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use reqwest::Url;
+
+use crate::policy::{NetAccess, NetDenied};
+use cache::{Cache, CachedResponse};
+
+/// Limits and defaults of an [`HttpClient`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpConfig {
+    /// How long a cached response stays fresh.
+    pub ttl: Duration,
+    /// Most body bytes kept; longer bodies are cut and marked truncated.
+    pub max_body_bytes: usize,
+    /// Whole-request timeout (connect, headers and body).
+    pub timeout: Duration,
+    /// Connection timeout.
+    pub connect_timeout: Duration,
+    /// Most redirects followed (each target is checked like the first URL).
+    pub max_redirects: usize,
+    /// Use the `HTTP(S)_PROXY` environment variables.
+    pub use_env_proxy: bool,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            ttl: Duration::from_secs(3600),
+            max_body_bytes: 1024 * 1024,
+            timeout: Duration::from_secs(20),
+            connect_timeout: Duration::from_secs(10),
+            max_redirects: 5,
+            use_env_proxy: true,
+        }
+    }
+}
+
+/// A fetched (or cached) response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpResponse {
+    /// The URL requested.
+    pub url: String,
+    /// The URL the body came from, after redirects.
+    pub final_url: String,
+    /// HTTP status code.
+    pub status: u16,
+    /// The `Content-Type` header, if any.
+    pub content_type: Option<String>,
+    /// The body, at most `max_body_bytes`.
+    pub body: Vec<u8>,
+    /// The body was longer than `max_body_bytes` and was cut.
+    pub truncated: bool,
+    /// Served from the cache without a request.
+    pub from_cache: bool,
+    /// When the response was fetched.
+    pub fetched_at: SystemTime,
+}
+
+/// Why a fetch failed.
+#[derive(Debug, thiserror::Error)]
+pub enum NetError {
+    /// The URL does not parse.
+    #[error("invalid URL `{url}`: {reason}")]
+    InvalidUrl {
+        /// The URL.
+        url: String,
+        /// The parse error.
+        reason: String,
+    },
+    /// Only `http` and `https` are fetched.
+    #[error("unsupported URL scheme `{0}`: only http and https are allowed")]
+    Scheme(String),
+    /// The URL has no host.
+    #[error("URL `{0}` has no host")]
+    NoHost(String),
+    /// No capability allows the host.
+    #[error("{0}")]
+    Denied(#[from] NetDenied),
+    /// More redirects than allowed.
+    #[error("too many redirects (more than {0})")]
+    TooManyRedirects(usize),
+    /// A redirect without a usable `Location`.
+    #[error("redirect from {0} has no valid Location header")]
+    BadRedirect(String),
+    /// The request timed out.
+    #[error("request to {url} timed out")]
+    Timeout {
+        /// The URL.
+        url: String,
+    },
+    /// The request failed (connection, TLS, protocol).
+    #[error("request to {url} failed: {reason}")]
+    Request {
+        /// The URL.
+        url: String,
+        /// What failed.
+        reason: String,
+    },
+    /// The HTTP client could not be built.
+    #[error("cannot create the HTTP client: {0}")]
+    Client(String),
+}
+
+type Clock = Arc<dyn Fn() -> SystemTime + Send + Sync>;
 
 /// HTTP client with an optional on-disk cache, opened lazily.
 pub struct HttpClient {
     cache_path: Option<PathBuf>,
+    config: HttpConfig,
+    client: OnceLock<Result<reqwest::Client, String>>,
+    cache: Mutex<CacheSlot>,
+    clock: Clock,
+}
+
+enum CacheSlot {
+    Unopened,
+    Open(Cache),
+    /// Opening failed once; requests go uncached rather than failing.
+    Unavailable,
+}
+
+fn unix_ms(t: SystemTime) -> i64 {
+    t.duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+fn from_unix_ms(ms: i64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0))
 }
 
 impl HttpClient {
     /// A client caching into `cache_path` (no cache when None).
     pub fn new(cache_path: Option<PathBuf>) -> Self {
-        HttpClient { cache_path }
+        HttpClient::with_config(cache_path, HttpConfig::default())
+    }
+
+    /// A client with explicit limits.
+    pub fn with_config(cache_path: Option<PathBuf>, config: HttpConfig) -> Self {
+        HttpClient {
+            cache_path,
+            config,
+            client: OnceLock::new(),
+            cache: Mutex::new(CacheSlot::Unopened),
+            clock: Arc::new(SystemTime::now),
+        }
+    }
+
+    /// Replaces the clock used for cache freshness (tests move time with it).
+    pub fn with_clock(mut self, clock: impl Fn() -> SystemTime + Send + Sync + 'static) -> Self {
+        self.clock = Arc::new(clock);
+        self
     }
 
     /// Where the cache lives, if anywhere.
-    pub fn cache_path(&self) -> Option<&std::path::Path> {
+    pub fn cache_path(&self) -> Option<&Path> {
         self.cache_path.as_deref()
     }
+
+    /// The client's limits.
+    pub fn config(&self) -> &HttpConfig {
+        &self.config
+    }
+
+    fn client(&self) -> Result<&reqwest::Client, NetError> {
+        let built = self.client.get_or_init(|| {
+            let mut builder = reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .timeout(self.config.timeout)
+                .connect_timeout(self.config.connect_timeout)
+                .user_agent(concat!("north/", env!("CARGO_PKG_VERSION")));
+            if !self.config.use_env_proxy {
+                builder = builder.no_proxy();
+            }
+            builder.build().map_err(|e| e.to_string())
+        });
+        built.as_ref().map_err(|e| NetError::Client(e.clone()))
+    }
+
+    fn with_cache<T>(&self, f: impl FnOnce(&Cache) -> rusqlite::Result<T>) -> Option<T> {
+        let path = self.cache_path.as_ref()?;
+        let mut slot = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        if matches!(*slot, CacheSlot::Unopened) {
+            *slot = match Cache::open(path) {
+                Ok(cache) => CacheSlot::Open(cache),
+                Err(e) => {
+                    tracing::warn!("http cache {} unavailable: {e}", path.display());
+                    CacheSlot::Unavailable
+                }
+            };
+        }
+        match &*slot {
+            CacheSlot::Open(cache) => match f(cache) {
+                Ok(value) => Some(value),
+                Err(e) => {
+                    tracing::warn!("http cache {}: {e}", path.display());
+                    None
+                }
+            },
+            _ => None,
+        }
+    }
+
+    /// Fetches `url` if `access` allows its host (and every redirect's).
+    ///
+    /// With `use_cache`, a fresh cached response is returned without a
+    /// request; either way a successful (2xx) response is stored.
+    pub async fn get(
+        &self,
+        url: &str,
+        use_cache: bool,
+        access: &NetAccess<'_>,
+    ) -> Result<HttpResponse, NetError> {
+        let parsed = check_url(url, access)?;
+        let key = parsed.to_string();
+        if use_cache {
+            let now = unix_ms((self.clock)());
+            let ttl = i64::try_from(self.config.ttl.as_millis()).unwrap_or(i64::MAX);
+            if let Some(Some(hit)) = self.with_cache(|c| c.get(&key))
+                && hit.fetched_at_ms <= now
+                && now < hit.fetched_at_ms.saturating_add(ttl)
+            {
+                return Ok(HttpResponse {
+                    url: url.to_owned(),
+                    final_url: hit.final_url,
+                    status: hit.status,
+                    content_type: hit.content_type,
+                    body: hit.body,
+                    truncated: hit.truncated,
+                    from_cache: true,
+                    fetched_at: from_unix_ms(hit.fetched_at_ms),
+                });
+            }
+        }
+        let fetched = self.fetch(parsed, access).await?;
+        let fetched_at = (self.clock)();
+        if (200..300).contains(&fetched.status) {
+            let entry = CachedResponse {
+                final_url: fetched.final_url.clone(),
+                status: fetched.status,
+                content_type: fetched.content_type.clone(),
+                body: fetched.body.clone(),
+                truncated: fetched.truncated,
+                fetched_at_ms: unix_ms(fetched_at),
+            };
+            self.with_cache(|c| c.put(&key, &entry));
+        }
+        Ok(HttpResponse {
+            url: url.to_owned(),
+            fetched_at,
+            ..fetched
+        })
+    }
+
+    async fn fetch(&self, mut url: Url, access: &NetAccess<'_>) -> Result<HttpResponse, NetError> {
+        let client = self.client()?;
+        let mut redirects = 0;
+        loop {
+            let shown = url.to_string();
+            let request_error = |e: reqwest::Error| {
+                if e.is_timeout() {
+                    NetError::Timeout { url: shown.clone() }
+                } else {
+                    NetError::Request {
+                        url: shown.clone(),
+                        reason: error_chain(&e),
+                    }
+                }
+            };
+            let mut response = client
+                .get(url.clone())
+                .send()
+                .await
+                .map_err(request_error)?;
+            let status = response.status();
+            if status.is_redirection()
+                && let Some(location) = response.headers().get(reqwest::header::LOCATION)
+            {
+                redirects += 1;
+                if redirects > self.config.max_redirects {
+                    return Err(NetError::TooManyRedirects(self.config.max_redirects));
+                }
+                let next = location
+                    .to_str()
+                    .ok()
+                    .and_then(|l| url.join(l).ok())
+                    .ok_or_else(|| NetError::BadRedirect(shown.clone()))?;
+                url = check_url(next.as_str(), access)?;
+                continue;
+            }
+            let content_type = response
+                .headers()
+                .get(reqwest::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            let max = self.config.max_body_bytes;
+            let mut body = Vec::new();
+            let mut truncated = false;
+            while let Some(chunk) = response.chunk().await.map_err(request_error)? {
+                let room = max - body.len();
+                if chunk.len() > room {
+                    body.extend_from_slice(&chunk[..room]);
+                    truncated = true;
+                    break;
+                }
+                body.extend_from_slice(&chunk);
+            }
+            return Ok(HttpResponse {
+                url: shown.clone(),
+                final_url: shown,
+                status: status.as_u16(),
+                content_type,
+                body,
+                truncated,
+                from_cache: false,
+                fetched_at: SystemTime::now(),
+            });
+        }
+    }
+}
+
+/// Parses `url`, requires http(s) and a host, and checks the host.
+fn check_url(url: &str, access: &NetAccess<'_>) -> Result<Url, NetError> {
+    let parsed = Url::parse(url).map_err(|e| NetError::InvalidUrl {
+        url: url.to_owned(),
+        reason: e.to_string(),
+    })?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(NetError::Scheme(parsed.scheme().to_owned()));
+    }
+    let host = parsed
+        .host_str()
+        .filter(|h| !h.is_empty())
+        .ok_or_else(|| NetError::NoHost(url.to_owned()))?;
+    access.check(host)?;
+    Ok(parsed)
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
 }

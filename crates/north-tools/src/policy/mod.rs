@@ -1,1 +1,20 @@
-//! Command policy: the project allowlist, the mesh policy.json, and a shell-command checker (in progress).
+//! Command and network policy.
+//!
+//! - [`ProjectAllowlist`]: North's per-project allowlist of exact command
+//!   strings in `.north/allowlist.json` (spec §8).
+//! - [`MeshPolicy`]: the mesh's `policy.json` (first-word command allowlist,
+//!   `write_enabled`, `max_file_size`) with its three presets.
+//! - [`command`]: the shell-command parser that makes a first-word allowlist
+//!   impossible to bypass with shell syntax.
+//! - [`NetAccess`]: the `net` / `net:<domain>` capability rules for `http.get`.
+
+pub mod allowlist;
+mod atomic;
+pub mod command;
+pub mod mesh;
+pub mod net;
+
+pub use allowlist::{AllowlistError, ProjectAllowlist};
+pub use command::{CommandDenied, Refusal, SimpleCommand, dangerous_substring};
+pub use mesh::{MeshPolicy, PolicyDenial, PolicyError, PolicyPreset};
+pub use net::{NetAccess, NetDenied, NetGrant};

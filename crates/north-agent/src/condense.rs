@@ -1,0 +1,59 @@
+//! Condensation: when the context nears its budget, older messages are
+//! summarized by the model into `episode_summary` and dropped; the State
+//! (goals, open loops, decisions, constraints) and the summary are
+//! re-injected through the system prompt, so the task survives.
+
+use north_protocol::{ContentBlock, Message, Role};
+
+/// Rough token estimate (4 bytes a token) of messages.
+pub fn estimate_tokens(messages: &[Message]) -> u64 {
+    messages.iter().map(|m| serde_json::to_string(m).map(|s| s.len()).unwrap_or(0) as u64 / 4 + 4).sum()
+}
+
+/// Where to cut so that the kept tail fits `keep_tokens` and starts at a
+/// user message (never between a tool call and its result). `None` when
+/// nothing worthwhile can be dropped.
+pub fn split_point(messages: &[Message], keep_tokens: u64) -> Option<usize> {
+    let mut kept = 0u64;
+    let mut best = None;
+    for i in (0..messages.len()).rev() {
+        kept += estimate_tokens(std::slice::from_ref(&messages[i]));
+        let starts_turn = messages[i].role == Role::User
+            && !messages[i].content.iter().any(|b| matches!(b, ContentBlock::ToolResult { .. }));
+        if starts_turn && i > 0 {
+            best = Some(i);
+            if kept >= keep_tokens {
+                break;
+            }
+        }
+    }
+    best
+}
+
+/// A plain transcript of messages for the summarizer (tool payloads cut).
+pub fn transcript(messages: &[Message]) -> String {
+    let mut out = String::new();
+    for m in messages {
+        let role = match m.role {
+            Role::User => "USER",
+            Role::Assistant => "ASSISTANT",
+            Role::Tool => "TOOL",
+            Role::System => "SYSTEM",
+        };
+        for b in &m.content {
+            let text = match b {
+                ContentBlock::Text { text } => text.clone(),
+                ContentBlock::ToolCall(c) => format!("[calls {} {}]", c.name, c.arguments),
+                ContentBlock::ToolResult { content, is_error, .. } => {
+                    format!("[result{}] {}", if *is_error { " (error)" } else { "" }, content)
+                }
+            };
+            let cut: String = text.chars().take(1500).collect();
+            out.push_str(&format!("{role}: {cut}\n"));
+        }
+    }
+    out
+}
+
+/// Instructions for the summarizing request.
+pub const SUMMARY_INSTRUCTIONS: &str = "Summarize the conversation below for your own future use, in under 250 words: what the user wants, what was done (files read or changed, commands run and their results), decisions, and what is still open. Keep exact names, paths and numbers. Output only the summary.";

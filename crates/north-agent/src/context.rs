@@ -1,0 +1,209 @@
+//! What the model is told: the system prompt (built with north-prompt) and
+//! the project card (README snippet, root tree, languages, hot files),
+//! cached in `.north/cache.json` and refreshed when the repository changes.
+
+use std::path::Path;
+
+use north_prompt::{MarkdownSection, Prompt, PromptParams, PromptTemplate, template};
+use north_protocol::State;
+use north_tools::{Registry, ToolContext};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::store::write_atomic;
+
+/// The project card (north.md §5.2).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProjectCard {
+    /// Fingerprint of what the card was computed from.
+    pub fingerprint: String,
+    /// README excerpt.
+    pub readme: String,
+    /// Root entries, one per line (`dir/` for directories).
+    pub tree: String,
+    /// Language composition, e.g. `Rust 91%, Markdown 6%`.
+    pub languages: String,
+    /// Most important files, one per line.
+    pub hotfiles: String,
+}
+
+const README_CHARS: usize = 1500;
+
+fn git_head(root: &Path) -> String {
+    let head = std::fs::read_to_string(root.join(".git/HEAD")).unwrap_or_default();
+    match head.trim().strip_prefix("ref: ") {
+        Some(r) => std::fs::read_to_string(root.join(".git").join(r)).unwrap_or_default(),
+        None => head,
+    }
+}
+
+fn array(v: &Value) -> Vec<Value> {
+    match v {
+        Value::Array(a) => a.clone(),
+        Value::Object(o) => o.values().find_map(Value::as_array).cloned().unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
+fn field<'a>(v: &'a Value, keys: &[&str]) -> Option<&'a Value> {
+    keys.iter().find_map(|k| v.get(*k))
+}
+
+impl ProjectCard {
+    /// Loads the cached card, or computes it with the read-only tools when
+    /// the repository changed (a new HEAD or a different root listing).
+    pub async fn load_or_compute(tools: &Registry, ctx: &ToolContext) -> ProjectCard {
+        let listing = tools.call("list_root", json!({}), ctx).await;
+        let tree: Vec<String> = array(&listing.output)
+            .iter()
+            .take(80)
+            .filter_map(|e| {
+                let name = field(e, &["path", "name"])?.as_str()?;
+                let dir = field(e, &["type", "kind"]).and_then(Value::as_str) == Some("dir");
+                Some(if dir { format!("{name}/") } else { name.to_string() })
+            })
+            .collect();
+        let tree = tree.join("\n");
+        let fingerprint = format!("{:x}", Sha256::digest(format!("{}\n{tree}", git_head(&ctx.root)).as_bytes()));
+        let cache = ctx.root.join(".north").join("cache.json");
+        if let Ok(text) = std::fs::read_to_string(&cache)
+            && let Ok(card) = serde_json::from_str::<ProjectCard>(&text)
+            && card.fingerprint == fingerprint
+        {
+            return card;
+        }
+        let readme = tools.call("read_readme", json!({}), ctx).await;
+        let readme: String = field(&readme.output, &["content"])
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .chars()
+            .take(README_CHARS)
+            .collect();
+        let langs = tools.call("detect_languages", json!({}), ctx).await;
+        let languages = array(&langs.output)
+            .iter()
+            .take(6)
+            .filter_map(|l| {
+                let name = l.get("language")?.as_str()?;
+                let pct = l.get("percent")?.as_f64()?;
+                Some(format!("{name} {pct:.0}%"))
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let hot = tools.call("hotfiles", json!({"limit": 10}), ctx).await;
+        let hotfiles = array(&hot.output)
+            .iter()
+            .filter_map(|h| h.get("path")?.as_str().map(str::to_string))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let card = ProjectCard { fingerprint, readme, tree, languages, hotfiles };
+        if let Some(dir) = cache.parent()
+            && std::fs::create_dir_all(dir).is_ok()
+            && let Ok(text) = serde_json::to_string_pretty(&card)
+            && let Err(e) = write_atomic(&cache, text.as_bytes())
+        {
+            tracing::warn!(path = %cache.display(), error = %e, "cannot write project card cache");
+        }
+        card
+    }
+}
+
+/// Parameters of North's system prompt.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema, PromptParams)]
+pub struct SystemParams {
+    /// README excerpt.
+    pub readme: String,
+    /// Root entries.
+    pub tree: String,
+    /// Languages.
+    pub languages: String,
+    /// Hot files.
+    pub hotfiles: String,
+    /// `AGENTS.md` content.
+    pub agents_md: String,
+    /// The retrieved-memory block.
+    pub retrieved: String,
+    /// Session state (goals, decisions, ...).
+    pub state: String,
+    /// Whether tools travel as text blocks.
+    pub text_protocol: bool,
+    /// Text-protocol instructions.
+    pub protocol: String,
+}
+
+const RULES: &str = "You are North, a coding assistant working in the user's repository through tools.
+- Never claim to have changed a file: propose edits with the edit tools; the user reviews a diff and accepts or rejects it. Edits match text exactly (no fuzzy matching): read the current text before editing, and on a failed anchor read more context and retry.
+- Shell commands need the user's approval unless allowlisted; a denied command is final for this turn.
+- Keep context small: search and read targeted line ranges instead of whole large files.
+- Be brief. Say what you did and what is left.
+- To update your working notes, you may end a message with <<<NOTES_JSON>>>{\"set_goals\":[..],\"add_open_loops\":[..],\"close_open_loops\":[..],\"add_decisions\":[..],\"add_constraints\":[..],\"set_episode_summary\":\"..\",\"actions\":[\"condense_smart\",\"request_permission:net\"]}<<<END_NOTES_JSON>>> (all keys optional; hidden from the user). Cite retrieved memory as [mem:<id>].";
+
+/// Builds the system prompt template (validated once).
+fn template() -> Result<PromptTemplate, north_prompt::PromptValidationError> {
+    PromptTemplate::builder("north/assistant", "system")
+        .name("north_system")
+        .section(MarkdownSection::<SystemParams>::new("Rules", "rules", RULES))
+        .section(
+            MarkdownSection::<SystemParams>::new(
+                "Project",
+                "project",
+                template!(SystemParams, "Languages: ${languages}\n\nRoot:\n${tree}\n\nHot files:\n${hotfiles}\n\nREADME (excerpt):\n${readme}"),
+            )
+            .enabled(|p| !p.tree.is_empty() || !p.readme.is_empty()),
+        )
+        .section(
+            MarkdownSection::<SystemParams>::new("Project instructions (AGENTS.md)", "agents", template!(SystemParams, "${agents_md}"))
+                .enabled(|p| !p.agents_md.trim().is_empty()),
+        )
+        .section(
+            MarkdownSection::<SystemParams>::new("Session state", "state", template!(SystemParams, "${state}"))
+                .enabled(|p| !p.state.trim().is_empty()),
+        )
+        .section(
+            MarkdownSection::<SystemParams>::new("Memory", "memory", template!(SystemParams, "${retrieved}"))
+                .enabled(|p| !p.retrieved.trim().is_empty()),
+        )
+        .section(
+            MarkdownSection::<SystemParams>::new("Tool protocol", "protocol", template!(SystemParams, "${protocol}"))
+                .enabled(|p| p.text_protocol),
+        )
+        .build()
+}
+
+/// The state as prompt text (empty when there is nothing).
+pub fn state_text(state: &State) -> String {
+    let mut out = Vec::new();
+    let list = |name: &str, items: &[String]| {
+        (!items.is_empty()).then(|| format!("{name}:\n{}", items.iter().map(|i| format!("- {i}")).collect::<Vec<_>>().join("\n")))
+    };
+    out.extend(list("Goals", &state.goals));
+    out.extend(list("Open loops", &state.open_loops));
+    out.extend(list("Decisions", &state.decisions));
+    out.extend(list("Constraints", &state.constraints));
+    if !state.episode_summary.is_empty() {
+        out.push(format!("Summary of the session so far:\n{}", state.episode_summary));
+    }
+    if !state.capabilities_granted.is_empty() {
+        out.push(format!("Capabilities granted: {}", state.capabilities_granted.join(", ")));
+    }
+    out.join("\n\n")
+}
+
+/// Renders the system prompt.
+pub fn system_prompt(params: SystemParams) -> Result<String, String> {
+    let template = template().map_err(|e| e.to_string())?;
+    Prompt::new(template)
+        .bind(params)
+        .render()
+        .map(|r| r.into_text())
+        .map_err(|e| e.to_string())
+}
+
+/// Reads `AGENTS.md` at the root (bounded), as users of other assistants expect.
+pub fn agents_md(root: &Path) -> String {
+    std::fs::read_to_string(root.join("AGENTS.md"))
+        .map(|t| t.chars().take(4000).collect())
+        .unwrap_or_default()
+}

@@ -1,0 +1,179 @@
+//! Tool arguments: a compact JSON schema generated from a typed Rust struct,
+//! and validation against it before a tool runs, with errors naming the field.
+
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+/// Arguments that do not fit a tool's schema.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid arguments for `{tool}`: {field}: {message}")]
+pub struct ArgsError {
+    /// The tool the arguments were for.
+    pub tool: String,
+    /// The offending field as a path (`range.start`, `edits[2].args.old`), or
+    /// `(arguments)` for the object itself.
+    pub field: String,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+/// The input schema of one tool and its compiled validator.
+pub struct ArgsSchema {
+    schema: Value,
+    validator: Option<jsonschema::Validator>,
+}
+
+impl std::fmt::Debug for ArgsSchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ArgsSchema")
+            .field("schema", &self.schema)
+            .finish()
+    }
+}
+
+impl ArgsSchema {
+    /// The schema of `T`, compacted for the model: subschemas inlined, no
+    /// `$schema`, `title` or `format` keys, no top-level description.
+    pub fn of<T: JsonSchema>() -> Self {
+        let generator = SchemaSettings::draft2020_12()
+            .with(|s| {
+                s.inline_subschemas = true;
+                s.meta_schema = None;
+            })
+            .for_deserialize()
+            .into_generator();
+        let mut schema = generator.into_root_schema_for::<T>().to_value();
+        if let Some(obj) = schema.as_object_mut() {
+            obj.remove("title");
+            obj.remove("description");
+        }
+        strip_keys(&mut schema);
+        let validator = jsonschema::validator_for(&schema).ok();
+        ArgsSchema { schema, validator }
+    }
+
+    /// The JSON schema sent to the model.
+    pub fn schema(&self) -> &Value {
+        &self.schema
+    }
+
+    /// Validates `args` and deserializes them. A JSON string holding an object
+    /// (how decoders keep malformed argument text) is parsed first; `null`
+    /// means no arguments.
+    pub fn parse<T: DeserializeOwned>(&self, tool: &str, args: Value) -> Result<T, ArgsError> {
+        let args = normalize(tool, args)?;
+        if let Some(validator) = &self.validator
+            && let Some(error) = validator.iter_errors(&args).next()
+        {
+            return Err(ArgsError {
+                tool: tool.to_owned(),
+                field: field_name(error.instance_path().as_str()),
+                message: error.to_string(),
+            });
+        }
+        serde_json::from_value(args).map_err(|e| ArgsError {
+            tool: tool.to_owned(),
+            field: "(arguments)".to_owned(),
+            message: e.to_string(),
+        })
+    }
+}
+
+fn normalize(tool: &str, args: Value) -> Result<Value, ArgsError> {
+    match args {
+        Value::Null => Ok(Value::Object(Default::default())),
+        Value::String(text) => match serde_json::from_str::<Value>(&text) {
+            Ok(v @ Value::Object(_)) => Ok(v),
+            Ok(_) | Err(_) => Err(ArgsError {
+                tool: tool.to_owned(),
+                field: "(arguments)".to_owned(),
+                message: "arguments must be a JSON object".to_owned(),
+            }),
+        },
+        other => Ok(other),
+    }
+}
+
+/// `/edits/2/args/old` → `edits[2].args.old`.
+pub(crate) fn field_name(pointer: &str) -> String {
+    let mut out = String::new();
+    for part in pointer.split('/').filter(|p| !p.is_empty()) {
+        let part = part.replace("~1", "/").replace("~0", "~");
+        if part.chars().all(|c| c.is_ascii_digit()) {
+            out.push_str(&format!("[{part}]"));
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(&part);
+        }
+    }
+    if out.is_empty() {
+        "(arguments)".to_owned()
+    } else {
+        out
+    }
+}
+
+/// Drops what the model does not need: formats, titles, `default: null`,
+/// and the Rust-facing type docs of array items.
+fn strip_keys(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.remove("format");
+            map.remove("$schema");
+            map.remove("title");
+            if map.get("default") == Some(&Value::Null) {
+                map.remove("default");
+            }
+            if let Some(Value::Object(items)) = map.get_mut("items") {
+                items.remove("description");
+            }
+            for v in map.values_mut() {
+                strip_keys(v);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_keys),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_names_read_like_paths() {
+        assert_eq!(field_name(""), "(arguments)");
+        assert_eq!(field_name("/range/start"), "range.start");
+        assert_eq!(field_name("/edits/2/args/old"), "edits[2].args.old");
+    }
+
+    #[derive(Debug, serde::Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Demo {
+        /// A count.
+        count: u32,
+    }
+
+    #[test]
+    fn validation_names_the_bad_field() {
+        let schema = ArgsSchema::of::<Demo>();
+        let err = schema
+            .parse::<Demo>("demo", serde_json::json!({"count": "x"}))
+            .unwrap_err();
+        assert_eq!(err.field, "count");
+        let err = schema
+            .parse::<Demo>("demo", serde_json::json!({"count": 1, "extra": 2}))
+            .unwrap_err();
+        assert!(err.message.contains("extra"), "{err}");
+        let ok: Demo = schema
+            .parse("demo", Value::String("{\"count\": 3}".into()))
+            .unwrap();
+        assert_eq!(ok.count, 3);
+    }
+}

@@ -1,0 +1,619 @@
+//! Applying a proposal: atomic across every file of the batch, also when the
+//! process is killed.
+//!
+//! A transaction goes through a journal in `.north/txn/<id>.json`:
+//! 1. *prepared*: every new content is written to a temp file beside its
+//!    target and fsynced; existing targets get a hard-linked backup.
+//! 2. *committed* (the commit point): the journal says so, durably.
+//! 3. Temp files are renamed over their targets, directories fsynced.
+//! 4. Backups and the journal are removed.
+//!
+//! [`recover`] (run before every apply, and by `north tool`) finishes what a
+//! killed process left: a prepared transaction is rolled back (temps
+//! deleted, targets were never touched), a committed one is rolled forward
+//! (remaining temps renamed), one rolling back is rolled back from backups.
+//! Each rename is atomic, so a file is always entirely old or entirely new.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::{Proposal, content_hash};
+use crate::repo::atomic::{mode_for, write_synced};
+use crate::repo::{atomic_write, fsync_dir, temp_path_for};
+use crate::sandbox::{Sandbox, SandboxError};
+
+/// Where transaction journals live, relative to the root.
+const TXN_DIR: &str = ".north/txn";
+
+/// Why an apply wrote nothing (or put everything back).
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    /// A file changed between proposal and apply.
+    #[error(
+        "{path} changed since the proposal was made; nothing was written. Read it again and redo the edit"
+    )]
+    Stale {
+        /// The file that changed.
+        path: String,
+    },
+    /// A path no longer passes the sandbox.
+    #[error("{0}; nothing was written")]
+    Sandbox(#[from] SandboxError),
+    /// Preparing failed before any target was touched.
+    #[error("cannot {op} {path}: {source}; nothing was written")]
+    Prepare {
+        /// What was being done.
+        op: &'static str,
+        /// Where.
+        path: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// Renaming into place failed; the files already replaced were restored.
+    #[error("cannot replace {path}: {source}; every file was restored to its old content")]
+    RolledBack {
+        /// The file whose rename failed.
+        path: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// Finishing an earlier interrupted apply failed.
+    #[error("cannot recover an interrupted apply ({path}): {message}")]
+    Recovery {
+        /// The journal.
+        path: String,
+        /// What failed.
+        message: String,
+    },
+}
+
+/// One written file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AppliedFile {
+    /// Path relative to the root.
+    pub path: String,
+    /// Bytes written.
+    pub bytes: usize,
+    /// Whether the file was created.
+    pub created: bool,
+}
+
+/// The result of a successful apply.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Applied {
+    /// Every file written, in proposal order.
+    pub files: Vec<AppliedFile>,
+}
+
+impl Applied {
+    /// `{"applied": true, "files": [{path, bytes, created}]}`.
+    pub fn to_json(&self) -> Value {
+        json!({ "applied": true, "files": self.files })
+    }
+
+    /// Total bytes written.
+    pub fn bytes(&self) -> usize {
+        self.files.iter().map(|f| f.bytes).sum()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+enum TxState {
+    Prepared,
+    Committed,
+    RollingBack,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Entry {
+    target: String,
+    temp: String,
+    backup: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Journal {
+    state: TxState,
+    entries: Vec<Entry>,
+    /// Directories created for new files, outermost first.
+    dirs: Vec<String>,
+}
+
+struct Tx<'a> {
+    sandbox: &'a Sandbox,
+    journal_path: PathBuf,
+    journal: Journal,
+}
+
+impl Tx<'_> {
+    fn abs(&self, rel: &str) -> PathBuf {
+        self.sandbox.root().join(rel)
+    }
+
+    fn save(&self) -> std::io::Result<()> {
+        let bytes = serde_json::to_vec_pretty(&self.journal).map_err(std::io::Error::other)?;
+        atomic_write(&self.journal_path, &bytes).map_err(std::io::Error::other)
+    }
+
+    /// Undoes a prepared transaction: targets were never touched.
+    fn discard(&self) {
+        for e in &self.journal.entries {
+            let _ = std::fs::remove_file(self.abs(&e.temp));
+            if let Some(b) = &e.backup {
+                let _ = std::fs::remove_file(self.abs(b));
+            }
+        }
+        for dir in self.journal.dirs.iter().rev() {
+            let _ = std::fs::remove_dir(self.abs(dir));
+        }
+        let _ = std::fs::remove_file(&self.journal_path);
+    }
+}
+
+/// Where a test interrupts an apply, as a kill would.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(test), allow(dead_code))]
+enum Stop {
+    /// Return right after the prepared temps are written.
+    AfterPrepare,
+    /// Return after the commit and this many renames.
+    AfterRenames(usize),
+    /// Fail the rename of this entry (to exercise the in-process rollback).
+    FailRename(usize),
+}
+
+/// Writes `proposal` under `sandbox`: every file or none. Refuses (writing
+/// nothing) when any file changed since the proposal was made.
+pub fn apply(proposal: &Proposal, sandbox: &Sandbox) -> Result<Applied, ApplyError> {
+    apply_inner(proposal, sandbox, None)
+}
+
+fn apply_inner(
+    proposal: &Proposal,
+    sandbox: &Sandbox,
+    stop: Option<Stop>,
+) -> Result<Applied, ApplyError> {
+    recover(sandbox)?;
+    let tag = tx_tag();
+    let mut entries = Vec::new();
+    let mut targets = Vec::new();
+    for file in &proposal.files {
+        let resolved = sandbox.resolve_for_write(&file.path)?;
+        check_base(&resolved.abs, &resolved.rel, file.base.as_deref())?;
+        let temp = temp_path_for(&resolved.abs, &tag);
+        let backup = file
+            .base
+            .as_ref()
+            .map(|_| temp_path_for(&resolved.abs, &format!("{tag}-old")));
+        let rel = |p: &Path| sandbox.relative(p).unwrap_or_default();
+        entries.push(Entry {
+            target: resolved.rel.clone(),
+            temp: rel(&temp),
+            backup: backup.as_deref().map(rel),
+        });
+        targets.push((resolved, file));
+    }
+
+    let txn_dir = sandbox.root().join(TXN_DIR);
+    std::fs::create_dir_all(&txn_dir).map_err(|e| prepare_err("create", TXN_DIR, e))?;
+    let mut tx = Tx {
+        sandbox,
+        journal_path: txn_dir.join(format!("{tag}.json")),
+        journal: Journal {
+            state: TxState::Prepared,
+            entries,
+            dirs: Vec::new(),
+        },
+    };
+    tx.journal.dirs = missing_dirs(sandbox, targets.iter().map(|(r, _)| r.abs.as_path()));
+    tx.save()
+        .map_err(|e| prepare_err("write journal", TXN_DIR, e))?;
+
+    if let Err(e) = prepare(&tx, &targets) {
+        tx.discard();
+        return Err(e);
+    }
+    if stop == Some(Stop::AfterPrepare) {
+        return Err(interrupted());
+    }
+    tx.journal.state = TxState::Committed;
+    if let Err(e) = tx.save() {
+        tx.discard();
+        return Err(prepare_err("commit journal", TXN_DIR, e));
+    }
+
+    let mut synced_dirs = BTreeSet::new();
+    for (i, entry) in tx.journal.entries.iter().enumerate() {
+        if stop == Some(Stop::AfterRenames(i)) {
+            return Err(interrupted());
+        }
+        let target = tx.abs(&entry.target);
+        let renamed = if stop == Some(Stop::FailRename(i)) {
+            Err(std::io::Error::other("injected failure"))
+        } else {
+            std::fs::rename(tx.abs(&entry.temp), &target)
+        };
+        if let Err(source) = renamed {
+            let path = entry.target.clone();
+            roll_back(&mut tx, i);
+            return Err(ApplyError::RolledBack { path, source });
+        }
+        if let Some(parent) = target.parent() {
+            synced_dirs.insert(parent.to_path_buf());
+        }
+    }
+    for dir in &synced_dirs {
+        let _ = fsync_dir(dir);
+    }
+    finish(&tx);
+    Ok(Applied {
+        files: targets
+            .iter()
+            .map(|(r, f)| AppliedFile {
+                path: r.rel.clone(),
+                bytes: f.new_content.len(),
+                created: f.creates(),
+            })
+            .collect(),
+    })
+}
+
+/// Finishes or undoes applies that a killed process left half done. Returns
+/// how many transactions it settled.
+pub fn recover(sandbox: &Sandbox) -> Result<usize, ApplyError> {
+    let txn_dir = sandbox.root().join(TXN_DIR);
+    let Ok(read) = std::fs::read_dir(&txn_dir) else {
+        return Ok(0);
+    };
+    let mut journals: Vec<PathBuf> = read
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    journals.sort();
+    let mut settled = 0;
+    for path in journals {
+        let shown = path.display().to_string();
+        let bytes = std::fs::read(&path).map_err(|e| ApplyError::Recovery {
+            path: shown.clone(),
+            message: e.to_string(),
+        })?;
+        let journal: Journal = match serde_json::from_slice(&bytes) {
+            Ok(j) => j,
+            Err(e) => {
+                return Err(ApplyError::Recovery {
+                    path: shown,
+                    message: format!("unreadable journal: {e}"),
+                });
+            }
+        };
+        // Journal paths were produced by the sandbox, but the journal is a
+        // file on disk: check every path again, symlinks included.
+        let all_paths = journal
+            .entries
+            .iter()
+            .flat_map(|e| [Some(&e.target), Some(&e.temp), e.backup.as_ref()])
+            .flatten()
+            .chain(journal.dirs.iter());
+        for p in all_paths {
+            let resolved = sandbox
+                .resolve_for_write(p)
+                .map_err(|e| ApplyError::Recovery {
+                    path: shown.clone(),
+                    message: format!("{e}; delete the journal to discard it"),
+                })?;
+            if resolved.rel != *p {
+                return Err(ApplyError::Recovery {
+                    path: shown.clone(),
+                    message: format!(
+                        "{p:?} goes through a symlink; delete the journal to discard it"
+                    ),
+                });
+            }
+        }
+        let mut tx = Tx {
+            sandbox,
+            journal_path: path,
+            journal,
+        };
+        match tx.journal.state {
+            TxState::Prepared => tx.discard(),
+            TxState::Committed => {
+                for e in &tx.journal.entries {
+                    let temp = tx.abs(&e.temp);
+                    let target = tx.abs(&e.target);
+                    if temp.exists() {
+                        std::fs::rename(&temp, &target).map_err(|err| ApplyError::Recovery {
+                            path: e.target.clone(),
+                            message: err.to_string(),
+                        })?;
+                        if let Some(parent) = target.parent() {
+                            let _ = fsync_dir(parent);
+                        }
+                    }
+                }
+                finish(&tx);
+            }
+            TxState::RollingBack => {
+                let n = tx.journal.entries.len();
+                roll_back(&mut tx, n);
+            }
+        }
+        settled += 1;
+    }
+    Ok(settled)
+}
+
+fn interrupted() -> ApplyError {
+    prepare_err(
+        "finish (interrupted by a test)",
+        "",
+        std::io::Error::other("interrupted"),
+    )
+}
+
+fn prepare_err(op: &'static str, path: &str, source: std::io::Error) -> ApplyError {
+    ApplyError::Prepare {
+        op,
+        path: path.to_owned(),
+        source,
+    }
+}
+
+fn check_base(abs: &Path, rel: &str, base: Option<&str>) -> Result<(), ApplyError> {
+    let stale = || ApplyError::Stale {
+        path: rel.to_owned(),
+    };
+    match (std::fs::read(abs), base) {
+        (Ok(bytes), Some(hash)) if content_hash(&bytes) == hash => Ok(()),
+        (Err(e), None) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        (Err(e), Some(_)) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(prepare_err("read", rel, e))
+        }
+        _ => Err(stale()),
+    }
+}
+
+/// Directories (relative, outermost first) that must be created for the targets.
+fn missing_dirs<'a>(sandbox: &Sandbox, targets: impl Iterator<Item = &'a Path>) -> Vec<String> {
+    let mut dirs = BTreeSet::new();
+    for target in targets {
+        let mut dir = target.parent();
+        while let Some(d) = dir {
+            if d.exists() || !d.starts_with(sandbox.root()) {
+                break;
+            }
+            if let Some(rel) = sandbox.relative(d) {
+                dirs.insert(rel);
+            }
+            dir = d.parent();
+        }
+    }
+    // Sorted paths put a parent before its children.
+    dirs.into_iter().collect()
+}
+
+fn prepare(
+    tx: &Tx<'_>,
+    targets: &[(crate::sandbox::Resolved, &super::FileChange)],
+) -> Result<(), ApplyError> {
+    for dir in &tx.journal.dirs {
+        std::fs::create_dir(tx.abs(dir))
+            .or_else(|e| if tx.abs(dir).is_dir() { Ok(()) } else { Err(e) })
+            .map_err(|e| prepare_err("create directory", dir, e))?;
+    }
+    for (entry, (resolved, file)) in tx.journal.entries.iter().zip(targets) {
+        let mode = mode_for(&resolved.abs);
+        write_synced(&tx.abs(&entry.temp), file.new_content.as_bytes(), mode)
+            .map_err(|e| prepare_err("write a temp file for", &entry.target, e))?;
+        if let Some(backup) = &entry.backup {
+            std::fs::hard_link(&resolved.abs, tx.abs(backup))
+                .map_err(|e| prepare_err("back up", &entry.target, e))?;
+        }
+    }
+    let mut parents = BTreeSet::new();
+    for (resolved, _) in targets {
+        if let Some(p) = resolved.abs.parent() {
+            parents.insert(p.to_path_buf());
+        }
+    }
+    for dir in &parents {
+        fsync_dir(dir).map_err(|e| prepare_err("fsync", &dir.display().to_string(), e))?;
+    }
+    Ok(())
+}
+
+/// Puts back the old content of the first `done` entries (already renamed)
+/// and discards the rest.
+fn roll_back(tx: &mut Tx<'_>, done: usize) {
+    tx.journal.state = TxState::RollingBack;
+    let _ = tx.save();
+    for (i, e) in tx.journal.entries.iter().enumerate() {
+        let target = tx.abs(&e.target);
+        let temp = tx.abs(&e.temp);
+        match &e.backup {
+            Some(b) => {
+                let backup = tx.abs(b);
+                if backup.exists() && (i < done || !temp.exists()) {
+                    let _ = std::fs::rename(&backup, &target);
+                }
+            }
+            None => {
+                // A created file that was already renamed in goes away again.
+                if i < done || !temp.exists() {
+                    let _ = std::fs::remove_file(&target);
+                }
+            }
+        }
+        if let Some(parent) = target.parent() {
+            let _ = fsync_dir(parent);
+        }
+    }
+    tx.discard();
+}
+
+fn finish(tx: &Tx<'_>) {
+    for e in &tx.journal.entries {
+        if let Some(b) = &e.backup {
+            let _ = std::fs::remove_file(tx.abs(b));
+        }
+    }
+    let _ = std::fs::remove_file(&tx.journal_path);
+    if let Some(dir) = tx.journal_path.parent() {
+        let _ = fsync_dir(dir);
+    }
+}
+
+fn tx_tag() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    format!(
+        "{}-{nanos}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::edit::{CreateFileArgs, EditOp, ReplaceExactArgs, propose};
+
+    struct Fixture {
+        _dir: tempfile::TempDir,
+        sandbox: Sandbox,
+        proposal: Proposal,
+    }
+
+    /// Three files change (two edited, one created in a new directory).
+    fn fixture() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let sandbox = Sandbox::new(dir.path()).unwrap();
+        std::fs::write(sandbox.root().join("a.txt"), "a old\n").unwrap();
+        std::fs::write(sandbox.root().join("b.txt"), "b old\n").unwrap();
+        let replace = |path: &str| {
+            EditOp::ReplaceExact(ReplaceExactArgs {
+                path: path.into(),
+                old: "old".into(),
+                new: "new".into(),
+                expected_occurrences: Some(1),
+            })
+        };
+        let ops = [
+            replace("a.txt"),
+            replace("b.txt"),
+            EditOp::CreateFile(CreateFileArgs {
+                path: "d/c.txt".into(),
+                content: "c new\n".into(),
+                overwrite: false,
+            }),
+        ];
+        let proposal = propose(&sandbox, &ops, true).unwrap();
+        Fixture {
+            _dir: dir,
+            sandbox,
+            proposal,
+        }
+    }
+
+    fn state(f: &Fixture) -> (String, String, Option<String>) {
+        let read = |p: &str| std::fs::read_to_string(f.sandbox.root().join(p));
+        (
+            read("a.txt").unwrap(),
+            read("b.txt").unwrap(),
+            read("d/c.txt").ok(),
+        )
+    }
+
+    fn old() -> (String, String, Option<String>) {
+        ("a old\n".into(), "b old\n".into(), None)
+    }
+
+    fn new() -> (String, String, Option<String>) {
+        ("a new\n".into(), "b new\n".into(), Some("c new\n".into()))
+    }
+
+    /// Names of every entry under the root but `.north`, to catch leftovers.
+    fn leftovers(f: &Fixture) -> Vec<String> {
+        let mut names = Vec::new();
+        for dir in [
+            f.sandbox.root().to_path_buf(),
+            f.sandbox.root().join("d"),
+            f.sandbox.root().join(TXN_DIR),
+        ] {
+            if let Ok(read) = std::fs::read_dir(dir) {
+                names.extend(
+                    read.flatten()
+                        .map(|e| e.file_name().to_string_lossy().into_owned()),
+                );
+            }
+        }
+        names.retain(|n| n.ends_with(".tmp") || n.ends_with(".json"));
+        names
+    }
+
+    #[test]
+    fn killed_while_preparing_rolls_back() {
+        let f = fixture();
+        assert!(apply_inner(&f.proposal, &f.sandbox, Some(Stop::AfterPrepare)).is_err());
+        assert_eq!(state(&f), old());
+        assert!(
+            !leftovers(&f).is_empty(),
+            "the interrupted apply left its temps"
+        );
+        assert_eq!(recover(&f.sandbox).unwrap(), 1);
+        assert_eq!(state(&f), old());
+        assert_eq!(leftovers(&f), Vec::<String>::new());
+        assert!(
+            !f.sandbox.root().join("d").exists(),
+            "created directory removed"
+        );
+    }
+
+    #[test]
+    fn killed_after_commit_rolls_forward() {
+        for renames in 0..3 {
+            let f = fixture();
+            assert!(
+                apply_inner(&f.proposal, &f.sandbox, Some(Stop::AfterRenames(renames))).is_err()
+            );
+            assert_eq!(recover(&f.sandbox).unwrap(), 1);
+            assert_eq!(state(&f), new(), "after {renames} renames");
+            assert_eq!(leftovers(&f), Vec::<String>::new());
+        }
+    }
+
+    #[test]
+    fn a_failed_rename_restores_every_file() {
+        for at in 0..3 {
+            let f = fixture();
+            let err = apply_inner(&f.proposal, &f.sandbox, Some(Stop::FailRename(at))).unwrap_err();
+            assert!(matches!(err, ApplyError::RolledBack { .. }), "{err}");
+            assert_eq!(state(&f), old(), "failure at rename {at}");
+            assert_eq!(leftovers(&f), Vec::<String>::new());
+            assert!(!f.sandbox.root().join("d").exists());
+        }
+    }
+
+    #[test]
+    fn the_next_apply_recovers_first() {
+        let f = fixture();
+        assert!(apply_inner(&f.proposal, &f.sandbox, Some(Stop::AfterRenames(1))).is_err());
+        // The proposal is now stale for a.txt (already new): refused, but the
+        // interrupted transaction was finished first.
+        assert!(matches!(
+            apply(&f.proposal, &f.sandbox),
+            Err(ApplyError::Stale { .. })
+        ));
+        assert_eq!(state(&f), new());
+    }
+}

@@ -1,0 +1,130 @@
+//! North's per-project shell allowlist: `.north/allowlist.json`, exact
+//! command strings the user chose to "Always execute" (spec §8).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The project's allowlist of exact command strings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProjectAllowlist {
+    path: PathBuf,
+    file: AllowlistFile,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+struct AllowlistFile {
+    #[serde(rename = "allowedCommands", default)]
+    allowed_commands: Vec<String>,
+    /// Keys other tools or future versions put in the file survive a rewrite.
+    #[serde(flatten)]
+    other: Map<String, Value>,
+}
+
+/// An allowlist that cannot be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum AllowlistError {
+    /// The file exists but could not be read.
+    #[error("cannot read allowlist {path}: {source}")]
+    Read {
+        /// The allowlist file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file is not `{"allowedCommands": [strings]}`.
+    #[error("malformed allowlist {path}: {source}")]
+    Malformed {
+        /// The allowlist file.
+        path: PathBuf,
+        /// The parse error.
+        source: serde_json::Error,
+    },
+    /// The file could not be written.
+    #[error("cannot write allowlist {path}: {source}")]
+    Write {
+        /// The allowlist file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// An empty command cannot be allowed.
+    #[error("cannot allow an empty command")]
+    EmptyCommand,
+}
+
+impl ProjectAllowlist {
+    /// Where the allowlist lives, relative to the project root.
+    pub const RELATIVE_PATH: &'static str = ".north/allowlist.json";
+
+    /// Loads `<root>/.north/allowlist.json`; a missing file is an empty list.
+    pub fn load(root: &Path) -> Result<Self, AllowlistError> {
+        Self::load_from(root.join(Self::RELATIVE_PATH))
+    }
+
+    /// Loads the allowlist at `path`; a missing file is an empty list.
+    pub fn load_from(path: PathBuf) -> Result<Self, AllowlistError> {
+        let file = read_file(&path)?;
+        Ok(ProjectAllowlist { path, file })
+    }
+
+    /// The allowlist file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The allowed commands, in the order they were added.
+    pub fn commands(&self) -> &[String] {
+        &self.file.allowed_commands
+    }
+
+    /// Whether exactly `command` is allowed (no trimming, no patterns).
+    pub fn contains(&self, command: &str) -> bool {
+        self.file.allowed_commands.iter().any(|c| c == command)
+    }
+
+    /// Adds `command` and persists the list atomically (temp file, fsync,
+    /// rename). Entries added to the file by someone else since it was loaded
+    /// are kept. Returns false when it was already allowed.
+    pub fn add(&mut self, command: &str) -> Result<bool, AllowlistError> {
+        if command.is_empty() {
+            return Err(AllowlistError::EmptyCommand);
+        }
+        self.file = read_file(&self.path)?;
+        if self.contains(command) {
+            return Ok(false);
+        }
+        self.file.allowed_commands.push(command.to_owned());
+        let mut text = serde_json::to_string_pretty(&self.file).map_err(|source| {
+            AllowlistError::Malformed {
+                path: self.path.clone(),
+                source,
+            }
+        })?;
+        text.push('\n');
+        let write_error = |source| AllowlistError::Write {
+            path: self.path.clone(),
+            source,
+        };
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir).map_err(write_error)?;
+        }
+        crate::policy::atomic::write(&self.path, text.as_bytes()).map_err(write_error)?;
+        Ok(true)
+    }
+}
+
+fn read_file(path: &Path) -> Result<AllowlistFile, AllowlistError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str(&text).map_err(|source| AllowlistError::Malformed {
+            path: path.to_owned(),
+            source,
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(AllowlistFile::default()),
+        Err(source) => Err(AllowlistError::Read {
+            path: path.to_owned(),
+            source,
+        }),
+    }
+}

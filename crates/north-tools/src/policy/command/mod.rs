@@ -1,0 +1,234 @@
+//! A deliberately small shell-command parser for first-word allowlists.
+//!
+//! A first-word check ("is `ls` allowed?") is only meaningful if the shell
+//! runs exactly the programs the check saw. This parser accepts a strict
+//! subset of POSIX shell — plain words, single- and double-quoted strings
+//! without expansions, and the connectors `;`, `&&`, `||`, `|` — and splits
+//! it into simple commands. Everything else that could make the shell run
+//! something other than the visible words is refused rather than
+//! interpreted: expansions (`$`, backticks, globs in command names, braces,
+//! tilde in command names), redirections, subshells and groups, background
+//! jobs, comments, history expansion, backslash escapes, control characters,
+//! non-ASCII text (lookalike punctuation and spaces), environment-assignment
+//! prefixes, shell keywords, and programs whose job is to run other programs
+//! (`eval`, `env`, `xargs`, `sh -c`, interpreters, ...). Some ordinary
+//! programs can run commands through options (`find -exec`, `git -c`,
+//! `tar --to-command`); those options are refused too.
+//!
+//! When in doubt the parser refuses: a refused command can still be run
+//! after the user approves it, a wrongly approved one cannot be taken back.
+
+use std::fmt;
+
+mod lex;
+mod rules;
+
+use lex::tokenize;
+use rules::check_segment;
+
+/// One simple command after quote removal: the program and its arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimpleCommand {
+    /// The program name, exactly as the shell will look it up.
+    pub program: String,
+    /// The arguments after quote removal.
+    pub args: Vec<String>,
+}
+
+/// Why a command line was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// Nothing to run.
+    #[error("the command is empty")]
+    Empty,
+    /// A character outside printable ASCII (lookalike punctuation, special spaces).
+    #[error("character {found:?} at byte {at} is not printable ASCII")]
+    NonAscii {
+        /// The character found.
+        found: char,
+        /// Its byte offset.
+        at: usize,
+    },
+    /// A control character such as a newline or a tab.
+    #[error("control character {found:?} at byte {at}")]
+    ControlChar {
+        /// The character found.
+        found: char,
+        /// Its byte offset.
+        at: usize,
+    },
+    /// Shell syntax this parser does not accept.
+    #[error("{found:?} at byte {at} ({what}) is not allowed")]
+    Syntax {
+        /// The offending text.
+        found: String,
+        /// Its byte offset.
+        at: usize,
+        /// What the shell would do with it.
+        what: &'static str,
+    },
+    /// A quote that is never closed.
+    #[error("unterminated {0} quote")]
+    UnterminatedQuote(&'static str),
+    /// A connector with no command on one side (`; ls`, `ls |`).
+    #[error("`{0}` has no command on one side")]
+    EmptySegment(String),
+    /// A command name that is quoted, a path pattern, an assignment or a keyword.
+    #[error("`{word}` cannot be checked as a command name: {why}")]
+    CommandName {
+        /// The word in command position.
+        word: String,
+        /// Why it is refused.
+        why: &'static str,
+    },
+    /// A program that runs other programs or changes the shell itself.
+    #[error(
+        "`{program}` runs other commands or changes the shell, so its first word cannot vouch for it"
+    )]
+    Indirection {
+        /// The program.
+        program: String,
+    },
+    /// An option that makes an otherwise allowed program run or write something else.
+    #[error("`{program} {arg}` can run other commands or write files")]
+    DangerousOption {
+        /// The program.
+        program: String,
+        /// The refused argument.
+        arg: String,
+    },
+    /// A glob in the arguments of a program whose options can run commands.
+    #[error("glob `{arg}` could expand to options of `{program}`")]
+    GlobInSensitiveArgs {
+        /// The program.
+        program: String,
+        /// The word with the glob.
+        arg: String,
+    },
+}
+
+/// Splits `line` into simple commands, or refuses it.
+///
+/// Accepted: words of `[A-Za-z0-9_./,:=+%@~*?[\]^-]` characters, single
+/// quotes (literal), double quotes without `$`, backtick, `\` or `!`, and the
+/// connectors `;`, `&&`, `||`, `|` between non-empty commands. Every command
+/// name must be a plain unquoted word; keywords, builtins that evaluate their
+/// arguments and programs that run other programs are refused.
+pub fn parse(line: &str) -> Result<Vec<SimpleCommand>, Refusal> {
+    let segments = tokenize(line)?;
+    let mut commands = Vec::with_capacity(segments.len());
+    for words in segments {
+        commands.push(check_segment(words)?);
+    }
+    Ok(commands)
+}
+
+/// Parses `line` and checks every simple command's program against `allowed`
+/// (exact names). Returns the commands when all of them are allowed.
+pub fn check_allowed<S: AsRef<str>>(
+    line: &str,
+    allowed: &[S],
+) -> Result<Vec<SimpleCommand>, CommandDenied> {
+    let commands = parse(line).map_err(CommandDenied::Refused)?;
+    for command in &commands {
+        if !allowed.iter().any(|a| a.as_ref() == command.program) {
+            return Err(CommandDenied::NotAllowed {
+                program: command.program.clone(),
+            });
+        }
+    }
+    Ok(commands)
+}
+
+/// Why a command failed a first-word allowlist check.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CommandDenied {
+    /// The command could not be parsed with certainty.
+    #[error("{0}")]
+    Refused(Refusal),
+    /// A simple command's program is not in the allowlist.
+    #[error("`{program}` is not in allowed_commands")]
+    NotAllowed {
+        /// The program that is not allowed.
+        program: String,
+    },
+}
+
+/// Substrings that mark a command as destructive or exfiltrating regardless
+/// of approval (runtime-contracts §4: "deny dangerous substrings").
+#[rustfmt::skip]
+const DANGEROUS_SUBSTRINGS: &[&str] = &[
+    "rm -rf /", "rm -fr /", "rm -rf ~", "rm -fr ~", "rm -rf *", "rm -rf .", "rm -r /",
+    "--no-preserve-root", ":(){", "dd if=", "of=/dev/", "> /dev/sd", ">/dev/sd", "> /dev/nvme",
+    ">/dev/nvme", "chmod -r 777 /", "chown -r", "init 0", "init 6", "| sh", "|sh", "| bash",
+    "|bash", "| zsh", "|zsh", "/etc/shadow", "/etc/passwd", "/etc/sudoers", ".ssh/", "nc -l",
+    "nc -e", "/dev/tcp/", "/dev/udp/", "history -c",
+];
+
+/// Programs that are dangerous wherever they appear as a word (`mkfs.ext4`
+/// and `/sbin/reboot` included).
+#[rustfmt::skip]
+const DANGEROUS_PROGRAMS: &[&str] = &[
+    "mkfs", "shutdown", "reboot", "poweroff", "halt", "sudo", "doas", "su", "crontab", "ncat",
+    "fdisk", "parted", "wipefs", "shred",
+];
+
+/// The first dangerous pattern `command` contains, compared after
+/// lowercasing and collapsing whitespace, if any.
+pub fn dangerous_substring(command: &str) -> Option<&'static str> {
+    let normalized = command
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_ascii_lowercase();
+    if let Some(found) = DANGEROUS_SUBSTRINGS
+        .iter()
+        .copied()
+        .find(|s| normalized.contains(s))
+    {
+        return Some(found);
+    }
+    let words = normalized.split(|c: char| c.is_whitespace() || ";|&()`$<>{}'\"".contains(c));
+    for word in words {
+        let name = word.rsplit('/').next().unwrap_or(word);
+        let stem = name.split('.').next().unwrap_or(name);
+        if let Some(found) = DANGEROUS_PROGRAMS.iter().copied().find(|p| *p == stem) {
+            return Some(found);
+        }
+    }
+    None
+}
+
+impl fmt::Display for SimpleCommand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.program)?;
+        for arg in &self.args {
+            write!(f, " {arg}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_on_connectors_and_removes_quotes() {
+        let cmds = parse("ls -la src && grep -n 'a b;c' \"x y\" | head -5").unwrap();
+        let shown: Vec<String> = cmds.iter().map(ToString::to_string).collect();
+        assert_eq!(shown, ["ls -la src", "grep -n a b;c x y", "head -5"]);
+        assert_eq!(cmds[1].args, ["-n", "a b;c", "x y"]);
+    }
+
+    #[test]
+    fn dangerous_substrings_ignore_case_and_spacing() {
+        assert_eq!(dangerous_substring("RM   -RF   /"), Some("rm -rf /"));
+        assert_eq!(dangerous_substring("cargo test"), None);
+        assert_eq!(dangerous_substring("cat asphalt.txt"), None);
+        assert_eq!(dangerous_substring("ls; /sbin/reboot"), Some("reboot"));
+        assert_eq!(dangerous_substring("mkfs.ext4 /dev/x"), Some("mkfs"));
+        assert_eq!(dangerous_substring("echo $(sudo id)"), Some("sudo"));
+    }
+}

@@ -1,0 +1,366 @@
+//! What a parsed simple command may be: keywords, builtins and programs
+//! that run other programs are refused, and so are options that make an
+//! allowed program run commands or write files.
+
+use super::lex::Word;
+use super::{Refusal, SimpleCommand};
+
+/// Shell keywords and builtins that evaluate their arguments as code,
+/// arithmetic or variable names (`let 'a[$(cmd)]'` runs `cmd`), or change the
+/// shell's state for later commands.
+#[rustfmt::skip]
+const SHELL_BUILTINS: &[&str] = &[
+    "if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until", "do",
+    "done", "in", "function", "time", "coproc", "eval", "exec", "source", ".", "command",
+    "builtin", "trap", "alias", "unalias", "set", "shopt", "enable", "declare", "typeset",
+    "local", "readonly", "export", "unset", "let", "read", "readarray", "mapfile", "test",
+    "printf", "wait", "shift", "exit", "return", "logout", "ulimit", "umask", "getopts", "hash",
+    "fc", "history", "bind", "complete", "compgen", "compopt", "caller", "fg", "bg", "disown",
+    "suspend", "jobs", "pushd", "popd", "dirs", "times", "autoload", "emulate", "zmodload",
+    "noglob", "nocorrect",
+];
+
+/// Programs that run other programs, shells and interpreters of code given
+/// as arguments: allowing them by name would allow anything.
+#[rustfmt::skip]
+const INDIRECTION: &[&str] = &[
+    // shells
+    "sh", "bash", "dash", "zsh", "ksh", "mksh", "pdksh", "ash", "csh", "tcsh", "fish", "elvish",
+    "nu", "xonsh", "busybox", "toybox", "rbash",
+    // command runners
+    "env", "xargs", "nohup", "nice", "renice", "ionice", "timeout", "stdbuf", "unbuffer",
+    "setsid", "setpriv", "sudo", "doas", "su", "runuser", "pkexec", "chroot", "unshare",
+    "nsenter", "flock", "watch", "script", "expect", "parallel", "taskset", "chrt", "prlimit",
+    "systemd-run", "strace", "ltrace", "gdb", "lldb", "valgrind", "perf", "time", "at", "batch",
+    "crontab", "screen", "tmux", "ssh", "rsh", "firejail", "bwrap", "proot", "fakeroot",
+    "faketime", "catchsegv", "eatmydata", "torsocks", "proxychains", "proxychains4",
+    "dbus-run-session", "xdg-open", "open", "start-stop-daemon", "daemonize",
+    // interpreters that take code as an argument
+    "awk", "gawk", "mawk", "nawk", "sed", "gsed", "perl", "python", "python2", "python3",
+    "ruby", "node", "nodejs", "deno", "bun", "php", "lua", "luajit", "tclsh", "wish", "R",
+    "Rscript", "julia", "osascript", "jshell", "groovy", "scala", "guile", "racket", "sbcl",
+    "clisp", "ghci", "runghc", "pwsh", "powershell", "vim", "vi", "nvim", "emacs", "ed", "ex",
+    "m4", "make", "gmake", "bc", "dc", "jq", "yq", "gdb-multiarch",
+];
+
+/// How an argument rule matches.
+#[derive(Clone, Copy)]
+enum ArgRule {
+    /// Exactly this word (`find -exec`).
+    Exact(&'static str),
+    /// Any word starting with this (`less +!cmd`).
+    Prefix(&'static str),
+    /// Any word containing this (`-oProxyCommand=...`).
+    Contains(&'static str),
+    /// A GNU long option, also abbreviated (`--to-comm`) or with `=value`.
+    Long(&'static str),
+    /// A short option letter, also inside a cluster (`-xvIzstd`).
+    Short(char),
+}
+
+/// Options that make an otherwise harmless program run commands or write
+/// files it was not asked to.
+const ARG_RULES: &[(&str, &[ArgRule])] = {
+    use ArgRule::*;
+    &[
+        (
+            "find",
+            &[
+                Exact("-exec"),
+                Exact("-execdir"),
+                Exact("-ok"),
+                Exact("-okdir"),
+                Exact("-delete"),
+                Exact("-fprint"),
+                Exact("-fprint0"),
+                Exact("-fprintf"),
+                Exact("-fls"),
+            ],
+        ),
+        (
+            "git",
+            &[
+                Exact("-c"),
+                Long("--config-env"),
+                Long("--exec-path"),
+                Long("--upload-pack"),
+                Long("--receive-pack"),
+                Long("--exec"),
+                Long("--open-files-in-pager"),
+                Short('O'),
+                Long("--ext-diff"),
+                Long("--textconv"),
+                Long("--output"),
+                Long("--template"),
+                Long("--extcmd"),
+                Long("--tool"),
+                // Transports that run commands (`ext::sh -c ...`) or ssh options.
+                Prefix("ext::"),
+                Contains("proxycommand"),
+            ],
+        ),
+        (
+            "tar",
+            &[
+                Long("--to-command"),
+                Long("--checkpoint-action"),
+                Long("--use-compress-program"),
+                Long("--rsh-command"),
+                Long("--info-script"),
+                Long("--new-volume-script"),
+                Short('I'),
+                Short('F'),
+            ],
+        ),
+        (
+            "rsync",
+            &[
+                Long("--rsh"),
+                Long("--rsync-path"),
+                Short('e'),
+                Contains("proxycommand"),
+            ],
+        ),
+        (
+            "sort",
+            &[Long("--compress-program"), Long("--output"), Short('o')],
+        ),
+        ("rg", &[Long("--pre"), Long("--pre-glob")]),
+        (
+            "fd",
+            &[Long("--exec"), Long("--exec-batch"), Short('x'), Short('X')],
+        ),
+        (
+            "fdfind",
+            &[Long("--exec"), Long("--exec-batch"), Short('x'), Short('X')],
+        ),
+        (
+            "man",
+            &[Long("--pager"), Long("--html"), Short('P'), Short('H')],
+        ),
+        ("zip", &[Long("--unzip-command"), Exact("-TT")]),
+        ("less", &[Prefix("+"), Long("--lesskey-src")]),
+        ("more", &[Prefix("+")]),
+    ]
+};
+
+/// Git subcommands that run configured or given programs, or rewrite config.
+const GIT_SUBCOMMANDS_REFUSED: &[&str] = &[
+    "config",
+    "submodule",
+    "bisect",
+    "filter-branch",
+    "difftool",
+    "mergetool",
+    "instaweb",
+    "web--browse",
+    "send-email",
+    "daemon",
+    "credential",
+    "credential-store",
+    "credential-cache",
+    "alias",
+    "hook",
+    "run-command",
+    "shell",
+    "upload-pack",
+    "receive-pack",
+];
+
+/// Git subcommands where `-x` / `-u` carry a command (`rebase -x`, `clone -u`).
+const GIT_SHORT_EXEC: &[(&str, char)] = &[
+    ("rebase", 'x'),
+    ("clone", 'u'),
+    ("fetch", 'u'),
+    ("pull", 'u'),
+    ("ls-remote", 'u'),
+    ("archive", 'o'),
+];
+
+pub(super) fn check_segment(words: Vec<Word>) -> Result<SimpleCommand, Refusal> {
+    let mut iter = words.into_iter();
+    let Some(first) = iter.next() else {
+        return Err(Refusal::Empty);
+    };
+    let name = first.text.clone();
+    let name_refusal = |why| Refusal::CommandName {
+        word: name.clone(),
+        why,
+    };
+    if first.quoted {
+        return Err(name_refusal("quoted command names are not checked"));
+    }
+    if first.equals {
+        return Err(name_refusal("environment assignments are not allowed"));
+    }
+    if first.glob {
+        return Err(name_refusal(
+            "glob patterns in command names are not allowed",
+        ));
+    }
+    if first.tilde {
+        return Err(name_refusal(
+            "tilde expansion in command names is not allowed",
+        ));
+    }
+    if name.starts_with('-') {
+        return Err(name_refusal("a command name cannot start with `-`"));
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "_./+-".contains(c))
+    {
+        return Err(name_refusal("unexpected characters in a command name"));
+    }
+    let base = name.rsplit('/').next().unwrap_or(&name);
+    if base.is_empty() || base == "." || base == ".." {
+        return Err(name_refusal("not a program name"));
+    }
+    if SHELL_BUILTINS.contains(&name.as_str()) {
+        return Err(Refusal::Indirection {
+            program: name.clone(),
+        });
+    }
+    if INDIRECTION.contains(&base) || is_versioned_interpreter(base) {
+        return Err(Refusal::Indirection {
+            program: name.clone(),
+        });
+    }
+    let rest: Vec<Word> = iter.collect();
+    check_arguments(base, &name, &rest)?;
+    Ok(SimpleCommand {
+        program: name,
+        args: rest.into_iter().map(|w| w.text).collect(),
+    })
+}
+
+/// `python3.12`, `perl5.36`, `ruby3.1`, `node18`: versioned interpreter names.
+fn is_versioned_interpreter(base: &str) -> bool {
+    const STEMS: &[&str] = &[
+        "python", "perl", "ruby", "node", "php", "lua", "pypy", "bash", "zsh",
+    ];
+    STEMS.iter().any(|stem| {
+        base.strip_prefix(stem)
+            .is_some_and(|v| !v.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+    })
+}
+
+fn check_arguments(base: &str, program: &str, args: &[Word]) -> Result<(), Refusal> {
+    let rules = ARG_RULES
+        .iter()
+        .find(|(name, _)| *name == base)
+        .map(|(_, rules)| *rules);
+    let Some(rules) = rules else {
+        return Ok(());
+    };
+    let dangerous = |arg: &str| Refusal::DangerousOption {
+        program: program.to_owned(),
+        arg: arg.to_owned(),
+    };
+    for word in args {
+        // A glob could expand to a file named `-exec` or `--upload-pack=...`.
+        if word.glob {
+            return Err(Refusal::GlobInSensitiveArgs {
+                program: program.to_owned(),
+                arg: word.text.clone(),
+            });
+        }
+        if rules.iter().any(|rule| rule_matches(*rule, &word.text)) {
+            return Err(dangerous(&word.text));
+        }
+    }
+    if base == "tar" {
+        // Old-style `tar cIf ...`: the first argument is an option cluster.
+        if let Some(first) = args.first()
+            && !first.text.starts_with('-')
+            && first.text.chars().any(|c| c == 'I' || c == 'F')
+        {
+            return Err(dangerous(&first.text));
+        }
+    }
+    if base == "git" {
+        check_git(program, args)?;
+    }
+    Ok(())
+}
+
+fn check_git(program: &str, args: &[Word]) -> Result<(), Refusal> {
+    // Global options that take a separate value come before the subcommand.
+    let mut i = 0;
+    while i < args.len() && args[i].text.starts_with('-') {
+        if matches!(
+            args[i].text.as_str(),
+            "-C" | "--git-dir" | "--work-tree" | "--namespace"
+        ) {
+            i += 1;
+        }
+        i += 1;
+    }
+    let Some(sub) = args.get(i) else {
+        return Ok(());
+    };
+    let sub = sub.text.as_str();
+    if GIT_SUBCOMMANDS_REFUSED.contains(&sub) {
+        return Err(Refusal::DangerousOption {
+            program: program.to_owned(),
+            arg: sub.to_owned(),
+        });
+    }
+    for (name, letter) in GIT_SHORT_EXEC {
+        if *name == sub
+            && let Some(arg) = args[i + 1..]
+                .iter()
+                .find(|w| rule_matches(ArgRule::Short(*letter), &w.text))
+        {
+            return Err(Refusal::DangerousOption {
+                program: program.to_owned(),
+                arg: arg.text.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn rule_matches(rule: ArgRule, arg: &str) -> bool {
+    match rule {
+        ArgRule::Exact(word) => arg == word,
+        ArgRule::Prefix(prefix) => arg.starts_with(prefix),
+        ArgRule::Contains(part) => arg.to_ascii_lowercase().contains(part),
+        ArgRule::Long(option) => {
+            let name = arg.split('=').next().unwrap_or(arg);
+            // GNU getopt accepts any unambiguous prefix of a long option.
+            name.len() >= 3 && name.starts_with("--") && option.starts_with(name)
+        }
+        ArgRule::Short(letter) => {
+            arg.starts_with('-')
+                && !arg.starts_with("--")
+                && arg[1..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphabetic())
+                    .any(|c| c == letter)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_option_abbreviations_match() {
+        assert!(rule_matches(ArgRule::Long("--to-command"), "--to-comm=sh"));
+        assert!(rule_matches(ArgRule::Long("--to-command"), "--to"));
+        assert!(!rule_matches(ArgRule::Long("--to-command"), "--"));
+        assert!(!rule_matches(ArgRule::Long("--to-command"), "--verbose"));
+        assert!(rule_matches(ArgRule::Short('I'), "-cvIzstd"));
+        assert!(!rule_matches(ArgRule::Short('I'), "-cvf"));
+    }
+
+    #[test]
+    fn versioned_interpreters_are_recognised() {
+        assert!(is_versioned_interpreter("python3.12"));
+        assert!(is_versioned_interpreter("node18"));
+        assert!(!is_versioned_interpreter("python-config"));
+        assert!(!is_versioned_interpreter("ls"));
+    }
+}

@@ -1,0 +1,169 @@
+//! The mesh's `policy.json`: which commands `bash` may run (by first word),
+//! whether writes are enabled, and how large a file `read` may return.
+
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use super::command::{self, CommandDenied, SimpleCommand};
+
+/// The mesh policy (`policy.json`).
+///
+/// Commands are checked with [`command::check_allowed`]: every simple
+/// command of the line must have an allowed first word, and shell syntax that
+/// could run anything else is refused.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MeshPolicy {
+    /// Programs `bash` may run, matched exactly against each command's first word.
+    pub allowed_commands: Vec<String>,
+    /// Whether `write` may change files.
+    pub write_enabled: bool,
+    /// The largest file, in bytes, `read` may return.
+    pub max_file_size: u64,
+}
+
+/// The three documented policy presets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PolicyPreset {
+    /// Read-only analysis: `ls cat grep find`, no writes, 100 kB files.
+    Conservative,
+    /// The default: `ls cat pwd echo grep`, writes, 200 kB files.
+    #[default]
+    Balanced,
+    /// Development: adds `find head tail git`, 1 MB files.
+    Permissive,
+}
+
+impl FromStr for PolicyPreset {
+    type Err = PolicyError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "conservative" => Ok(PolicyPreset::Conservative),
+            "balanced" => Ok(PolicyPreset::Balanced),
+            "permissive" => Ok(PolicyPreset::Permissive),
+            _ => Err(PolicyError::UnknownPreset(s.to_owned())),
+        }
+    }
+}
+
+/// Why the mesh policy refused an operation. The messages start with the
+/// spec's wording so users can look them up in the troubleshooting guide.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PolicyDenial {
+    /// `bash` command refused.
+    #[error("Command denied by policy: {0}")]
+    Command(CommandDenied),
+    /// `write` while `write_enabled` is false.
+    #[error("Write disabled by policy")]
+    WriteDisabled,
+    /// `read` of a file over `max_file_size`.
+    #[error("File too large: {size} bytes exceeds max_file_size of {max} bytes")]
+    FileTooLarge {
+        /// The file's size.
+        size: u64,
+        /// The configured limit.
+        max: u64,
+    },
+}
+
+/// A `policy.json` that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    /// The file exists but could not be read.
+    #[error("cannot read policy file {path}: {source}")]
+    Read {
+        /// The policy file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file is not a valid policy.
+    #[error("malformed policy file {path}: {source}")]
+    Malformed {
+        /// The policy file.
+        path: PathBuf,
+        /// The parse error (names the unknown or mistyped field).
+        source: serde_json::Error,
+    },
+    /// An unknown preset name.
+    #[error("unknown policy preset `{0}` (expected conservative, balanced or permissive)")]
+    UnknownPreset(String),
+}
+
+impl Default for MeshPolicy {
+    fn default() -> Self {
+        MeshPolicy::preset(PolicyPreset::Balanced)
+    }
+}
+
+impl MeshPolicy {
+    /// The preset's policy, exactly as documented.
+    pub fn preset(preset: PolicyPreset) -> Self {
+        let (commands, write_enabled, max_file_size): (&[&str], bool, u64) = match preset {
+            PolicyPreset::Conservative => (&["ls", "cat", "grep", "find"], false, 100_000),
+            PolicyPreset::Balanced => (&["ls", "cat", "pwd", "echo", "grep"], true, 200_000),
+            PolicyPreset::Permissive => (
+                &[
+                    "ls", "cat", "pwd", "echo", "grep", "find", "head", "tail", "git",
+                ],
+                true,
+                1_000_000,
+            ),
+        };
+        MeshPolicy {
+            allowed_commands: commands.iter().map(|c| (*c).to_owned()).collect(),
+            write_enabled,
+            max_file_size,
+        }
+    }
+
+    /// Reads `path`; a missing file is the balanced default. Fields left out
+    /// of the file take the balanced values; unknown fields are an error.
+    pub fn load(path: &Path) -> Result<Self, PolicyError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(MeshPolicy::default()),
+            Err(source) => {
+                return Err(PolicyError::Read {
+                    path: path.to_owned(),
+                    source,
+                });
+            }
+        };
+        serde_json::from_str(&text).map_err(|source| PolicyError::Malformed {
+            path: path.to_owned(),
+            source,
+        })
+    }
+
+    /// Checks a `bash` command line: every simple command must start with an
+    /// allowed program, and nothing in it may run anything else.
+    pub fn check_command(&self, command: &str) -> Result<Vec<SimpleCommand>, PolicyDenial> {
+        command::check_allowed(command, &self.allowed_commands).map_err(PolicyDenial::Command)
+    }
+
+    /// Checks that writes are enabled.
+    pub fn check_write(&self) -> Result<(), PolicyDenial> {
+        if self.write_enabled {
+            Ok(())
+        } else {
+            Err(PolicyDenial::WriteDisabled)
+        }
+    }
+
+    /// Checks a file size against `max_file_size`.
+    pub fn check_file_size(&self, size: u64) -> Result<(), PolicyDenial> {
+        if size > self.max_file_size {
+            Err(PolicyDenial::FileTooLarge {
+                size,
+                max: self.max_file_size,
+            })
+        } else {
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,132 @@
+//! Network capabilities (runtime-contracts §4).
+//!
+//! `http.get` is denied unless a capability allows the URL's host:
+//! - `net` allows any host, unless a global allowlist is configured, in
+//!   which case it allows only the allowlisted hosts;
+//! - `net:<domain>` allows exactly that host and overrides the allowlist.
+//!
+//! Matching is strict: host names are compared whole, case-insensitively and
+//! ignoring a trailing dot. Subdomains do not count — `net:example.com` does
+//! not allow `api.example.com`; grant `net:api.example.com` for that. The
+//! same holds for allowlist entries. IPv6 hosts are written without brackets
+//! (`net:::1`). Ports are not part of the match.
+
+/// The capabilities and allowlist a request is judged against.
+#[derive(Debug, Clone, Copy)]
+pub struct NetAccess<'a> {
+    /// Granted capabilities (`net`, `net:<domain>`, and unrelated ones).
+    pub capabilities: &'a [String],
+    /// The global network allowlist, if configured.
+    pub allowlist: Option<&'a [String]>,
+}
+
+/// Which grant allowed a host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NetGrant {
+    /// `net:<domain>` for exactly this host.
+    Domain(String),
+    /// `net`, with no allowlist configured.
+    Any,
+    /// `net`, and the host is on the allowlist.
+    Allowlisted,
+}
+
+/// Why a host may not be reached.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NetDenied {
+    /// Neither `net` nor `net:<host>` is granted.
+    #[error("network access to {host} denied: grant the `net` or `net:{host}` capability")]
+    NoCapability {
+        /// The host.
+        host: String,
+    },
+    /// `net` is granted but the host is not on the global allowlist.
+    #[error(
+        "network access to {host} denied: it is not on the network allowlist (`net` only allows allowlisted hosts); grant `net:{host}` to allow it"
+    )]
+    NotAllowlisted {
+        /// The host.
+        host: String,
+    },
+}
+
+/// Lowercases, strips a trailing dot and IPv6 brackets.
+pub fn normalize_host(host: &str) -> String {
+    let host = host.trim();
+    let host = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase()
+}
+
+impl NetAccess<'_> {
+    /// Whether `host` may be reached, and by which grant.
+    pub fn check(&self, host: &str) -> Result<NetGrant, NetDenied> {
+        let host = normalize_host(host);
+        let denied_host = host.clone();
+        if host.is_empty() {
+            return Err(NetDenied::NoCapability { host: denied_host });
+        }
+        let domain_grant = self.capabilities.iter().any(|c| {
+            c.strip_prefix("net:")
+                .is_some_and(|d| !d.trim().is_empty() && normalize_host(d) == host)
+        });
+        if domain_grant {
+            return Ok(NetGrant::Domain(host));
+        }
+        if !self.capabilities.iter().any(|c| c == "net") {
+            return Err(NetDenied::NoCapability { host: denied_host });
+        }
+        match self.allowlist {
+            None => Ok(NetGrant::Any),
+            Some(list) if list.iter().any(|d| normalize_host(d) == host) => {
+                Ok(NetGrant::Allowlisted)
+            }
+            Some(_) => Err(NetDenied::NotAllowlisted { host: denied_host }),
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn caps(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn the_contract_rules() {
+        let none = caps(&[]);
+        let net = caps(&["net"]);
+        let scoped = caps(&["net:Example.COM."]);
+        let allow = caps(&["docs.rs"]);
+        let check = |c: &[String], a: Option<&[String]>, h: &str| {
+            NetAccess {
+                capabilities: c,
+                allowlist: a,
+            }
+            .check(h)
+        };
+        assert!(check(&none, None, "example.com").is_err());
+        assert_eq!(check(&net, None, "example.com"), Ok(NetGrant::Any));
+        assert!(matches!(
+            check(&net, Some(&allow), "example.com"),
+            Err(NetDenied::NotAllowlisted { .. })
+        ));
+        assert_eq!(
+            check(&net, Some(&allow), "DOCS.rs"),
+            Ok(NetGrant::Allowlisted)
+        );
+        assert_eq!(
+            check(&scoped, Some(&allow), "example.com"),
+            Ok(NetGrant::Domain("example.com".into()))
+        );
+        assert!(check(&scoped, None, "api.example.com").is_err());
+        assert!(check(&scoped, None, "example.com.evil.org").is_err());
+        assert!(check(&caps(&["net:"]), None, "").is_err());
+        assert_eq!(normalize_host("[::1]"), "::1");
+    }
+}

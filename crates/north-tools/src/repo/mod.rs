@@ -1,0 +1,176 @@
+//! The repo layer: root resolution, `.gitignore`-aware walking, text
+//! detection with size limits, and atomic writes.
+
+pub(crate) mod atomic;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+pub use atomic::{atomic_write, fsync_dir, temp_path_for};
+
+/// Largest file an edit or a full read will load into memory.
+pub const MAX_TEXT_FILE_BYTES: u64 = 16 * 1024 * 1024;
+/// How many leading bytes binary detection looks at.
+const BINARY_SNIFF_BYTES: usize = 8 * 1024;
+
+/// Failures of the repo layer.
+#[derive(Debug, thiserror::Error)]
+pub enum RepoError {
+    /// An explicit root does not exist or is not a directory.
+    #[error("project root {0:?} is not a directory")]
+    NotADirectory(PathBuf),
+    /// The file looks binary (contains a NUL byte).
+    #[error("{0} is a binary file")]
+    Binary(String),
+    /// The file is not valid UTF-8.
+    #[error("{0} is not UTF-8 text")]
+    NotUtf8(String),
+    /// The file is larger than the limit.
+    #[error("{path} is too large ({size} bytes; the limit is {max})")]
+    TooLarge {
+        /// The file.
+        path: String,
+        /// Its size.
+        size: u64,
+        /// The limit.
+        max: u64,
+    },
+    /// The path exists but is not a regular file.
+    #[error("{0} is not a regular file")]
+    NotAFile(String),
+    /// An I/O error, with what was being done and where.
+    #[error("cannot {op} {path}: {source}")]
+    Io {
+        /// What was being done (`read`, `write`, ...).
+        op: &'static str,
+        /// Where.
+        path: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+}
+
+impl RepoError {
+    pub(crate) fn io(op: &'static str, path: impl Into<String>, source: std::io::Error) -> Self {
+        RepoError::Io {
+            op,
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+/// The project root: `explicit` when given (it must be a directory),
+/// otherwise the nearest ancestor of `start` holding `.git`, otherwise `start`.
+pub fn resolve_root(explicit: Option<&Path>, start: &Path) -> Result<PathBuf, RepoError> {
+    if let Some(dir) = explicit {
+        return match std::fs::canonicalize(dir) {
+            Ok(p) if p.is_dir() => Ok(p),
+            _ => Err(RepoError::NotADirectory(dir.to_path_buf())),
+        };
+    }
+    let start =
+        std::fs::canonicalize(start).map_err(|_| RepoError::NotADirectory(start.to_path_buf()))?;
+    for dir in start.ancestors() {
+        if dir.join(".git").exists() {
+            return Ok(dir.to_path_buf());
+        }
+    }
+    Ok(start)
+}
+
+/// Whether `root` (or an ancestor) is inside a git work tree.
+pub fn is_git_repo(root: &Path) -> bool {
+    root.ancestors().any(|d| d.join(".git").exists())
+}
+
+/// A walker over `dir` that honours `.gitignore`, `.ignore`, git's global
+/// excludes and `.git/info/exclude`, skips hidden files, never follows
+/// symlinks, and never enters `.git`.
+pub fn walker(dir: &Path) -> ignore::WalkBuilder {
+    let mut builder = ignore::WalkBuilder::new(dir);
+    builder
+        .hidden(true)
+        .ignore(true)
+        .git_ignore(true)
+        .git_global(true)
+        .git_exclude(true)
+        .parents(true)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(|entry| entry.file_name() != ".git");
+    builder
+}
+
+/// Whether `bytes` look binary: a NUL byte in the first few kilobytes.
+pub fn is_binary(bytes: &[u8]) -> bool {
+    let n = bytes.len().min(BINARY_SNIFF_BYTES);
+    bytes[..n].contains(&0)
+}
+
+/// Whether the file at `path` looks binary (reads only its first kilobytes).
+pub fn file_is_binary(path: &Path) -> std::io::Result<bool> {
+    let mut file = std::fs::File::open(path)?;
+    let mut buf = vec![0u8; BINARY_SNIFF_BYTES];
+    let mut filled = 0;
+    while filled < buf.len() {
+        let n = file.read(&mut buf[filled..])?;
+        if n == 0 {
+            break;
+        }
+        filled += n;
+    }
+    Ok(is_binary(&buf[..filled]))
+}
+
+/// Reads a whole UTF-8 text file of at most `max` bytes; `shown` names it in errors.
+pub fn read_text(path: &Path, shown: &str, max: u64) -> Result<String, RepoError> {
+    let meta = std::fs::metadata(path).map_err(|e| RepoError::io("read", shown, e))?;
+    if !meta.is_file() {
+        return Err(RepoError::NotAFile(shown.to_owned()));
+    }
+    if meta.len() > max {
+        return Err(RepoError::TooLarge {
+            path: shown.to_owned(),
+            size: meta.len(),
+            max,
+        });
+    }
+    let bytes = std::fs::read(path).map_err(|e| RepoError::io("read", shown, e))?;
+    text_from_bytes(bytes, shown)
+}
+
+/// Interprets file bytes as text, refusing binary and non-UTF-8 content.
+pub fn text_from_bytes(bytes: Vec<u8>, shown: &str) -> Result<String, RepoError> {
+    if is_binary(&bytes) {
+        return Err(RepoError::Binary(shown.to_owned()));
+    }
+    String::from_utf8(bytes).map_err(|_| RepoError::NotUtf8(shown.to_owned()))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binary_detection_looks_for_nul() {
+        assert!(is_binary(b"abc\0def"));
+        assert!(!is_binary("héllo\n".as_bytes()));
+        let mut late = vec![b'a'; BINARY_SNIFF_BYTES + 10];
+        late.push(0);
+        assert!(!is_binary(&late));
+    }
+
+    #[test]
+    fn root_is_nearest_git_ancestor() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".git")).unwrap();
+        std::fs::create_dir_all(dir.path().join("a/b")).unwrap();
+        let root = resolve_root(None, &dir.path().join("a/b")).unwrap();
+        assert_eq!(root, std::fs::canonicalize(dir.path()).unwrap());
+        let explicit = resolve_root(Some(&dir.path().join("a")), dir.path()).unwrap();
+        assert!(explicit.ends_with("a"));
+        assert!(resolve_root(Some(&dir.path().join("nope")), dir.path()).is_err());
+    }
+}

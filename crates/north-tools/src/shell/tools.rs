@@ -1,0 +1,359 @@
+//! The shell tools: North's `shell_run`, the runtime-contracts `shell.exec`
+//! and the mesh's `bash` — three profiles over the one persistent session in
+//! [`ToolContext::shell`].
+
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use north_protocol::{ApprovalPolicy, ToolOutcome, ToolSpec};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::output::truncate_chars;
+use super::{RunOptions, RunResult};
+use crate::args::ArgsSchema;
+use crate::policy::{MeshPolicy, dangerous_substring};
+use crate::{Tool, ToolContext};
+
+/// Longest timeout a model may ask for (one hour).
+const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
+
+/// Arguments of `shell_run`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ShellRunArgs {
+    /// Command line to run.
+    pub command: String,
+    /// Directory relative to the project root; null: the shell's current one.
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// Timeout in ms; null: 60000.
+    #[serde(default, rename = "timeoutMs")]
+    #[schemars(range(min = 1))]
+    pub timeout_ms: Option<u64>,
+}
+
+/// `shell_run` (spec §6.4): runs a command in the project's persistent PTY
+/// shell and returns `{stdout, stderr, exitCode, durationMs}` (plus
+/// `timedOut`, `truncated` and a `notice` about restarts). A timeout is an
+/// `ok:false` outcome that still carries the partial output.
+pub struct ShellRun {
+    default_timeout: Duration,
+    max_output: usize,
+    args: ArgsSchema,
+}
+
+impl Default for ShellRun {
+    fn default() -> Self {
+        ShellRun::new()
+    }
+}
+
+impl ShellRun {
+    /// The tool with a 60 s default timeout and 30,000 bytes per stream.
+    pub fn new() -> Self {
+        ShellRun {
+            default_timeout: Duration::from_secs(60),
+            max_output: 30_000,
+            args: ArgsSchema::of::<ShellRunArgs>(),
+        }
+    }
+
+    /// Sets the timeout used when `timeoutMs` is null.
+    pub fn with_default_timeout(mut self, timeout: Duration) -> Self {
+        self.default_timeout = timeout;
+        self
+    }
+
+    /// Sets how many bytes of stdout (and of stderr) are kept.
+    pub fn with_max_output(mut self, bytes: usize) -> Self {
+        self.max_output = bytes;
+        self
+    }
+}
+
+impl Tool for ShellRun {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "shell_run".to_owned(),
+            description:
+                "Run a command in the project's persistent shell (cd and exports persist). \
+                          Returns stdout, stderr, exitCode, durationMs."
+                    .to_owned(),
+            input_schema: self.args.schema().clone(),
+            approval: ApprovalPolicy::Shell,
+        }
+    }
+
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutcome> {
+        Box::pin(async move {
+            let args: ShellRunArgs = match self.args.parse("shell_run", args) {
+                Ok(args) => args,
+                Err(e) => return ToolOutcome::err(e.to_string()),
+            };
+            let timeout = args
+                .timeout_ms
+                .map_or(self.default_timeout, Duration::from_millis)
+                .min(MAX_TIMEOUT);
+            let opts = RunOptions {
+                cwd: args.cwd.map(Into::into),
+                timeout,
+                max_output: self.max_output,
+                ..RunOptions::default()
+            };
+            let result = match ctx
+                .shell
+                .run_cancellable(&args.command, opts, &ctx.cancel)
+                .await
+            {
+                Ok(result) => result,
+                Err(e) => return ToolOutcome::err(format!("shell_run: {e}")),
+            };
+            let mut output = json!({
+                "stdout": result.stdout,
+                "stderr": result.stderr,
+                "exitCode": result.exit_code,
+                "durationMs": millis(result.duration),
+                "timedOut": result.timed_out,
+                "truncated": result.truncated,
+            });
+            if let (Some(notice), Some(obj)) = (&result.notice, output.as_object_mut()) {
+                obj.insert("notice".to_owned(), json!(notice));
+            }
+            interrupted_outcome(&result, timeout, output)
+        })
+    }
+}
+
+/// Arguments of `shell.exec`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ShellExecArgs {
+    /// Command line to run.
+    pub cmd: String,
+    /// Timeout in seconds.
+    #[serde(default = "default_timeout_s")]
+    #[schemars(range(min = 1))]
+    pub timeout_s: u64,
+}
+
+fn default_timeout_s() -> u64 {
+    20
+}
+
+/// `shell.exec {cmd, timeout_s=20}` (runtime-contracts §4): runs in the
+/// project root, refuses commands containing dangerous substrings
+/// ([`dangerous_substring`]) and returns `{stdout, stderr, exit_code,
+/// timed_out, truncated, duration_ms}`.
+pub struct ShellExec {
+    max_output: usize,
+    args: ArgsSchema,
+}
+
+impl Default for ShellExec {
+    fn default() -> Self {
+        ShellExec::new()
+    }
+}
+
+impl ShellExec {
+    /// The tool, keeping 20,000 bytes per stream.
+    pub fn new() -> Self {
+        ShellExec {
+            max_output: 20_000,
+            args: ArgsSchema::of::<ShellExecArgs>(),
+        }
+    }
+}
+
+impl Tool for ShellExec {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "shell.exec".to_owned(),
+            description: "Run a shell command in the project root.".to_owned(),
+            input_schema: self.args.schema().clone(),
+            approval: ApprovalPolicy::Shell,
+        }
+    }
+
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutcome> {
+        Box::pin(async move {
+            let args: ShellExecArgs = match self.args.parse("shell.exec", args) {
+                Ok(args) => args,
+                Err(e) => return ToolOutcome::err(e.to_string()),
+            };
+            if let Some(pattern) = dangerous_substring(&args.cmd) {
+                return ToolOutcome::err(format!(
+                    "shell.exec denied: the command contains the dangerous pattern `{pattern}`"
+                ));
+            }
+            let timeout = Duration::from_secs(args.timeout_s).min(MAX_TIMEOUT);
+            let opts = RunOptions {
+                cwd: Some(".".into()),
+                timeout,
+                max_output: self.max_output,
+                ..RunOptions::default()
+            };
+            let result = match ctx
+                .shell
+                .run_cancellable(&args.cmd, opts, &ctx.cancel)
+                .await
+            {
+                Ok(result) => result,
+                Err(e) => return ToolOutcome::err(format!("shell.exec: {e}")),
+            };
+            let output = json!({
+                "stdout": result.stdout,
+                "stderr": result.stderr,
+                "exit_code": result.exit_code,
+                "timed_out": result.timed_out,
+                "truncated": result.truncated,
+                "duration_ms": millis(result.duration),
+            });
+            interrupted_outcome(&result, timeout, output)
+        })
+    }
+}
+
+/// Arguments of the mesh `bash` tool.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BashArgs {
+    /// Command line to run.
+    pub cmd: String,
+}
+
+/// The mesh's `bash {cmd}`: checks the command against a [`MeshPolicy`]
+/// ("Command denied by policy"), runs it in the project root with a 20 s
+/// timeout and returns its output as one string cut to 4,000 characters
+/// (head and tail). The string is stdout, followed by `[stderr]` and the
+/// stderr text when there is any, and `[exit code N]` when N is not 0.
+pub struct Bash {
+    policy: MeshPolicy,
+    timeout: Duration,
+    max_output_chars: usize,
+    args: ArgsSchema,
+}
+
+impl Default for Bash {
+    fn default() -> Self {
+        Bash::new()
+    }
+}
+
+impl Bash {
+    /// The tool under the balanced (default) policy, 20 s, 4,000 characters.
+    pub fn new() -> Self {
+        Bash::with_policy(MeshPolicy::default())
+    }
+
+    /// The tool under `policy`.
+    pub fn with_policy(policy: MeshPolicy) -> Self {
+        Bash {
+            policy,
+            timeout: Duration::from_secs(20),
+            max_output_chars: 4000,
+            args: ArgsSchema::of::<BashArgs>(),
+        }
+    }
+
+    /// Sets the timeout.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Sets the output limit in characters.
+    pub fn with_max_output_chars(mut self, chars: usize) -> Self {
+        self.max_output_chars = chars;
+        self
+    }
+
+    /// The policy commands are checked against.
+    pub fn policy(&self) -> &MeshPolicy {
+        &self.policy
+    }
+}
+
+impl Tool for Bash {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "bash".to_owned(),
+            description: "Execute a shell command (first word must be in allowed_commands)."
+                .to_owned(),
+            input_schema: self.args.schema().clone(),
+            approval: ApprovalPolicy::Shell,
+        }
+    }
+
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutcome> {
+        Box::pin(async move {
+            let args: BashArgs = match self.args.parse("bash", args) {
+                Ok(args) => args,
+                Err(e) => return ToolOutcome::err(e.to_string()),
+            };
+            if let Err(denial) = self.policy.check_command(&args.cmd) {
+                return ToolOutcome::err(denial.to_string());
+            }
+            let opts = RunOptions {
+                cwd: Some(".".into()),
+                timeout: self.timeout,
+                // Bytes bound memory; the character cut below is the contract.
+                max_output: self.max_output_chars.saturating_mul(4).max(64),
+                ..RunOptions::default()
+            };
+            let result = match ctx
+                .shell
+                .run_cancellable(&args.cmd, opts, &ctx.cancel)
+                .await
+            {
+                Ok(result) => result,
+                Err(e) => return ToolOutcome::err(format!("bash: {e}")),
+            };
+            let mut text = result.stdout.clone();
+            if !result.stderr.is_empty() {
+                if !text.is_empty() && !text.ends_with('\n') {
+                    text.push('\n');
+                }
+                text.push_str("[stderr]\n");
+                text.push_str(&result.stderr);
+            }
+            if let Some(code) = result.exit_code.filter(|c| *c != 0) {
+                if !text.is_empty() && !text.ends_with('\n') {
+                    text.push('\n');
+                }
+                text.push_str(&format!("[exit code {code}]"));
+            }
+            let (text, _) = truncate_chars(&text, self.max_output_chars);
+            interrupted_outcome(&result, self.timeout, Value::String(text))
+        })
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// `ok:true` with `output`, or `ok:false` carrying `output` when the command
+/// was interrupted.
+fn interrupted_outcome(result: &RunResult, timeout: Duration, output: Value) -> ToolOutcome {
+    let error = if result.timed_out {
+        Some(format!(
+            "command timed out after {} ms and was interrupted",
+            millis(timeout)
+        ))
+    } else if result.cancelled {
+        Some("command cancelled".to_owned())
+    } else {
+        None
+    };
+    match error {
+        Some(error) => ToolOutcome {
+            ok: false,
+            output,
+            error: Some(error),
+        },
+        None => ToolOutcome::ok(output),
+    }
+}

@@ -1,0 +1,242 @@
+//! Repo context helpers: `detect_languages` and `hotfiles`.
+
+use std::collections::HashMap;
+use std::process::Command;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::repo;
+use crate::sandbox::Sandbox;
+use crate::tool::{Failure, Handler, ToolContext};
+
+use super::nav::{NoArgs, clamp_limit};
+
+/// How many recent commits `hotfiles` reads.
+const HOTFILES_COMMITS: usize = 300;
+/// Most languages reported.
+const MAX_LANGUAGES: usize = 15;
+
+/// The language of a file extension (lowercase, without the dot).
+pub fn language_of(ext: &str) -> Option<&'static str> {
+    Some(match ext {
+        "rs" => "Rust",
+        "py" | "pyi" => "Python",
+        "js" | "mjs" | "cjs" | "jsx" => "JavaScript",
+        "ts" | "tsx" | "mts" | "cts" => "TypeScript",
+        "go" => "Go",
+        "java" => "Java",
+        "kt" | "kts" => "Kotlin",
+        "swift" => "Swift",
+        "c" | "h" => "C",
+        "cc" | "cpp" | "cxx" | "hpp" | "hh" | "hxx" => "C++",
+        "cs" => "C#",
+        "rb" => "Ruby",
+        "php" => "PHP",
+        "scala" => "Scala",
+        "hs" => "Haskell",
+        "ex" | "exs" => "Elixir",
+        "erl" => "Erlang",
+        "clj" | "cljs" => "Clojure",
+        "lua" => "Lua",
+        "zig" => "Zig",
+        "dart" => "Dart",
+        "r" => "R",
+        "jl" => "Julia",
+        "ml" | "mli" => "OCaml",
+        "sh" | "bash" | "zsh" => "Shell",
+        "sql" => "SQL",
+        "html" | "htm" => "HTML",
+        "css" | "scss" | "sass" | "less" => "CSS",
+        "vue" => "Vue",
+        "svelte" => "Svelte",
+        "md" | "markdown" => "Markdown",
+        "json" => "JSON",
+        "yaml" | "yml" => "YAML",
+        "toml" => "TOML",
+        "xml" => "XML",
+        "proto" => "Protocol Buffers",
+        "nix" => "Nix",
+        _ => return None,
+    })
+}
+
+fn extension(path: &str) -> Option<String> {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let (stem, ext) = name.rsplit_once('.')?;
+    if stem.is_empty() {
+        return None;
+    }
+    Some(ext.to_lowercase())
+}
+
+/// `detect_languages`.
+pub(crate) struct DetectLanguages;
+
+impl Handler for DetectLanguages {
+    type Args = NoArgs;
+    const NAME: &'static str = "detect_languages";
+    const DESCRIPTION: &'static str = "Approximate language mix by file extension and size. Returns [{language, bytes, percent}].";
+
+    fn run(&self, _args: NoArgs, ctx: &ToolContext) -> Result<Value, Failure> {
+        let sandbox = ctx.sandbox()?;
+        let mut bytes: HashMap<&'static str, u64> = HashMap::new();
+        for entry in repo::walker(sandbox.root()).build().flatten() {
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                continue;
+            }
+            let name = entry.file_name().to_string_lossy();
+            let Some(lang) = extension(&name).as_deref().and_then(language_of) else {
+                continue;
+            };
+            let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
+            *bytes.entry(lang).or_default() += size;
+        }
+        let total: u64 = bytes.values().sum();
+        let mut langs: Vec<(&str, u64)> = bytes.into_iter().collect();
+        langs.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        langs.truncate(MAX_LANGUAGES);
+        Ok(Value::Array(
+            langs
+                .into_iter()
+                .map(|(language, b)| {
+                    let percent = if total == 0 {
+                        0.0
+                    } else {
+                        (b as f64 * 1000.0 / total as f64).round() / 10.0
+                    };
+                    json!({ "language": language, "bytes": b, "percent": percent })
+                })
+                .collect(),
+        ))
+    }
+}
+
+/// Arguments of `hotfiles`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HotfilesArgs {
+    /// Max files (default 10).
+    #[serde(default)]
+    pub limit: Option<u64>,
+}
+
+/// `hotfiles`.
+pub(crate) struct Hotfiles;
+
+impl Handler for Hotfiles {
+    type Args = HotfilesArgs;
+    const NAME: &'static str = "hotfiles";
+    const DESCRIPTION: &'static str = "Likely important files: most changed in recent git history, else the largest under src/. Returns [{path, score, reason}].";
+
+    fn run(&self, args: HotfilesArgs, ctx: &ToolContext) -> Result<Value, Failure> {
+        let sandbox = ctx.sandbox()?;
+        let limit = clamp_limit(args.limit, 10, 100);
+        let mut hot = git_hotfiles(&sandbox).unwrap_or_default();
+        if hot.is_empty() {
+            hot = largest_files(&sandbox);
+        }
+        hot.truncate(limit);
+        Ok(Value::Array(
+            hot.into_iter()
+                .map(|h| json!({ "path": h.path, "score": h.score, "reason": h.reason }))
+                .collect(),
+        ))
+    }
+}
+
+struct Hot {
+    path: String,
+    score: f64,
+    reason: String,
+}
+
+/// Files by recent commit frequency and changed lines, if this is a git repo.
+fn git_hotfiles(sandbox: &Sandbox) -> Option<Vec<Hot>> {
+    if !repo::is_git_repo(sandbox.root()) {
+        return None;
+    }
+    let output = Command::new("git")
+        .args(["-c", "core.quotePath=false", "-C"])
+        .arg(sandbox.root())
+        .args([
+            "log",
+            "--relative",
+            "--no-merges",
+            "--no-renames",
+            "--numstat",
+            "--format=%x00",
+        ])
+        .arg(format!("-n{HOTFILES_COMMITS}"))
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .output()
+        .ok()?;
+    if !output.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&output.stdout);
+    let mut stats: HashMap<&str, (u64, u64)> = HashMap::new();
+    let mut commits = 0;
+    for line in text.lines() {
+        if line.starts_with('\0') {
+            commits += 1;
+            continue;
+        }
+        let mut parts = line.splitn(3, '\t');
+        let (Some(added), Some(removed), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let lines = added.parse::<u64>().unwrap_or(0) + removed.parse::<u64>().unwrap_or(0);
+        let entry = stats.entry(path).or_default();
+        entry.0 += 1;
+        entry.1 += lines;
+    }
+    let mut hot: Vec<Hot> = stats
+        .into_iter()
+        .filter(|(path, _)| {
+            sandbox
+                .resolve_existing(path)
+                .is_ok_and(|r| r.abs.is_file())
+        })
+        .map(|(path, (n, lines))| Hot {
+            path: path.to_owned(),
+            score: ((n as f64 + (1.0 + lines as f64).ln()) * 100.0).round() / 100.0,
+            reason: format!("{n} commits, {lines} lines changed in the last {commits} commits"),
+        })
+        .collect();
+    hot.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.path.cmp(&b.path)));
+    Some(hot)
+}
+
+/// The largest text files under `src/` (or the root when there is none).
+fn largest_files(sandbox: &Sandbox) -> Vec<Hot> {
+    let base = sandbox
+        .resolve_existing("src")
+        .ok()
+        .filter(|r| r.abs.is_dir())
+        .map(|r| r.abs)
+        .unwrap_or_else(|| sandbox.root().to_path_buf());
+    let mut files: Vec<(String, u64)> = repo::walker(&base)
+        .build()
+        .flatten()
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .filter(|e| !repo::file_is_binary(e.path()).unwrap_or(true))
+        .filter_map(|e| {
+            let size = e.metadata().ok()?.len();
+            Some((sandbox.relative(e.path())?, size))
+        })
+        .collect();
+    files.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    files
+        .into_iter()
+        .map(|(path, size)| Hot {
+            path,
+            score: ((size as f64 / 1024.0) * 100.0).round() / 100.0,
+            reason: format!("large file ({size} bytes); no git history"),
+        })
+        .collect()
+}

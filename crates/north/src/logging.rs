@@ -1,0 +1,77 @@
+//! Logging: one append-only log file at `$XDG_STATE_HOME/north/north.log`
+//! (info or debug), plus warnings on stderr (`NORTH_LOG` overrides that
+//! filter). Every line passes through the redactor: no key reaches the log.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::sync::{Arc, Mutex};
+
+use north_agent::redact::Redactor;
+use tracing_subscriber::fmt::MakeWriter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{EnvFilter, Layer};
+
+use crate::cli::LogLevel;
+
+/// A writer that scrubs secrets from each formatted event before writing.
+#[derive(Clone)]
+struct Redacting<W> {
+    inner: Arc<Mutex<W>>,
+    redactor: Arc<Redactor>,
+}
+
+struct Guard<'a, W: Write> {
+    inner: &'a Mutex<W>,
+    redactor: &'a Redactor,
+}
+
+impl<W: Write> Write for Guard<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        let clean = self.redactor.scrub(&text);
+        if let Ok(mut w) = self.inner.lock() {
+            w.write_all(clean.as_bytes())?;
+        }
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.lock().map(|mut w| w.flush()).unwrap_or(Ok(()))
+    }
+}
+
+impl<'a, W: Write + 'a> MakeWriter<'a> for Redacting<W> {
+    type Writer = Guard<'a, W>;
+    fn make_writer(&'a self) -> Self::Writer {
+        Guard { inner: &self.inner, redactor: &self.redactor }
+    }
+}
+
+/// Starts logging; returns the log file path when it could be opened.
+pub fn init(level: LogLevel, redactor: &Redactor) -> Option<std::path::PathBuf> {
+    let redactor = Arc::new(redactor.clone());
+    let stderr_filter = EnvFilter::try_from_env("NORTH_LOG").unwrap_or_else(|_| EnvFilter::new("warn"));
+    let stderr = tracing_subscriber::fmt::layer()
+        .with_writer(Redacting { inner: Arc::new(Mutex::new(io::stderr())), redactor: redactor.clone() })
+        .with_target(false)
+        .without_time()
+        .with_filter(stderr_filter);
+    let path = north_agent::config::state_dir().map(|d| d.join("north.log"));
+    let file: Option<File> = path.as_ref().and_then(|p| {
+        std::fs::create_dir_all(p.parent()?).ok()?;
+        OpenOptions::new().create(true).append(true).open(p).ok()
+    });
+    let opened = file.is_some();
+    let file_layer = file.map(|f| {
+        let lvl = match level {
+            LogLevel::Info => "info",
+            LogLevel::Debug => "debug",
+        };
+        tracing_subscriber::fmt::layer()
+            .with_writer(Redacting { inner: Arc::new(Mutex::new(f)), redactor })
+            .with_ansi(false)
+            .with_filter(EnvFilter::new(format!("{lvl},hyper=warn,reqwest=warn,rustls=warn,h2=warn")))
+    });
+    let _ = tracing_subscriber::registry().with(stderr).with(file_layer).try_init();
+    if opened { path } else { None }
+}
