@@ -100,7 +100,7 @@ fn emit_json(event: &Event) {
 }
 
 fn fail(args: &ExecArgs, kind: ErrorKind, message: &str, code: u8) -> ExitCode {
-    tracing::error!(%message, "exec failed");
+    tracing::info!(%message, "exec failed");
     if args.json {
         emit_json(&Event::Error { kind, message: message.to_string() });
     }

@@ -8,15 +8,65 @@ use north_test_support::{FakeServer, Reply, anthropic, openai};
 
 const FAKE_KEY: &str = "sk-ant-NORTHLEAKCHECK-7f3a9c1e5b";
 
-fn north() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_north"));
-    // A clean environment: only what a test sets reaches the binary.
-    cmd.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", std::env::temp_dir())
-        .stdin(Stdio::null());
-    cmd
+/// A scratch home and project for one test.
+struct Sandbox {
+    dir: tempfile::TempDir,
 }
+
+impl Sandbox {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("project")).unwrap();
+        std::fs::write(dir.path().join("project/README.md"), "# Test project\n").unwrap();
+        Sandbox { dir }
+    }
+
+    fn project(&self) -> std::path::PathBuf {
+        self.dir.path().join("project")
+    }
+
+    fn home(&self) -> std::path::PathBuf {
+        self.dir.path().join("home")
+    }
+
+    /// The binary with a clean environment: only what a test sets reaches it,
+    /// and every file it writes lands under this sandbox.
+    fn north(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_north"));
+        cmd.env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", self.home())
+            .env("XDG_CONFIG_HOME", self.home().join("config"))
+            .env("XDG_STATE_HOME", self.home().join("state"))
+            .env("XDG_DATA_HOME", self.home().join("data"))
+            .current_dir(self.project())
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    fn everything_written(&self) -> String {
+        let mut all = String::new();
+        for entry in walk(self.dir.path()) {
+            all.push_str(&String::from_utf8_lossy(&std::fs::read(entry).unwrap_or_default()));
+        }
+        all
+    }
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+
 
 async fn output(mut cmd: Command) -> Output {
     tokio::task::spawn_blocking(move || cmd.output().unwrap())
@@ -35,13 +85,15 @@ async fn streams_the_answer_from_an_anthropic_compatible_server() {
         "The answer",
         " is 42.",
     ])));
-    let mut cmd = north();
+    let sb = Sandbox::new();
+    let mut cmd = sb.north();
     cmd.env("ANTHROPIC_API_KEY", FAKE_KEY)
         .env("ANTHROPIC_BASE_URL", server.url())
         .args(["exec", "what", "is", "it?"]);
     let out = output(cmd).await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "The answer is 42.\n");
+    assert!(text(&out.stderr).contains("north: session "), "the session id is reported");
     let req = &server.requests()[0];
     assert_eq!(
         req.json()["messages"][0]["content"][0]["text"],
@@ -56,7 +108,8 @@ async fn streams_the_answer_from_an_openai_compatible_server_without_a_key() {
     server.push(Reply::sse(openai::text_stream(&[
         "Local", " model", " here.",
     ])));
-    let mut cmd = north();
+    let sb = Sandbox::new();
+    let mut cmd = sb.north();
     cmd.env("OPENAI_BASE_URL", format!("{}/v1", server.url()))
         .args([
             "exec",
@@ -82,7 +135,8 @@ async fn scripted_provider_needs_no_network_and_no_key() {
     )
     .unwrap();
     let rec = dir.path().join("requests.jsonl");
-    let mut cmd = north();
+    let sb = Sandbox::new();
+    let mut cmd = sb.north();
     cmd.arg("exec")
         .arg("--script")
         .arg(&script)
@@ -102,10 +156,12 @@ async fn json_mode_prints_protocol_events_one_per_line() {
     let script = dir.path().join("s.json");
     std::fs::write(
         &script,
-        r#"[{"text": "Reading it.", "tool_calls": [{"id": "t1", "name": "read_file", "args": {"path": "a.rs"}}], "usage": {"input_tokens": 10, "output_tokens": 4}}]"#,
+        r#"[{"text": "Reading it.", "tool_calls": [{"id": "t1", "name": "read_file", "args": {"path": "README.md", "range": null}}], "usage": {"input_tokens": 10, "output_tokens": 4}},
+            {"text": "It is a test project.", "usage": {"input_tokens": 30, "output_tokens": 6}}]"#,
     )
     .unwrap();
-    let mut cmd = north();
+    let sb = Sandbox::new();
+    let mut cmd = sb.north();
     cmd.arg("exec")
         .arg("--json")
         .arg("--script")
@@ -113,10 +169,12 @@ async fn json_mode_prints_protocol_events_one_per_line() {
         .arg("go");
     let out = output(cmd).await;
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let events: Vec<serde_json::Value> = text(&out.stdout)
+    let mut events: Vec<serde_json::Value> = text(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).expect("each line is one JSON object"))
         .collect();
+    // The session id is time-based; the rest is deterministic.
+    events[0]["session_id"] = "<session>".into();
     insta::assert_json_snapshot!("exec_json_events", events);
 }
 
@@ -126,7 +184,8 @@ async fn stdin_prompt_is_read_when_no_argument_is_given() {
     let script = dir.path().join("s.json");
     std::fs::write(&script, r#"[{"text": "ok"}]"#).unwrap();
     let rec = dir.path().join("r.jsonl");
-    let mut cmd = north();
+    let sb = Sandbox::new();
+    let mut cmd = sb.north();
     cmd.arg("exec")
         .arg("--script")
         .arg(&script)
@@ -156,7 +215,8 @@ async fn stdin_prompt_is_read_when_no_argument_is_given() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn missing_key_exits_2_with_one_line_naming_the_fix() {
-    let mut cmd = north();
+    let sb = Sandbox::new();
+    let mut cmd = sb.north();
     cmd.args(["exec", "hi"]);
     let out = output(cmd).await;
     assert_eq!(out.status.code(), Some(2));
@@ -178,14 +238,15 @@ async fn http_error_exits_1_with_status_and_provider_message() {
             "messages: at least one message is required",
         ),
     ));
-    let mut cmd = north();
+    let sb = Sandbox::new();
+    let mut cmd = sb.north();
     cmd.env("ANTHROPIC_API_KEY", FAKE_KEY)
         .env("ANTHROPIC_BASE_URL", server.url())
         .args(["exec", "hi"]);
     let out = output(cmd).await;
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
-    assert_eq!(err.lines().count(), 1, "{err}");
+    let err: String = err.lines().filter(|l| !l.starts_with("north: session")).collect();
     assert!(
         err.contains("HTTP 400 invalid_request_error: messages: at least one message is required"),
         "{err}"
@@ -212,9 +273,10 @@ async fn a_recognisable_key_never_appears_in_any_output() {
         ),
     ));
     let mut all = String::new();
+    let sandbox = Sandbox::new();
     for json in [false, true] {
         for _ in 0..(if json { 2 } else { 1 }) {
-            let mut cmd = north();
+            let mut cmd = sandbox.north();
             cmd.env("ANTHROPIC_API_KEY", FAKE_KEY)
                 .env("ANTHROPIC_BASE_URL", server.url())
                 .env("NORTH_LOG", "trace");
@@ -228,6 +290,9 @@ async fn a_recognisable_key_never_appears_in_any_output() {
             all.push_str(&text(&out.stderr));
         }
     }
+    // Logs, traces, checkpoints: every file North wrote in the sandbox.
+    all.push_str(&sandbox.everything_written());
+    assert!(sandbox.home().join("state/north/north.log").exists(), "the log was written");
     assert!(
         all.contains("authentication_error"),
         "the errors were printed: {all}"
@@ -242,15 +307,16 @@ async fn a_recognisable_key_never_appears_in_any_output() {
 
 #[test]
 fn version_and_help_work() {
-    let out = north().arg("--version").output().unwrap();
+    let sb = Sandbox::new();
+    let out = sb.north().arg("--version").output().unwrap();
     assert!(out.status.success());
     assert_eq!(
         text(&out.stdout),
         format!("north {}\n", env!("CARGO_PKG_VERSION"))
     );
-    let out = north().arg("--help").output().unwrap();
+    let out = sb.north().arg("--help").output().unwrap();
     assert!(out.status.success());
     insta::assert_snapshot!("help", text(&out.stdout));
-    let out = north().args(["exec", "--help"]).output().unwrap();
+    let out = sb.north().args(["exec", "--help"]).output().unwrap();
     insta::assert_snapshot!("exec_help", text(&out.stdout));
 }
