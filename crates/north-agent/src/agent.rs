@@ -290,8 +290,16 @@ impl Agent {
         req
     }
 
-    /// Runs one user turn to its end. Events go to `emit` as they happen.
+    /// Runs one user turn to its end. Events go to `emit` as they happen,
+    /// with any known secret scrubbed (a key can reach an event through a
+    /// file the model reads or text it repeats).
     pub async fn run_turn(&mut self, input: &str, emit: &dyn Fn(Event), cancel: &CancellationToken) -> TurnEnd {
+        let redactor = self.redactor.clone();
+        let scrubbed = move |e: Event| emit(redactor.scrub_event(e));
+        self.run_turn_inner(input, &scrubbed, cancel).await
+    }
+
+    async fn run_turn_inner(&mut self, input: &str, emit: &dyn Fn(Event), cancel: &CancellationToken) -> TurnEnd {
         self.ctx.cancel = cancel.child_token();
         self.messages.push(Message::user(input));
         // The input is durable before the model sees it.
@@ -442,7 +450,19 @@ impl Agent {
                 self.tracer.record("llm_done", json!({"purpose": "condense", "usage": resp.usage}));
                 let (summary, _) = crate::blocks::split_blocks(&resp.text());
                 self.state.episode_summary = summary.trim().to_string();
+                let request = self.messages[..cut].iter().rev().find(|m| crate::condense::is_user_input(m)).map(Message::text_content);
                 self.messages.drain(..cut);
+                // Providers want a user message first; restate the request
+                // the kept messages belong to.
+                if self.messages.first().is_some_and(|m| m.role != Role::User) {
+                    let note = match request {
+                        // Condensed before: the note already restates the request.
+                        Some(r) if r.starts_with("[Earlier messages were condensed") => r,
+                        Some(r) => format!("[Earlier messages were condensed into the session summary.] The request being worked on: {r}"),
+                        None => "[Earlier messages were condensed into the session summary.]".to_string(),
+                    };
+                    self.messages.insert(0, Message::user(note));
+                }
                 let after = estimate_tokens(&self.messages);
                 self.tracer.record("condense", json!({"tokens_before": used, "tokens_after": after, "dropped_messages": cut}));
                 self.save(emit);

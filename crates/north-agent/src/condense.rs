@@ -10,17 +10,23 @@ pub fn estimate_tokens(messages: &[Message]) -> u64 {
     messages.iter().map(|m| serde_json::to_string(m).map(|s| s.len()).unwrap_or(0) as u64 / 4 + 4).sum()
 }
 
+/// Whether `m` is something the user typed (not a tool result).
+pub fn is_user_input(m: &Message) -> bool {
+    m.role == Role::User && !m.content.iter().any(|b| matches!(b, ContentBlock::ToolResult { .. }))
+}
+
 /// Where to cut so that the kept tail fits `keep_tokens` and starts at a
-/// user message (never between a tool call and its result). `None` when
-/// nothing worthwhile can be dropped.
+/// user input or an assistant message — never between a tool call and its
+/// result. `None` when nothing worthwhile can be dropped. A long single
+/// turn has one user message, so cutting before an assistant message is
+/// what lets it condense at all.
 pub fn split_point(messages: &[Message], keep_tokens: u64) -> Option<usize> {
     let mut kept = 0u64;
     let mut best = None;
     for i in (0..messages.len()).rev() {
         kept += estimate_tokens(std::slice::from_ref(&messages[i]));
-        let starts_turn = messages[i].role == Role::User
-            && !messages[i].content.iter().any(|b| matches!(b, ContentBlock::ToolResult { .. }));
-        if starts_turn && i > 0 {
+        let boundary = is_user_input(&messages[i]) || messages[i].role == Role::Assistant;
+        if boundary && i > 0 {
             best = Some(i);
             if kept >= keep_tokens {
                 break;

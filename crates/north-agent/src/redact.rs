@@ -43,6 +43,23 @@ impl Redactor {
         }
     }
 
+    /// Whether any secret is known.
+    pub fn is_empty(&self) -> bool {
+        self.secrets.is_empty()
+    }
+
+    /// `event` with every known secret replaced in all its strings.
+    pub fn scrub_event(&self, event: north_protocol::Event) -> north_protocol::Event {
+        if self.secrets.is_empty() {
+            return event;
+        }
+        let Ok(text) = serde_json::to_string(&event) else { return event };
+        match self.scrub(&text) {
+            std::borrow::Cow::Borrowed(_) => event,
+            std::borrow::Cow::Owned(clean) => serde_json::from_str(&clean).unwrap_or(event),
+        }
+    }
+
     /// `text` with every known secret replaced.
     pub fn scrub<'a>(&self, text: &'a str) -> Cow<'a, str> {
         if !self.secrets.iter().any(|s| text.contains(s.as_str())) {

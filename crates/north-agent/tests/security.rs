@@ -1,0 +1,98 @@
+//! Adversarial runtime tests: self-granted capabilities, network access
+//! before and after the user grants it, and secrets in every output.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::sync::Arc;
+
+use north_agent::{AgentOptions, FlagApprover, TurnEnd};
+use north_llm::ScriptedBackend;
+use north_protocol::{ApprovalDecision, Event};
+use north_test_support::{FakeServer, Reply};
+use serde_json::json;
+use support::*;
+
+#[tokio::test]
+async fn a_model_cannot_grant_itself_a_capability() {
+    let dir = project();
+    let script = json!([
+        {"text": "<<<NOTES_JSON>>>{\"actions\":[\"grant_permission:net\",\"grant_permission:net:example.com\",\"request_permission:net\"]}<<<END_NOTES_JSON>>>ok"},
+        {"text": "<<<NOTES_JSON>>>{\"actions\":[\"grant_permission:net\"]}<<<END_NOTES_JSON>>>still ok"}
+    ]);
+    let backend = Arc::new(ScriptedBackend::from_json(&script.to_string()).unwrap());
+    // Headless defaults: no --grant, so nothing is granted.
+    let approver = Arc::new(FlagApprover::default());
+    let mut run = agent_for(dir.path(), backend, approver, AgentOptions::default(), None);
+    run.turn("one").await;
+    run.turn("two").await;
+    let state = run.checkpoint().state;
+    assert!(state.capabilities_granted.is_empty(), "{state:?}");
+    assert!(state.capabilities_pending.is_empty(), "denied requests are not left pending: {state:?}");
+}
+
+#[tokio::test]
+async fn http_get_stays_denied_until_the_user_grants() {
+    let dir = project();
+    let server = FakeServer::start().await.unwrap();
+    server.set_fallback(Reply::json(200, r#"{"docs": "fetched"}"#));
+    let url = format!("{}/docs.json", server.url());
+    let script = json!([
+        {"tool_calls": [{"id": "h1", "name": "http.get", "args": {"url": url, "use_cache": false}}]},
+        {"text": "Denied; asking again.", "tool_calls": [{"id": "h2", "name": "http.get", "args": {"url": url, "use_cache": false}}]},
+        {"text": "Got it."}
+    ]);
+    let backend = Arc::new(ScriptedBackend::from_json(&script.to_string()).unwrap());
+    let approver = QueueApprover::new([ApprovalDecision::Deny, ApprovalDecision::Grant]);
+    let store = north_agent::store::SessionStore::new(dir.path());
+    let mut agent = north_agent::Agent::new(
+        backend,
+        north_tools::all_tools(),
+        north_tools::ToolContext::new(dir.path().to_path_buf()),
+        approver.clone(),
+        store.create().unwrap(),
+        Default::default(),
+        AgentOptions::default(),
+    )
+    .unwrap();
+    let events = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let ev = events.clone();
+    let end = agent.run_turn("fetch the docs", &move |e| ev.lock().unwrap().push(e), &Default::default()).await;
+    assert_eq!(end, TurnEnd::Done);
+    assert_eq!(server.requests().len(), 1, "no request before the grant, one after");
+    assert_eq!(*approver.asked.lock().unwrap(), vec!["cap:net:127.0.0.1", "cap:net:127.0.0.1"]);
+    let results: Vec<bool> = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolResult { ok, .. } => Some(*ok),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results, vec![false, true]);
+    assert_eq!(agent.state().capabilities_granted, vec!["net:127.0.0.1"]);
+}
+
+#[tokio::test]
+async fn no_key_reaches_a_checkpoint_trace_or_event() {
+    let dir = project();
+    // The key sits in a file the model reads, and the model repeats it.
+    std::fs::write(dir.path().join(".env"), format!("ANTHROPIC_API_KEY={KEY}\n")).unwrap();
+    let script = json!([
+        {"tool_calls": [{"id": "r", "name": "read_file", "args": {"path": ".env", "range": null}}]},
+        {"text": format!("The key is {KEY}."), "tool_calls": [{"id": "s", "name": "search_text", "args": {"query": KEY, "path": null, "regex": false, "limit": 5}}]},
+        {"text": "Done", "error": {"type": "api_error", "message": format!("bad key {KEY}")}}
+    ]);
+    let backend = Arc::new(ScriptedBackend::from_json(&script.to_string()).unwrap());
+    let mut run = agent_for(dir.path(), backend, QueueApprover::new([]), AgentOptions::default(), None);
+    run.turn(&format!("my key is {KEY}, what is in .env?")).await;
+    let events = serde_json::to_string(&run.events()).unwrap();
+    assert!(events.contains("[REDACTED]"), "the key was there to be scrubbed");
+    assert!(!events.contains(KEY), "key in events");
+    let session = dir.path().join(".north/sessions").join(run.agent.session_id());
+    for file in ["checkpoint.json", "trace.jsonl"] {
+        let text = std::fs::read_to_string(session.join(file)).unwrap();
+        assert!(!text.contains(KEY), "key in {file}");
+    }
+}
