@@ -8,8 +8,8 @@ use std::sync::Arc;
 use futures::StreamExt;
 use north_llm::{Backend, LlmError, ResponseBuilder};
 use north_protocol::{
-    ChatMessage, ChatRequest, Checkpoint, ContentBlock, ErrorKind, Event, Message, Role, State, StopReason,
-    StreamDelta, ToolCall, ToolOutcome, Usage,
+    ChatMessage, ChatRequest, Checkpoint, ContentBlock, ErrorKind, Event, Message, Role, State,
+    StopReason, StreamDelta, ToolCall, ToolOutcome, Usage,
 };
 use north_tools::{Registry, ToolContext};
 use serde_json::json;
@@ -27,6 +27,9 @@ use crate::redact::Redactor;
 use crate::run_tool::CallEnv;
 use crate::store::{Session, StoreError, Tracer, now_ts};
 use crate::textcalls;
+
+/// Where events go: any thread-safe callback (a channel sender, a printer).
+pub type Emit<'a> = dyn Fn(Event) + Send + Sync + 'a;
 
 /// How the agent runs.
 #[derive(Debug, Clone)]
@@ -104,11 +107,21 @@ fn chat_message(m: &Message) -> ChatMessage {
     for b in &m.content {
         match b {
             ContentBlock::Text { text } => content.push_str(text),
-            ContentBlock::ToolCall(c) => content.push_str(&format!("\n[tool_call {} {} {}]", c.id, c.name, c.arguments)),
-            ContentBlock::ToolResult { call_id, content: c, .. } => content.push_str(&format!("[tool_result {call_id}] {c}")),
+            ContentBlock::ToolCall(c) => content.push_str(&format!(
+                "\n[tool_call {} {} {}]",
+                c.id, c.name, c.arguments
+            )),
+            ContentBlock::ToolResult {
+                call_id,
+                content: c,
+                ..
+            } => content.push_str(&format!("[tool_result {call_id}] {c}")),
         }
     }
-    ChatMessage { role: role.into(), content }
+    ChatMessage {
+        role: role.into(),
+        content,
+    }
 }
 
 impl Agent {
@@ -144,7 +157,10 @@ impl Agent {
             agent.revision = cp.revision;
             agent.messages = cp.messages;
             agent.close_interrupted_calls();
-            agent.tracer.record("resume", json!({"revision": agent.revision, "messages": agent.messages.len()}));
+            agent.tracer.record(
+                "resume",
+                json!({"revision": agent.revision, "messages": agent.messages.len()}),
+            );
         }
         agent.ctx.capabilities = agent.state.capabilities_granted.clone();
         Ok(agent)
@@ -180,7 +196,13 @@ impl Agent {
     /// answered as interrupted so the conversation stays well-formed and the
     /// model checks the real state instead of assuming.
     fn close_interrupted_calls(&mut self) {
-        let Some(last) = self.messages.iter().rposition(|m| m.role == Role::Assistant) else { return };
+        let Some(last) = self
+            .messages
+            .iter()
+            .rposition(|m| m.role == Role::Assistant)
+        else {
+            return;
+        };
         let calls: Vec<ToolCall> = self.messages[last].tool_calls().cloned().collect();
         let answered: Vec<String> = self.messages[last + 1..]
             .iter()
@@ -210,7 +232,10 @@ impl Agent {
     fn push_results(&mut self, blocks: Vec<ContentBlock>) {
         match self.messages.last_mut() {
             Some(m) if m.role == Role::Tool => m.content.extend(blocks),
-            _ => self.messages.push(Message { role: Role::Tool, content: blocks }),
+            _ => self.messages.push(Message {
+                role: Role::Tool,
+                content: blocks,
+            }),
         }
     }
 
@@ -223,15 +248,25 @@ impl Agent {
             updated_ts: now_ts(),
             state: self.state.clone(),
             recent_messages: self.messages.iter().map(chat_message).collect(),
-            trace_tail: vec![self.tracer.path().file_name().and_then(|n| n.to_str()).unwrap_or("trace.jsonl").to_string()],
+            trace_tail: vec![
+                self.tracer
+                    .path()
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .unwrap_or("trace.jsonl")
+                    .to_string(),
+            ],
             messages: self.messages.clone(),
         };
         self.session.save_checkpoint(&cp, &self.redactor)
     }
 
-    fn save(&mut self, emit: &dyn Fn(Event)) {
+    fn save(&mut self, emit: &Emit<'_>) {
         if let Err(e) = self.checkpoint() {
-            emit(Event::Error { kind: ErrorKind::Internal, message: format!("checkpoint not saved: {e}") });
+            emit(Event::Error {
+                kind: ErrorKind::Internal,
+                message: format!("checkpoint not saved: {e}"),
+            });
         }
     }
 
@@ -240,7 +275,9 @@ impl Agent {
             self.card = Some(ProjectCard::load_or_compute(&self.tools, &self.ctx).await);
         }
         let card = self.card.clone().unwrap_or_default();
-        let mut entries = MemoryFile::project(&self.ctx.root).load().unwrap_or_default();
+        let mut entries = MemoryFile::project(&self.ctx.root)
+            .load()
+            .unwrap_or_default();
         for extra in &self.opts.extra_memory {
             entries.extend(MemoryFile::new(extra.clone()).load().unwrap_or_default());
         }
@@ -257,9 +294,18 @@ impl Agent {
                 .tools
                 .specs()
                 .iter()
-                .map(|t| format!("- {}: {} args schema: {}", t.name, t.description, t.input_schema))
+                .map(|t| {
+                    format!(
+                        "- {}: {} args schema: {}",
+                        t.name, t.description, t.input_schema
+                    )
+                })
                 .collect();
-            format!("{}\n\nTools:\n{}", textcalls::INSTRUCTIONS, tools.join("\n"))
+            format!(
+                "{}\n\nTools:\n{}",
+                textcalls::INSTRUCTIONS,
+                tools.join("\n")
+            )
         } else {
             String::new()
         };
@@ -293,13 +339,23 @@ impl Agent {
     /// Runs one user turn to its end. Events go to `emit` as they happen,
     /// with any known secret scrubbed (a key can reach an event through a
     /// file the model reads or text it repeats).
-    pub async fn run_turn(&mut self, input: &str, emit: &dyn Fn(Event), cancel: &CancellationToken) -> TurnEnd {
+    pub async fn run_turn(
+        &mut self,
+        input: &str,
+        emit: &Emit<'_>,
+        cancel: &CancellationToken,
+    ) -> TurnEnd {
         let redactor = self.redactor.clone();
         let scrubbed = move |e: Event| emit(redactor.scrub_event(e));
         self.run_turn_inner(input, &scrubbed, cancel).await
     }
 
-    async fn run_turn_inner(&mut self, input: &str, emit: &dyn Fn(Event), cancel: &CancellationToken) -> TurnEnd {
+    async fn run_turn_inner(
+        &mut self,
+        input: &str,
+        emit: &Emit<'_>,
+        cancel: &CancellationToken,
+    ) -> TurnEnd {
         self.ctx.cancel = cancel.child_token();
         self.messages.push(Message::user(input));
         // The input is durable before the model sees it.
@@ -321,7 +377,10 @@ impl Agent {
             let (response, visible, blocks, failure) = self.stream(request, emit, cancel).await;
             turn_usage.add(&response.usage);
             self.total.add(&response.usage);
-            emit(Event::Usage { usage: response.usage, total: self.total });
+            emit(Event::Usage {
+                usage: response.usage,
+                total: self.total,
+            });
             self.tracer.record(
                 "llm_done",
                 json!({"step": step, "usage": response.usage, "stop_reason": response.stop_reason, "text_chars": visible.len(), "tool_calls": response.tool_calls().len()}),
@@ -339,19 +398,35 @@ impl Agent {
             }
             content.extend(calls.iter().cloned().map(ContentBlock::ToolCall));
             if !content.is_empty() {
-                self.messages.push(Message { role: Role::Assistant, content });
+                self.messages.push(Message {
+                    role: Role::Assistant,
+                    content,
+                });
             }
             if let Some(err) = failure {
                 self.save(emit);
                 return if err.is_cancelled() {
-                    emit(Event::Error { kind: ErrorKind::Interrupted, message: "interrupted".into() });
-                    emit(Event::TurnEnd { stop_reason: None, usage: turn_usage });
+                    emit(Event::Error {
+                        kind: ErrorKind::Interrupted,
+                        message: "interrupted".into(),
+                    });
+                    emit(Event::TurnEnd {
+                        stop_reason: None,
+                        usage: turn_usage,
+                    });
                     TurnEnd::Interrupted
                 } else {
                     let message = self.redactor.scrub(&err.to_string()).into_owned();
-                    self.tracer.record("error", json!({"kind": "provider", "message": message}));
-                    emit(Event::Error { kind: ErrorKind::Provider, message: message.clone() });
-                    emit(Event::TurnEnd { stop_reason: None, usage: turn_usage });
+                    self.tracer
+                        .record("error", json!({"kind": "provider", "message": message}));
+                    emit(Event::Error {
+                        kind: ErrorKind::Provider,
+                        message: message.clone(),
+                    });
+                    emit(Event::TurnEnd {
+                        stop_reason: None,
+                        usage: turn_usage,
+                    });
                     TurnEnd::ProviderFailed(message)
                 };
             }
@@ -364,7 +439,10 @@ impl Agent {
                 if let Err(end) = self.maybe_condense(&system, emit, cancel).await {
                     return end;
                 }
-                emit(Event::TurnEnd { stop_reason: response.stop_reason, usage: turn_usage });
+                emit(Event::TurnEnd {
+                    stop_reason: response.stop_reason,
+                    usage: turn_usage,
+                });
                 return TurnEnd::Done;
             }
             self.tracer.record(
@@ -374,14 +452,28 @@ impl Agent {
             for (i, call) in calls.iter().enumerate() {
                 if cancel.is_cancelled() {
                     for rest in &calls[i..] {
-                        self.record_result(rest, &ToolOutcome::err("interrupted by the user before this call ran"), emit);
+                        self.record_result(
+                            rest,
+                            &ToolOutcome::err("interrupted by the user before this call ran"),
+                            emit,
+                        );
                     }
                     self.save(emit);
-                    emit(Event::Error { kind: ErrorKind::Interrupted, message: "interrupted".into() });
-                    emit(Event::TurnEnd { stop_reason: None, usage: turn_usage });
+                    emit(Event::Error {
+                        kind: ErrorKind::Interrupted,
+                        message: "interrupted".into(),
+                    });
+                    emit(Event::TurnEnd {
+                        stop_reason: None,
+                        usage: turn_usage,
+                    });
                     return TurnEnd::Interrupted;
                 }
-                emit(Event::ToolIntent { call_id: call.id.clone(), tool: call.name.clone(), line: intent_line(&call.name, &call.arguments) });
+                emit(Event::ToolIntent {
+                    call_id: call.id.clone(),
+                    tool: call.name.clone(),
+                    line: intent_line(&call.name, &call.arguments),
+                });
                 self.tracer.record("tool_start", json!({"id": call.id, "tool": call.name, "args": crate::intent::trace_args(&call.arguments)}));
                 let started = std::time::Instant::now();
                 let outcome = {
@@ -409,15 +501,26 @@ impl Agent {
             "Stopped after {} model steps (the step limit). Send another message to let me continue.",
             self.opts.max_steps
         );
-        emit(Event::AssistantText { text: format!("\n{message}\n") });
-        emit(Event::TurnEnd { stop_reason: Some(StopReason::Other("max_steps".into())), usage: turn_usage });
-        self.tracer.record("step_limit", json!({"max_steps": self.opts.max_steps}));
+        emit(Event::AssistantText {
+            text: format!("\n{message}\n"),
+        });
+        emit(Event::TurnEnd {
+            stop_reason: Some(StopReason::Other("max_steps".into())),
+            usage: turn_usage,
+        });
+        self.tracer
+            .record("step_limit", json!({"max_steps": self.opts.max_steps}));
         TurnEnd::StepLimit
     }
 
     /// Condenses when the context nears the budget or a NOTES action asked.
     /// `Ok(true)` when messages were condensed (the system prompt changes).
-    async fn maybe_condense(&mut self, system: &str, emit: &dyn Fn(Event), cancel: &CancellationToken) -> Result<bool, TurnEnd> {
+    async fn maybe_condense(
+        &mut self,
+        system: &str,
+        emit: &Emit<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<bool, TurnEnd> {
         let requested = self.condense_requested.take();
         let used = estimate_tokens(&self.messages) + system.len() as u64 / 4;
         let budget = self.opts.context_budget;
@@ -428,7 +531,10 @@ impl Agent {
         };
         if !needed {
             if requested.is_some() {
-                self.tracer.record("condense", json!({"skipped": true, "tokens": used, "budget": budget}));
+                self.tracer.record(
+                    "condense",
+                    json!({"skipped": true, "tokens": used, "budget": budget}),
+                );
             }
             return Ok(false);
         }
@@ -437,20 +543,33 @@ impl Agent {
         };
         let mut prompt = String::new();
         if !self.state.episode_summary.is_empty() {
-            prompt.push_str(&format!("Summary so far:\n{}\n\n", self.state.episode_summary));
+            prompt.push_str(&format!(
+                "Summary so far:\n{}\n\n",
+                self.state.episode_summary
+            ));
         }
         prompt.push_str(&transcript(&self.messages[..cut]));
         let mut req = ChatRequest::new(self.opts.model.clone(), vec![Message::user(prompt)]);
         req.system = Some(SUMMARY_INSTRUCTIONS.into());
         req.max_tokens = 1024;
-        self.tracer.record("llm_req", json!({"purpose": "condense", "model": self.opts.model, "messages": 1, "tools": 0}));
+        self.tracer.record(
+            "llm_req",
+            json!({"purpose": "condense", "model": self.opts.model, "messages": 1, "tools": 0}),
+        );
         match north_llm::collect(self.backend.stream_chat(req, cancel.clone())).await {
             Ok(resp) => {
                 self.total.add(&resp.usage);
-                self.tracer.record("llm_done", json!({"purpose": "condense", "usage": resp.usage}));
+                self.tracer.record(
+                    "llm_done",
+                    json!({"purpose": "condense", "usage": resp.usage}),
+                );
                 let (summary, _) = crate::blocks::split_blocks(&resp.text());
                 self.state.episode_summary = summary.trim().to_string();
-                let request = self.messages[..cut].iter().rev().find(|m| crate::condense::is_user_input(m)).map(Message::text_content);
+                let request = self.messages[..cut]
+                    .iter()
+                    .rev()
+                    .find(|m| crate::condense::is_user_input(m))
+                    .map(Message::text_content);
                 self.messages.drain(..cut);
                 // Providers want a user message first; restate the request
                 // the kept messages belong to.
@@ -458,30 +577,45 @@ impl Agent {
                     let note = match request {
                         // Condensed before: the note already restates the request.
                         Some(r) if r.starts_with("[Earlier messages were condensed") => r,
-                        Some(r) => format!("[Earlier messages were condensed into the session summary.] The request being worked on: {r}"),
-                        None => "[Earlier messages were condensed into the session summary.]".to_string(),
+                        Some(r) => format!(
+                            "[Earlier messages were condensed into the session summary.] The request being worked on: {r}"
+                        ),
+                        None => "[Earlier messages were condensed into the session summary.]"
+                            .to_string(),
                     };
                     self.messages.insert(0, Message::user(note));
                 }
                 let after = estimate_tokens(&self.messages);
-                self.tracer.record("condense", json!({"tokens_before": used, "tokens_after": after, "dropped_messages": cut}));
+                self.tracer.record(
+                    "condense",
+                    json!({"tokens_before": used, "tokens_after": after, "dropped_messages": cut}),
+                );
                 self.save(emit);
                 Ok(true)
             }
             Err(e) if e.is_cancelled() => {
-                emit(Event::Error { kind: ErrorKind::Interrupted, message: "interrupted".into() });
-                emit(Event::TurnEnd { stop_reason: None, usage: Usage::default() });
+                emit(Event::Error {
+                    kind: ErrorKind::Interrupted,
+                    message: "interrupted".into(),
+                });
+                emit(Event::TurnEnd {
+                    stop_reason: None,
+                    usage: Usage::default(),
+                });
                 Err(TurnEnd::Interrupted)
             }
             Err(e) => {
                 // Not fatal: the turn goes on with the longer context.
-                self.tracer.record("condense", json!({"failed": self.redactor.scrub(&e.to_string())}));
+                self.tracer.record(
+                    "condense",
+                    json!({"failed": self.redactor.scrub(&e.to_string())}),
+                );
                 Ok(false)
             }
         }
     }
 
-    fn record_result(&mut self, call: &ToolCall, outcome: &ToolOutcome, emit: &dyn Fn(Event)) {
+    fn record_result(&mut self, call: &ToolCall, outcome: &ToolOutcome, emit: &Emit<'_>) {
         emit(Event::ToolResult {
             call_id: call.id.clone(),
             tool: call.name.clone(),
@@ -495,7 +629,9 @@ impl Agent {
                 content: serde_json::to_string(outcome).unwrap_or_default(),
                 is_error: !outcome.ok,
             },
-            ToolProtocol::Text => ContentBlock::text(textcalls::result_content(&call.id, &call.name, outcome)),
+            ToolProtocol::Text => {
+                ContentBlock::text(textcalls::result_content(&call.id, &call.name, outcome))
+            }
         };
         self.push_results(vec![block]);
     }
@@ -503,9 +639,14 @@ impl Agent {
     async fn stream(
         &mut self,
         request: ChatRequest,
-        emit: &dyn Fn(Event),
+        emit: &Emit<'_>,
         cancel: &CancellationToken,
-    ) -> (north_protocol::ChatResponse, String, Vec<crate::blocks::Block>, Option<LlmError>) {
+    ) -> (
+        north_protocol::ChatResponse,
+        String,
+        Vec<crate::blocks::Block>,
+        Option<LlmError>,
+    ) {
         let mut stream = self.backend.stream_chat(request, cancel.clone());
         let mut builder = ResponseBuilder::new();
         let mut filter = BlockFilter::new();
@@ -536,12 +677,19 @@ impl Agent {
             visible.push_str(&tail);
             emit(Event::AssistantText { text: tail });
         }
-        self.tracer.record("llm_stream", json!({"deltas": deltas, "failed": failure.is_some()}));
+        self.tracer.record(
+            "llm_stream",
+            json!({"deltas": deltas, "failed": failure.is_some()}),
+        );
         (builder.finish(), visible, blocks, failure)
     }
 
     /// Applies NOTES blocks and their actions; returns text-protocol calls.
-    async fn apply_blocks(&mut self, blocks: &[crate::blocks::Block], emit: &dyn Fn(Event)) -> Vec<ToolCall> {
+    async fn apply_blocks(
+        &mut self,
+        blocks: &[crate::blocks::Block],
+        emit: &Emit<'_>,
+    ) -> Vec<ToolCall> {
         let mut calls = Vec::new();
         let mut actions = Vec::new();
         for block in blocks {
@@ -558,7 +706,9 @@ impl Agent {
                             self.tracer.record("notes_patch", json!({"ok": true, "unknown_keys": patch.unknown_keys, "state": self.state}));
                             actions.extend(patch.actions);
                         }
-                        Err(e) => self.tracer.record("notes_patch", json!({"ok": false, "error": e})),
+                        Err(e) => self
+                            .tracer
+                            .record("notes_patch", json!({"ok": false, "error": e})),
                     }
                 }
                 BlockKind::ToolCalls => {
@@ -570,9 +720,12 @@ impl Agent {
                     match parsed {
                         Ok(c) => calls.extend(c),
                         Err(e) => {
-                            self.tracer.record("tool_plan", json!({"ok": false, "error": e}));
+                            self.tracer
+                                .record("tool_plan", json!({"ok": false, "error": e}));
                             // Tell the model so it can fix the block.
-                            self.push_results(vec![ContentBlock::text(format!("TOOL_CALLS_JSON rejected, nothing ran: {e}"))]);
+                            self.push_results(vec![ContentBlock::text(format!(
+                                "TOOL_CALLS_JSON rejected, nothing ran: {e}"
+                            ))]);
                         }
                     }
                 }
@@ -584,7 +737,7 @@ impl Agent {
         calls
     }
 
-    async fn run_actions(&mut self, actions: Vec<Action>, emit: &dyn Fn(Event)) {
+    async fn run_actions(&mut self, actions: Vec<Action>, emit: &Emit<'_>) {
         let mut log = Vec::new();
         for action in actions {
             let result = match &action {
@@ -606,7 +759,11 @@ impl Agent {
                         tracer: &self.tracer,
                         emit,
                     };
-                    if env.capability("notes", cap, "requested in NOTES").await { "granted by user" } else { "denied by user" }
+                    if env.capability("notes", cap, "requested in NOTES").await {
+                        "granted by user"
+                    } else {
+                        "denied by user"
+                    }
                 }
                 Action::Unknown(_) => "ignored (unknown action)",
             };

@@ -30,7 +30,11 @@ pub enum ApprovalRequest<'a> {
 /// Decides approval requests. Front ends implement it.
 pub trait Approver: Send + Sync {
     /// The decision for `request` made for tool call `call_id`.
-    fn decide<'a>(&'a self, call_id: &'a str, request: ApprovalRequest<'a>) -> BoxFuture<'a, ApprovalDecision>;
+    fn decide<'a>(
+        &'a self,
+        call_id: &'a str,
+        request: ApprovalRequest<'a>,
+    ) -> BoxFuture<'a, ApprovalDecision>;
 }
 
 /// Headless decisions from flags. Without flags everything is refused:
@@ -49,27 +53,47 @@ pub struct FlagApprover {
 }
 
 impl Approver for FlagApprover {
-    fn decide<'a>(&'a self, _call_id: &'a str, request: ApprovalRequest<'a>) -> BoxFuture<'a, ApprovalDecision> {
+    fn decide<'a>(
+        &'a self,
+        _call_id: &'a str,
+        request: ApprovalRequest<'a>,
+    ) -> BoxFuture<'a, ApprovalDecision> {
         let (decision, note) = match request {
-            ApprovalRequest::Shell { command } if self.allow_shell => (ApprovalDecision::RunOnce, format!("running `{command}` (--allow-shell)")),
+            ApprovalRequest::Shell { command } if self.allow_shell => (
+                ApprovalDecision::RunOnce,
+                format!("running `{command}` (--allow-shell)"),
+            ),
             ApprovalRequest::Shell { command } => (
                 ApprovalDecision::Deny,
-                format!("denied command `{command}`: not in .north/allowlist.json (pass --allow-shell or --yes to allow)"),
+                format!(
+                    "denied command `{command}`: not in .north/allowlist.json (pass --allow-shell or --yes to allow)"
+                ),
             ),
-            ApprovalRequest::Edit { .. } if self.approve_edits => (ApprovalDecision::Accept, String::new()),
+            ApprovalRequest::Edit { .. } if self.approve_edits => {
+                (ApprovalDecision::Accept, String::new())
+            }
             ApprovalRequest::Edit { proposal } => (
                 ApprovalDecision::Reject,
                 format!(
                     "rejected edits to {}: headless edits need --approve-edits or --yes",
-                    proposal.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>().join(", ")
+                    proposal
+                        .files
+                        .iter()
+                        .map(|f| f.path.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             ),
-            ApprovalRequest::Capability { capability, .. } if self.grants.iter().any(|g| g == capability) => {
+            ApprovalRequest::Capability { capability, .. }
+                if self.grants.iter().any(|g| g == capability) =>
+            {
                 (ApprovalDecision::Grant, String::new())
             }
             ApprovalRequest::Capability { capability, .. } => (
                 ApprovalDecision::Deny,
-                format!("capability `{capability}` not granted (pass --grant {capability} to allow)"),
+                format!(
+                    "capability `{capability}` not granted (pass --grant {capability} to allow)"
+                ),
             ),
         };
         if self.explain && !note.is_empty() {

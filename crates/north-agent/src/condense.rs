@@ -7,12 +7,19 @@ use north_protocol::{ContentBlock, Message, Role};
 
 /// Rough token estimate (4 bytes a token) of messages.
 pub fn estimate_tokens(messages: &[Message]) -> u64 {
-    messages.iter().map(|m| serde_json::to_string(m).map(|s| s.len()).unwrap_or(0) as u64 / 4 + 4).sum()
+    messages
+        .iter()
+        .map(|m| serde_json::to_string(m).map(|s| s.len()).unwrap_or(0) as u64 / 4 + 4)
+        .sum()
 }
 
 /// Whether `m` is something the user typed (not a tool result).
 pub fn is_user_input(m: &Message) -> bool {
-    m.role == Role::User && !m.content.iter().any(|b| matches!(b, ContentBlock::ToolResult { .. }))
+    m.role == Role::User
+        && !m
+            .content
+            .iter()
+            .any(|b| matches!(b, ContentBlock::ToolResult { .. }))
 }
 
 /// Where to cut so that the kept tail fits `keep_tokens` and starts at a
@@ -50,8 +57,14 @@ pub fn transcript(messages: &[Message]) -> String {
             let text = match b {
                 ContentBlock::Text { text } => text.clone(),
                 ContentBlock::ToolCall(c) => format!("[calls {} {}]", c.name, c.arguments),
-                ContentBlock::ToolResult { content, is_error, .. } => {
-                    format!("[result{}] {}", if *is_error { " (error)" } else { "" }, content)
+                ContentBlock::ToolResult {
+                    content, is_error, ..
+                } => {
+                    format!(
+                        "[result{}] {}",
+                        if *is_error { " (error)" } else { "" },
+                        content
+                    )
                 }
             };
             let cut: String = text.chars().take(1500).collect();

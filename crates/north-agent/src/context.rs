@@ -42,7 +42,11 @@ fn git_head(root: &Path) -> String {
 fn array(v: &Value) -> Vec<Value> {
     match v {
         Value::Array(a) => a.clone(),
-        Value::Object(o) => o.values().find_map(Value::as_array).cloned().unwrap_or_default(),
+        Value::Object(o) => o
+            .values()
+            .find_map(Value::as_array)
+            .cloned()
+            .unwrap_or_default(),
         _ => Vec::new(),
     }
 }
@@ -62,11 +66,18 @@ impl ProjectCard {
             .filter_map(|e| {
                 let name = field(e, &["path", "name"])?.as_str()?;
                 let dir = field(e, &["type", "kind"]).and_then(Value::as_str) == Some("dir");
-                Some(if dir { format!("{name}/") } else { name.to_string() })
+                Some(if dir {
+                    format!("{name}/")
+                } else {
+                    name.to_string()
+                })
             })
             .collect();
         let tree = tree.join("\n");
-        let fingerprint = format!("{:x}", Sha256::digest(format!("{}\n{tree}", git_head(&ctx.root)).as_bytes()));
+        let fingerprint = format!(
+            "{:x}",
+            Sha256::digest(format!("{}\n{tree}", git_head(&ctx.root)).as_bytes())
+        );
         let cache = ctx.root.join(".north").join("cache.json");
         if let Ok(text) = std::fs::read_to_string(&cache)
             && let Ok(card) = serde_json::from_str::<ProjectCard>(&text)
@@ -98,7 +109,13 @@ impl ProjectCard {
             .filter_map(|h| h.get("path")?.as_str().map(str::to_string))
             .collect::<Vec<_>>()
             .join("\n");
-        let card = ProjectCard { fingerprint, readme, tree, languages, hotfiles };
+        let card = ProjectCard {
+            fingerprint,
+            readme,
+            tree,
+            languages,
+            hotfiles,
+        };
         if let Some(dir) = cache.parent()
             && std::fs::create_dir_all(dir).is_ok()
             && let Ok(text) = serde_json::to_string_pretty(&card)
@@ -176,17 +193,32 @@ fn template() -> Result<PromptTemplate, north_prompt::PromptValidationError> {
 pub fn state_text(state: &State) -> String {
     let mut out = Vec::new();
     let list = |name: &str, items: &[String]| {
-        (!items.is_empty()).then(|| format!("{name}:\n{}", items.iter().map(|i| format!("- {i}")).collect::<Vec<_>>().join("\n")))
+        (!items.is_empty()).then(|| {
+            format!(
+                "{name}:\n{}",
+                items
+                    .iter()
+                    .map(|i| format!("- {i}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            )
+        })
     };
     out.extend(list("Goals", &state.goals));
     out.extend(list("Open loops", &state.open_loops));
     out.extend(list("Decisions", &state.decisions));
     out.extend(list("Constraints", &state.constraints));
     if !state.episode_summary.is_empty() {
-        out.push(format!("Summary of the session so far:\n{}", state.episode_summary));
+        out.push(format!(
+            "Summary of the session so far:\n{}",
+            state.episode_summary
+        ));
     }
     if !state.capabilities_granted.is_empty() {
-        out.push(format!("Capabilities granted: {}", state.capabilities_granted.join(", ")));
+        out.push(format!(
+            "Capabilities granted: {}",
+            state.capabilities_granted.join(", ")
+        ));
     }
     out.join("\n\n")
 }

@@ -25,11 +25,17 @@ pub fn command_of(args: &Value) -> Option<&str> {
 /// edits) are cut so traces stay small and never hold whole files.
 pub fn trace_args(args: &Value) -> Value {
     match args {
-        Value::String(t) if t.chars().count() > 200 => {
-            Value::String(format!("{}… ({} chars)", t.chars().take(200).collect::<String>(), t.chars().count()))
-        }
+        Value::String(t) if t.chars().count() > 200 => Value::String(format!(
+            "{}… ({} chars)",
+            t.chars().take(200).collect::<String>(),
+            t.chars().count()
+        )),
         Value::Array(items) => Value::Array(items.iter().map(trace_args).collect()),
-        Value::Object(map) => Value::Object(map.iter().map(|(k, v)| (k.clone(), trace_args(v))).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), trace_args(v)))
+                .collect(),
+        ),
         other => other.clone(),
     }
 }
@@ -47,7 +53,10 @@ pub fn intent_line(tool: &str, args: &Value) -> String {
         ),
         "read_file" | "fs.read_text" | "read" => {
             let path = s(args, "path").unwrap_or("?");
-            match args.get("range").and_then(|r| Some((r.get("start")?.as_u64()?, r.get("end")?.as_u64()?))) {
+            match args
+                .get("range")
+                .and_then(|r| Some((r.get("start")?.as_u64()?, r.get("end")?.as_u64()?)))
+            {
                 Some((a, b)) => format!("Reading `{path}` lines {a}–{b}"),
                 None => format!("Reading `{path}`"),
             }
@@ -59,15 +68,29 @@ pub fn intent_line(tool: &str, args: &Value) -> String {
             let mut paths: Vec<&str> = args
                 .get("edits")
                 .and_then(Value::as_array)
-                .map(|e| e.iter().filter_map(|x| x.get("args").and_then(|a| s(a, "path"))).collect())
+                .map(|e| {
+                    e.iter()
+                        .filter_map(|x| x.get("args").and_then(|a| s(a, "path")))
+                        .collect()
+                })
                 .unwrap_or_default();
             paths.dedup();
-            format!("Preparing edits in {}", paths.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", "))
+            format!(
+                "Preparing edits in {}",
+                paths
+                    .iter()
+                    .map(|p| format!("`{p}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
         }
         t if t.starts_with("edit_") || t == "fs.write_text" || t == "write" => {
             format!("Preparing edits in `{}`", s(args, "path").unwrap_or("?"))
         }
-        "shell_run" | "shell.exec" | "bash" => format!("Command requested: `{}`", short(command_of(args).unwrap_or("?"), 120)),
+        "shell_run" | "shell.exec" | "bash" => format!(
+            "Command requested: `{}`",
+            short(command_of(args).unwrap_or("?"), 120)
+        ),
         "http.get" => format!("Fetching `{}`", s(args, "url").unwrap_or("?")),
         other => format!("Calling `{other}`"),
     }
@@ -76,14 +99,21 @@ pub fn intent_line(tool: &str, args: &Value) -> String {
 /// A one-line summary of a tool result.
 pub fn summary(tool: &str, outcome: &ToolOutcome) -> String {
     if !outcome.ok {
-        return format!("failed: {}", short(outcome.error.as_deref().unwrap_or("unknown error"), 160));
+        return format!(
+            "failed: {}",
+            short(outcome.error.as_deref().unwrap_or("unknown error"), 160)
+        );
     }
     let out = &outcome.output;
     if out.get("applied").and_then(Value::as_bool) == Some(true) {
         let files: Vec<String> = out
             .get("files")
             .and_then(Value::as_array)
-            .map(|f| f.iter().filter_map(|x| s(x, "path").map(|p| format!("`{p}`"))).collect())
+            .map(|f| {
+                f.iter()
+                    .filter_map(|x| s(x, "path").map(|p| format!("`{p}`")))
+                    .collect()
+            })
             .unwrap_or_default();
         return format!("wrote {}", files.join(", "));
     }
@@ -124,8 +154,17 @@ mod tests {
 
     #[test]
     fn intent_lines_match_the_spec_examples() {
-        assert_eq!(intent_line("search_text", &json!({"query":"foo","path":"src/"})), "Searching: `foo` in `src/`");
-        assert_eq!(intent_line("edit_replace_exact", &json!({"path":"src/App.tsx"})), "Preparing edits in `src/App.tsx`");
-        assert_eq!(intent_line("shell_run", &json!({"command":"pnpm test"})), "Command requested: `pnpm test`");
+        assert_eq!(
+            intent_line("search_text", &json!({"query":"foo","path":"src/"})),
+            "Searching: `foo` in `src/`"
+        );
+        assert_eq!(
+            intent_line("edit_replace_exact", &json!({"path":"src/App.tsx"})),
+            "Preparing edits in `src/App.tsx`"
+        );
+        assert_eq!(
+            intent_line("shell_run", &json!({"command":"pnpm test"})),
+            "Command requested: `pnpm test`"
+        );
     }
 }

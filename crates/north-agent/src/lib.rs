@@ -15,15 +15,15 @@ mod agent;
 pub mod approval;
 pub mod blocks;
 pub mod condense;
+pub mod config;
 pub mod context;
 pub mod intent;
-mod run_tool;
-pub mod config;
 pub mod memory;
 pub mod notes;
 pub mod redact;
+mod run_tool;
 pub mod store;
 pub mod textcalls;
 
-pub use agent::{Agent, AgentOptions, TurnEnd};
+pub use agent::{Agent, AgentOptions, Emit, TurnEnd};
 pub use approval::{ApprovalRequest, Approver, FlagApprover};

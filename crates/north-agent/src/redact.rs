@@ -53,7 +53,9 @@ impl Redactor {
         if self.secrets.is_empty() {
             return event;
         }
-        let Ok(text) = serde_json::to_string(&event) else { return event };
+        let Ok(text) = serde_json::to_string(&event) else {
+            return event;
+        };
         match self.scrub(&text) {
             std::borrow::Cow::Borrowed(_) => event,
             std::borrow::Cow::Owned(clean) => serde_json::from_str(&clean).unwrap_or(event),

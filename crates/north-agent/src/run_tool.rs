@@ -2,12 +2,15 @@
 //! allowlist or the user, edits as reviewed proposals applied atomically,
 //! network tools behind capabilities.
 
-use north_protocol::{ApprovalDecision, ApprovalKind, ApprovalPolicy, Event, State, ToolCall, ToolOutcome};
+use north_protocol::{
+    ApprovalDecision, ApprovalKind, ApprovalPolicy, Event, State, ToolCall, ToolOutcome,
+};
 use north_tools::policy::ProjectAllowlist;
 use north_tools::policy::net::NetAccess;
 use north_tools::{Registry, ToolContext};
 use serde_json::{Value, json};
 
+use crate::agent::Emit;
 use crate::approval::{ApprovalRequest, Approver};
 use crate::intent::command_of;
 use crate::notes::{deny_capability, grant_capability, request_capability};
@@ -20,13 +23,16 @@ pub(crate) struct CallEnv<'a> {
     pub approver: &'a dyn Approver,
     pub state: &'a mut State,
     pub tracer: &'a Tracer,
-    pub emit: &'a dyn Fn(Event),
+    pub emit: &'a Emit<'a>,
 }
 
 fn host_of(url: &str) -> Option<String> {
     let rest = url.split_once("://")?.1;
     let authority = rest.split(['/', '?', '#']).next()?;
-    let host = authority.rsplit_once('@').map(|(_, h)| h).unwrap_or(authority);
+    let host = authority
+        .rsplit_once('@')
+        .map(|(_, h)| h)
+        .unwrap_or(authority);
     let host = if let Some(stripped) = host.strip_prefix('[') {
         stripped.split(']').next()?.to_string()
     } else {
@@ -36,11 +42,27 @@ fn host_of(url: &str) -> Option<String> {
 }
 
 impl CallEnv<'_> {
-    async fn ask(&mut self, call_id: &str, kind: ApprovalKind, subject: String, request: ApprovalRequest<'_>) -> ApprovalDecision {
-        (self.emit)(Event::ApprovalRequested { call_id: call_id.into(), kind, subject: subject.clone() });
+    async fn ask(
+        &mut self,
+        call_id: &str,
+        kind: ApprovalKind,
+        subject: String,
+        request: ApprovalRequest<'_>,
+    ) -> ApprovalDecision {
+        (self.emit)(Event::ApprovalRequested {
+            call_id: call_id.into(),
+            kind,
+            subject: subject.clone(),
+        });
         let decision = self.approver.decide(call_id, request).await;
-        (self.emit)(Event::ApprovalDecided { call_id: call_id.into(), decision });
-        self.tracer.record("approval", json!({"call_id": call_id, "kind": kind, "subject": subject, "decision": decision}));
+        (self.emit)(Event::ApprovalDecided {
+            call_id: call_id.into(),
+            decision,
+        });
+        self.tracer.record(
+            "approval",
+            json!({"call_id": call_id, "kind": kind, "subject": subject, "decision": decision}),
+        );
         tracing::info!(call_id, ?kind, %subject, ?decision, "approval");
         decision
     }
@@ -53,7 +75,15 @@ impl CallEnv<'_> {
         }
         request_capability(self.state, cap);
         let decision = self
-            .ask(call_id, ApprovalKind::Capability, cap.to_string(), ApprovalRequest::Capability { capability: cap, reason })
+            .ask(
+                call_id,
+                ApprovalKind::Capability,
+                cap.to_string(),
+                ApprovalRequest::Capability {
+                    capability: cap,
+                    reason,
+                },
+            )
             .await;
         if decision == ApprovalDecision::Grant {
             grant_capability(self.state, cap);
@@ -83,12 +113,22 @@ impl CallEnv<'_> {
             ApprovalPolicy::Shell => self.shell(call).await,
             ApprovalPolicy::Write => self.write(call).await,
             ApprovalPolicy::Net => {
-                let url = call.arguments.get("url").and_then(Value::as_str).unwrap_or_default();
+                let url = call
+                    .arguments
+                    .get("url")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
                 if let Some(host) = host_of(url) {
-                    let access = NetAccess { capabilities: &self.ctx.capabilities, allowlist: self.ctx.net_allowlist.as_deref() };
+                    let access = NetAccess {
+                        capabilities: &self.ctx.capabilities,
+                        allowlist: self.ctx.net_allowlist.as_deref(),
+                    };
                     if access.check(&host).is_err() {
                         let cap = format!("net:{host}");
-                        if !self.capability(&call.id, &cap, &format!("{} {url}", call.name)).await {
+                        if !self
+                            .capability(&call.id, &cap, &format!("{} {url}", call.name))
+                            .await
+                        {
                             return ToolOutcome::err(format!(
                                 "network access to {host} was not granted by the user (capability `{cap}`); do not retry without asking"
                             ));
@@ -103,7 +143,10 @@ impl CallEnv<'_> {
     async fn shell(&mut self, call: &ToolCall) -> ToolOutcome {
         let Some(command) = command_of(&call.arguments).map(str::to_string) else {
             // Let the tool report the missing field in its own words.
-            return self.tools.call(&call.name, call.arguments.clone(), self.ctx).await;
+            return self
+                .tools
+                .call(&call.name, call.arguments.clone(), self.ctx)
+                .await;
         };
         let mut allowlist = match ProjectAllowlist::load(&self.ctx.root) {
             Ok(a) => a,
@@ -111,7 +154,12 @@ impl CallEnv<'_> {
         };
         if !allowlist.contains(&command) {
             let decision = self
-                .ask(&call.id, ApprovalKind::Shell, command.clone(), ApprovalRequest::Shell { command: &command })
+                .ask(
+                    &call.id,
+                    ApprovalKind::Shell,
+                    command.clone(),
+                    ApprovalRequest::Shell { command: &command },
+                )
                 .await;
             match decision {
                 ApprovalDecision::RunOnce => {}
@@ -127,18 +175,33 @@ impl CallEnv<'_> {
                 }
             }
         }
-        self.tools.call(&call.name, call.arguments.clone(), self.ctx).await
+        self.tools
+            .call(&call.name, call.arguments.clone(), self.ctx)
+            .await
     }
 
     async fn write(&mut self, call: &ToolCall) -> ToolOutcome {
-        let proposal = match self.tools.propose(&call.name, call.arguments.clone(), self.ctx) {
+        let proposal = match self
+            .tools
+            .propose(&call.name, call.arguments.clone(), self.ctx)
+        {
             Ok(p) => p,
             Err(outcome) => return outcome,
         };
         let paths: Vec<String> = proposal.files.iter().map(|f| f.path.clone()).collect();
-        (self.emit)(Event::Diff { call_id: call.id.clone(), diff: proposal.full_diff() });
+        (self.emit)(Event::Diff {
+            call_id: call.id.clone(),
+            diff: proposal.full_diff(),
+        });
         let decision = self
-            .ask(&call.id, ApprovalKind::Edit, paths.join(", "), ApprovalRequest::Edit { proposal: &proposal })
+            .ask(
+                &call.id,
+                ApprovalKind::Edit,
+                paths.join(", "),
+                ApprovalRequest::Edit {
+                    proposal: &proposal,
+                },
+            )
             .await;
         if decision != ApprovalDecision::Accept {
             return ToolOutcome {
@@ -161,7 +224,9 @@ impl CallEnv<'_> {
                     .unwrap_or_else(|| applied.to_json());
                 ToolOutcome::ok(output)
             }
-            Err(e) => ToolOutcome::err(format!("applying the edits failed, nothing was written: {e}")),
+            Err(e) => ToolOutcome::err(format!(
+                "applying the edits failed, nothing was written: {e}"
+            )),
         }
     }
 }
@@ -172,8 +237,14 @@ mod tests {
 
     #[test]
     fn hosts_are_extracted_strictly() {
-        assert_eq!(host_of("https://Example.com/a?b").as_deref(), Some("example.com"));
-        assert_eq!(host_of("http://user:pw@evil.com:8080/x").as_deref(), Some("evil.com"));
+        assert_eq!(
+            host_of("https://Example.com/a?b").as_deref(),
+            Some("example.com")
+        );
+        assert_eq!(
+            host_of("http://user:pw@evil.com:8080/x").as_deref(),
+            Some("evil.com")
+        );
         assert_eq!(host_of("http://[::1]:80/").as_deref(), Some("::1"));
         assert_eq!(host_of("no-scheme"), None);
     }

@@ -1,6 +1,6 @@
 //! A long session stays under its context budget; condensation keeps the
 //! goals and decisions and summarizes what it drops.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
 
@@ -28,7 +28,9 @@ impl Backend for Summarizing {
         "test"
     }
     fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
-        Box::pin(async move { north_llm::collect(self.stream_chat(request, CancellationToken::new())).await })
+        Box::pin(async move {
+            north_llm::collect(self.stream_chat(request, CancellationToken::new())).await
+        })
     }
     fn stream_chat(&self, request: ChatRequest, cancel: CancellationToken) -> DeltaStream {
         let system = request.system.clone().unwrap_or_default();
@@ -39,7 +41,10 @@ impl Backend for Summarizing {
             let b = ScriptedBackend::from_json(&json!([{ "text": text }]).to_string()).unwrap();
             return b.stream_chat(request, cancel);
         }
-        self.sizes.lock().unwrap().push(estimate_tokens(&request.messages) + system.len() as u64 / 4);
+        self.sizes
+            .lock()
+            .unwrap()
+            .push(estimate_tokens(&request.messages) + system.len() as u64 / 4);
         self.systems.lock().unwrap().push(system);
         self.main.stream_chat(request, cancel)
     }
@@ -49,7 +54,9 @@ impl Backend for Summarizing {
 async fn a_long_session_stays_under_budget_and_keeps_goals_and_decisions() {
     let dir = project();
     for i in 0..30 {
-        let body: String = (0..40).map(|l| format!("// file {i} line {l}: some code that takes space\n")).collect();
+        let body: String = (0..40)
+            .map(|l| format!("// file {i} line {l}: some code that takes space\n"))
+            .collect();
         std::fs::write(dir.path().join(format!("src/f{i}.rs")), body).unwrap();
     }
     let mut turns = vec![json!({
@@ -67,24 +74,53 @@ async fn a_long_session_stays_under_budget_and_keeps_goals_and_decisions() {
         systems: Mutex::default(),
     });
     let budget = 6_000;
-    let opts = AgentOptions { context_budget: budget, max_steps: 40, ..Default::default() };
-    let mut run = agent_for(dir.path(), backend.clone(), QueueApprover::new([]), opts, None);
+    let opts = AgentOptions {
+        context_budget: budget,
+        max_steps: 40,
+        ..Default::default()
+    };
+    let mut run = agent_for(
+        dir.path(),
+        backend.clone(),
+        QueueApprover::new([]),
+        opts,
+        None,
+    );
     assert_eq!(run.turn("Audit all the files").await, TurnEnd::Done);
 
     let sizes = backend.sizes.lock().unwrap().clone();
     assert_eq!(sizes.len(), 31);
     let unbounded: u64 = 30 * 600;
-    assert!(unbounded > budget, "the session would overflow without condensation");
-    assert!(sizes.iter().all(|s| *s <= budget), "every request within the budget: {sizes:?}");
-    assert!(*backend.summaries.lock().unwrap() >= 2, "condensed more than once");
+    assert!(
+        unbounded > budget,
+        "the session would overflow without condensation"
+    );
+    assert!(
+        sizes.iter().all(|s| *s <= budget),
+        "every request within the budget: {sizes:?}"
+    );
+    assert!(
+        *backend.summaries.lock().unwrap() >= 2,
+        "condensed more than once"
+    );
 
     let state = run.agent.state().clone();
     assert_eq!(state.goals, vec!["audit every file"]);
     assert_eq!(state.decisions, vec!["read files one by one"]);
-    assert!(state.episode_summary.starts_with("Summary"), "{}", state.episode_summary);
+    assert!(
+        state.episode_summary.starts_with("Summary"),
+        "{}",
+        state.episode_summary
+    );
     let last_system = backend.systems.lock().unwrap().last().unwrap().clone();
-    assert!(last_system.contains("audit every file") && last_system.contains("read files one by one"), "{last_system}");
-    assert!(last_system.contains("Summary of the session so far"), "{last_system}");
+    assert!(
+        last_system.contains("audit every file") && last_system.contains("read files one by one"),
+        "{last_system}"
+    );
+    assert!(
+        last_system.contains("Summary of the session so far"),
+        "{last_system}"
+    );
     assert!(run.trace_kinds().iter().any(|k| k == "condense"));
 }
 
@@ -105,11 +141,25 @@ async fn condense_smart_skips_a_small_context_and_condense_now_forces_it() {
         sizes: Mutex::default(),
         systems: Mutex::default(),
     });
-    let mut run = agent_for(dir.path(), backend.clone(), QueueApprover::new([]), AgentOptions::default(), None);
+    let mut run = agent_for(
+        dir.path(),
+        backend.clone(),
+        QueueApprover::new([]),
+        AgentOptions::default(),
+        None,
+    );
     run.turn("one").await;
-    assert_eq!(*backend.summaries.lock().unwrap(), 0, "condense_smart: not worthwhile yet");
+    assert_eq!(
+        *backend.summaries.lock().unwrap(),
+        0,
+        "condense_smart: not worthwhile yet"
+    );
     run.turn("two").await;
     run.turn("three").await;
-    assert_eq!(*backend.summaries.lock().unwrap(), 1, "condense_now condensed");
+    assert_eq!(
+        *backend.summaries.lock().unwrap(),
+        1,
+        "condense_now condensed"
+    );
     assert!(run.agent.state().episode_summary.starts_with("Summary 1"));
 }

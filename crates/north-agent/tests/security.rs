@@ -1,6 +1,6 @@
 //! Adversarial runtime tests: self-granted capabilities, network access
 //! before and after the user grants it, and secrets in every output.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
 
@@ -28,7 +28,10 @@ async fn a_model_cannot_grant_itself_a_capability() {
     run.turn("two").await;
     let state = run.checkpoint().state;
     assert!(state.capabilities_granted.is_empty(), "{state:?}");
-    assert!(state.capabilities_pending.is_empty(), "denied requests are not left pending: {state:?}");
+    assert!(
+        state.capabilities_pending.is_empty(),
+        "denied requests are not left pending: {state:?}"
+    );
 }
 
 #[tokio::test]
@@ -57,10 +60,23 @@ async fn http_get_stays_denied_until_the_user_grants() {
     .unwrap();
     let events = Arc::new(std::sync::Mutex::new(Vec::new()));
     let ev = events.clone();
-    let end = agent.run_turn("fetch the docs", &move |e| ev.lock().unwrap().push(e), &Default::default()).await;
+    let end = agent
+        .run_turn(
+            "fetch the docs",
+            &move |e| ev.lock().unwrap().push(e),
+            &Default::default(),
+        )
+        .await;
     assert_eq!(end, TurnEnd::Done);
-    assert_eq!(server.requests().len(), 1, "no request before the grant, one after");
-    assert_eq!(*approver.asked.lock().unwrap(), vec!["cap:net:127.0.0.1", "cap:net:127.0.0.1"]);
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "no request before the grant, one after"
+    );
+    assert_eq!(
+        *approver.asked.lock().unwrap(),
+        vec!["cap:net:127.0.0.1", "cap:net:127.0.0.1"]
+    );
     let results: Vec<bool> = events
         .lock()
         .unwrap()
@@ -78,19 +94,36 @@ async fn http_get_stays_denied_until_the_user_grants() {
 async fn no_key_reaches_a_checkpoint_trace_or_event() {
     let dir = project();
     // The key sits in a file the model reads, and the model repeats it.
-    std::fs::write(dir.path().join(".env"), format!("ANTHROPIC_API_KEY={KEY}\n")).unwrap();
+    std::fs::write(
+        dir.path().join(".env"),
+        format!("ANTHROPIC_API_KEY={KEY}\n"),
+    )
+    .unwrap();
     let script = json!([
         {"tool_calls": [{"id": "r", "name": "read_file", "args": {"path": ".env", "range": null}}]},
         {"text": format!("The key is {KEY}."), "tool_calls": [{"id": "s", "name": "search_text", "args": {"query": KEY, "path": null, "regex": false, "limit": 5}}]},
         {"text": "Done", "error": {"type": "api_error", "message": format!("bad key {KEY}")}}
     ]);
     let backend = Arc::new(ScriptedBackend::from_json(&script.to_string()).unwrap());
-    let mut run = agent_for(dir.path(), backend, QueueApprover::new([]), AgentOptions::default(), None);
-    run.turn(&format!("my key is {KEY}, what is in .env?")).await;
+    let mut run = agent_for(
+        dir.path(),
+        backend,
+        QueueApprover::new([]),
+        AgentOptions::default(),
+        None,
+    );
+    run.turn(&format!("my key is {KEY}, what is in .env?"))
+        .await;
     let events = serde_json::to_string(&run.events()).unwrap();
-    assert!(events.contains("[REDACTED]"), "the key was there to be scrubbed");
+    assert!(
+        events.contains("[REDACTED]"),
+        "the key was there to be scrubbed"
+    );
     assert!(!events.contains(KEY), "key in events");
-    let session = dir.path().join(".north/sessions").join(run.agent.session_id());
+    let session = dir
+        .path()
+        .join(".north/sessions")
+        .join(run.agent.session_id());
     for file in ["checkpoint.json", "trace.jsonl"] {
         let text = std::fs::read_to_string(session.join(file)).unwrap();
         assert!(!text.contains(KEY), "key in {file}");

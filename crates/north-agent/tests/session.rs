@@ -1,6 +1,6 @@
 //! Whole sessions on the scripted backend: every tool kind, every approval
 //! outcome, NOTES patches and actions, checkpoints, traces and events.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
 
@@ -13,8 +13,17 @@ use north_protocol::{ApprovalDecision, ApprovalKind, Event};
 use serde_json::json;
 use support::*;
 
-const REQUIRED_TRACE_KINDS: &[&str] =
-    &["llm_req", "llm_stream", "llm_done", "notes_patch", "actions", "retrieval", "tool_plan", "tool_start", "tool_done"];
+const REQUIRED_TRACE_KINDS: &[&str] = &[
+    "llm_req",
+    "llm_stream",
+    "llm_done",
+    "notes_patch",
+    "actions",
+    "retrieval",
+    "tool_plan",
+    "tool_start",
+    "tool_done",
+];
 
 fn script() -> serde_json::Value {
     json!({"turns": [
@@ -39,9 +48,23 @@ async fn scripted_session_lists_searches_reads_edits_runs_and_records_everything
     let dir = project();
     let root = dir.path();
     std::fs::create_dir_all(root.join(".north")).unwrap();
-    std::fs::write(root.join(".north/allowlist.json"), r#"{"allowedCommands": ["echo allowlisted-ok"]}"#).unwrap();
-    MemoryFile::project(root).append(MemoryEntry::new("greeting", "The greeting in main.rs should be French.")).unwrap();
-    let backend = Arc::new(ScriptedBackend::from_json(&script().to_string()).unwrap().record_to(root.join("requests.jsonl")).unwrap());
+    std::fs::write(
+        root.join(".north/allowlist.json"),
+        r#"{"allowedCommands": ["echo allowlisted-ok"]}"#,
+    )
+    .unwrap();
+    MemoryFile::project(root)
+        .append(MemoryEntry::new(
+            "greeting",
+            "The greeting in main.rs should be French.",
+        ))
+        .unwrap();
+    let backend = Arc::new(
+        ScriptedBackend::from_json(&script().to_string())
+            .unwrap()
+            .record_to(root.join("requests.jsonl"))
+            .unwrap(),
+    );
     // Asked in order: net (NOTES request), net:evil.example (self-grant becomes a request),
     // edit main.rs, edit NOTES.txt, the non-allowlisted command.
     let approver = QueueApprover::new([
@@ -51,19 +74,34 @@ async fn scripted_session_lists_searches_reads_edits_runs_and_records_everything
         ApprovalDecision::Reject,
         ApprovalDecision::Deny,
     ]);
-    let mut run = agent_for(root, backend, approver.clone(), AgentOptions::default(), None);
+    let mut run = agent_for(
+        root,
+        backend,
+        approver.clone(),
+        AgentOptions::default(),
+        None,
+    );
     let end = run.turn("Make the greeting French").await;
     assert_eq!(end, TurnEnd::Done);
 
     // Files: the accepted edit landed, the rejected one did not, the denied command did not run.
-    assert_eq!(std::fs::read_to_string(root.join("src/main.rs")).unwrap(), "fn main() {\n    println!(\"bonjour\");\n}\n");
+    assert_eq!(
+        std::fs::read_to_string(root.join("src/main.rs")).unwrap(),
+        "fn main() {\n    println!(\"bonjour\");\n}\n"
+    );
     assert!(!root.join("NOTES.txt").exists());
     assert!(root.join("src").exists());
 
     // Approvals: only the non-allowlisted command was asked about.
     assert_eq!(
         *approver.asked.lock().unwrap(),
-        vec!["cap:net", "cap:net:evil.example", "edit:src/main.rs", "edit:NOTES.txt", "shell:rm -rf src"]
+        vec![
+            "cap:net",
+            "cap:net:evil.example",
+            "edit:src/main.rs",
+            "edit:NOTES.txt",
+            "shell:rm -rf src"
+        ]
     );
 
     // Checkpoint: state patched, nothing granted, nothing pending, the whole conversation kept.
@@ -72,14 +110,26 @@ async fn scripted_session_lists_searches_reads_edits_runs_and_records_everything
     assert_eq!(cp.state.decisions, vec!["keep main.rs small"]);
     assert!(cp.state.open_loops.is_empty(), "closed by the last NOTES");
     assert_eq!(cp.state.episode_summary, "Changed greeting.");
-    assert!(cp.state.capabilities_granted.is_empty(), "a model cannot grant itself anything");
+    assert!(
+        cp.state.capabilities_granted.is_empty(),
+        "a model cannot grant itself anything"
+    );
     assert!(cp.state.capabilities_pending.is_empty());
-    assert!(cp.revision >= 8, "a checkpoint after every step and tool result: {}", cp.revision);
+    assert!(
+        cp.revision >= 8,
+        "a checkpoint after every step and tool result: {}",
+        cp.revision
+    );
     let roles: Vec<&str> = cp.recent_messages.iter().map(|m| m.role.as_str()).collect();
     assert_eq!(roles.first(), Some(&"user"));
     assert_eq!(roles.last(), Some(&"assistant"));
     assert_eq!(cp.messages.len(), cp.recent_messages.len());
-    assert!(cp.recent_messages.iter().any(|m| m.content.contains("allowlisted-ok")), "shell output reached the model");
+    assert!(
+        cp.recent_messages
+            .iter()
+            .any(|m| m.content.contains("allowlisted-ok")),
+        "shell output reached the model"
+    );
 
     // Trace: every required kind.
     let kinds = run.trace_kinds();
@@ -108,21 +158,43 @@ async fn scripted_session_lists_searches_reads_edits_runs_and_records_everything
             "Command requested: `rm -rf src`",
         ]
     );
-    assert_eq!(events.iter().filter(|e| matches!(e, Event::Diff { .. })).count(), 2);
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e, Event::Diff { .. }))
+            .count(),
+        2
+    );
     let shell_asks = events
         .iter()
-        .filter(|e| matches!(e, Event::ApprovalRequested { kind: ApprovalKind::Shell, .. }))
+        .filter(|e| {
+            matches!(
+                e,
+                Event::ApprovalRequested {
+                    kind: ApprovalKind::Shell,
+                    ..
+                }
+            )
+        })
         .count();
     assert_eq!(shell_asks, 1);
     let failed: Vec<&str> = events
         .iter()
         .filter_map(|e| match e {
-            Event::ToolResult { ok: false, tool, .. } => Some(tool.as_str()),
+            Event::ToolResult {
+                ok: false, tool, ..
+            } => Some(tool.as_str()),
             _ => None,
         })
         .collect();
     assert_eq!(failed, vec!["edit_create_file", "shell_run"]);
-    assert_eq!(events.iter().filter(|e| matches!(e, Event::TurnEnd { .. })).count(), 1);
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e, Event::TurnEnd { .. }))
+            .count(),
+        1
+    );
     let visible: String = events
         .iter()
         .filter_map(|e| match e {
@@ -130,13 +202,25 @@ async fn scripted_session_lists_searches_reads_edits_runs_and_records_everything
             _ => None,
         })
         .collect();
-    assert!(!visible.contains("NOTES_JSON"), "NOTES blocks are hidden from the user: {visible}");
+    assert!(
+        !visible.contains("NOTES_JSON"),
+        "NOTES blocks are hidden from the user: {visible}"
+    );
 
     // Requests: the retrieved memory reached the system prompt; all tools offered natively.
-    let first: serde_json::Value =
-        serde_json::from_str(std::fs::read_to_string(root.join("requests.jsonl")).unwrap().lines().next().unwrap()).unwrap();
+    let first: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(root.join("requests.jsonl"))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
     let system = first["system"].as_str().unwrap();
-    assert!(system.contains("=== RETRIEVED_MEMORY ===") && system.contains("French"), "{system}");
+    assert!(
+        system.contains("=== RETRIEVED_MEMORY ===") && system.contains("French"),
+        "{system}"
+    );
     assert!(first["tools"].as_array().unwrap().len() >= 12);
 }
 
@@ -146,7 +230,10 @@ async fn step_limit_ends_the_turn_with_a_clear_message() {
     let turns: Vec<serde_json::Value> =
         (0..3).map(|i| json!({"text": "again", "tool_calls": [{"id": format!("c{i}"), "name": "list_root", "args": {}}]})).collect();
     let backend = Arc::new(ScriptedBackend::from_json(&json!(turns).to_string()).unwrap());
-    let opts = AgentOptions { max_steps: 2, ..Default::default() };
+    let opts = AgentOptions {
+        max_steps: 2,
+        ..Default::default()
+    };
     let mut run = agent_for(dir.path(), backend, QueueApprover::new([]), opts, None);
     assert_eq!(run.turn("loop forever").await, TurnEnd::StepLimit);
     let text: String = run
@@ -176,19 +263,31 @@ async fn bad_tools_and_arguments_become_results_the_model_sees() {
         )
         .unwrap(),
     );
-    let mut run = agent_for(dir.path(), backend, QueueApprover::new([]), AgentOptions::default(), None);
+    let mut run = agent_for(
+        dir.path(),
+        backend,
+        QueueApprover::new([]),
+        AgentOptions::default(),
+        None,
+    );
     assert_eq!(run.turn("try").await, TurnEnd::Done);
     let errors: Vec<String> = run
         .events()
         .iter()
         .filter_map(|e| match e {
-            Event::ToolResult { ok: false, summary, .. } => Some(summary.clone()),
+            Event::ToolResult {
+                ok: false, summary, ..
+            } => Some(summary.clone()),
             _ => None,
         })
         .collect();
     assert_eq!(errors.len(), 3, "{errors:?}");
     assert!(errors[0].contains("unknown tool"));
-    assert!(errors[1].contains("path"), "names the bad field: {}", errors[1]);
+    assert!(
+        errors[1].contains("path"),
+        "names the bad field: {}",
+        errors[1]
+    );
 }
 
 #[tokio::test]
@@ -204,14 +303,59 @@ async fn provider_failure_keeps_the_session_and_the_user_can_continue() {
         )
         .unwrap(),
     );
-    let mut run = agent_for(dir.path(), backend, QueueApprover::new([]), AgentOptions::default(), None);
+    let mut run = agent_for(
+        dir.path(),
+        backend,
+        QueueApprover::new([]),
+        AgentOptions::default(),
+        None,
+    );
     match run.turn("first").await {
         TurnEnd::ProviderFailed(m) => assert!(m.contains("overloaded_error"), "{m}"),
         other => panic!("{other:?}"),
     }
     assert_eq!(run.turn("second").await, TurnEnd::Done);
     let cp = run.checkpoint();
-    let users: Vec<&str> = cp.recent_messages.iter().filter(|m| m.role == "user").map(|m| m.content.as_str()).collect();
+    let users: Vec<&str> = cp
+        .recent_messages
+        .iter()
+        .filter(|m| m.role == "user")
+        .map(|m| m.content.as_str())
+        .collect();
     assert_eq!(users, vec!["first", "second"], "nothing lost");
-    assert!(cp.recent_messages.iter().any(|m| m.content == "Half"), "the partial answer is kept");
+    assert!(
+        cp.recent_messages.iter().any(|m| m.content == "Half"),
+        "the partial answer is kept"
+    );
+}
+
+/// Front ends run turns on a spawned task: the future must be `Send`.
+#[tokio::test]
+async fn a_turn_runs_on_a_spawned_task() {
+    let dir = project();
+    let backend = Arc::new(ScriptedBackend::from_json(r#"[{"text": "hi"}]"#).unwrap());
+    let mut run = agent_for(
+        dir.path(),
+        backend,
+        QueueApprover::new([]),
+        AgentOptions::default(),
+        None,
+    );
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let handle = tokio::spawn(async move {
+        let emit = move |e: Event| {
+            let _ = tx.send(e);
+        };
+        run.agent
+            .run_turn("hello", &emit, &tokio_util::sync::CancellationToken::new())
+            .await
+    });
+    assert_eq!(handle.await.unwrap(), TurnEnd::Done);
+    let mut texts = String::new();
+    while let Ok(e) = rx.try_recv() {
+        if let Event::AssistantText { text } = e {
+            texts.push_str(&text);
+        }
+    }
+    assert_eq!(texts, "hi");
 }

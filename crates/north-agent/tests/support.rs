@@ -1,5 +1,5 @@
 //! Shared test fixtures: a project on disk, a queue-driven approver, an event log.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+#![allow(dead_code, missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -22,19 +22,38 @@ pub struct QueueApprover {
 
 impl QueueApprover {
     pub fn new(decisions: impl IntoIterator<Item = ApprovalDecision>) -> Arc<Self> {
-        Arc::new(QueueApprover { decisions: Mutex::new(decisions.into_iter().collect()), asked: Mutex::default() })
+        Arc::new(QueueApprover {
+            decisions: Mutex::new(decisions.into_iter().collect()),
+            asked: Mutex::default(),
+        })
     }
 }
 
 impl Approver for QueueApprover {
-    fn decide<'a>(&'a self, _call_id: &'a str, request: ApprovalRequest<'a>) -> BoxFuture<'a, ApprovalDecision> {
+    fn decide<'a>(
+        &'a self,
+        _call_id: &'a str,
+        request: ApprovalRequest<'a>,
+    ) -> BoxFuture<'a, ApprovalDecision> {
         let (what, refuse) = match request {
-            ApprovalRequest::Shell { command } => (format!("shell:{command}"), ApprovalDecision::Deny),
+            ApprovalRequest::Shell { command } => {
+                (format!("shell:{command}"), ApprovalDecision::Deny)
+            }
             ApprovalRequest::Edit { proposal } => (
-                format!("edit:{}", proposal.files.iter().map(|f| f.path.clone()).collect::<Vec<_>>().join(",")),
+                format!(
+                    "edit:{}",
+                    proposal
+                        .files
+                        .iter()
+                        .map(|f| f.path.clone())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                ),
                 ApprovalDecision::Reject,
             ),
-            ApprovalRequest::Capability { capability, .. } => (format!("cap:{capability}"), ApprovalDecision::Deny),
+            ApprovalRequest::Capability { capability, .. } => {
+                (format!("cap:{capability}"), ApprovalDecision::Deny)
+            }
         };
         self.asked.lock().unwrap().push(what);
         let d = self.decisions.lock().unwrap().pop_front().unwrap_or(refuse);
@@ -46,9 +65,17 @@ impl Approver for QueueApprover {
 pub fn project() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path();
-    std::fs::write(p.join("README.md"), "# Demo\nA demo project for North tests.\n").unwrap();
+    std::fs::write(
+        p.join("README.md"),
+        "# Demo\nA demo project for North tests.\n",
+    )
+    .unwrap();
     std::fs::create_dir_all(p.join("src")).unwrap();
-    std::fs::write(p.join("src/main.rs"), "fn main() {\n    println!(\"hello\");\n}\n").unwrap();
+    std::fs::write(
+        p.join("src/main.rs"),
+        "fn main() {\n    println!(\"hello\");\n}\n",
+    )
+    .unwrap();
     std::fs::write(p.join("src/lib.rs"), "// TODO: add a library\n").unwrap();
     dir
 }
@@ -59,7 +86,13 @@ pub struct Run {
     pub root: PathBuf,
 }
 
-pub fn agent_for(root: &Path, backend: Arc<dyn Backend>, approver: Arc<dyn Approver>, opts: AgentOptions, resume: Option<&str>) -> Run {
+pub fn agent_for(
+    root: &Path,
+    backend: Arc<dyn Backend>,
+    approver: Arc<dyn Approver>,
+    opts: AgentOptions,
+    resume: Option<&str>,
+) -> Run {
     let store = SessionStore::new(root);
     let session = match resume {
         Some(id) => store.open(id).unwrap(),
@@ -68,8 +101,21 @@ pub fn agent_for(root: &Path, backend: Arc<dyn Backend>, approver: Arc<dyn Appro
     let mut redactor = Redactor::default();
     redactor.add(KEY);
     let ctx = ToolContext::new(root.to_path_buf());
-    let agent = Agent::new(backend, north_tools(), ctx, approver, session, redactor, opts).unwrap();
-    Run { agent, events: Arc::default(), root: root.to_path_buf() }
+    let agent = Agent::new(
+        backend,
+        north_tools(),
+        ctx,
+        approver,
+        session,
+        redactor,
+        opts,
+    )
+    .unwrap();
+    Run {
+        agent,
+        events: Arc::default(),
+        root: root.to_path_buf(),
+    }
 }
 
 pub const KEY: &str = "sk-ant-AGENTLEAKCHECK-1234567890abcdef";
@@ -78,7 +124,9 @@ impl Run {
     pub async fn turn(&mut self, input: &str) -> north_agent::TurnEnd {
         let events = self.events.clone();
         let emit = move |e: Event| events.lock().unwrap().push(e);
-        self.agent.run_turn(input, &emit, &tokio_util::sync::CancellationToken::new()).await
+        self.agent
+            .run_turn(input, &emit, &tokio_util::sync::CancellationToken::new())
+            .await
     }
 
     pub fn events(&self) -> Vec<Event> {
@@ -86,16 +134,29 @@ impl Run {
     }
 
     pub fn trace_kinds(&self) -> Vec<String> {
-        let path = self.root.join(".north/sessions").join(self.agent.session_id()).join("trace.jsonl");
+        let path = self
+            .root
+            .join(".north/sessions")
+            .join(self.agent.session_id())
+            .join("trace.jsonl");
         std::fs::read_to_string(path)
             .unwrap()
             .lines()
-            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["kind"].as_str().unwrap().to_string())
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["kind"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
             .collect()
     }
 
     pub fn checkpoint(&self) -> north_protocol::Checkpoint {
-        let path = self.root.join(".north/sessions").join(self.agent.session_id()).join("checkpoint.json");
+        let path = self
+            .root
+            .join(".north/sessions")
+            .join(self.agent.session_id())
+            .join("checkpoint.json");
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
     }
 }

@@ -45,7 +45,9 @@ fn bench_batch(c: &mut Criterion) {
     let proposal = propose(&sandbox, &ops, true).unwrap();
     assert_eq!(proposal.stats.files, FILES);
     let mut group = c.benchmark_group("edit_batch");
-    group.sample_size(20).measurement_time(Duration::from_secs(10));
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(10));
     group.bench_function("propose_1000_edits_100_files", |b| {
         b.iter(|| propose(&sandbox, &ops, true).unwrap())
     });

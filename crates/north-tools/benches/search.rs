@@ -21,8 +21,13 @@ fn bench_search(c: &mut Criterion) {
     let sandbox = Sandbox::new(dir.path()).unwrap();
     let cancel = CancellationToken::new();
     let mut group = c.benchmark_group("search_50k_files");
-    group.sample_size(10).measurement_time(Duration::from_secs(20));
-    for (name, query, regex) in [("literal", tree::NEEDLE, false), ("regex", r"needle_\w+\(event", true)] {
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(20));
+    for (name, query, regex) in [
+        ("literal", tree::NEEDLE, false),
+        ("regex", r"needle_\w+\(event", true),
+    ] {
         let args = SearchArgs {
             query: query.to_owned(),
             path: None,
@@ -36,7 +41,7 @@ fn bench_search(c: &mut Criterion) {
         });
         if Command::new("rg").arg("--version").output().is_ok() {
             let mut rg = Command::new("rg");
-            rg.args(["-n", "--column", "--no-config"]);
+            rg.args(["-n", "--column", "--no-config", "--no-require-git"]);
             if !regex {
                 rg.arg("-F");
             }

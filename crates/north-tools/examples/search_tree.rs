@@ -19,14 +19,21 @@ use tokio_util::sync::CancellationToken;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let result = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+    let result = match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
         ["generate", dir] => tree::generate(Path::new(dir), 50_000).map_err(|e| e.to_string()),
         ["generate", dir, n] => match n.parse() {
             Ok(n) => tree::generate(Path::new(dir), n).map_err(|e| e.to_string()),
             Err(e) => Err(format!("bad file count {n:?}: {e}")),
         },
         ["search", dir, query, rest @ ..] => run_search(dir, query, rest.first() == Some(&"regex")),
-        _ => Err("usage: search_tree generate DIR [FILES] | search_tree search DIR QUERY [regex]".into()),
+        _ => Err(
+            "usage: search_tree generate DIR [FILES] | search_tree search DIR QUERY [regex]".into(),
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -45,7 +52,8 @@ fn run_search(dir: &str, query: &str, regex: bool) -> Result<(), String> {
         regex,
         limit: Some(10_000),
     };
-    let (hits, _) = search(&sandbox, &args, &CancellationToken::new()).map_err(|e| e.to_string())?;
+    let (hits, _) =
+        search(&sandbox, &args, &CancellationToken::new()).map_err(|e| e.to_string())?;
     println!("{}", hits.len());
     Ok(())
 }

@@ -91,7 +91,9 @@ pub struct ModelArgs {
 
 /// `north exec` options.
 #[derive(Debug, Args)]
-#[command(after_help = "EXIT STATUS:\n  0    the turn completed\n  1    the model or provider failed (after retries); the session is kept\n  2    invalid use or configuration (missing key, bad flags, bad config)\n  3    the turn completed, but an edit, command or capability was denied\n  4    the step limit was reached\n  130  interrupted (Ctrl+C); the session is kept")]
+#[command(
+    after_help = "EXIT STATUS:\n  0    the turn completed\n  1    the model or provider failed (after retries); the session is kept\n  2    invalid use or configuration (missing key, bad flags, bad config)\n  3    the turn completed, but an edit, command or capability was denied\n  4    the step limit was reached\n  130  interrupted (Ctrl+C); the session is kept"
+)]
 pub struct ExecArgs {
     /// Model and project options.
     #[command(flatten)]

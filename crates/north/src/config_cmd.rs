@@ -12,7 +12,12 @@ pub fn main(args: ConfigArgs) -> anyhow::Result<ExitCode> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let root = north_tools::repo::resolve_root(args.path.as_deref(), &cwd)?;
     let global = global_config_path();
-    let config = Config::load(&root, global.as_deref(), |k| std::env::var(k).ok(), &Overrides::default())?;
+    let config = Config::load(
+        &root,
+        global.as_deref(),
+        |k| std::env::var(k).ok(),
+        &Overrides::default(),
+    )?;
     println!("project root = {}", root.display());
     if let Some(g) = &global {
         println!("global config file = {}", g.display());

@@ -1,22 +1,20 @@
 //! `north exec`: the headless assistant. Renders agent events as text (or
 //! JSONL with `--json`); approvals come from flags and are safe by default.
 
-use std::cell::Cell;
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
-use north_agent::config::{Config, Overrides, ToolProtocol};
 use north_agent::redact::Redactor;
-use north_agent::store::SessionStore;
-use north_agent::{Agent, AgentOptions, FlagApprover, TurnEnd};
+use north_agent::{FlagApprover, TurnEnd};
 use north_protocol::{ApprovalDecision, ErrorKind, Event};
-use north_tools::{ToolContext, north_tools};
+use north_tools::north_tools;
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::{ExecArgs, ProtocolName};
-use crate::{logging, provider};
+use crate::cli::ExecArgs;
+use crate::{logging, setup};
 
 const EXIT_PROVIDER: u8 = 1;
 const EXIT_USAGE: u8 = 2;
@@ -31,51 +29,52 @@ pub fn main(args: ExecArgs) -> ExitCode {
     tracing::info!(version = env!("CARGO_PKG_VERSION"), log = ?log, "north exec starting");
     match prepare(&args) {
         Ok(prepared) => {
-            let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+            let runtime = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
                 Ok(r) => r,
-                Err(e) => return fail(&args, ErrorKind::Internal, &format!("cannot start the runtime: {e}"), EXIT_PROVIDER),
+                Err(e) => {
+                    return fail(
+                        &args,
+                        ErrorKind::Internal,
+                        &format!("cannot start the runtime: {e}"),
+                        EXIT_PROVIDER,
+                    );
+                }
             };
             runtime.block_on(run(&args, prepared, redactor))
         }
-        Err(e) => fail(&args, ErrorKind::Config, &redactor.scrub(&format!("{e:#}")), EXIT_USAGE),
+        Err(e) => fail(
+            &args,
+            ErrorKind::Config,
+            &redactor.scrub(&format!("{e:#}")),
+            EXIT_USAGE,
+        ),
     }
 }
 
 struct Prepared {
-    root: std::path::PathBuf,
-    config: Config,
-    selected: provider::Selected,
+    project: setup::Project,
     prompt: String,
 }
 
 fn prepare(args: &ExecArgs) -> anyhow::Result<Prepared> {
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let root = north_tools::repo::resolve_root(args.model.path.as_deref(), &cwd)?;
-    tracing::info!(root = %root.display(), "repo root");
-    let provider = match (args.model.provider, &args.model.script) {
-        (Some(p), _) => Some(p.as_str().to_string()),
-        (None, Some(_)) => Some("scripted".into()),
-        (None, None) => None,
-    };
-    let flags = Overrides {
-        provider,
-        model: args.model.model.clone(),
-        approve_edits: (args.approve_edits || args.yes).then_some(true),
-        allow_shell: (args.allow_shell || args.yes).then_some(true),
-        max_steps: args.max_steps,
-        tool_protocol: args.tool_protocol.map(|p| match p {
-            ProtocolName::Native => ToolProtocol::Native,
-            ProtocolName::Text => ToolProtocol::Text,
-        }),
-    };
-    let global = north_agent::config::global_config_path();
-    let config = Config::load(&root, global.as_deref(), |k| std::env::var(k).ok(), &flags)?;
     for cap in &args.grants {
-        anyhow::ensure!(north_agent::notes::valid_capability(cap), "invalid capability `{cap}` (use net or net:<domain>)");
+        anyhow::ensure!(
+            north_agent::notes::valid_capability(cap),
+            "invalid capability `{cap}` (use net or net:<domain>)"
+        );
     }
-    let selected = provider::select(&config, &args.model)?;
+    let flags = setup::RunFlags {
+        approve_edits: args.approve_edits || args.yes,
+        allow_shell: args.allow_shell || args.yes,
+        max_steps: args.max_steps,
+        tool_protocol: args.tool_protocol,
+    };
+    let project = setup::project(&args.model, &flags)?;
     let prompt = read_prompt(args)?;
-    Ok(Prepared { root, config, selected, prompt })
+    Ok(Prepared { project, prompt })
 }
 
 fn read_prompt(args: &ExecArgs) -> anyhow::Result<String> {
@@ -84,9 +83,15 @@ fn read_prompt(args: &ExecArgs) -> anyhow::Result<String> {
         return Ok(joined);
     }
     let stdin = std::io::stdin();
-    anyhow::ensure!(!stdin.is_terminal(), "no prompt given; pass it as an argument or on standard input");
+    anyhow::ensure!(
+        !stdin.is_terminal(),
+        "no prompt given; pass it as an argument or on standard input"
+    );
     let mut text = String::new();
-    stdin.lock().read_to_string(&mut text).context("cannot read the prompt from standard input")?;
+    stdin
+        .lock()
+        .read_to_string(&mut text)
+        .context("cannot read the prompt from standard input")?;
     anyhow::ensure!(!text.trim().is_empty(), "the prompt is empty");
     Ok(text)
 }
@@ -102,7 +107,10 @@ fn emit_json(event: &Event) {
 fn fail(args: &ExecArgs, kind: ErrorKind, message: &str, code: u8) -> ExitCode {
     tracing::info!(%message, "exec failed");
     if args.json {
-        emit_json(&Event::Error { kind, message: message.to_string() });
+        emit_json(&Event::Error {
+            kind,
+            message: message.to_string(),
+        });
     }
     eprintln!("north: error: {message}");
     ExitCode::from(code)
@@ -110,7 +118,7 @@ fn fail(args: &ExecArgs, kind: ErrorKind, message: &str, code: u8) -> ExitCode {
 
 /// Text rendering of events for a terminal or a pipe.
 struct Human {
-    at_line_start: Cell<bool>,
+    at_line_start: AtomicBool,
 }
 
 impl Human {
@@ -119,12 +127,12 @@ impl Human {
         let _ = out.write_all(text.as_bytes());
         let _ = out.flush();
         if let Some(last) = text.chars().last() {
-            self.at_line_start.set(last == '\n');
+            self.at_line_start.store(last == '\n', Ordering::Relaxed);
         }
     }
 
     fn line(&self, text: &str) {
-        if !self.at_line_start.get() {
+        if !self.at_line_start.load(Ordering::Relaxed) {
             self.out("\n");
         }
         self.out(&format!("{text}\n"));
@@ -132,7 +140,7 @@ impl Human {
 
     /// Ends the transcript on a line of its own.
     fn finish(&self) {
-        if !self.at_line_start.get() {
+        if !self.at_line_start.load(Ordering::Relaxed) {
             self.out("\n");
         }
     }
@@ -141,7 +149,9 @@ impl Human {
         match event {
             Event::AssistantText { text } => self.out(text),
             Event::ToolIntent { line, .. } => self.line(&format!("• {line}")),
-            Event::ToolResult { ok, summary, .. } => self.line(&format!("  {} {summary}", if *ok { "↳" } else { "✗" })),
+            Event::ToolResult { ok, summary, .. } => {
+                self.line(&format!("  {} {summary}", if *ok { "↳" } else { "✗" }))
+            }
             Event::Diff { diff, .. } => self.line(diff.trim_end()),
             Event::ApprovalDecided { decision, .. } => {
                 let word = match decision {
@@ -154,7 +164,10 @@ impl Human {
                 };
                 self.line(&format!("  [{word}]"));
             }
-            Event::Error { kind: ErrorKind::Interrupted, .. } => eprintln!("north: interrupted"),
+            Event::Error {
+                kind: ErrorKind::Interrupted,
+                ..
+            } => eprintln!("north: interrupted"),
             Event::Error { message, .. } => eprintln!("north: error: {message}"),
             Event::SessionStarted { .. }
             | Event::TurnStarted { .. }
@@ -166,41 +179,31 @@ impl Human {
 }
 
 async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
-    let store = SessionStore::new(&p.root);
-    let session = match (&args.resume, args.continue_latest) {
-        (Some(id), _) => store.open(id),
-        (None, true) => match store.latest() {
-            Ok(Some(s)) => Ok(s),
-            Ok(None) => return fail(args, ErrorKind::Config, "no session to continue in this project", EXIT_USAGE),
-            Err(e) => Err(e),
-        },
-        (None, false) => store.create(),
+    let choice = match (&args.resume, args.continue_latest) {
+        (Some(id), _) => setup::SessionChoice::Resume(id.clone()),
+        (None, true) => setup::SessionChoice::Latest,
+        (None, false) => setup::SessionChoice::New,
     };
-    let session = match session {
+    let session = match p.project.session(&choice) {
         Ok(s) => s,
-        Err(e) => return fail(args, ErrorKind::Config, &e.to_string(), EXIT_USAGE),
+        Err(e) => return fail(args, ErrorKind::Config, &format!("{e:#}"), EXIT_USAGE),
     };
-    let mut ctx = ToolContext::new(p.root.clone());
-    ctx.http = Arc::new(north_tools::net::HttpClient::new(Some(p.root.join(".north").join("http-cache.sqlite"))));
     let approver = FlagApprover {
-        approve_edits: p.config.approve_edits.value,
-        allow_shell: p.config.allow_shell.value,
+        approve_edits: p.project.config.approve_edits.value,
+        allow_shell: p.project.config.allow_shell.value,
         grants: args.grants.clone(),
         explain: true,
     };
-    let opts = AgentOptions {
-        provider: p.selected.provider.clone(),
-        model: p.selected.model.clone(),
-        max_steps: p.config.max_steps.value,
-        tool_protocol: p.config.tool_protocol.value,
-        max_tokens: args.max_tokens,
-        context_budget: p.config.context_budget.value,
-        extra_memory: north_agent::config::data_dir().map(|d| d.join("memory.json")).into_iter().collect(),
-    };
     let session_id = session.id.clone();
-    let mut agent = match Agent::new(p.selected.backend, north_tools(), ctx, Arc::new(approver), session, redactor, opts) {
+    let mut agent = match p.project.agent(
+        north_tools(),
+        Arc::new(approver),
+        session,
+        redactor,
+        args.max_tokens,
+    ) {
         Ok(a) => a,
-        Err(e) => return fail(args, ErrorKind::Config, &e.to_string(), EXIT_USAGE),
+        Err(e) => return fail(args, ErrorKind::Config, &format!("{e:#}"), EXIT_USAGE),
     };
     for cap in &args.grants {
         agent.grant(cap);
@@ -213,11 +216,16 @@ async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
         }
     });
     let denied = Arc::new(Mutex::new(false));
-    let human = Human { at_line_start: Cell::new(true) };
+    let human = Human {
+        at_line_start: AtomicBool::new(true),
+    };
     let json = args.json;
     let denied_flag = denied.clone();
     let emit = |event: Event| {
-        if let Event::ApprovalDecided { decision: ApprovalDecision::Deny | ApprovalDecision::Reject, .. } = &event
+        if let Event::ApprovalDecided {
+            decision: ApprovalDecision::Deny | ApprovalDecision::Reject,
+            ..
+        } = &event
             && let Ok(mut d) = denied_flag.lock()
         {
             *d = true;
@@ -228,7 +236,11 @@ async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
             human.render(&event);
         }
     };
-    emit(Event::SessionStarted { session_id: session_id.clone(), provider: p.selected.provider, model: p.selected.model });
+    emit(Event::SessionStarted {
+        session_id: session_id.clone(),
+        provider: p.project.selected.provider.clone(),
+        model: p.project.selected.model.clone(),
+    });
     let end = agent.run_turn(&p.prompt, &emit, &cancel).await;
     if !json {
         human.finish();

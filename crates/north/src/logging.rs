@@ -43,16 +43,23 @@ impl<W: Write> Write for Guard<'_, W> {
 impl<'a, W: Write + 'a> MakeWriter<'a> for Redacting<W> {
     type Writer = Guard<'a, W>;
     fn make_writer(&'a self) -> Self::Writer {
-        Guard { inner: &self.inner, redactor: &self.redactor }
+        Guard {
+            inner: &self.inner,
+            redactor: &self.redactor,
+        }
     }
 }
 
 /// Starts logging; returns the log file path when it could be opened.
 pub fn init(level: LogLevel, redactor: &Redactor) -> Option<std::path::PathBuf> {
     let redactor = Arc::new(redactor.clone());
-    let stderr_filter = EnvFilter::try_from_env("NORTH_LOG").unwrap_or_else(|_| EnvFilter::new("warn"));
+    let stderr_filter =
+        EnvFilter::try_from_env("NORTH_LOG").unwrap_or_else(|_| EnvFilter::new("warn"));
     let stderr = tracing_subscriber::fmt::layer()
-        .with_writer(Redacting { inner: Arc::new(Mutex::new(io::stderr())), redactor: redactor.clone() })
+        .with_writer(Redacting {
+            inner: Arc::new(Mutex::new(io::stderr())),
+            redactor: redactor.clone(),
+        })
         .with_target(false)
         .without_time()
         .with_filter(stderr_filter);
@@ -68,10 +75,18 @@ pub fn init(level: LogLevel, redactor: &Redactor) -> Option<std::path::PathBuf> 
             LogLevel::Debug => "debug",
         };
         tracing_subscriber::fmt::layer()
-            .with_writer(Redacting { inner: Arc::new(Mutex::new(f)), redactor })
+            .with_writer(Redacting {
+                inner: Arc::new(Mutex::new(f)),
+                redactor,
+            })
             .with_ansi(false)
-            .with_filter(EnvFilter::new(format!("{lvl},hyper=warn,reqwest=warn,rustls=warn,h2=warn")))
+            .with_filter(EnvFilter::new(format!(
+                "{lvl},hyper=warn,reqwest=warn,rustls=warn,h2=warn"
+            )))
     });
-    let _ = tracing_subscriber::registry().with(stderr).with(file_layer).try_init();
+    let _ = tracing_subscriber::registry()
+        .with(stderr)
+        .with(file_layer)
+        .try_init();
     if opened { path } else { None }
 }

@@ -9,6 +9,7 @@ mod exec;
 mod logging;
 mod provider;
 mod sessions;
+mod setup;
 mod tool_cmd;
 
 use std::process::ExitCode;
@@ -25,7 +26,9 @@ fn main() -> ExitCode {
         Some(Command::Sessions(args)) => sessions::main(args),
         Some(Command::Config(args)) => config_cmd::main(args),
         None => {
-            eprintln!("north: the interactive assistant is not built yet; use `north exec PROMPT` (see `north --help`)");
+            eprintln!(
+                "north: the interactive assistant is not built yet; use `north exec PROMPT` (see `north --help`)"
+            );
             return ExitCode::from(2);
         }
     };

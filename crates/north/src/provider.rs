@@ -5,7 +5,8 @@ use std::sync::Arc;
 use anyhow::Context;
 use north_agent::config::Config;
 use north_llm::{
-    AnthropicBackend, AnthropicConfig, ApiKey, Backend, OpenAiBackend, OpenAiConfig, ScriptedBackend,
+    AnthropicBackend, AnthropicConfig, ApiKey, Backend, OpenAiBackend, OpenAiConfig,
+    ScriptedBackend,
 };
 
 use crate::cli::ModelArgs;
@@ -21,7 +22,10 @@ pub struct Selected {
 }
 
 fn key(var: &str) -> Option<ApiKey> {
-    std::env::var(var).ok().filter(|k| !k.trim().is_empty()).map(ApiKey::new)
+    std::env::var(var)
+        .ok()
+        .filter(|k| !k.trim().is_empty())
+        .map(ApiKey::new)
 }
 
 /// Builds the backend the configuration names.
@@ -29,14 +33,23 @@ pub fn select(config: &Config, args: &ModelArgs) -> anyhow::Result<Selected> {
     let provider = config.provider.value.as_str();
     let (backend, default_model): (Arc<dyn Backend>, &str) = match provider {
         "openai" => {
-            let mut cfg = OpenAiConfig { api_key: key("OPENAI_API_KEY"), ..Default::default() };
+            let mut cfg = OpenAiConfig {
+                api_key: key("OPENAI_API_KEY"),
+                ..Default::default()
+            };
             if let Some(url) = &config.openai_base_url.value {
                 cfg.base_url = url.clone();
             }
-            (Arc::new(OpenAiBackend::new(cfg)?), north_llm::openai::DEFAULT_MODEL)
+            (
+                Arc::new(OpenAiBackend::new(cfg)?),
+                north_llm::openai::DEFAULT_MODEL,
+            )
         }
         "scripted" => {
-            let path = args.script.as_ref().context("the scripted provider needs --script FILE")?;
+            let path = args
+                .script
+                .as_ref()
+                .context("the scripted provider needs --script FILE")?;
             let mut b = ScriptedBackend::from_file(path)?;
             if let Some(rec) = &args.record_requests {
                 b = b.record_to(rec)?;
@@ -44,16 +57,26 @@ pub fn select(config: &Config, args: &ModelArgs) -> anyhow::Result<Selected> {
             (Arc::new(b), "scripted")
         }
         _ => {
-            let mut cfg = AnthropicConfig { api_key: key("ANTHROPIC_API_KEY"), ..Default::default() };
+            let mut cfg = AnthropicConfig {
+                api_key: key("ANTHROPIC_API_KEY"),
+                ..Default::default()
+            };
             if let Some(url) = &config.anthropic_base_url.value {
                 cfg.base_url = url.clone();
             }
-            (Arc::new(AnthropicBackend::new(cfg)?), north_llm::anthropic::DEFAULT_MODEL)
+            (
+                Arc::new(AnthropicBackend::new(cfg)?),
+                north_llm::anthropic::DEFAULT_MODEL,
+            )
         }
     };
     Ok(Selected {
         backend,
         provider: provider.to_string(),
-        model: config.model.value.clone().unwrap_or_else(|| default_model.to_string()),
+        model: config
+            .model
+            .value
+            .clone()
+            .unwrap_or_else(|| default_model.to_string()),
     })
 }

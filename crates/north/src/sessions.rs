@@ -25,9 +25,23 @@ pub fn main(args: SessionsArgs) -> anyhow::Result<ExitCode> {
                             .recent_messages
                             .iter()
                             .find(|m| m.role == "user")
-                            .map(|m| m.content.lines().next().unwrap_or_default().chars().take(60).collect::<String>())
+                            .map(|m| {
+                                m.content
+                                    .lines()
+                                    .next()
+                                    .unwrap_or_default()
+                                    .chars()
+                                    .take(60)
+                                    .collect::<String>()
+                            })
                             .unwrap_or_default();
-                        println!("{}  rev {:>3}  {:>3} msgs  {}", s.id, cp.revision, cp.recent_messages.len(), first);
+                        println!(
+                            "{}  rev {:>3}  {:>3} msgs  {}",
+                            s.id,
+                            cp.revision,
+                            cp.recent_messages.len(),
+                            first
+                        );
                     }
                     None => println!("{}  (no checkpoint)", s.id),
                 }
@@ -35,7 +49,9 @@ pub fn main(args: SessionsArgs) -> anyhow::Result<ExitCode> {
         }
         SessionsCommand::Show { id } => {
             let session = store.open(&id)?;
-            let cp = session.load_checkpoint()?.with_context(|| format!("session {id} has no checkpoint yet"))?;
+            let cp = session
+                .load_checkpoint()?
+                .with_context(|| format!("session {id} has no checkpoint yet"))?;
             println!("{}", serde_json::to_string_pretty(&cp)?);
         }
     }

@@ -47,7 +47,9 @@ impl Sandbox {
     fn everything_written(&self) -> String {
         let mut all = String::new();
         for entry in walk(self.dir.path()) {
-            all.push_str(&String::from_utf8_lossy(&std::fs::read(entry).unwrap_or_default()));
+            all.push_str(&String::from_utf8_lossy(
+                &std::fs::read(entry).unwrap_or_default(),
+            ));
         }
         all
     }
@@ -65,8 +67,6 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
-
-
 
 async fn output(mut cmd: Command) -> Output {
     tokio::task::spawn_blocking(move || cmd.output().unwrap())
@@ -93,7 +93,10 @@ async fn streams_the_answer_from_an_anthropic_compatible_server() {
     let out = output(cmd).await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "The answer is 42.\n");
-    assert!(text(&out.stderr).contains("north: session "), "the session id is reported");
+    assert!(
+        text(&out.stderr).contains("north: session "),
+        "the session id is reported"
+    );
     let req = &server.requests()[0];
     assert_eq!(
         req.json()["messages"][0]["content"][0]["text"],
@@ -246,7 +249,10 @@ async fn http_error_exits_1_with_status_and_provider_message() {
     let out = output(cmd).await;
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
-    let err: String = err.lines().filter(|l| !l.starts_with("north: session")).collect();
+    let err: String = err
+        .lines()
+        .filter(|l| !l.starts_with("north: session"))
+        .collect();
     assert!(
         err.contains("HTTP 400 invalid_request_error: messages: at least one message is required"),
         "{err}"
@@ -292,7 +298,10 @@ async fn a_recognisable_key_never_appears_in_any_output() {
     }
     // Logs, traces, checkpoints: every file North wrote in the sandbox.
     all.push_str(&sandbox.everything_written());
-    assert!(sandbox.home().join("state/north/north.log").exists(), "the log was written");
+    assert!(
+        sandbox.home().join("state/north/north.log").exists(),
+        "the log was written"
+    );
     assert!(
         all.contains("authentication_error"),
         "the errors were printed: {all}"

@@ -8,8 +8,9 @@ use std::path::Path;
 pub const NEEDLE: &str = "needle_handler";
 
 const WORDS: &[&str] = &[
-    "let", "fn", "value", "result", "config", "self", "match", "return", "struct", "impl", "Option",
-    "Some", "None", "error", "context", "buffer", "index", "parse", "render", "state", "event",
+    "let", "fn", "value", "result", "config", "self", "match", "return", "struct", "impl",
+    "Option", "Some", "None", "error", "context", "buffer", "index", "parse", "render", "state",
+    "event",
 ];
 
 /// Writes `files` files of about 2 KB each under `root` in nested
@@ -32,7 +33,9 @@ pub fn generate(root: &Path, files: usize) -> std::io::Result<()> {
         let mut line = 1;
         while body.len() < 2000 {
             let words = 4 + (next() % 8) as usize;
-            let text: Vec<&str> = (0..words).map(|_| WORDS[(next() % WORDS.len() as u64) as usize]).collect();
+            let text: Vec<&str> = (0..words)
+                .map(|_| WORDS[(next() % WORDS.len() as u64) as usize])
+                .collect();
             writeln!(body, "    {} // {line}", text.join(" "))?;
             line += 1;
         }
@@ -44,7 +47,10 @@ pub fn generate(root: &Path, files: usize) -> std::io::Result<()> {
     let target = root.join("target/debug");
     std::fs::create_dir_all(&target)?;
     for i in 0..200 {
-        std::fs::write(target.join(format!("gen{i}.rs")), format!("fn {NEEDLE}() {{}}\n"))?;
+        std::fs::write(
+            target.join(format!("gen{i}.rs")),
+            format!("fn {NEEDLE}() {{}}\n"),
+        )?;
     }
     Ok(())
 }

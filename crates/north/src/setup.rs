@@ -1,0 +1,145 @@
+//! Setup shared by every command that runs the agent (exec, the TUI, mesh):
+//! project root, effective configuration, model backend, session, tool
+//! context and agent.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context;
+use north_agent::config::{Config, Overrides, ToolProtocol};
+use north_agent::redact::Redactor;
+use north_agent::store::{Session, SessionStore};
+use north_agent::{Agent, AgentOptions, Approver};
+use north_tools::{Registry, ToolContext};
+
+use crate::cli::{ModelArgs, ProtocolName};
+use crate::provider::{self, Selected};
+
+/// What to do about sessions.
+#[derive(Debug, Clone)]
+pub enum SessionChoice {
+    /// Start a new session.
+    New,
+    /// Resume this id.
+    Resume(String),
+    /// Resume the most recent session.
+    Latest,
+}
+
+/// Flags that override configuration.
+#[derive(Debug, Clone, Default)]
+pub struct RunFlags {
+    /// Apply edits without asking.
+    pub approve_edits: bool,
+    /// Run commands without asking.
+    pub allow_shell: bool,
+    /// Step limit.
+    pub max_steps: Option<u32>,
+    /// Tool protocol.
+    pub tool_protocol: Option<ProtocolName>,
+}
+
+/// A project ready to run the agent in.
+pub struct Project {
+    /// The project root.
+    pub root: PathBuf,
+    /// Effective configuration.
+    pub config: Config,
+    /// The model backend.
+    pub selected: Selected,
+}
+
+/// Resolves the root, loads configuration and builds the backend.
+pub fn project(model: &ModelArgs, flags: &RunFlags) -> anyhow::Result<Project> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let root = north_tools::repo::resolve_root(model.path.as_deref(), &cwd)?;
+    tracing::info!(root = %root.display(), "repo root");
+    let provider = match (model.provider, &model.script) {
+        (Some(p), _) => Some(p.as_str().to_string()),
+        (None, Some(_)) => Some("scripted".into()),
+        (None, None) => None,
+    };
+    let overrides = Overrides {
+        provider,
+        model: model.model.clone(),
+        approve_edits: flags.approve_edits.then_some(true),
+        allow_shell: flags.allow_shell.then_some(true),
+        max_steps: flags.max_steps,
+        tool_protocol: flags.tool_protocol.map(|p| match p {
+            ProtocolName::Native => ToolProtocol::Native,
+            ProtocolName::Text => ToolProtocol::Text,
+        }),
+    };
+    let global = north_agent::config::global_config_path();
+    let config = Config::load(
+        &root,
+        global.as_deref(),
+        |k| std::env::var(k).ok(),
+        &overrides,
+    )?;
+    let selected = provider::select(&config, model)?;
+    Ok(Project {
+        root,
+        config,
+        selected,
+    })
+}
+
+impl Project {
+    /// Opens or creates the session.
+    pub fn session(&self, choice: &SessionChoice) -> anyhow::Result<Session> {
+        let store = SessionStore::new(&self.root);
+        Ok(match choice {
+            SessionChoice::New => store.create()?,
+            SessionChoice::Resume(id) => store.open(id)?,
+            SessionChoice::Latest => store
+                .latest()?
+                .context("no session to continue in this project")?,
+        })
+    }
+
+    /// A tool context with the project's http cache.
+    pub fn tool_context(&self) -> ToolContext {
+        let mut ctx = ToolContext::new(self.root.clone());
+        ctx.http = Arc::new(north_tools::net::HttpClient::new(Some(
+            self.root.join(".north").join("http-cache.sqlite"),
+        )));
+        ctx
+    }
+
+    /// Agent options from the configuration.
+    pub fn agent_options(&self, max_tokens: u32) -> AgentOptions {
+        AgentOptions {
+            provider: self.selected.provider.clone(),
+            model: self.selected.model.clone(),
+            max_steps: self.config.max_steps.value,
+            tool_protocol: self.config.tool_protocol.value,
+            max_tokens,
+            context_budget: self.config.context_budget.value,
+            extra_memory: north_agent::config::data_dir()
+                .map(|d| d.join("memory.json"))
+                .into_iter()
+                .collect(),
+        }
+    }
+
+    /// An agent with `tools` on `session`.
+    pub fn agent(
+        &self,
+        tools: Registry,
+        approver: Arc<dyn Approver>,
+        session: Session,
+        redactor: Redactor,
+        max_tokens: u32,
+    ) -> anyhow::Result<Agent> {
+        Ok(Agent::new(
+            self.selected.backend.clone(),
+            tools,
+            self.tool_context(),
+            approver,
+            session,
+            redactor,
+            self.agent_options(max_tokens),
+        )?)
+    }
+}
