@@ -7,10 +7,14 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// North: a terminal coding assistant.
 #[derive(Debug, Parser)]
 #[command(name = "north", version, about, long_about = None, propagate_version = true)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct Cli {
-    /// What to do.
+    /// What to do (nothing: the interactive assistant).
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// Options of the interactive assistant.
+    #[command(flatten)]
+    pub interactive: crate::interactive::InteractiveArgs,
 }
 
 /// Subcommands.
@@ -24,6 +28,8 @@ pub enum Command {
     Sessions(SessionsArgs),
     /// Print the effective configuration and where each value came from.
     Config(ConfigArgs),
+    /// Plan a goal, execute the plan with tools, and remember the result.
+    Mesh(crate::mesh_cmd::MeshArgs),
 }
 
 /// Model providers.

@@ -6,7 +6,9 @@
 mod cli;
 mod config_cmd;
 mod exec;
+mod interactive;
 mod logging;
+mod mesh_cmd;
 mod provider;
 mod sessions;
 mod setup;
@@ -25,12 +27,8 @@ fn main() -> ExitCode {
         Some(Command::Tool(args)) => return tool_cmd::main(args),
         Some(Command::Sessions(args)) => sessions::main(args),
         Some(Command::Config(args)) => config_cmd::main(args),
-        None => {
-            eprintln!(
-                "north: the interactive assistant is not built yet; use `north exec PROMPT` (see `north --help`)"
-            );
-            return ExitCode::from(2);
-        }
+        Some(Command::Mesh(args)) => return mesh_cmd::main(args),
+        None => return interactive::main(cli.interactive),
     };
     match result {
         Ok(code) => code,
