@@ -1,47 +1,67 @@
 #!/usr/bin/env bash
-# Whole-binary benchmarks: wall time and peak RSS of `north --version` and of a
-# one-turn `north exec` against a local fake provider on 127.0.0.1.
+# Whole-binary benchmarks: wall time and peak RSS of `north --version`, of a
+# one-turn `north exec` session, and of a session with one tool round trip,
+# each against a local fake Anthropic server on 127.0.0.1.
 # Usage: scripts/bench-binary.sh [RUNS]   (prints a markdown table)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${1:-200}"
 cargo build --release -q -p north -p north-test-support
 target="${CARGO_TARGET_DIR:-target}/release"
+work="$(mktemp -d)"
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null; rm -rf "$work"' EXIT
 
-"$target/north-fake-server" anthropic "Hello from the fake server, streamed in several deltas." > /tmp/north-bench-url.$$ &
-server=$!
-trap 'kill $server 2>/dev/null; rm -f /tmp/north-bench-url.$$' EXIT
-for _ in $(seq 50); do [ -s /tmp/north-bench-url.$$ ] && break; sleep 0.1; done
-url="$(head -n1 /tmp/north-bench-url.$$)"
+start_server() { # MODE FILE
+  "$target/north-fake-server" "$1" "Hello from the fake server, streamed in several deltas." > "$2" &
+  pids+=($!)
+  for _ in $(seq 50); do [ -s "$2" ] && break; sleep 0.1; done
+  head -n1 "$2"
+}
+text_url="$(start_server anthropic "$work/text.url")"
+tool_url="$(start_server anthropic-tool "$work/tool.url")"
 
-python3 - "$target/north" "$url" "$runs" <<'PY'
+# A small project to run in, with isolated XDG dirs.
+mkdir -p "$work/project" "$work/home"
+printf '# Bench project\nA small project for benchmarks.\n' > "$work/project/README.md"
+printf 'fn main() {}\n' > "$work/project/main.rs"
+
+python3 - "$target/north" "$text_url" "$tool_url" "$work" "$runs" <<'PY'
 import os, statistics, subprocess, sys, time
-north, url, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
-env = dict(os.environ, ANTHROPIC_API_KEY="sk-bench-not-a-real-key", ANTHROPIC_BASE_URL=url)
+north, text_url, tool_url, work, runs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+home = os.path.join(work, "home")
+base = dict(os.environ, ANTHROPIC_API_KEY="sk-bench-not-a-real-key", HOME=home,
+            XDG_STATE_HOME=os.path.join(home, "state"), XDG_CONFIG_HOME=os.path.join(home, "config"),
+            XDG_DATA_HOME=os.path.join(home, "data"))
+project = os.path.join(work, "project")
 
-def measure(args):
+def measure(args, url):
+    env = dict(base, ANTHROPIC_BASE_URL=url)
+    def once(prefix=()):
+        p = subprocess.run(list(prefix) + args, env=env, cwd=project, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        if p.returncode != 0:
+            sys.exit(f"{args} failed: {p.stderr.decode()}")
+        return p
+    once()  # warm the project card cache, like any session after the first
     times = []
     for _ in range(runs):
         t0 = time.perf_counter()
-        p = subprocess.run(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        once()
         times.append((time.perf_counter() - t0) * 1000)
-        if p.returncode != 0:
-            sys.exit(f"{args} failed: {p.stderr.decode()}")
-    # Peak RSS from GNU time (%M, KiB): the exec'd binary alone, not the
-    # forked Python image that RUSAGE_CHILDREN would also count.
+    # Peak RSS from GNU time (%M, KiB): the exec'd binary alone.
     peak = 0
     for _ in range(10):
-        p = subprocess.run(["/usr/bin/time", "-f", "%M"] + args, env=env,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        p = once(["/usr/bin/time", "-f", "%M"])
         peak = max(peak, int(p.stderr.decode().strip().splitlines()[-1]))
     times.sort()
     return statistics.median(times), times[int(len(times) * 0.95) - 1], peak / 1024
 
-rows = [("north --version", [north, "--version"]),
-        ("north exec (one turn, local fake Anthropic server)", [north, "exec", "hi"])]
-print(f"| command | median ms | p95 ms | peak RSS MiB | runs |")
-print(f"|---|---|---|---|---|")
-for name, args in rows:
-    med, p95, rss = measure(args)
+rows = [("north --version", [north, "--version"], text_url),
+        ("north exec: one-turn session", [north, "exec", "hi"], text_url),
+        ("north exec: one tool round trip (read_file)", [north, "exec", "read the README"], tool_url)]
+print("| command | median ms | p95 ms | peak RSS MiB | runs |")
+print("|---|---|---|---|---|")
+for name, args, url in rows:
+    med, p95, rss = measure(args, url)
     print(f"| {name} | {med:.2f} | {p95:.2f} | {rss:.1f} | {runs} |")
 PY

@@ -119,9 +119,13 @@ impl CapturedRequest {
     }
 }
 
+/// Computes a reply from the request, for servers that must react to content.
+pub type Responder = Arc<dyn Fn(&CapturedRequest) -> Reply + Send + Sync>;
+
 #[derive(Default)]
 struct Shared {
     replies: Mutex<VecDeque<Reply>>,
+    responder: Mutex<Option<Responder>>,
     fallback: Mutex<Option<Reply>>,
     requests: Mutex<Vec<CapturedRequest>>,
 }
@@ -174,6 +178,13 @@ impl FakeServer {
     pub fn set_fallback(&self, reply: Reply) {
         if let Ok(mut f) = self.shared.fallback.lock() {
             *f = Some(reply);
+        }
+    }
+
+    /// Answers requests (when the queue is empty) from their content.
+    pub fn set_responder(&self, responder: impl Fn(&CapturedRequest) -> Reply + Send + Sync + 'static) {
+        if let Ok(mut r) = self.shared.responder.lock() {
+            *r = Some(Arc::new(responder));
         }
     }
 
@@ -287,6 +298,8 @@ async fn serve(mut conn: TcpStream, shared: Arc<Shared>) -> std::io::Result<()> 
     let Some(req) = read_request(&mut conn).await? else {
         return Ok(());
     };
+    let responder = shared.responder.lock().ok().and_then(|r| r.clone());
+    let computed = responder.map(|f| f(&req));
     if let Ok(mut r) = shared.requests.lock() {
         r.push(req);
     }
@@ -295,6 +308,7 @@ async fn serve(mut conn: TcpStream, shared: Arc<Shared>) -> std::io::Result<()> 
         .lock()
         .ok()
         .and_then(|mut q| q.pop_front())
+        .or(computed)
         .or_else(|| shared.fallback.lock().ok().and_then(|f| f.clone()))
         .unwrap_or_else(|| {
             Reply::json(

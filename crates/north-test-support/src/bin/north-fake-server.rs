@@ -1,7 +1,10 @@
 //! A standalone fake provider for whole-binary benchmarks and manual runs.
 //!
-//! `north-fake-server anthropic|openai [TEXT]` serves the same streamed
-//! answer to every request on an ephemeral loopback port and prints its URL.
+//! `north-fake-server anthropic|openai|anthropic-tool [TEXT]` serves a
+//! streamed answer to every request on an ephemeral loopback port and prints
+//! its URL. `anthropic-tool` first asks for a `read_file` of `README.md`, and
+//! answers with text once the request carries the tool result: one tool
+//! round trip per session.
 
 use north_test_support::{FakeServer, Reply, anthropic, openai};
 
@@ -13,16 +16,30 @@ async fn main() -> std::io::Result<()> {
         .next()
         .unwrap_or_else(|| "Hello from the fake server.".into());
     let parts: Vec<&str> = text.split_inclusive(' ').collect();
+    let server = FakeServer::start().await?;
     let body = match provider.as_str() {
         "openai" => openai::text_stream(&parts),
         "anthropic" => anthropic::text_stream(&parts),
+        "anthropic-tool" => {
+            let text = anthropic::text_stream(&parts);
+            let tool = anthropic::StreamBuilder::new()
+                .text(&["Reading the README."])
+                .tool_use("toolu_bench", "read_file", &["{\"path\": \"README.md\",", " \"range\": null}"])
+                .build();
+            server.set_responder(move |req| {
+                let body = String::from_utf8_lossy(&req.body);
+                Reply::sse(if body.contains("tool_result") { text.clone() } else { tool.clone() })
+            });
+            Vec::new()
+        }
         other => {
             eprintln!("unknown provider `{other}` (use anthropic or openai)");
             std::process::exit(2);
         }
     };
-    let server = FakeServer::start().await?;
-    server.set_fallback(Reply::sse(body));
+    if !body.is_empty() {
+        server.set_fallback(Reply::sse(body));
+    }
     println!("{}", server.url());
     // Serve until killed.
     std::future::pending::<()>().await;

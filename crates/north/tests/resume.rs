@@ -1,0 +1,155 @@
+//! Killing `north exec` mid-turn loses nothing: the session resumes from its
+//! last checkpoint without duplicates, and a checkpoint always parses no
+//! matter when the process dies.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+struct Home {
+    dir: tempfile::TempDir,
+}
+
+impl Home {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("project")).unwrap();
+        std::fs::write(dir.path().join("project/README.md"), "# p\n").unwrap();
+        Home { dir }
+    }
+    fn project(&self) -> PathBuf {
+        self.dir.path().join("project")
+    }
+    fn file(&self, name: &str, value: &Value) -> PathBuf {
+        let p = self.dir.path().join(name);
+        std::fs::write(&p, value.to_string()).unwrap();
+        p
+    }
+    fn north(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_north"));
+        let home = self.dir.path().join("home");
+        cmd.env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", &home)
+            .env("XDG_STATE_HOME", home.join("state"))
+            .env("XDG_CONFIG_HOME", home.join("config"))
+            .env("XDG_DATA_HOME", home.join("data"))
+            .current_dir(self.project())
+            .stdin(Stdio::null());
+        cmd
+    }
+}
+
+fn checkpoint(project: &Path, id: &str) -> Value {
+    let text = std::fs::read_to_string(project.join(".north/sessions").join(id).join("checkpoint.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn a_session_killed_mid_turn_resumes_with_nothing_lost_or_duplicated() {
+    let home = Home::new();
+    let first = home.file(
+        "first.json",
+        &json!([
+            {"text": "Starting the long job.", "tool_calls": [{"id": "long", "name": "shell_run", "args": {"command": "sleep 30", "cwd": null, "timeoutMs": 60000}}]},
+            {"text": "never reached"}
+        ]),
+    );
+    let mut child = home
+        .north()
+        .args(["exec", "--json", "--allow-shell", "--script"])
+        .arg(&first)
+        .arg("run the long job")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut session = String::new();
+    for line in lines.by_ref() {
+        let event: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if event["type"] == "session_started" {
+            session = event["session_id"].as_str().unwrap().to_string();
+        }
+        if event["type"] == "tool_intent" {
+            break; // the command is about to run: kill the process now
+        }
+    }
+    assert!(!session.is_empty());
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+
+    let before = checkpoint(&home.project(), &session);
+    let msgs = before["messages"].as_array().unwrap();
+    assert_eq!(msgs.len(), 2, "the input and the model's tool call were saved: {msgs:?}");
+
+    let second = home.file("second.json", &json!([{"text": "Resumed; the job was interrupted, I will check."}]));
+    let record = home.dir.path().join("requests.jsonl");
+    let out = home
+        .north()
+        .args(["exec", "--resume", &session, "--script"])
+        .arg(&second)
+        .arg("--record-requests")
+        .arg(&record)
+        .arg("what happened?")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let request: Value = serde_json::from_str(std::fs::read_to_string(&record).unwrap().lines().next().unwrap()).unwrap();
+    let messages = request["messages"].as_array().unwrap();
+    let roles: Vec<&str> = messages.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, vec!["user", "assistant", "tool", "user"], "{messages:?}");
+    let texts = serde_json::to_string(messages).unwrap();
+    assert_eq!(texts.matches("run the long job").count(), 1, "the first input once");
+    assert_eq!(texts.matches("\"sleep 30\"").count(), 1, "the tool call once");
+    assert!(texts.contains("interrupted"), "the unfinished call is answered as interrupted");
+    let after = checkpoint(&home.project(), &session);
+    assert!(after["revision"].as_u64().unwrap() > before["revision"].as_u64().unwrap());
+    assert_eq!(after["session_id"], session.as_str());
+}
+
+#[test]
+fn the_checkpoint_always_parses_when_the_process_is_killed_during_writes() {
+    let home = Home::new();
+    let turns: Vec<Value> = (0..400)
+        .map(|i| json!({"text": format!("step {i} "), "tool_calls": [{"id": format!("c{i}"), "name": "list_root", "args": {}}]}))
+        .collect();
+    let script = home.file("long.json", &json!(turns));
+    let mut parsed = 0;
+    for i in 0..30u64 {
+        let mut child = home
+            .north()
+            .args(["exec", "--max-steps", "400", "--script"])
+            .arg(&script)
+            .arg("go")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // Kill at a different point each time, many checkpoints in.
+        let wait = Duration::from_millis(40 + (i * 37) % 400);
+        let start = Instant::now();
+        while start.elapsed() < wait {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let _ = child.kill();
+        child.wait().unwrap();
+        for entry in std::fs::read_dir(home.project().join(".north/sessions")).unwrap().flatten() {
+            let cp = entry.path().join("checkpoint.json");
+            if cp.exists() {
+                let text = std::fs::read_to_string(&cp).unwrap();
+                let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("torn checkpoint {}: {e}", cp.display()));
+                assert!(v["revision"].as_u64().unwrap() >= 1);
+                parsed += 1;
+            }
+        }
+    }
+    assert!(parsed >= 30, "checkpoints were being written when killed ({parsed})");
+}
