@@ -52,31 +52,12 @@ fn io_err<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) ->
     }
 }
 
-/// Writes `bytes` to `path` atomically: a temp file in the same directory,
-/// fsync, rename over the target, fsync the directory. A crash leaves either
-/// the old file or the new one, never a mix.
+/// Writes `bytes` to `path` atomically (temp file beside it, fsync, rename,
+/// directory fsync; permissions kept): a crash leaves either the old file
+/// or the new one, never a mix. One implementation for all of North:
+/// [`north_tools::repo::atomic_write`].
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
-    let tmp = dir.join(format!(
-        ".{name}.tmp-{}-{:08x}",
-        std::process::id(),
-        fastrand::u32(..)
-    ));
-    let result = (|| {
-        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)?;
-        File::open(dir)?.sync_all()
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
+    north_tools::repo::atomic_write(path, bytes).map_err(|e| io::Error::other(e.to_string()))
 }
 
 /// Seconds since the Unix epoch.

@@ -110,7 +110,8 @@ impl ProjectAllowlist {
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir).map_err(write_error)?;
         }
-        crate::policy::atomic::write(&self.path, text.as_bytes()).map_err(write_error)?;
+        crate::repo::atomic_write(&self.path, text.as_bytes())
+            .map_err(|e| write_error(std::io::Error::other(e.to_string())))?;
         Ok(true)
     }
 }

@@ -9,7 +9,6 @@
 //! - [`NetAccess`]: the `net` / `net:<domain>` capability rules for `http.get`.
 
 pub mod allowlist;
-mod atomic;
 pub mod command;
 pub mod mesh;
 pub mod net;
