@@ -7,19 +7,22 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${1:-200}"
 cargo build --release -q -p north -p north-test-support
-target="${CARGO_TARGET_DIR:-target}/release"
+target="$(cd "${CARGO_TARGET_DIR:-target}" && pwd)/release"
 work="$(mktemp -d)"
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null; rm -rf "$work"' EXIT
 
-start_server() { # MODE FILE
-  "$target/north-fake-server" "$1" "Hello from the fake server, streamed in several deltas." > "$2" &
+# Started in this shell (not in $(...)), so the EXIT trap can stop them.
+for mode in anthropic anthropic-tool; do
+  "$target/north-fake-server" "$mode" "Hello from the fake server, streamed in several deltas." \
+    > "$work/$mode.url" 2>/dev/null &
   pids+=($!)
-  for _ in $(seq 50); do [ -s "$2" ] && break; sleep 0.1; done
-  head -n1 "$2"
-}
-text_url="$(start_server anthropic "$work/text.url")"
-tool_url="$(start_server anthropic-tool "$work/tool.url")"
+done
+for mode in anthropic anthropic-tool; do
+  for _ in $(seq 50); do [ -s "$work/$mode.url" ] && break; sleep 0.1; done
+done
+text_url="$(head -n1 "$work/anthropic.url")"
+tool_url="$(head -n1 "$work/anthropic-tool.url")"
 
 # A small project to run in, with isolated XDG dirs.
 mkdir -p "$work/project" "$work/home"

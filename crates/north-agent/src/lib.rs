@@ -19,6 +19,7 @@ pub mod config;
 pub mod context;
 pub mod intent;
 pub mod memory;
+pub mod mesh;
 pub mod notes;
 pub mod redact;
 mod run_tool;

@@ -182,7 +182,10 @@ impl FakeServer {
     }
 
     /// Answers requests (when the queue is empty) from their content.
-    pub fn set_responder(&self, responder: impl Fn(&CapturedRequest) -> Reply + Send + Sync + 'static) {
+    pub fn set_responder(
+        &self,
+        responder: impl Fn(&CapturedRequest) -> Reply + Send + Sync + 'static,
+    ) {
         if let Ok(mut r) = self.shared.responder.lock() {
             *r = Some(Arc::new(responder));
         }

@@ -1,11 +1,20 @@
-//! `north` with no subcommand: the interactive assistant (TUI).
-//! Placeholder until the TUI lands.
+//! `north` with no subcommand: the interactive assistant (the TUI in
+//! `north-tui`) on top of the agent. This file only wires setup to the UI.
 
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI32, Ordering};
 
 use clap::Args;
+use north_agent::redact::Redactor;
+use north_tools::north_tools;
+use north_tui::{Exit, SessionInfo, Start, TuiError};
 
 use crate::cli::ModelArgs;
+use crate::{logging, setup};
+
+const EXIT_USAGE: u8 = 2;
+const EXIT_TERMINATED: u8 = 143;
 
 /// Options of the interactive assistant.
 #[derive(Debug, Clone, Args)]
@@ -19,12 +28,164 @@ pub struct InteractiveArgs {
     /// Resume the most recent session.
     #[arg(long = "continue", short = 'c')]
     pub continue_latest: bool,
+    /// Maximum output tokens per model request.
+    #[arg(long, default_value_t = 8192, hide = true)]
+    pub max_tokens: u32,
+}
+
+/// The saved stderr while it points at the log file (-1: not redirected).
+static SAVED_STDERR: AtomicI32 = AtomicI32::new(-1);
+
+/// Sends stderr to the log file while the UI owns the terminal: a warning
+/// printed by a library must not land in the middle of the screen.
+fn redirect_stderr(log: Option<&std::path::Path>) {
+    use std::os::fd::AsRawFd;
+    let file = log
+        .and_then(|p| {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .ok()
+        })
+        .or_else(|| {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/null")
+                .ok()
+        });
+    let Some(file) = file else { return };
+    // SAFETY: dup/dup2 on valid descriptors; the file outlives the dup2 call
+    // and the saved descriptor is kept until `restore_stderr`.
+    unsafe {
+        let saved = libc::dup(2);
+        if saved < 0 {
+            return;
+        }
+        if libc::dup2(file.as_raw_fd(), 2) < 0 {
+            libc::close(saved);
+            return;
+        }
+        SAVED_STDERR.store(saved, Ordering::SeqCst);
+    }
+}
+
+fn restore_stderr() {
+    let saved = SAVED_STDERR.swap(-1, Ordering::SeqCst);
+    if saved >= 0 {
+        // SAFETY: `saved` came from dup() above and is closed exactly once.
+        unsafe {
+            libc::dup2(saved, 2);
+            libc::close(saved);
+        }
+    }
+}
+
+fn usage_error(message: &str) -> ExitCode {
+    eprintln!("north: error: {message}");
+    ExitCode::from(EXIT_USAGE)
 }
 
 /// Runs the interactive assistant.
-pub fn main(_args: InteractiveArgs) -> ExitCode {
-    eprintln!(
-        "north: the interactive assistant is not built yet; use `north exec PROMPT` (see `north --help`)"
-    );
-    ExitCode::from(2)
+pub fn main(args: InteractiveArgs) -> ExitCode {
+    let redactor = Redactor::from_env();
+    let log = logging::init(args.model.log_level, &redactor);
+    tracing::info!(version = env!("CARGO_PKG_VERSION"), log = ?log, "north starting");
+    let project = match setup::project(&args.model, &setup::RunFlags::default()) {
+        Ok(p) => p,
+        Err(e) => {
+            let message = redactor.scrub(&format!("{e:#}")).into_owned();
+            let hint = if message.contains("API_KEY") {
+                "\nnorth: set the key in the environment, pick another provider (--provider openai with OPENAI_BASE_URL for a local server), or try North with no model at all: north --script examples/hello.json"
+            } else {
+                ""
+            };
+            return usage_error(&format!("{message}{hint}"));
+        }
+    };
+    let choice = match (&args.resume, args.continue_latest) {
+        (Some(id), _) => setup::SessionChoice::Resume(id.clone()),
+        (None, true) => setup::SessionChoice::Latest,
+        (None, false) => setup::SessionChoice::New,
+    };
+    let session = match project.session(&choice) {
+        Ok(s) => s,
+        Err(e) => return usage_error(&format!("{e:#}")),
+    };
+    let (mut approver, inbox) = north_tui::channel();
+    approver.approve_edits = project.config.approve_edits.value;
+    approver.allow_shell = project.config.allow_shell.value;
+    let approver = Arc::new(approver);
+    let max_tokens = args.max_tokens;
+    let agent = match project.agent(
+        north_tools(),
+        approver.clone(),
+        session,
+        redactor.clone(),
+        max_tokens,
+    ) {
+        Ok(a) => a,
+        Err(e) => return usage_error(&format!("{e:#}")),
+    };
+    let info = SessionInfo {
+        root: project.root.clone(),
+        provider: project.selected.provider.clone(),
+        model: project.selected.model.clone(),
+        session_id: agent.session_id().to_string(),
+    };
+    let session_id = info.session_id.clone();
+    let opener_redactor = redactor.clone();
+    let opener: north_tui::SessionOpener = Box::new(move |id: &str| {
+        let session = project
+            .session(&setup::SessionChoice::Resume(id.to_string()))
+            .map_err(|e| format!("{e:#}"))?;
+        project
+            .agent(
+                north_tools(),
+                approver.clone(),
+                session,
+                opener_redactor.clone(),
+                max_tokens,
+            )
+            .map_err(|e| format!("{e:#}"))
+    });
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => return usage_error(&format!("cannot start the runtime: {e}")),
+    };
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore_stderr();
+        previous(info);
+    }));
+    if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        redirect_stderr(log.as_deref());
+    }
+    let result = runtime.block_on(north_tui::run(Start {
+        info,
+        agent,
+        opener,
+        inbox,
+    }));
+    restore_stderr();
+    runtime.shutdown_timeout(std::time::Duration::from_millis(500));
+    match result {
+        Ok(exit) => {
+            println!("north: session {session_id} (resume with: north --resume {session_id})");
+            tracing::info!(session = %session_id, ?exit, "north finished");
+            match exit {
+                Exit::Quit => ExitCode::SUCCESS,
+                Exit::Terminated => ExitCode::from(EXIT_TERMINATED),
+            }
+        }
+        Err(e @ TuiError::NotATerminal) => usage_error(&e.to_string()),
+        Err(e) => {
+            eprintln!("north: error: {e}");
+            ExitCode::from(1)
+        }
+    }
 }

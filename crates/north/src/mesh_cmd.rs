@@ -1,24 +1,333 @@
-//! `north mesh "goal"`: planner → executor → memory. Placeholder until the mesh lands.
+//! `north mesh "goal"`: planner → executor → memory under a policy. Shows
+//! progress as it goes (or JSONL events with `--json`); exit codes as
+//! `north exec`.
 
+use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
+use anyhow::Context;
 use clap::Args;
+use north_agent::FlagApprover;
+use north_agent::mesh::{Mesh, MeshEvent, MeshNote, MeshOptions, MeshStatus, plan_text};
+use north_agent::redact::Redactor;
+use north_protocol::{ApprovalDecision, ErrorKind, Event};
+use north_tools::policy::{MeshPolicy, PolicyPreset};
+use tokio_util::sync::CancellationToken;
 
-use crate::cli::ModelArgs;
+use crate::cli::{ModelArgs, ProtocolName};
+use crate::{logging, setup};
+
+const EXIT_PROVIDER: u8 = 1;
+const EXIT_USAGE: u8 = 2;
+const EXIT_DENIED: u8 = 3;
+const EXIT_STEP_LIMIT: u8 = 4;
+const EXIT_INTERRUPTED: u8 = 130;
 
 /// `north mesh` options.
 #[derive(Debug, Args)]
+#[command(
+    after_help = "POLICY:\n  Every tool call is checked against the policy before it runs: policy.json at the\n  project root (or --policy FILE, or --preset NAME; default: the balanced preset).\n  Fields: allowed_commands, write_enabled, max_file_size, and optionally\n  timeout_seconds, max_output, max_cpu_seconds, max_memory_bytes. No flag overrides a\n  refusal; commands and edits the policy allows still need --allow-shell /\n  --approve-edits / --yes (or .north/allowlist.json), as for north exec.\n\nEXIT STATUS:\n  0    plan, steps and memory completed\n  1    the model or provider failed, or the plan was unusable; no memory was written\n  2    invalid use or configuration (missing key, bad flags, bad policy)\n  3    completed, but a command, edit or read was denied (by policy or approval)\n  4    a step reached the step limit\n  130  interrupted (Ctrl+C)"
+)]
 pub struct MeshArgs {
     /// Model and project options.
     #[command(flatten)]
     pub model: ModelArgs,
+    /// Print events as JSON, one object per line, instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Apply writes the policy allows without asking.
+    #[arg(long)]
+    pub approve_edits: bool,
+    /// Run commands the policy allows even if not in .north/allowlist.json.
+    #[arg(long)]
+    pub allow_shell: bool,
+    /// Both --approve-edits and --allow-shell.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Policy file [default: policy.json at the project root].
+    #[arg(long, value_name = "FILE", conflicts_with = "preset")]
+    pub policy: Option<PathBuf>,
+    /// Policy preset: conservative, balanced or permissive.
+    #[arg(long, value_name = "NAME")]
+    pub preset: Option<String>,
+    /// Seconds a command may run [default: the policy's, else 20].
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<u64>,
+    /// Characters of command output kept [default: the policy's, else 4000].
+    #[arg(long, value_name = "CHARS")]
+    pub max_output: Option<usize>,
+    /// Executor model steps per plan step [default: 25].
+    #[arg(long, value_name = "N")]
+    pub max_steps: Option<u32>,
+    /// Tool-call protocol [default: native].
+    #[arg(long, value_enum)]
+    pub tool_protocol: Option<ProtocolName>,
+    /// Maximum output tokens per model request.
+    #[arg(long, default_value_t = 8192)]
+    pub max_tokens: u32,
     /// The goal.
-    #[arg(value_name = "GOAL", num_args = 1..)]
+    #[arg(value_name = "GOAL", num_args = 1.., required = true)]
     pub goal: Vec<String>,
 }
 
 /// Runs `north mesh`.
-pub fn main(_args: MeshArgs) -> ExitCode {
-    eprintln!("north: mesh is not built yet");
-    ExitCode::from(2)
+pub fn main(args: MeshArgs) -> ExitCode {
+    let redactor = Redactor::from_env();
+    let log = logging::init(args.model.log_level, &redactor);
+    tracing::info!(version = env!("CARGO_PKG_VERSION"), log = ?log, "north mesh starting");
+    let prepared = match prepare(&args) {
+        Ok(p) => p,
+        Err(e) => {
+            return fail(
+                &args,
+                ErrorKind::Config,
+                &redactor.scrub(&format!("{e:#}")),
+                EXIT_USAGE,
+            );
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            let message = format!("cannot start the runtime: {e}");
+            return fail(&args, ErrorKind::Internal, &message, EXIT_PROVIDER);
+        }
+    };
+    runtime.block_on(run(&args, prepared, redactor))
+}
+
+struct Prepared {
+    project: setup::Project,
+    policy: MeshPolicy,
+    goal: String,
+}
+
+fn prepare(args: &MeshArgs) -> anyhow::Result<Prepared> {
+    let goal = args.goal.join(" ");
+    anyhow::ensure!(!goal.trim().is_empty(), "the goal is empty");
+    let flags = setup::RunFlags {
+        approve_edits: args.approve_edits || args.yes,
+        allow_shell: args.allow_shell || args.yes,
+        max_steps: args.max_steps,
+        tool_protocol: args.tool_protocol,
+    };
+    let project = setup::project(&args.model, &flags)?;
+    let mut policy = match (&args.policy, &args.preset) {
+        (Some(path), _) => {
+            anyhow::ensure!(
+                path.is_file(),
+                "policy file {} does not exist",
+                path.display()
+            );
+            MeshPolicy::load(path)?
+        }
+        (None, Some(name)) => MeshPolicy::preset(name.parse::<PolicyPreset>()?),
+        (None, None) => MeshPolicy::load(&project.root.join("policy.json"))?,
+    };
+    if let Some(secs) = args.timeout {
+        anyhow::ensure!(secs > 0, "--timeout must be at least 1 second");
+        policy.timeout_seconds = Some(secs);
+    }
+    if let Some(chars) = args.max_output {
+        anyhow::ensure!(chars > 0, "--max-output must be at least 1 character");
+        policy.max_output = Some(chars);
+    }
+    Ok(Prepared {
+        project,
+        policy,
+        goal,
+    })
+}
+
+fn emit_json(value: &impl serde::Serialize) {
+    if let Ok(line) = serde_json::to_string(value) {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    }
+}
+
+fn fail(args: &MeshArgs, kind: ErrorKind, message: &str, code: u8) -> ExitCode {
+    tracing::info!(%message, "mesh failed");
+    if args.json {
+        emit_json(&Event::Error {
+            kind,
+            message: message.to_string(),
+        });
+    }
+    eprintln!("north: error: {message}");
+    ExitCode::from(code)
+}
+
+/// Text rendering of mesh progress for a terminal or a pipe.
+struct Human {
+    at_line_start: AtomicBool,
+}
+
+impl Human {
+    fn out(&self, text: &str) {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+        if let Some(last) = text.chars().last() {
+            self.at_line_start.store(last == '\n', Ordering::Relaxed);
+        }
+    }
+
+    fn line(&self, text: &str) {
+        if !self.at_line_start.load(Ordering::Relaxed) {
+            self.out("\n");
+        }
+        self.out(&format!("{text}\n"));
+    }
+
+    fn render(&self, event: &MeshEvent) {
+        match event {
+            MeshEvent::Mesh(note) => self.note(note),
+            MeshEvent::Agent(event) => self.agent(event),
+        }
+    }
+
+    fn note(&self, note: &MeshNote) {
+        match note {
+            MeshNote::MeshStarted { goal, .. } => self.line(&format!("Goal: {goal}")),
+            MeshNote::Plan { steps } => {
+                self.line("Plan:");
+                for line in plan_text(steps).lines() {
+                    self.line(&format!("  {line}"));
+                }
+            }
+            MeshNote::StepStarted {
+                index,
+                total,
+                description,
+                ..
+            } => self.line(&format!("\nStep {index}/{total}: {description}")),
+            MeshNote::AgentNote { agent, text } => self.line(&format!("[{agent}] {text}")),
+            MeshNote::MemoryWritten { entry, path } => {
+                self.line(&format!("\nMemory {} saved to {path}:", entry.id));
+                for line in entry.summary.lines() {
+                    self.line(&format!("  {line}"));
+                }
+            }
+            MeshNote::MeshFinished { status, .. } => match status {
+                MeshStatus::PlanFailed { message } => {
+                    eprintln!("north: error: the planner gave no usable plan: {message}")
+                }
+                MeshStatus::ProviderFailed { message } | MeshStatus::StorageFailed { message } => {
+                    eprintln!("north: error: {message}")
+                }
+                MeshStatus::Interrupted => eprintln!("north: interrupted"),
+                MeshStatus::Completed | MeshStatus::Denied | MeshStatus::StepLimit => {}
+            },
+            // Refusals show on the tool result line.
+            MeshNote::Policy { .. } | MeshNote::StepFinished { .. } => {}
+        }
+    }
+
+    fn agent(&self, event: &Event) {
+        match event {
+            Event::AssistantText { text } => self.out(text),
+            Event::ToolIntent { line, .. } => self.line(&format!("• {line}")),
+            Event::ToolResult { ok, summary, .. } => {
+                self.line(&format!("  {} {summary}", if *ok { "↳" } else { "✗" }))
+            }
+            Event::Diff { diff, .. } => self.line(diff.trim_end()),
+            Event::ApprovalDecided { decision, .. } => {
+                let word = match decision {
+                    ApprovalDecision::Accept => "accepted",
+                    ApprovalDecision::Reject => "rejected",
+                    ApprovalDecision::RunOnce => "allowed once",
+                    ApprovalDecision::Always => "always allowed",
+                    ApprovalDecision::Deny => "denied",
+                    ApprovalDecision::Grant => "granted",
+                };
+                self.line(&format!("  [{word}]"));
+            }
+            Event::Error {
+                kind: ErrorKind::Interrupted,
+                ..
+            } => {}
+            Event::Error { message, .. } => eprintln!("north: error: {message}"),
+            Event::SessionStarted { .. }
+            | Event::TurnStarted { .. }
+            | Event::ApprovalRequested { .. }
+            | Event::Usage { .. }
+            | Event::TurnEnd { .. } => {}
+        }
+    }
+}
+
+async fn run(args: &MeshArgs, p: Prepared, redactor: Redactor) -> ExitCode {
+    let session = match p
+        .project
+        .session(&setup::SessionChoice::New)
+        .context("cannot create the session")
+    {
+        Ok(s) => s,
+        Err(e) => return fail(args, ErrorKind::Config, &format!("{e:#}"), EXIT_USAGE),
+    };
+    let approver = FlagApprover {
+        approve_edits: p.project.config.approve_edits.value,
+        allow_shell: p.project.config.allow_shell.value,
+        grants: Vec::new(),
+        explain: true,
+    };
+    let opts = MeshOptions {
+        agent: p.project.agent_options(args.max_tokens),
+        ..MeshOptions::default()
+    };
+    let mesh = match Mesh::new(
+        p.project.selected.backend.clone(),
+        p.project.tool_context(),
+        p.policy,
+        Arc::new(approver),
+        redactor,
+        opts,
+    ) {
+        Ok(m) => m,
+        Err(e) => return fail(args, ErrorKind::Internal, &e.to_string(), EXIT_PROVIDER),
+    };
+    let cancel = CancellationToken::new();
+    let on_interrupt = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_interrupt.cancel();
+        }
+    });
+    let human = Human {
+        at_line_start: AtomicBool::new(true),
+    };
+    let json = args.json;
+    let emit = |event: MeshEvent| {
+        if json {
+            emit_json(&event);
+        } else {
+            human.render(&event);
+        }
+    };
+    let report = mesh.run(session, &p.goal, &emit, &cancel).await;
+    let id = &report.session_id;
+    if !json {
+        if !human.at_line_start.load(Ordering::Relaxed) {
+            human.out("\n");
+        }
+        eprintln!("north: session {id} (trace in .north/sessions/{id}/trace.jsonl)");
+    }
+    tracing::info!(session = %id, status = ?report.status, "mesh finished");
+    match report.status {
+        MeshStatus::Completed => ExitCode::SUCCESS,
+        MeshStatus::Denied => ExitCode::from(EXIT_DENIED),
+        MeshStatus::StepLimit => ExitCode::from(EXIT_STEP_LIMIT),
+        MeshStatus::Interrupted => ExitCode::from(EXIT_INTERRUPTED),
+        MeshStatus::PlanFailed { .. }
+        | MeshStatus::ProviderFailed { .. }
+        | MeshStatus::StorageFailed { .. } => ExitCode::from(EXIT_PROVIDER),
+    }
 }

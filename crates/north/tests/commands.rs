@@ -47,12 +47,23 @@ fn stdout(o: &Output) -> String {
 fn config_shows_values_and_sources_but_never_keys() {
     let h = Home::new();
     std::fs::create_dir_all(h.home().join("config/north")).unwrap();
-    std::fs::write(h.home().join("config/north/config.json"), r#"{"provider": "openai", "model": "global-model"}"#).unwrap();
-    std::fs::write(h.project().join(".north/project.json"), r#"{"model": "project-model"}"#).unwrap();
+    std::fs::write(
+        h.home().join("config/north/config.json"),
+        r#"{"provider": "openai", "model": "global-model"}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        h.project().join(".north/project.json"),
+        r#"{"model": "project-model"}"#,
+    )
+    .unwrap();
     let out = h.north(&["config"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let text = stdout(&out)
-        .replace(&h.dir.path().display().to_string(), "<tmp>");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = stdout(&out).replace(&h.dir.path().display().to_string(), "<tmp>");
     insta::assert_snapshot!("config_output", text);
     assert!(!text.contains("CONFIGKEY"));
 }
@@ -60,11 +71,18 @@ fn config_shows_values_and_sources_but_never_keys() {
 #[test]
 fn malformed_config_is_an_error_naming_file_and_field() {
     let h = Home::new();
-    std::fs::write(h.project().join(".north/project.json"), r#"{"max_steps": "lots"}"#).unwrap();
+    std::fs::write(
+        h.project().join(".north/project.json"),
+        r#"{"max_steps": "lots"}"#,
+    )
+    .unwrap();
     let out = h.north(&["config"]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("project.json") && err.contains("max_steps"), "{err}");
+    assert!(
+        err.contains("project.json") && err.contains("max_steps"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -72,7 +90,12 @@ fn sessions_are_listed_and_shown() {
     let h = Home::new();
     let script = h.dir.path().join("s.json");
     std::fs::write(&script, r#"[{"text": "first answer"}]"#).unwrap();
-    let out = h.north(&["exec", "--script", script.to_str().unwrap(), "remember this question"]);
+    let out = h.north(&[
+        "exec",
+        "--script",
+        script.to_str().unwrap(),
+        "remember this question",
+    ]);
     assert!(out.status.success());
     let list = stdout(&h.north(&["sessions", "list"]));
     assert!(list.contains("remember this question"), "{list}");
@@ -97,11 +120,24 @@ fn the_log_records_tool_calls_but_not_file_contents() {
         r#"[{"tool_calls": [{"id": "r", "name": "read_file", "args": {"path": "data.txt", "range": null}}]}, {"text": "read it"}]"#,
     )
     .unwrap();
-    let out = h.north(&["exec", "--log-level", "debug", "--script", script.to_str().unwrap(), "read data.txt"]);
+    let out = h.north(&[
+        "exec",
+        "--log-level",
+        "debug",
+        "--script",
+        script.to_str().unwrap(),
+        "read data.txt",
+    ]);
     assert!(out.status.success());
     let log = std::fs::read_to_string(h.home().join("state/north/north.log")).unwrap();
-    assert!(log.contains("tool call") && log.contains("read_file"), "{log}");
+    assert!(
+        log.contains("tool call") && log.contains("read_file"),
+        "{log}"
+    );
     assert!(log.contains("repo root"), "{log}");
-    assert!(!log.contains("UNIQUE-FILE-CONTENT-42"), "file contents must not be logged:\n{log}");
+    assert!(
+        !log.contains("UNIQUE-FILE-CONTENT-42"),
+        "file contents must not be logged:\n{log}"
+    );
     assert!(!log.contains("CONFIGKEY"));
 }

@@ -335,20 +335,32 @@ fn version_and_help_work() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn first_request_with_all_tools_is_under_12_kb() {
     let sb = Sandbox::new();
-    let readme: String = (0..80).map(|i| format!("Line {i} of a long README that explains the project.\n")).collect();
+    let readme: String = (0..80)
+        .map(|i| format!("Line {i} of a long README that explains the project.\n"))
+        .collect();
     std::fs::write(sb.project().join("README.md"), readme).unwrap();
     for i in 0..40 {
-        std::fs::write(sb.project().join(format!("module_{i:02}.rs")), "fn f() {}\n".repeat(i + 1)).unwrap();
+        std::fs::write(
+            sb.project().join(format!("module_{i:02}.rs")),
+            "fn f() {}\n".repeat(i + 1),
+        )
+        .unwrap();
     }
     let server = FakeServer::start().await.unwrap();
     server.push(Reply::sse(anthropic::text_stream(&["ok"])));
     let mut cmd = sb.north();
-    cmd.env("ANTHROPIC_API_KEY", FAKE_KEY).env("ANTHROPIC_BASE_URL", server.url()).args(["exec", "Summarise this repository"]);
+    cmd.env("ANTHROPIC_API_KEY", FAKE_KEY)
+        .env("ANTHROPIC_BASE_URL", server.url())
+        .args(["exec", "Summarise this repository"]);
     let out = output(cmd).await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     let req = &server.requests()[0];
     let tools = req.json()["tools"].as_array().unwrap().len();
     eprintln!("first request: {} bytes with {tools} tools", req.body.len());
     assert!(tools >= 12);
-    assert!(req.body.len() < 12 * 1024, "first request is {} bytes", req.body.len());
+    assert!(
+        req.body.len() < 12 * 1024,
+        "first request is {} bytes",
+        req.body.len()
+    );
 }

@@ -45,7 +45,13 @@ impl Home {
 }
 
 fn checkpoint(project: &Path, id: &str) -> Value {
-    let text = std::fs::read_to_string(project.join(".north/sessions").join(id).join("checkpoint.json")).unwrap();
+    let text = std::fs::read_to_string(
+        project
+            .join(".north/sessions")
+            .join(id)
+            .join("checkpoint.json"),
+    )
+    .unwrap();
     serde_json::from_str(&text).unwrap()
 }
 
@@ -85,9 +91,16 @@ fn a_session_killed_mid_turn_resumes_with_nothing_lost_or_duplicated() {
 
     let before = checkpoint(&home.project(), &session);
     let msgs = before["messages"].as_array().unwrap();
-    assert_eq!(msgs.len(), 2, "the input and the model's tool call were saved: {msgs:?}");
+    assert_eq!(
+        msgs.len(),
+        2,
+        "the input and the model's tool call were saved: {msgs:?}"
+    );
 
-    let second = home.file("second.json", &json!([{"text": "Resumed; the job was interrupted, I will check."}]));
+    let second = home.file(
+        "second.json",
+        &json!([{"text": "Resumed; the job was interrupted, I will check."}]),
+    );
     let record = home.dir.path().join("requests.jsonl");
     let out = home
         .north()
@@ -98,15 +111,44 @@ fn a_session_killed_mid_turn_resumes_with_nothing_lost_or_duplicated() {
         .arg("what happened?")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let request: Value = serde_json::from_str(std::fs::read_to_string(&record).unwrap().lines().next().unwrap()).unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let request: Value = serde_json::from_str(
+        std::fs::read_to_string(&record)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
     let messages = request["messages"].as_array().unwrap();
-    let roles: Vec<&str> = messages.iter().map(|m| m["role"].as_str().unwrap()).collect();
-    assert_eq!(roles, vec!["user", "assistant", "tool", "user"], "{messages:?}");
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        vec!["user", "assistant", "tool", "user"],
+        "{messages:?}"
+    );
     let texts = serde_json::to_string(messages).unwrap();
-    assert_eq!(texts.matches("run the long job").count(), 1, "the first input once");
-    assert_eq!(texts.matches("\"sleep 30\"").count(), 1, "the tool call once");
-    assert!(texts.contains("interrupted"), "the unfinished call is answered as interrupted");
+    assert_eq!(
+        texts.matches("run the long job").count(),
+        1,
+        "the first input once"
+    );
+    assert_eq!(
+        texts.matches("\"sleep 30\"").count(),
+        1,
+        "the tool call once"
+    );
+    assert!(
+        texts.contains("interrupted"),
+        "the unfinished call is answered as interrupted"
+    );
     let after = checkpoint(&home.project(), &session);
     assert!(after["revision"].as_u64().unwrap() > before["revision"].as_u64().unwrap());
     assert_eq!(after["session_id"], session.as_str());
@@ -141,15 +183,22 @@ fn the_checkpoint_always_parses_when_the_process_is_killed_during_writes() {
         }
         let _ = child.kill();
         child.wait().unwrap();
-        for entry in std::fs::read_dir(home.project().join(".north/sessions")).unwrap().flatten() {
+        for entry in std::fs::read_dir(home.project().join(".north/sessions"))
+            .unwrap()
+            .flatten()
+        {
             let cp = entry.path().join("checkpoint.json");
             if cp.exists() {
                 let text = std::fs::read_to_string(&cp).unwrap();
-                let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("torn checkpoint {}: {e}", cp.display()));
+                let v: Value = serde_json::from_str(&text)
+                    .unwrap_or_else(|e| panic!("torn checkpoint {}: {e}", cp.display()));
                 assert!(v["revision"].as_u64().unwrap() >= 1);
                 parsed += 1;
             }
         }
     }
-    assert!(parsed >= 30, "checkpoints were being written when killed ({parsed})");
+    assert!(
+        parsed >= 30,
+        "checkpoints were being written when killed ({parsed})"
+    );
 }

@@ -24,11 +24,19 @@ async fn main() -> std::io::Result<()> {
             let text = anthropic::text_stream(&parts);
             let tool = anthropic::StreamBuilder::new()
                 .text(&["Reading the README."])
-                .tool_use("toolu_bench", "read_file", &["{\"path\": \"README.md\",", " \"range\": null}"])
+                .tool_use(
+                    "toolu_bench",
+                    "read_file",
+                    &["{\"path\": \"README.md\",", " \"range\": null}"],
+                )
                 .build();
             server.set_responder(move |req| {
                 let body = String::from_utf8_lossy(&req.body);
-                Reply::sse(if body.contains("tool_result") { text.clone() } else { tool.clone() })
+                Reply::sse(if body.contains("tool_result") {
+                    text.clone()
+                } else {
+                    tool.clone()
+                })
             });
             Vec::new()
         }

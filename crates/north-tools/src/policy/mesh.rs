@@ -22,7 +22,29 @@ pub struct MeshPolicy {
     pub write_enabled: bool,
     /// The largest file, in bytes, `read` may return.
     pub max_file_size: u64,
+    /// How long a `bash` command may run, in seconds (default 20).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_seconds: Option<u64>,
+    /// Characters of `bash` output kept (default 4,000).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_output: Option<usize>,
+    /// CPU seconds a `bash` command may use (`ulimit -t`, default 20).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_cpu_seconds: Option<u64>,
+    /// Virtual memory a `bash` command may use, in bytes (`ulimit -v`,
+    /// default 2 GiB).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_memory_bytes: Option<u64>,
 }
+
+/// Default `bash` timeout in seconds.
+pub const DEFAULT_TIMEOUT_SECONDS: u64 = 20;
+/// Default `bash` output limit in characters.
+pub const DEFAULT_MAX_OUTPUT: usize = 4000;
+/// Default CPU-time quota of a `bash` command, in seconds.
+pub const DEFAULT_CPU_SECONDS: u64 = 20;
+/// Default virtual-memory quota of a `bash` command, in bytes (2 GiB).
+pub const DEFAULT_MEMORY_BYTES: u64 = 2 << 30;
 
 /// The three documented policy presets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -118,6 +140,10 @@ impl MeshPolicy {
             allowed_commands: commands.iter().map(|c| (*c).to_owned()).collect(),
             write_enabled,
             max_file_size,
+            timeout_seconds: None,
+            max_output: None,
+            max_cpu_seconds: None,
+            max_memory_bytes: None,
         }
     }
 
@@ -138,6 +164,26 @@ impl MeshPolicy {
             path: path.to_owned(),
             source,
         })
+    }
+
+    /// The `bash` timeout (`timeout_seconds`, default 20 s).
+    pub fn timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.timeout_seconds.unwrap_or(DEFAULT_TIMEOUT_SECONDS))
+    }
+
+    /// Characters of `bash` output kept (`max_output`, default 4,000).
+    pub fn output_chars(&self) -> usize {
+        self.max_output.unwrap_or(DEFAULT_MAX_OUTPUT)
+    }
+
+    /// The CPU-time quota in seconds (`max_cpu_seconds`, default 20).
+    pub fn cpu_seconds(&self) -> u64 {
+        self.max_cpu_seconds.unwrap_or(DEFAULT_CPU_SECONDS)
+    }
+
+    /// The virtual-memory quota in bytes (`max_memory_bytes`, default 2 GiB).
+    pub fn memory_bytes(&self) -> u64 {
+        self.max_memory_bytes.unwrap_or(DEFAULT_MEMORY_BYTES)
     }
 
     /// Checks a `bash` command line: every simple command must start with an

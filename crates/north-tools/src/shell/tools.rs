@@ -229,10 +229,16 @@ pub struct BashArgs {
 /// timeout and returns its output as one string cut to 4,000 characters
 /// (head and tail). The string is stdout, followed by `[stderr]` and the
 /// stderr text when there is any, and `[exit code N]` when N is not 0.
+///
+/// Timeout, output limit and the resource quotas (CPU seconds and virtual
+/// memory, applied with `ulimit` in a subshell) come from the policy's
+/// optional fields, with the defaults of [`crate::policy::mesh`].
 pub struct Bash {
     policy: MeshPolicy,
     timeout: Duration,
     max_output_chars: usize,
+    cpu_seconds: Option<u64>,
+    memory_bytes: Option<u64>,
     args: ArgsSchema,
 }
 
@@ -248,14 +254,25 @@ impl Bash {
         Bash::with_policy(MeshPolicy::default())
     }
 
-    /// The tool under `policy`.
+    /// The tool under `policy`, with the policy's timeout, output limit and
+    /// quotas.
     pub fn with_policy(policy: MeshPolicy) -> Self {
         Bash {
+            timeout: policy.timeout(),
+            max_output_chars: policy.output_chars(),
+            cpu_seconds: Some(policy.cpu_seconds()),
+            memory_bytes: Some(policy.memory_bytes()),
             policy,
-            timeout: Duration::from_secs(20),
-            max_output_chars: 4000,
             args: ArgsSchema::of::<BashArgs>(),
         }
+    }
+
+    /// Sets the resource quotas: CPU seconds and virtual memory in bytes
+    /// (`None`: unlimited).
+    pub fn with_quotas(mut self, cpu_seconds: Option<u64>, memory_bytes: Option<u64>) -> Self {
+        self.cpu_seconds = cpu_seconds;
+        self.memory_bytes = memory_bytes;
+        self
     }
 
     /// Sets the timeout.
@@ -301,7 +318,8 @@ impl Tool for Bash {
                 timeout: self.timeout,
                 // Bytes bound memory; the character cut below is the contract.
                 max_output: self.max_output_chars.saturating_mul(4).max(64),
-                ..RunOptions::default()
+                cpu_seconds: self.cpu_seconds,
+                memory_bytes: self.memory_bytes,
             };
             let result = match ctx
                 .shell
@@ -324,6 +342,18 @@ impl Tool for Bash {
                     text.push('\n');
                 }
                 text.push_str(&format!("[exit code {code}]"));
+                // The kernel stops a command at its CPU quota with SIGXCPU
+                // (128 + 24), or SIGKILL (128 + 9) when soft and hard limits
+                // are equal.
+                if let Some(cpu) = self.cpu_seconds {
+                    if code == 152 {
+                        text.push_str(&format!(" [stopped: CPU time quota of {cpu} s exceeded]"));
+                    } else if code == 137 && !result.timed_out {
+                        text.push_str(&format!(
+                            " [killed: CPU time quota of {cpu} s reached, or out of memory]"
+                        ));
+                    }
+                }
             }
             let (text, _) = truncate_chars(&text, self.max_output_chars);
             interrupted_outcome(&result, self.timeout, Value::String(text))

@@ -1,0 +1,474 @@
+//! The policy enforcement layer: every mesh tool is wrapped so the policy is
+//! checked before the tool runs (and, for `bash`, before anyone is asked to
+//! approve it), and every decision is audited in the session trace and the
+//! log.
+//!
+//! Enforcement points (spec "Policy Engine", plus the closed security gaps):
+//! - `bash`: the command line parses with the strict parser and every simple
+//!   command starts with an allowed program (no first-word-only check: `;`,
+//!   `&&`, `|`, `$()`, backticks, redirections are refused); arguments naming
+//!   existing paths must resolve inside the working directory; then the
+//!   command needs approval like `north exec` (`.north/allowlist.json`,
+//!   `--allow-shell`/`--yes`). It runs with the policy's timeout, output cut
+//!   and CPU/memory quotas, in a shell whose environment has no secrets.
+//! - `write`: `write_enabled`, a sandboxed path, content within
+//!   `max_file_size`; then the reviewed edit pipeline (`--approve-edits`).
+//! - `read`: a sandboxed path and a size within `max_file_size`.
+//! - custom tools: the [`ToolRule`] they were registered with.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use futures::future::BoxFuture;
+use north_protocol::{ApprovalDecision, ApprovalPolicy, ToolOutcome, ToolSpec};
+use north_tools::edit::{Applied, Proposal};
+use north_tools::policy::{MeshPolicy, ProjectAllowlist};
+use north_tools::{Tool, ToolContext, WriteTool};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::approval::{ApprovalRequest, Approver};
+use crate::intent::trace_args;
+use crate::store::Tracer;
+
+/// The policy check of a custom tool: `Err(reason)` refuses the call.
+///
+/// Implemented for closures `Fn(&Value, &MeshPolicy, &ToolContext) ->
+/// Result<(), String>`; see [`super`] for how to register a tool with one.
+pub trait ToolRule: Send + Sync {
+    /// Checks one call's arguments before the tool runs.
+    fn check(&self, args: &Value, policy: &MeshPolicy, ctx: &ToolContext) -> Result<(), String>;
+}
+
+impl<F> ToolRule for F
+where
+    F: Fn(&Value, &MeshPolicy, &ToolContext) -> Result<(), String> + Send + Sync,
+{
+    fn check(&self, args: &Value, policy: &MeshPolicy, ctx: &ToolContext) -> Result<(), String> {
+        self(args, policy, ctx)
+    }
+}
+
+/// Allowed or denied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// The call went on to the tool.
+    Allow,
+    /// The call was refused; the tool did not run.
+    Deny,
+}
+
+/// One audited decision about one tool call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditEntry {
+    /// The tool.
+    pub tool: String,
+    /// What the call was about: the command or the path.
+    pub subject: String,
+    /// The decision.
+    pub verdict: Verdict,
+    /// Which check decided: `command`, `paths`, `approval`, `write_enabled`,
+    /// `max_file_size`, `sandbox` or `rule` (a custom tool's).
+    pub check: String,
+    /// Why it was refused (the message the model sees).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// The audit of one run: each decision goes to the session trace (kind
+/// `policy`) and the log (target `north::audit`) as it is made.
+pub struct Audit {
+    tracer: Option<Tracer>,
+    entries: Mutex<Vec<AuditEntry>>,
+    /// Not yet handed to the event stream.
+    pending: Mutex<Vec<AuditEntry>>,
+}
+
+impl std::fmt::Debug for Audit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Audit")
+            .field("entries", &self.entries())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Audit {
+    /// An audit writing to `tracer` (or only to the log when `None`).
+    pub fn new(tracer: Option<Tracer>) -> Self {
+        Audit {
+            tracer,
+            entries: Mutex::default(),
+            pending: Mutex::default(),
+        }
+    }
+
+    /// Records one decision.
+    pub fn record(&self, entry: AuditEntry) {
+        match entry.verdict {
+            Verdict::Allow => tracing::info!(
+                target: "north::audit",
+                tool = %entry.tool, subject = %entry.subject, check = %entry.check,
+                "policy decision: allow"
+            ),
+            Verdict::Deny => tracing::info!(
+                target: "north::audit",
+                tool = %entry.tool, subject = %entry.subject, check = %entry.check,
+                reason = entry.reason.as_deref().unwrap_or(""),
+                "policy decision: deny"
+            ),
+        }
+        if let Some(t) = &self.tracer {
+            t.record(
+                "policy",
+                serde_json::to_value(&entry).unwrap_or(Value::Null),
+            );
+        }
+        if let Ok(mut p) = self.pending.lock() {
+            p.push(entry.clone());
+        }
+        if let Ok(mut e) = self.entries.lock() {
+            e.push(entry);
+        }
+    }
+
+    /// Every decision so far.
+    pub fn entries(&self) -> Vec<AuditEntry> {
+        self.entries.lock().map(|e| e.clone()).unwrap_or_default()
+    }
+
+    /// Decisions not taken yet (for the event stream).
+    pub fn take_pending(&self) -> Vec<AuditEntry> {
+        self.pending
+            .lock()
+            .map(|mut p| std::mem::take(&mut *p))
+            .unwrap_or_default()
+    }
+
+    /// How many calls were refused.
+    pub fn denied(&self) -> usize {
+        self.entries
+            .lock()
+            .map(|e| e.iter().filter(|e| e.verdict == Verdict::Deny).count())
+            .unwrap_or(0)
+    }
+}
+
+/// Which checks a gated tool gets.
+#[derive(Clone)]
+pub(crate) enum Kind {
+    Read,
+    Write,
+    Bash,
+    Custom(Arc<dyn ToolRule>),
+}
+
+/// What every gated tool of a run shares.
+pub(crate) struct Shared {
+    pub policy: MeshPolicy,
+    pub audit: Arc<Audit>,
+    pub approver: Arc<dyn Approver>,
+    pub calls: AtomicU64,
+}
+
+/// A tool behind the policy.
+pub(crate) struct Gated {
+    pub inner: Arc<dyn Tool>,
+    pub kind: Kind,
+    pub shared: Arc<Shared>,
+}
+
+fn str_arg<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
+    args.get(key).and_then(Value::as_str)
+}
+
+/// A refusal: which check and the message the model sees.
+type Denied = (&'static str, String);
+
+impl Gated {
+    fn name(&self) -> String {
+        self.inner.spec().name
+    }
+
+    /// Audits the outcome of a call's checks (one entry per call).
+    fn audit(&self, subject: &str, result: Result<&'static str, Denied>) -> Result<(), String> {
+        let (verdict, check, reason) = match result {
+            Ok(check) => (Verdict::Allow, check, None),
+            Err((check, reason)) => (Verdict::Deny, check, Some(reason)),
+        };
+        self.shared.audit.record(AuditEntry {
+            tool: self.name(),
+            subject: subject.chars().take(300).collect(),
+            verdict,
+            check: check.to_owned(),
+            reason: reason.clone(),
+        });
+        match reason {
+            None => Ok(()),
+            Some(r) => Err(r),
+        }
+    }
+
+    fn check_read(&self, args: &Value, ctx: &ToolContext) -> Result<&'static str, Denied> {
+        // Missing or mistyped arguments are the tool's to report.
+        let Some(path) = str_arg(args, "path") else {
+            return Ok("sandbox");
+        };
+        let resolved = ctx
+            .sandbox()
+            .and_then(|s| s.resolve_existing(path))
+            .map_err(|e| ("sandbox", e.to_string()))?;
+        let size = std::fs::metadata(&resolved.abs)
+            .map(|m| m.len())
+            .unwrap_or(0);
+        self.shared
+            .policy
+            .check_file_size(size)
+            .map_err(|e| ("max_file_size", e.to_string()))?;
+        Ok("max_file_size")
+    }
+
+    fn check_write(&self, args: &Value, ctx: &ToolContext) -> Result<&'static str, Denied> {
+        let policy = &self.shared.policy;
+        policy
+            .check_write()
+            .map_err(|e| ("write_enabled", e.to_string()))?;
+        if let Some(path) = str_arg(args, "path") {
+            ctx.sandbox()
+                .and_then(|s| s.resolve_for_write(path))
+                .map_err(|e| ("sandbox", e.to_string()))?;
+        }
+        if let Some(content) = str_arg(args, "content") {
+            policy
+                .check_file_size(content.len() as u64)
+                .map_err(|e| ("max_file_size", e.to_string()))?;
+        }
+        Ok("write_enabled")
+    }
+
+    async fn check_bash(&self, args: &Value, ctx: &ToolContext) -> Result<&'static str, Denied> {
+        let Some(cmd) = str_arg(args, "cmd") else {
+            return Ok("command");
+        };
+        let commands = self
+            .shared
+            .policy
+            .check_command(cmd)
+            .map_err(|e| ("command", e.to_string()))?;
+        for c in &commands {
+            for a in &c.args {
+                arg_inside(a, &ctx.root).map_err(|e| ("paths", e))?;
+            }
+        }
+        self.approve(cmd, ctx).await.map_err(|e| ("approval", e))?;
+        Ok("approval")
+    }
+
+    /// Exec's approval rules: the project allowlist, else the approver.
+    async fn approve(&self, cmd: &str, ctx: &ToolContext) -> Result<(), String> {
+        let mut allowlist = ProjectAllowlist::load(&ctx.root)
+            .map_err(|e| format!("cannot read the allowlist: {e}"))?;
+        if allowlist.contains(cmd) {
+            return Ok(());
+        }
+        let n = self.shared.calls.fetch_add(1, Ordering::Relaxed) + 1;
+        let id = format!("mesh-bash-{n}");
+        let decision = self
+            .shared
+            .approver
+            .decide(&id, ApprovalRequest::Shell { command: cmd })
+            .await;
+        match decision {
+            ApprovalDecision::RunOnce => Ok(()),
+            ApprovalDecision::Always => {
+                if let Err(e) = allowlist.add(cmd) {
+                    tracing::warn!(error = %e, "cannot persist allow rule");
+                }
+                Ok(())
+            }
+            _ => Err(format!(
+                "Command not approved: `{cmd}` passes the policy but was not approved (pass --allow-shell or --yes, or add it to .north/allowlist.json); do not run it again"
+            )),
+        }
+    }
+
+    fn subject(&self, args: &Value) -> String {
+        match &self.kind {
+            Kind::Bash => str_arg(args, "cmd").unwrap_or_default().to_owned(),
+            Kind::Read | Kind::Write => str_arg(args, "path").unwrap_or_default().to_owned(),
+            Kind::Custom(_) => trace_args(args).to_string(),
+        }
+    }
+
+    fn check_custom(
+        &self,
+        rule: &Arc<dyn ToolRule>,
+        args: &Value,
+        ctx: &ToolContext,
+    ) -> Result<&'static str, Denied> {
+        rule.check(args, &self.shared.policy, ctx)
+            .map(|()| "rule")
+            .map_err(|e| ("rule", e))
+    }
+}
+
+fn denied(reason: String) -> ToolOutcome {
+    ToolOutcome {
+        ok: false,
+        output: json!({"denied": true}),
+        error: Some(reason),
+    }
+}
+
+/// Refuses an argument that names an existing path outside `root` (`..`,
+/// absolute paths, `~`, symlinks out). Text that names nothing on disk is
+/// left alone: reading a missing path reveals nothing (no allowed command can
+/// create one: redirections and writing options are refused by the command
+/// policy), and patterns such as `/api` must keep working. Option values
+/// (`--file=/x`, `-f../x`) are checked too.
+pub(crate) fn arg_inside(arg: &str, root: &Path) -> Result<(), String> {
+    let mut candidates = vec![arg];
+    if arg.starts_with('-') {
+        // An option's value may be glued to it (`-f../x`, `--file=/x`):
+        // every tail that could start a path is a candidate.
+        candidates.extend(
+            arg.char_indices()
+                .skip(1)
+                .filter(|(_, c)| matches!(c, '.' | '/' | '~'))
+                .map(|(i, _)| &arg[i..]),
+        );
+        if let Some((_, value)) = arg.split_once('=') {
+            candidates.push(value);
+        }
+    }
+    let outside = || {
+        Err(format!(
+            "Command denied by policy: `{arg}` names a path outside the working directory"
+        ))
+    };
+    let Ok(root) = root.canonicalize() else {
+        return outside();
+    };
+    for c in candidates {
+        if c == "~" || c.starts_with("~/") || (c.starts_with('~') && !c.contains('/')) {
+            return outside();
+        }
+        let p = if Path::new(c).is_absolute() {
+            Path::new(c).to_path_buf()
+        } else {
+            root.join(c)
+        };
+        if std::fs::symlink_metadata(&p).is_err() {
+            continue;
+        }
+        match p.canonicalize() {
+            Ok(real) if real.starts_with(&root) => {}
+            Ok(_) => return outside(),
+            // A dangling symlink points at nothing readable.
+            Err(_) => {}
+        }
+    }
+    Ok(())
+}
+
+impl Tool for Gated {
+    fn spec(&self) -> ToolSpec {
+        let mut spec = self.inner.spec();
+        if matches!(self.kind, Kind::Bash) {
+            // The gate asks for approval itself, after the policy: a
+            // command the policy refuses is never put to anyone.
+            spec.approval = ApprovalPolicy::None;
+        }
+        spec
+    }
+
+    fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutcome> {
+        Box::pin(async move {
+            let checked = match &self.kind {
+                Kind::Read => self.check_read(&args, ctx),
+                Kind::Write => self.check_write(&args, ctx),
+                Kind::Bash => self.check_bash(&args, ctx).await,
+                Kind::Custom(rule) => self.check_custom(rule, &args, ctx),
+            };
+            match self.audit(&self.subject(&args), checked) {
+                Ok(()) => self.inner.call(args, ctx).await,
+                Err(reason) => denied(reason),
+            }
+        })
+    }
+
+    fn as_write(&self) -> Option<&dyn WriteTool> {
+        match self.kind {
+            Kind::Write | Kind::Custom(_) if self.inner.as_write().is_some() => Some(self),
+            _ => None,
+        }
+    }
+}
+
+impl WriteTool for Gated {
+    fn propose(&self, args: Value, ctx: &ToolContext) -> Result<Proposal, ToolOutcome> {
+        let checked = match &self.kind {
+            Kind::Custom(rule) => self.check_custom(rule, &args, ctx),
+            _ => self.check_write(&args, ctx),
+        };
+        self.audit(&self.subject(&args), checked).map_err(denied)?;
+        match self.inner.as_write() {
+            Some(w) => w.propose(args, ctx),
+            None => Err(ToolOutcome::err(format!(
+                "tool `{}` is not a write tool",
+                self.name()
+            ))),
+        }
+    }
+
+    fn applied_output(&self, applied: &Applied) -> Value {
+        self.inner
+            .as_write()
+            .map(|w| w.applied_output(applied))
+            .unwrap_or_else(|| applied.to_json())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::arg_inside;
+
+    #[test]
+    fn arguments_naming_paths_outside_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("p");
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        for ok in [
+            "src",
+            ".",
+            "./src",
+            "src/../src",
+            "/api",
+            "*.rs",
+            "--include=*.rs",
+            "-n",
+        ] {
+            assert!(arg_inside(ok, &root).is_ok(), "{ok}");
+        }
+        for bad in [
+            "..",
+            "../",
+            "/",
+            "/etc",
+            "~",
+            "~/x",
+            "--file=/etc",
+            "-f/etc",
+            "src/../..",
+        ] {
+            assert!(arg_inside(bad, &root).is_err(), "{bad}");
+        }
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink("/etc", root.join("out")).unwrap();
+            assert!(arg_inside("out", &root).is_err());
+            assert!(arg_inside("out/hostname", &root).is_err());
+        }
+    }
+}

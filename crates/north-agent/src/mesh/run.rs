@@ -1,0 +1,394 @@
+//! One mesh run: plan → execute step by step → extra agents → remember.
+
+use std::sync::{Arc, Mutex};
+
+use north_llm::LlmError;
+use north_prompt::parse_structured_output;
+use north_protocol::{ApprovalDecision, ChatRequest, Event, Message};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::events::scrub;
+use super::prompts::{
+    ExecutorParams, MEMORY_ROLE, PLANNER_ROLE, PlannerParams, memory_text, plan_text, policy_text,
+};
+use super::{
+    AgentNote, Audit, ExecutionLog, Mesh, MeshError, MeshEvent, MeshNote, MeshStatus, Step, StepLog,
+};
+use crate::TurnEnd;
+use crate::memory::MemoryEntry;
+use crate::store::{Session, Tracer};
+
+/// What a run did.
+#[derive(Debug, Clone)]
+pub struct MeshReport {
+    /// How it ended.
+    pub status: MeshStatus,
+    /// The executor's session id.
+    pub session_id: String,
+    /// The execution log (goal, plan, steps, notes).
+    pub log: ExecutionLog,
+    /// The memory entry written, if the run got that far.
+    pub memory: Option<MemoryEntry>,
+    /// Every policy decision.
+    pub audit: Vec<super::AuditEntry>,
+}
+
+/// Why the planner failed.
+enum PlanFailure {
+    Cancelled,
+    Provider(String),
+    Unusable(String),
+}
+
+impl From<LlmError> for PlanFailure {
+    fn from(e: LlmError) -> Self {
+        if e.is_cancelled() {
+            PlanFailure::Cancelled
+        } else {
+            PlanFailure::Provider(e.to_string())
+        }
+    }
+}
+
+impl From<MeshError> for PlanFailure {
+    fn from(e: MeshError) -> Self {
+        PlanFailure::Unusable(e.to_string())
+    }
+}
+
+type Emit<'a> = dyn Fn(MeshEvent) + Send + Sync + 'a;
+
+impl Mesh {
+    fn tool_lines(&self) -> String {
+        self.tools(Arc::new(Audit::new(None)))
+            .specs()
+            .iter()
+            .map(|t| format!("- {}: {}", t.name, t.description))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// Asks the planner for a plan (one repair attempt when the answer is
+    /// not a valid list of steps).
+    async fn plan(
+        &self,
+        goal: &str,
+        tracer: Option<&Tracer>,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<Step>, PlanFailure> {
+        let rendered = self.prompts.planner(PlannerParams {
+            tools: self.tool_lines(),
+            policy: policy_text(&self.policy),
+        })?;
+        let planner = self.role_agent("planner", PLANNER_ROLE);
+        let mut messages = vec![Message::user(format!("Goal: {goal}"))];
+        let mut last_error = String::new();
+        for attempt in 1..=2 {
+            let mut req = ChatRequest::new(self.opts.agent.model.clone(), messages.clone());
+            req.max_tokens = self.opts.agent.max_tokens;
+            rendered.apply_to(&mut req);
+            if let Some(t) = tracer {
+                t.record(
+                    "llm_req",
+                    json!({"purpose": "plan", "attempt": attempt, "model": req.model}),
+                );
+            }
+            let resp = planner.call(req, cancel).await?;
+            if let Some(t) = tracer {
+                t.record("llm_done", json!({"purpose": "plan", "usage": resp.usage}));
+            }
+            let text = resp.text();
+            match parse_structured_output(&text, &rendered) {
+                Ok(steps) if !steps.is_empty() => return Ok(steps),
+                Ok(_) => last_error = "the plan has no steps".to_owned(),
+                Err(e) => last_error = e.to_string(),
+            }
+            if let Some(t) = tracer {
+                t.record("mesh_plan", json!({"ok": false, "error": last_error}));
+            }
+            messages.push(Message::assistant(text));
+            messages.push(Message::user(format!(
+                "That answer cannot be used ({last_error}). Answer again with only the JSON list of steps."
+            )));
+        }
+        Err(PlanFailure::Unusable(last_error))
+    }
+
+    /// Asks the memory agent for a summary of `log`.
+    async fn summarize(
+        &self,
+        log: &ExecutionLog,
+        tracer: Option<&Tracer>,
+        cancel: &CancellationToken,
+    ) -> Result<String, PlanFailure> {
+        let system = self.prompts.memory(self.opts.summary_chars)?;
+        let agent = self.role_agent("memory", MEMORY_ROLE);
+        let mut req = agent.request(&log.render());
+        req.system = Some(system);
+        if let Some(t) = tracer {
+            t.record("llm_req", json!({"purpose": "memory", "model": req.model}));
+        }
+        let resp = agent.call(req, cancel).await?;
+        if let Some(t) = tracer {
+            t.record(
+                "llm_done",
+                json!({"purpose": "memory", "usage": resp.usage}),
+            );
+        }
+        let (text, _) = crate::blocks::split_blocks(&resp.text());
+        let text = text.trim();
+        let summary = if text.is_empty() {
+            fallback_summary(log)
+        } else {
+            text.chars().take(self.opts.summary_chars).collect()
+        };
+        Ok(self.redactor.scrub(&summary).into_owned())
+    }
+
+    fn executor_input(
+        &self,
+        goal: &str,
+        plan: &[Step],
+        memories: &[MemoryEntry],
+    ) -> Result<String, MeshError> {
+        self.prompts.executor(ExecutorParams {
+            goal: goal.to_owned(),
+            plan: plan_text(plan),
+            memories: memory_text(memories),
+            policy: policy_text(&self.policy),
+            first_step: step_input(1, plan),
+        })
+    }
+
+    /// Runs `goal` on `session`: plan, execute, remember. Events go to
+    /// `emit` as they happen, with secrets scrubbed.
+    pub async fn run(
+        &self,
+        session: Session,
+        goal: &str,
+        emit: &Emit<'_>,
+        cancel: &CancellationToken,
+    ) -> MeshReport {
+        let emit = |e: MeshEvent| emit(scrub(&self.redactor, e));
+        let note = |n: MeshNote| emit(MeshEvent::Mesh(n));
+        let tracer = session.tracer(self.redactor.clone()).ok();
+        let audit = Arc::new(Audit::new(session.tracer(self.redactor.clone()).ok()));
+        let mut report = MeshReport {
+            status: MeshStatus::Completed,
+            session_id: session.id.clone(),
+            log: ExecutionLog {
+                goal: goal.to_owned(),
+                ..Default::default()
+            },
+            memory: None,
+            audit: Vec::new(),
+        };
+        let finish = |mut report: MeshReport, status: MeshStatus| {
+            report.audit = audit.entries();
+            let denied = audit.denied();
+            if let Some(t) = &tracer {
+                t.record("mesh_done", json!({"status": status, "denied": denied}));
+            }
+            note(MeshNote::MeshFinished {
+                status: status.clone(),
+                denied,
+            });
+            report.status = status;
+            report
+        };
+        note(MeshNote::MeshStarted {
+            session_id: session.id.clone(),
+            goal: goal.to_owned(),
+            provider: self.opts.agent.provider.clone(),
+            model: self.opts.agent.model.clone(),
+            policy: self.policy.clone(),
+        });
+        if let Some(t) = &tracer {
+            t.record("mesh_start", json!({"goal": goal, "policy": self.policy}));
+        }
+
+        // 1. Plan.
+        let plan = match self.plan(goal, tracer.as_ref(), cancel).await {
+            Ok(plan) => plan,
+            Err(PlanFailure::Cancelled) => return finish(report, MeshStatus::Interrupted),
+            Err(PlanFailure::Provider(message)) => {
+                return finish(report, MeshStatus::ProviderFailed { message });
+            }
+            Err(PlanFailure::Unusable(message)) => {
+                return finish(report, MeshStatus::PlanFailed { message });
+            }
+        };
+        if let Some(t) = &tracer {
+            t.record("mesh_plan", json!({"ok": true, "steps": plan}));
+        }
+        report.log.plan = plan.clone();
+        note(MeshNote::Plan {
+            steps: plan.clone(),
+        });
+
+        // 2. Execute, one turn per step.
+        let memories = match self.recent_memories() {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::warn!(error = %e, "memory file unreadable; executing without memories");
+                Vec::new()
+            }
+        };
+        let first_input = match self.executor_input(goal, &plan, &memories) {
+            Ok(i) => i,
+            Err(e) => {
+                let message = e.to_string();
+                return finish(report, MeshStatus::PlanFailed { message });
+            }
+        };
+        let mut agent = match self.executor(session, audit.clone()) {
+            Ok(a) => a,
+            Err(e) => {
+                let message = e.to_string();
+                return finish(report, MeshStatus::StorageFailed { message });
+            }
+        };
+        let refused = Mutex::new(false);
+        let mut step_limit = false;
+        for (i, step) in plan.iter().enumerate() {
+            let index = i + 1;
+            if cancel.is_cancelled() {
+                return finish(report, MeshStatus::Interrupted);
+            }
+            note(MeshNote::StepStarted {
+                index,
+                total: plan.len(),
+                description: step.description.clone(),
+                tool: step.tool.clone(),
+            });
+            let input = if index == 1 {
+                first_input.clone()
+            } else {
+                step_input(index, &plan)
+            };
+            let step_log = Mutex::new(StepLog::new(index, &step.description));
+            let flush_audit = || {
+                for entry in audit.take_pending() {
+                    note(MeshNote::Policy { entry });
+                }
+            };
+            let on_event = |e: Event| {
+                flush_audit();
+                if let Event::ApprovalDecided {
+                    decision: ApprovalDecision::Deny | ApprovalDecision::Reject,
+                    ..
+                } = &e
+                    && let Ok(mut r) = refused.lock()
+                {
+                    *r = true;
+                }
+                if let Ok(mut log) = step_log.lock() {
+                    log.observe(&e);
+                }
+                emit(MeshEvent::Agent(e));
+            };
+            let end = agent.run_turn(&input, &on_event, cancel).await;
+            flush_audit();
+            let step_log = step_log.into_inner().unwrap_or_else(|p| p.into_inner());
+            note(MeshNote::StepFinished {
+                index,
+                calls: step_log.calls.len(),
+                failed: step_log.failed(),
+            });
+            report.log.steps.push(step_log);
+            match end {
+                TurnEnd::Done => {}
+                TurnEnd::StepLimit => step_limit = true,
+                TurnEnd::Interrupted => return finish(report, MeshStatus::Interrupted),
+                TurnEnd::ProviderFailed(message) => {
+                    return finish(report, MeshStatus::ProviderFailed { message });
+                }
+            }
+        }
+
+        // 3. Extra agents.
+        for extra in &self.agents {
+            match extra.run(&report.log, cancel).await {
+                Ok(Some(text)) => {
+                    let text = self.redactor.scrub(&text).into_owned();
+                    note(MeshNote::AgentNote {
+                        agent: extra.name().to_owned(),
+                        text: text.clone(),
+                    });
+                    report.log.notes.push(AgentNote {
+                        agent: extra.name().to_owned(),
+                        text,
+                    });
+                }
+                Ok(None) => {}
+                Err(e) if e.is_cancelled() => return finish(report, MeshStatus::Interrupted),
+                Err(e) => {
+                    let message = format!("agent `{}`: {e}", extra.name());
+                    return finish(report, MeshStatus::ProviderFailed { message });
+                }
+            }
+        }
+
+        // 4. Remember.
+        let summary = match self.summarize(&report.log, tracer.as_ref(), cancel).await {
+            Ok(s) => s,
+            Err(PlanFailure::Cancelled) => return finish(report, MeshStatus::Interrupted),
+            Err(PlanFailure::Provider(message) | PlanFailure::Unusable(message)) => {
+                return finish(report, MeshStatus::ProviderFailed { message });
+            }
+        };
+        let entry = MemoryEntry::new(goal, summary);
+        let memory = self.memory();
+        if let Err(e) = memory.append(entry.clone()) {
+            let message = e.to_string();
+            return finish(report, MeshStatus::StorageFailed { message });
+        }
+        if let Some(t) = &tracer {
+            t.record(
+                "mesh_memory",
+                json!({"id": entry.id, "path": memory.path()}),
+            );
+        }
+        note(MeshNote::MemoryWritten {
+            entry: entry.clone(),
+            path: ".north/memory.json".to_owned(),
+        });
+        report.memory = Some(entry);
+        let refused = refused.into_inner().unwrap_or(false) || audit.denied() > 0;
+        let status = if step_limit {
+            MeshStatus::StepLimit
+        } else if refused {
+            MeshStatus::Denied
+        } else {
+            MeshStatus::Completed
+        };
+        finish(report, status)
+    }
+}
+
+/// The executor's input for step `index` (1-based) of `plan`.
+fn step_input(index: usize, plan: &[Step]) -> String {
+    let Some(step) = plan.get(index - 1) else {
+        return String::new();
+    };
+    let tool = match &step.tool {
+        Some(t) => format!(" (expected tool: {t})"),
+        None => String::new(),
+    };
+    format!(
+        "Step {index} of {}: {}{tool}\nExecute this step now, then answer with what you found.",
+        plan.len(),
+        step.description
+    )
+}
+
+/// A summary built from the log when the memory agent says nothing.
+fn fallback_summary(log: &ExecutionLog) -> String {
+    let calls = log.calls().count();
+    let failed = log.calls().filter(|c| !c.ok).count();
+    format!(
+        "Ran {} step(s) with {calls} tool call(s), {failed} failed.",
+        log.steps.len()
+    )
+}

@@ -1,0 +1,46 @@
+//! Proc macros for `north-natural` (use them through that crate):
+//! `#[natural]` compiles a function's natural blocks at expansion time —
+//! sentinel detection, binding extraction and checks against the lexical
+//! scope, `{ident}` interpolation, loop context — into calls of the
+//! `north-natural` runtime; `#[tool]` declares a tool from a function.
+//!
+//! This crate must not contain runtime behaviour: everything it generates
+//! calls `north_natural::__private`.
+
+use proc_macro::TokenStream;
+
+mod natural;
+mod text;
+mod tool;
+
+/// Compiles the natural blocks of a function.
+///
+/// The function (async, or sync to block on a runtime) returns
+/// `Result<T, E>` with `E: From<north_natural::Error>`. Its docstring block
+/// (a doc comment whose first non-empty line is exactly `natural`) runs when
+/// it starts; each inline block (a string-literal statement whose first
+/// non-empty line is exactly `natural`) runs where it stands. `<name>` and
+/// `<:name>` bind variables in scope (`mut` for `<:name>`), `{name}`
+/// interpolates one, `{{`/`}}` are literal braces. A block inside a loop body
+/// may `continue` or `break`. See the `north_natural` crate docs.
+#[proc_macro_attribute]
+pub fn natural(attr: TokenStream, item: TokenStream) -> TokenStream {
+    natural::expand(attr.into(), item.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// Declares a tool for natural blocks.
+///
+/// The function's first parameter is `&north_natural::ToolContext`; the
+/// others are its arguments (their types give the JSON schema) and its doc
+/// comment is the description. It may be async and may return `Result<T, E>`
+/// (`E: Display`) or a plain `T: Serialize`. Adds `<name>_tool()` returning a
+/// `north_natural::Tool`. Options: `name = "..."`, `description = "..."`,
+/// `overwrite = true`.
+#[proc_macro_attribute]
+pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
+    tool::expand(attr.into(), item.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}

@@ -1,0 +1,444 @@
+//! `#[natural]`: finds the docstring block and the inline blocks of a
+//! function and replaces each with the code that runs it, checking its
+//! bindings, interpolations and loop context against the lexical scope.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::visit_mut::VisitMut;
+use syn::{
+    Attribute, Block, Expr, ExprLit, FnArg, ItemFn, Lit, LitStr, Pat, ReturnType, Stmt, Type,
+    parse_quote,
+};
+
+use crate::text::{Piece, bindings, docstring_program, inline_program, interpolation};
+
+#[derive(Clone)]
+struct Var {
+    name: String,
+    mutable: bool,
+}
+
+struct Expander {
+    function: String,
+    ret: Type,
+    scope: Vec<Var>,
+    in_loop: bool,
+    in_closure: bool,
+    next_index: u32,
+    errors: Vec<syn::Error>,
+}
+
+fn collect_pat(pat: &Pat, out: &mut Vec<Var>) {
+    match pat {
+        Pat::Ident(p) => {
+            out.push(Var {
+                name: p.ident.to_string(),
+                mutable: p.mutability.is_some() && p.by_ref.is_none(),
+            });
+            if let Some((_, sub)) = &p.subpat {
+                collect_pat(sub, out);
+            }
+        }
+        Pat::Tuple(t) => t.elems.iter().for_each(|p| collect_pat(p, out)),
+        Pat::TupleStruct(t) => t.elems.iter().for_each(|p| collect_pat(p, out)),
+        Pat::Struct(s) => s.fields.iter().for_each(|f| collect_pat(&f.pat, out)),
+        Pat::Slice(s) => s.elems.iter().for_each(|p| collect_pat(p, out)),
+        Pat::Reference(r) => collect_pat(&r.pat, out),
+        Pat::Type(t) => collect_pat(&t.pat, out),
+        Pat::Paren(p) => collect_pat(&p.pat, out),
+        Pat::Or(o) => {
+            if let Some(first) = o.cases.first() {
+                collect_pat(first, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The string literal of an expression statement, through parentheses.
+fn literal_of(expr: &Expr) -> Option<&LitStr> {
+    match expr {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => Some(s),
+        Expr::Paren(p) => literal_of(&p.expr),
+        Expr::Group(g) => literal_of(&g.expr),
+        _ => None,
+    }
+}
+
+impl Expander {
+    fn lookup(&self, name: &str) -> Option<&Var> {
+        self.scope.iter().rev().find(|v| v.name == name)
+    }
+
+    fn error(&mut self, span: Span, message: impl std::fmt::Display) {
+        self.errors.push(syn::Error::new(span, message));
+    }
+
+    /// The code that runs one block.
+    fn block_code(&mut self, span: Span, program: &str, index: u32) -> TokenStream {
+        let ret = self.ret.clone();
+        let function = self.function.clone();
+        let mut binds = Vec::new();
+        let mut commits = Vec::new();
+        for b in bindings(program) {
+            let shown = format!("<{}{}>", if b.writable { ":" } else { "" }, b.name);
+            let Some(var) = self.lookup(&b.name).cloned() else {
+                if b.name == "memory" {
+                    if b.writable {
+                        self.error(span, format!("`{shown}` in natural block: memory is not a variable; the model updates memory fields with nh_assign(\"memory.<field>\", ...)"));
+                    }
+                    continue;
+                }
+                self.error(span, format!("unknown binding `{shown}` in natural block: no variable `{}` is in scope here", b.name));
+                continue;
+            };
+            let ident = syn::Ident::new(&var.name, span);
+            let name = &b.name;
+            if b.writable {
+                if !var.mutable {
+                    self.error(span, format!("writable binding `{shown}` needs a mutable variable: declare it `let mut {} = ...`", b.name));
+                    continue;
+                }
+                binds.push(quote_spanned! {span=>
+                    if let ::core::result::Result::Err(e) = __nh_block.write(#name, &#ident) {
+                        return <#ret as ::north_natural::__private::NaturalReturn>::from_error(e);
+                    }
+                });
+                commits.push(quote_spanned! {span=>
+                    if let ::core::result::Result::Err(e) = __nh_done.commit(#name, &mut #ident) {
+                        return <#ret as ::north_natural::__private::NaturalReturn>::from_error(e);
+                    }
+                });
+            } else {
+                binds.push(quote_spanned! {span=>
+                    if let ::core::result::Result::Err(e) = __nh_block.read(#name, &#ident, {
+                        #[allow(unused_imports)]
+                        use ::north_natural::__private::{ViaJsonSchema as _, ViaNoSchema as _};
+                        (&::north_natural::__private::SchemaProbe(&#ident)).natural_schema()
+                    }) {
+                        return <#ret as ::north_natural::__private::NaturalReturn>::from_error(e);
+                    }
+                });
+            }
+        }
+        let pieces = match interpolation(program) {
+            Ok(p) => p,
+            Err(message) => {
+                self.error(span, message);
+                Vec::new()
+            }
+        };
+        let mut build = Vec::new();
+        for piece in pieces {
+            match piece {
+                Piece::Text(t) => {
+                    let mut chars = t.chars();
+                    match (chars.next(), chars.next()) {
+                        (Some(c), None) => {
+                            build.push(quote_spanned! {span=> __nh_program.push(#c); })
+                        }
+                        _ => build.push(quote_spanned! {span=> __nh_program.push_str(#t); }),
+                    }
+                }
+                Piece::Var(name) => {
+                    let known = self.lookup(&name).is_some();
+                    // Capitalised names may be consts or statics: rustc checks those.
+                    if !known && !name.starts_with(|c: char| c.is_ascii_uppercase()) {
+                        self.error(span, format!("unknown name `{{{name}}}` in natural block interpolation: no variable `{name}` is in scope here (write `{{{{` and `}}}}` for literal braces)"));
+                        continue;
+                    }
+                    let ident = syn::Ident::new(&name, span);
+                    build.push(quote_spanned! {span=>
+                        ::north_natural::__private::interpolate(&mut __nh_program, &#ident);
+                    });
+                }
+            }
+        }
+        let effects = if self.in_loop {
+            quote_spanned! {span=>
+                ::north_natural::__private::Effect::Continue => continue,
+                ::north_natural::__private::Effect::Break => break,
+            }
+        } else {
+            quote_spanned! {span=>
+                ::north_natural::__private::Effect::Continue
+                | ::north_natural::__private::Effect::Break => {}
+            }
+        };
+        let in_loop = self.in_loop;
+        let line = quote_spanned! {span=> ::core::line!() };
+        quote_spanned! {span=>
+            {
+                static __NH_META: ::north_natural::__private::BlockMeta =
+                    ::north_natural::__private::BlockMeta {
+                        function: #function,
+                        index: #index,
+                        line: #line,
+                        in_loop: #in_loop,
+                    };
+                let mut __nh_block = ::north_natural::__private::BlockRun::new(&__NH_META, &__nh_call);
+                #(#binds)*
+                let mut __nh_program = ::std::string::String::new();
+                #(#build)*
+                let mut __nh_done = match __nh_block
+                    .run::<<#ret as ::north_natural::__private::NaturalReturn>::Ok>(__nh_program)
+                    .await
+                {
+                    ::core::result::Result::Ok(done) => done,
+                    ::core::result::Result::Err(e) => {
+                        return <#ret as ::north_natural::__private::NaturalReturn>::from_error(e);
+                    }
+                };
+                #(#commits)*
+                match __nh_done.into_effect() {
+                    ::north_natural::__private::Effect::None => {}
+                    #effects
+                    ::north_natural::__private::Effect::Return(value) => {
+                        return <#ret as ::north_natural::__private::NaturalReturn>::from_ok(value);
+                    }
+                }
+            }
+        }
+    }
+
+    fn visit_cond(&mut self, cond: &mut Expr) {
+        match cond {
+            Expr::Let(l) => {
+                self.visit_expr_mut(&mut l.expr);
+                collect_pat(&l.pat, &mut self.scope);
+            }
+            Expr::Binary(b) if matches!(b.op, syn::BinOp::And(_)) => {
+                self.visit_cond(&mut b.left);
+                self.visit_cond(&mut b.right);
+            }
+            other => self.visit_expr_mut(other),
+        }
+    }
+}
+
+impl VisitMut for Expander {
+    fn visit_block_mut(&mut self, block: &mut Block) {
+        let mark = self.scope.len();
+        for stmt in std::mem::take(&mut block.stmts) {
+            match stmt {
+                Stmt::Expr(expr, semi) => {
+                    let natural = literal_of(&expr).and_then(|lit| {
+                        inline_program(&lit.value()).map(|program| (lit.span(), program))
+                    });
+                    match natural {
+                        Some((span, program)) => {
+                            if self.in_closure {
+                                self.error(span, "a natural block cannot sit inside a closure or async block: move it into the function body");
+                                block.stmts.push(Stmt::Expr(expr, semi));
+                                continue;
+                            }
+                            self.next_index += 1;
+                            let code = self.block_code(span, &program, self.next_index);
+                            block.stmts.push(Stmt::Expr(Expr::Verbatim(code), None));
+                        }
+                        None => {
+                            let mut expr = expr;
+                            self.visit_expr_mut(&mut expr);
+                            block.stmts.push(Stmt::Expr(expr, semi));
+                        }
+                    }
+                }
+                Stmt::Local(mut local) => {
+                    if let Some(init) = &mut local.init {
+                        self.visit_expr_mut(&mut init.expr);
+                        if let Some((_, diverge)) = &mut init.diverge {
+                            self.visit_expr_mut(diverge);
+                        }
+                    }
+                    collect_pat(&local.pat, &mut self.scope);
+                    block.stmts.push(Stmt::Local(local));
+                }
+                other => block.stmts.push(other),
+            }
+        }
+        self.scope.truncate(mark);
+    }
+
+    fn visit_expr_for_loop_mut(&mut self, e: &mut syn::ExprForLoop) {
+        self.visit_expr_mut(&mut e.expr);
+        let mark = self.scope.len();
+        collect_pat(&e.pat, &mut self.scope);
+        let saved = std::mem::replace(&mut self.in_loop, true);
+        self.visit_block_mut(&mut e.body);
+        self.in_loop = saved;
+        self.scope.truncate(mark);
+    }
+
+    fn visit_expr_while_mut(&mut self, e: &mut syn::ExprWhile) {
+        let mark = self.scope.len();
+        self.visit_cond(&mut e.cond);
+        let saved = std::mem::replace(&mut self.in_loop, true);
+        self.visit_block_mut(&mut e.body);
+        self.in_loop = saved;
+        self.scope.truncate(mark);
+    }
+
+    fn visit_expr_loop_mut(&mut self, e: &mut syn::ExprLoop) {
+        let saved = std::mem::replace(&mut self.in_loop, true);
+        self.visit_block_mut(&mut e.body);
+        self.in_loop = saved;
+    }
+
+    fn visit_expr_if_mut(&mut self, e: &mut syn::ExprIf) {
+        let mark = self.scope.len();
+        self.visit_cond(&mut e.cond);
+        self.visit_block_mut(&mut e.then_branch);
+        self.scope.truncate(mark);
+        if let Some((_, else_branch)) = &mut e.else_branch {
+            self.visit_expr_mut(else_branch);
+        }
+    }
+
+    fn visit_arm_mut(&mut self, arm: &mut syn::Arm) {
+        let mark = self.scope.len();
+        collect_pat(&arm.pat, &mut self.scope);
+        if let Some((_, guard)) = &mut arm.guard {
+            self.visit_expr_mut(guard);
+        }
+        self.visit_expr_mut(&mut arm.body);
+        self.scope.truncate(mark);
+    }
+
+    fn visit_expr_closure_mut(&mut self, e: &mut syn::ExprClosure) {
+        let mark = self.scope.len();
+        for input in &e.inputs {
+            collect_pat(input, &mut self.scope);
+        }
+        let saved = (self.in_loop, self.in_closure);
+        self.in_loop = false;
+        self.in_closure = true;
+        self.visit_expr_mut(&mut e.body);
+        (self.in_loop, self.in_closure) = saved;
+        self.scope.truncate(mark);
+    }
+
+    fn visit_expr_async_mut(&mut self, e: &mut syn::ExprAsync) {
+        let saved = (self.in_loop, self.in_closure);
+        self.in_loop = false;
+        self.in_closure = true;
+        self.visit_block_mut(&mut e.block);
+        (self.in_loop, self.in_closure) = saved;
+    }
+
+    fn visit_item_mut(&mut self, _item: &mut syn::Item) {
+        // Nested items are separate functions: their strings are not blocks of this one.
+    }
+}
+
+fn doc_text(attrs: &[Attribute]) -> Option<(String, Span)> {
+    let mut lines = Vec::new();
+    let mut span = None;
+    for attr in attrs {
+        if !attr.path().is_ident("doc") {
+            continue;
+        }
+        if let syn::Meta::NameValue(nv) = &attr.meta
+            && let Expr::Lit(ExprLit {
+                lit: Lit::Str(s), ..
+            }) = &nv.value
+        {
+            span.get_or_insert(attr.span());
+            lines.push(s.value());
+        }
+    }
+    span.map(|s| (lines.join("\n"), s))
+}
+
+pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
+    if !attr.is_empty() {
+        return Err(syn::Error::new(
+            attr.span(),
+            "#[natural] takes no arguments",
+        ));
+    }
+    let mut func: ItemFn = syn::parse2(item)?;
+    let ret: Type = match &func.sig.output {
+        ReturnType::Type(_, ty) => (**ty).clone(),
+        ReturnType::Default => parse_quote!(()),
+    };
+    let function = func.sig.ident.to_string();
+    let mut expander = Expander {
+        function: function.clone(),
+        ret: ret.clone(),
+        scope: Vec::new(),
+        in_loop: false,
+        in_closure: false,
+        next_index: 0,
+        errors: Vec::new(),
+    };
+    for input in &func.sig.inputs {
+        match input {
+            FnArg::Receiver(r) => expander.scope.push(Var {
+                name: "self".to_owned(),
+                mutable: r.mutability.is_some() && r.reference.is_none(),
+            }),
+            FnArg::Typed(t) => collect_pat(&t.pat, &mut expander.scope),
+        }
+    }
+
+    let docstring =
+        doc_text(&func.attrs).and_then(|(doc, span)| docstring_program(&doc).map(|p| (p, span)));
+    let body_was_empty = func.block.stmts.is_empty();
+    let docstring_code = docstring
+        .as_ref()
+        .map(|(program, span)| expander.block_code(*span, program, 0));
+    expander.visit_block_mut(&mut func.block);
+    if let Some(first) = expander.errors.first().cloned() {
+        let mut all = first;
+        for e in expander.errors.into_iter().skip(1) {
+            all.combine(e);
+        }
+        return Err(all);
+    }
+
+    let stmts = &func.block.stmts;
+    let tail = if body_was_empty && docstring.is_some() {
+        quote! {
+            match ::north_natural::__private::implicit_return::<
+                <#ret as ::north_natural::__private::NaturalReturn>::Ok,
+            >(#function) {
+                ::core::result::Result::Ok(value) => {
+                    <#ret as ::north_natural::__private::NaturalReturn>::from_ok(value)
+                }
+                ::core::result::Result::Err(e) => {
+                    <#ret as ::north_natural::__private::NaturalReturn>::from_error(e)
+                }
+            }
+        }
+    } else {
+        quote!()
+    };
+    let ret_span = match &func.sig.output {
+        ReturnType::Type(_, ty) => ty.span(),
+        ReturnType::Default => func.sig.ident.span(),
+    };
+    let check = quote_spanned! {ret_span=>
+        ::north_natural::__private::assert_natural_return::<#ret>();
+    };
+    let inner = quote! {
+        let __nh_call = ::north_natural::__private::CallGuard::enter(#function);
+        #docstring_code
+        #(#stmts)*
+        #tail
+    };
+    let body = if func.sig.asyncness.is_some() {
+        quote! { { #check #inner } }
+    } else {
+        quote! {
+            {
+                #check
+                ::north_natural::__private::block_on::<#ret>(#function, async move { #inner })
+            }
+        }
+    };
+    *func.block = syn::parse2(body)?;
+    Ok(quote! { #func })
+}

@@ -1,0 +1,376 @@
+//! Running one block: bind the variables into context locals, build the
+//! prompt, loop model ↔ tools until a final answer, then hand the effect and
+//! the assigned writable bindings back to the generated code.
+
+use std::any::type_name;
+use std::sync::{Arc, Mutex};
+
+use north_protocol::{ChatRequest, ContentBlock, Message, Role};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use crate::env::{CallGuard, lock};
+use crate::error::{BlockLocation, Error, ParseError};
+use crate::final_answer::{Final, parse_final};
+use crate::prompt::{Finish, locals_lines, system_text, user_text};
+use crate::schema::{SchemaFn, schema_of};
+use crate::summary::short_type_name;
+use crate::tools::{BindingInfo, Locals, Outcome, Run, ToolContext, visible_tools};
+use crate::validate::coerce;
+
+/// Where a block sits, fixed at expansion time.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct BlockMeta {
+    /// The function's name.
+    pub function: &'static str,
+    /// 0 for the docstring block, then 1, 2, ... for inline blocks.
+    pub index: u32,
+    /// Source line of the block.
+    pub line: u32,
+    /// Whether the block sits inside a `for`/`while`/`loop` body.
+    pub in_loop: bool,
+}
+
+impl BlockMeta {
+    fn label(&self) -> String {
+        if self.index == 0 {
+            format!("docstring block (line {})", self.line)
+        } else {
+            format!("inline block {} (line {})", self.index, self.line)
+        }
+    }
+
+    fn location(&self) -> BlockLocation {
+        BlockLocation::new(self.function, self.label())
+    }
+}
+
+/// The control-flow effect a block requested.
+#[doc(hidden)]
+#[derive(Debug, PartialEq)]
+pub enum Effect<T> {
+    /// Go on after the block.
+    None,
+    /// `continue` the enclosing loop.
+    Continue,
+    /// `break` the enclosing loop.
+    Break,
+    /// Return this value from the function.
+    Return(T),
+}
+
+/// A block being prepared by the generated code.
+#[doc(hidden)]
+pub struct BlockRun<'g> {
+    meta: &'static BlockMeta,
+    guard: &'g CallGuard,
+    bindings: Vec<BindingInfo>,
+    values: Map<String, Value>,
+}
+
+fn to_json<T: Serialize + ?Sized>(meta: &BlockMeta, name: &str, value: &T) -> Result<Value, Error> {
+    serde_json::to_value(value).map_err(|e| Error::Binding {
+        at: meta.location(),
+        binding: name.to_owned(),
+        message: format!(
+            "cannot convert the value of `{}` to JSON: {e}",
+            type_name::<T>()
+        ),
+    })
+}
+
+impl<'g> BlockRun<'g> {
+    /// Starts a block of the call `guard`.
+    pub fn new(meta: &'static BlockMeta, guard: &'g CallGuard) -> Self {
+        BlockRun {
+            meta,
+            guard,
+            bindings: Vec::new(),
+            values: Map::new(),
+        }
+    }
+
+    /// Binds `<name>` (read).
+    pub fn read<T: Serialize + ?Sized>(
+        &mut self,
+        name: &'static str,
+        value: &T,
+        schema: Option<SchemaFn>,
+    ) -> Result<(), Error> {
+        self.values
+            .insert(name.to_owned(), to_json(self.meta, name, value)?);
+        self.bindings.push(BindingInfo {
+            name,
+            type_name: short_type_name(type_name::<T>()),
+            coerce: None,
+            schema,
+        });
+        Ok(())
+    }
+
+    /// Binds `<:name>` (writable): the model's values must fit `T`.
+    pub fn write<T: Serialize + DeserializeOwned + JsonSchema>(
+        &mut self,
+        name: &'static str,
+        value: &T,
+    ) -> Result<(), Error> {
+        self.values
+            .insert(name.to_owned(), to_json(self.meta, name, value)?);
+        self.bindings.push(BindingInfo {
+            name,
+            type_name: short_type_name(type_name::<T>()),
+            coerce: Some(coerce::<T>),
+            schema: Some(schema_of::<T>),
+        });
+        Ok(())
+    }
+
+    /// Runs the block with its interpolated `program`; `T` is the
+    /// function's success type (for `return`).
+    pub async fn run<T: DeserializeOwned + JsonSchema>(
+        self,
+        program: String,
+    ) -> Result<Done<T>, Error> {
+        let at = self.meta.location();
+        let scope = self.guard.scope().cloned();
+        let Some(env) = scope.as_ref().and_then(|s| s.env.clone()) else {
+            return Err(Error::NoEnvironment {
+                function: Some(self.meta.function.to_owned()),
+            });
+        };
+        let frames = scope
+            .as_ref()
+            .map(|s| lock(&s.frames).clone())
+            .unwrap_or_default();
+        let mut values = Map::new();
+        values.insert("memory".to_owned(), env.memory().json());
+        values.extend(self.values);
+        let ctx = ToolContext {
+            at: at.clone(),
+            env: env.clone(),
+            bindings: self.bindings,
+            locals: Mutex::new(Locals {
+                values,
+                assigned: Vec::new(),
+            }),
+        };
+        let outer: Vec<_> = frames
+            .iter()
+            .filter(|f| !Arc::ptr_eq(f, &self.guard.frame))
+            .cloned()
+            .collect();
+        let tools = visible_tools(&env, &frames);
+        let this_call = locals_lines(&ctx);
+        let return_type = short_type_name(type_name::<T>());
+        let finish = Finish {
+            in_loop: self.meta.in_loop,
+            return_type: &return_type,
+            return_schema: schema_of::<T>(),
+        };
+        let cfg = env.configuration();
+        let mut request = ChatRequest::new(
+            cfg.model.clone(),
+            vec![Message::user(user_text(
+                &ctx, &program, &this_call, &outer, &finish,
+            )?)],
+        );
+        request.system = Some(system_text()?);
+        request.tools = tools.iter().map(|t| t.spec()).collect();
+        request.max_tokens = cfg.max_tokens;
+
+        let failure_limit = if env.backend().provider() == crate::stub::PROVIDER {
+            1
+        } else {
+            cfg.max_tool_failures.max(1)
+        };
+        let mut failures = 0;
+        let mut answer = None;
+        for _ in 0..cfg.max_steps {
+            let response = env
+                .backend()
+                .chat(request.clone())
+                .await
+                .map_err(|source| Error::Backend {
+                    at: at.clone(),
+                    source: Box::new(source),
+                })?;
+            let calls: Vec<_> = response.tool_calls().into_iter().cloned().collect();
+            if calls.is_empty() {
+                answer = Some(response.text());
+                break;
+            }
+            request.messages.push(Message {
+                role: Role::Assistant,
+                content: response.content.clone(),
+            });
+            let mut results = Vec::with_capacity(calls.len());
+            for call in calls {
+                let outcome = match tools.iter().find(|t| t.name() == call.name) {
+                    None => Outcome::Failed {
+                        content: serde_json::json!({"error": {"kind": "unknown_tool", "message": format!("no tool named `{}`", call.name)}}).to_string(),
+                        error: Error::Tool {
+                            at: at.clone(),
+                            tool: call.name.clone(),
+                            message: "the model called a tool that does not exist".to_owned(),
+                        },
+                    },
+                    Some(tool) => match &tool.run {
+                        Run::Builtin(b) => b.call(&ctx, &call.arguments),
+                        Run::User(handler) => match handler(&ctx, call.arguments.clone()).await {
+                            Ok(v) => Outcome::Ok(v.to_string()),
+                            Err(e) => Outcome::Failed {
+                                content: serde_json::json!({"error": {"kind": "tool", "message": e.message()}}).to_string(),
+                                error: Error::Tool {
+                                    at: at.clone(),
+                                    tool: call.name.clone(),
+                                    message: e.message().to_owned(),
+                                },
+                            },
+                        },
+                    },
+                };
+                let (content, is_error) = match outcome {
+                    Outcome::Ok(content) => (content, false),
+                    Outcome::Failed { content, error } => {
+                        failures += 1;
+                        if failures >= failure_limit {
+                            return Err(error);
+                        }
+                        (content, true)
+                    }
+                };
+                results.push(ContentBlock::ToolResult {
+                    call_id: call.id.clone(),
+                    content,
+                    is_error,
+                });
+            }
+            request.messages.push(Message {
+                role: Role::Tool,
+                content: results,
+            });
+        }
+        let Some(answer) = answer else {
+            return Err(Error::StepLimit {
+                at,
+                limit: cfg.max_steps,
+            });
+        };
+
+        *lock(&self.guard.frame.last_locals) = Some(locals_lines(&ctx));
+
+        let parse_error = |message: String| ParseError {
+            at: at.clone(),
+            message,
+            answer: answer.chars().take(200).collect(),
+        };
+        let effect = match parse_final(&answer).map_err(parse_error)? {
+            Final::Proceed => Effect::None,
+            f @ (Final::Continue | Final::Break) if !self.meta.in_loop => {
+                return Err(Error::EffectOutsideLoop {
+                    at,
+                    effect: if f == Final::Break {
+                        "break"
+                    } else {
+                        "continue"
+                    },
+                });
+            }
+            Final::Continue => Effect::Continue,
+            Final::Break => Effect::Break,
+            Final::Return(value_json) => {
+                let value = match value_json {
+                    None => Value::Null,
+                    Some(text) => serde_json::from_str(&text).map_err(|e| {
+                        parse_error(format!("`effect.value_json` is not JSON text: {e}"))
+                    })?,
+                };
+                let typed =
+                    crate::validate::deserialize::<T>(value).map_err(|r| Error::Return {
+                        at: at.clone(),
+                        type_name: short_type_name(type_name::<T>()),
+                        message: match r.path {
+                            Some(p) => format!("at `{p}`: {}", r.message),
+                            None => r.message,
+                        },
+                    })?;
+                Effect::Return(typed)
+            }
+            Final::Failed {
+                message,
+                error_type,
+            } => {
+                return Err(Error::Model {
+                    at,
+                    message,
+                    error_type,
+                });
+            }
+        };
+        let locals = std::mem::replace(
+            &mut *lock(&ctx.locals),
+            Locals {
+                values: Map::new(),
+                assigned: Vec::new(),
+            },
+        );
+        Ok(Done {
+            at,
+            values: locals.values,
+            assigned: locals.assigned,
+            effect,
+        })
+    }
+}
+
+/// A finished block: the effect and the writable bindings to commit.
+#[doc(hidden)]
+pub struct Done<T> {
+    at: BlockLocation,
+    values: Map<String, Value>,
+    assigned: Vec<&'static str>,
+    effect: Effect<T>,
+}
+
+impl<T> Done<T> {
+    /// Commits `<:name>` into `slot` if the block assigned it.
+    pub fn commit<V: DeserializeOwned>(
+        &mut self,
+        name: &'static str,
+        slot: &mut V,
+    ) -> Result<(), Error> {
+        if !self.assigned.contains(&name) {
+            return Ok(());
+        }
+        let Some(value) = self.values.remove(name) else {
+            return Ok(());
+        };
+        *slot = serde_json::from_value(value).map_err(|e| Error::Binding {
+            at: self.at.clone(),
+            binding: name.to_owned(),
+            message: format!(
+                "cannot commit the new value into `{}`: {e}",
+                type_name::<V>()
+            ),
+        })?;
+        Ok(())
+    }
+
+    /// The requested effect.
+    pub fn into_effect(self) -> Effect<T> {
+        self.effect
+    }
+}
+
+/// The value of a function whose docstring block ended without `return`:
+/// `()` and `Option` have one (null); other types are an error.
+#[doc(hidden)]
+pub fn implicit_return<T: DeserializeOwned>(function: &'static str) -> Result<T, Error> {
+    serde_json::from_value(Value::Null).map_err(|_| Error::MissingReturn {
+        function: function.to_owned(),
+        type_name: short_type_name(type_name::<T>()),
+    })
+}

@@ -1,0 +1,168 @@
+//! Natural blocks: instructions inside Rust functions that a model executes
+//! against the function's own variables (the spec `natural-blocks.md`).
+//!
+//! Rust controls the flow; the model executes the blocks. A function marked
+//! [`#[natural]`](natural) may hold a *docstring block* (a doc comment whose
+//! first non-empty line is exactly `natural`, run when the function starts)
+//! and *inline blocks* (a standalone string-literal statement whose first
+//! non-empty line is exactly `natural`, run where it stands). In the text,
+//! `<name>` lets the model read a variable and `<:name>` lets it write one
+//! (the variable must be `mut`); the values it writes are validated against
+//! the variable's real Rust type. `{name}` interpolates a variable with
+//! `Display` when the block runs; `{{` and `}}` are literal braces. All of
+//! this is checked while the function compiles.
+//!
+//! Main types: [`Environment`] (configuration, workspace root, a
+//! `north-llm` [`Backend`](north_llm::Backend), [`Memory`]) set with
+//! [`environment`]; [`StubBackend`] to run with no model; [`Tool`] and
+//! [`#[tool]`](tool) for user tools; [`Error`] and the three tool/answer
+//! error types [`ParseError`], [`ToolEvalError`], [`ToolValidationError`].
+//!
+//! This crate must not run model-written code: the model acts only through
+//! tools, and its expressions are side-effect-free jq filters.
+//!
+//! # Example
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use north_natural::{Envelope, Environment, Memory, StubBackend, environment, natural};
+//! use schemars::JsonSchema;
+//! use serde::{Deserialize, Serialize};
+//!
+//! /// How a review feels.
+//! #[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+//! #[serde(rename_all = "lowercase")]
+//! enum Sentiment {
+//!     Positive,
+//!     Negative,
+//! }
+//!
+//! /// What the model remembers between calls.
+//! #[derive(Clone, Default, Serialize, Deserialize, JsonSchema)]
+//! struct Notes {
+//!     /// Products people complained about.
+//!     complaints: Vec<String>,
+//! }
+//!
+//! #[natural]
+//! async fn triage(product: &str, reviews: Vec<String>) -> north_natural::Result<u32> {
+//!     let mut negative = 0u32;
+//!     for review in &reviews {
+//!         let mut sentiment = Sentiment::Positive;
+//!         "natural
+//!         Classify this review of {product} into <:sentiment>: {review}
+//!         If it is negative and <product> is not in memory.complaints yet, add it.
+//!         ";
+//!         if sentiment == Sentiment::Negative {
+//!             negative += 1;
+//!         }
+//!     }
+//!     Ok(negative)
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> north_natural::Result<()> {
+//! // The stub backend answers each block from an envelope: no model needed.
+//! // With a key, use `north_natural::backend_from_env()` instead.
+//! let stub = StubBackend::new([
+//!     Envelope::done().bind("sentiment", "positive"),
+//!     Envelope::done()
+//!         .bind("sentiment", "negative")
+//!         .bind("memory.complaints", ["kettle"]),
+//! ]);
+//! let memory = Memory::new(Notes::default())?;
+//! let env = Environment::new(Arc::new(stub)).with_memory(&memory);
+//!
+//! let reviews = vec!["Boils fast.".to_owned(), "Leaks everywhere.".to_owned()];
+//! let negative = environment(env, triage("kettle", reviews)).await?;
+//! assert_eq!(negative, 1);
+//! assert_eq!(memory.get().complaints, ["kettle"]);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Blocks at run time
+//!
+//! When a block runs, the bound variables become the *context locals*, a
+//! JSON object that also holds `memory`. The model sees the program, the
+//! bindings with their Rust types (and the JSON schema of writable ones), a
+//! bounded summary of the locals (this call's, then those of enclosing
+//! natural calls on the same task) and of the memory. It works through
+//! tools: `nh_eval` (a jq filter over the context locals), `nh_dir`,
+//! `nh_help` (the JSON schema of a binding's type, with its doc comments)
+//! and `nh_assign(target, expression)`, which validates the value against
+//! the target's type — a writable binding or `memory.<field>` — and changes
+//! nothing if it does not fit. It ends with a JSON object: `{"effect":
+//! null}`, `{"effect": {"type": "continue" | "break"}}` (only for blocks
+//! inside a `for`/`while`/`loop` body), `{"effect": {"type": "return",
+//! "value_json": "..."}}` (validated against the function's success type),
+//! or `{"error": {"message": ..., "type": ...}}`. Writable bindings that were
+//! assigned are then committed into the Rust variables.
+//!
+//! A natural function returns `Result<T, E>` with `E: From<Error>`; a
+//! function whose body is empty returns what its docstring block returns.
+//! A sync `fn` works too: it blocks on a runtime and takes its environment
+//! from [`environment_sync`].
+//!
+//! # Tools
+//!
+//! ```
+//! use north_natural::{ToolContext, tool};
+//!
+//! /// Looks up the stock level of a product.
+//! #[tool]
+//! async fn stock(ctx: &ToolContext, product: String) -> Result<u32, String> {
+//!     match product.as_str() {
+//!         "kettle" => Ok(12),
+//!         other => Err(format!("no product `{other}` (asked from {})", ctx.function())),
+//!     }
+//! }
+//!
+//! // `#[tool]` adds `stock_tool()`; register it globally, in an environment
+//! // or — from inside a natural call — for the rest of that call.
+//! north_natural::register_global_tool(stock_tool()).unwrap();
+//! # assert!(north_natural::remove_global_tool("stock"));
+//! ```
+//!
+//! Names are ASCII identifiers; registering a name that is already visible
+//! (built-ins included) fails unless the tool is marked `overwrite(true)`
+//! (or `#[tool(overwrite = true)]`).
+
+mod block;
+mod env;
+mod error;
+mod final_answer;
+mod jq;
+mod memory;
+mod prompt;
+mod providers;
+mod schema;
+mod stub;
+mod summary;
+mod tools;
+mod validate;
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+
+pub use env::{
+    Configuration, Environment, EnvironmentOverride, environment, environment_override,
+    environment_override_sync, environment_sync, get_environment,
+};
+pub use error::{
+    BlockLocation, Error, ParseError, ToolEvalError, ToolRegistrationError, ToolValidationError,
+};
+pub use memory::{Memory, MemoryHandle, MemoryModel, NoMemory};
+pub use north_natural_macros::{natural, tool};
+pub use prompt::program_of;
+pub use providers::backend_from_env;
+pub use stub::{Envelope, StubBackend, StubBlock, StubToolCall};
+pub use tools::{
+    Tool, ToolContext, ToolError, ToolFuture, ToolScope, is_valid_tool_name, register_global_tool,
+    register_tool, remove_global_tool,
+};
+
+/// `Result` with [`Error`]: a ready-made return type for natural functions.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

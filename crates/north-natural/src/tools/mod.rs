@@ -1,0 +1,350 @@
+//! Tools the model may call during a block: the `nh_*` built-ins and user
+//! tools in three scopes (global, environment, call), with the spec's
+//! visibility and name-conflict rules.
+
+mod builtin;
+mod context;
+
+use std::fmt;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use futures::future::BoxFuture;
+use north_protocol::ToolSpec;
+use serde_json::Value;
+
+use crate::env::{Environment, Frame, current_scope, lock};
+use crate::error::{Error, ToolRegistrationError};
+use crate::schema::SchemaFn;
+
+pub(crate) use builtin::{BUILTIN_NAMES, Builtin, Outcome, builtin_tools};
+pub use context::ToolContext;
+pub(crate) use context::{BindingInfo, Locals};
+
+/// What a user tool returns on failure: a message for the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolError {
+    message: String,
+}
+
+impl ToolError {
+    /// A failure with `message`.
+    pub fn new(message: impl Into<String>) -> Self {
+        ToolError {
+            message: message.into(),
+        }
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+impl From<String> for ToolError {
+    fn from(message: String) -> Self {
+        ToolError { message }
+    }
+}
+
+impl From<&str> for ToolError {
+    fn from(message: &str) -> Self {
+        ToolError::new(message)
+    }
+}
+
+/// The future a tool handler returns.
+pub type ToolFuture<'a> = BoxFuture<'a, Result<Value, ToolError>>;
+
+type Handler = Arc<dyn for<'a> Fn(&'a ToolContext, Value) -> ToolFuture<'a> + Send + Sync>;
+
+#[derive(Clone)]
+pub(crate) enum Run {
+    Builtin(Builtin),
+    User(Handler),
+}
+
+#[derive(Clone)]
+enum InputSchema {
+    Value(Arc<Value>),
+    Lazy(SchemaFn),
+}
+
+/// A tool: a name, a description, the JSON schema of its arguments and a
+/// handler that receives the block's [`ToolContext`]. Declare one with
+/// `#[north_natural::tool]` or build one with [`Tool::new`] /
+/// [`Tool::from_fn`].
+#[derive(Clone)]
+pub struct Tool {
+    name: String,
+    description: String,
+    schema: InputSchema,
+    pub(crate) run: Run,
+    overwrite: bool,
+}
+
+impl fmt::Debug for Tool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tool")
+            .field("name", &self.name)
+            .field("overwrite", &self.overwrite)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Tool {
+    /// An async tool. `handler` gets the block context and the arguments
+    /// object as the model sent it.
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+        handler: impl for<'a> Fn(&'a ToolContext, Value) -> ToolFuture<'a> + Send + Sync + 'static,
+    ) -> Self {
+        Tool {
+            name: name.into(),
+            description: description.into(),
+            schema: InputSchema::Value(Arc::new(input_schema)),
+            run: Run::User(Arc::new(handler)),
+            overwrite: false,
+        }
+    }
+
+    /// A synchronous tool.
+    pub fn from_fn(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+        handler: impl Fn(&ToolContext, Value) -> Result<Value, ToolError> + Send + Sync + 'static,
+    ) -> Self {
+        let handler = Arc::new(handler);
+        Tool::new(name, description, input_schema, move |ctx, args| {
+            let out = handler(ctx, args);
+            Box::pin(async move { out })
+        })
+    }
+
+    #[doc(hidden)]
+    pub fn __from_macro(
+        name: &'static str,
+        description: &'static str,
+        schema: SchemaFn,
+        call: for<'a> fn(&'a ToolContext, Value) -> ToolFuture<'a>,
+        overwrite: bool,
+    ) -> Self {
+        Tool {
+            name: name.to_owned(),
+            description: description.to_owned(),
+            schema: InputSchema::Lazy(schema),
+            run: Run::User(Arc::new(call)),
+            overwrite,
+        }
+    }
+
+    pub(crate) fn builtin(b: Builtin) -> Self {
+        Tool {
+            name: b.name().to_owned(),
+            description: b.description().to_owned(),
+            schema: InputSchema::Value(Arc::new(b.input_schema())),
+            run: Run::Builtin(b),
+            overwrite: false,
+        }
+    }
+
+    /// Lets registration replace a visible tool of the same name
+    /// (built-ins included).
+    #[must_use]
+    pub fn overwrite(mut self, overwrite: bool) -> Self {
+        self.overwrite = overwrite;
+        self
+    }
+
+    /// The name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The description.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// The JSON schema of the arguments object.
+    pub fn input_schema(&self) -> Value {
+        let mut schema = match &self.schema {
+            InputSchema::Value(v) => (**v).clone(),
+            InputSchema::Lazy(f) => (*f()).clone(),
+        };
+        if let Value::Object(map) = &mut schema {
+            map.remove("$schema");
+            map.remove("title");
+        }
+        schema
+    }
+
+    pub(crate) fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: self.name.clone(),
+            description: self.description.clone(),
+            input_schema: self.input_schema(),
+            approval: Default::default(),
+        }
+    }
+}
+
+/// Whether `name` is ASCII `^[A-Za-z_][A-Za-z0-9_]*$`.
+pub fn is_valid_tool_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Tools of one scope, in registration order.
+#[derive(Default, Clone)]
+pub(crate) struct Registry {
+    tools: Vec<Tool>,
+}
+
+impl Registry {
+    pub(crate) fn insert(&mut self, tool: Tool) {
+        match self.tools.iter_mut().find(|t| t.name == tool.name) {
+            Some(slot) => *slot = tool,
+            None => self.tools.push(tool),
+        }
+    }
+
+    fn remove(&mut self, name: &str) -> bool {
+        let before = self.tools.len();
+        self.tools.retain(|t| t.name != name);
+        before != self.tools.len()
+    }
+
+    fn names(&self) -> impl Iterator<Item = &str> {
+        self.tools.iter().map(|t| t.name.as_str())
+    }
+}
+
+fn global() -> &'static Mutex<Registry> {
+    static GLOBAL: OnceLock<Mutex<Registry>> = OnceLock::new();
+    GLOBAL.get_or_init(Default::default)
+}
+
+/// The scope a tool was registered in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolScope {
+    /// Visible everywhere, from the next block on.
+    Global,
+    /// Visible to blocks under the current environment.
+    Environment,
+    /// Visible to the rest of the current natural call and calls nested in it.
+    Call,
+}
+
+/// Names visible from a place, with the scope each comes from.
+pub(crate) fn visible_names(
+    env: Option<&Environment>,
+    frames: &[Arc<Frame>],
+) -> Vec<(String, &'static str)> {
+    let mut out: Vec<(String, &'static str)> = BUILTIN_NAMES
+        .iter()
+        .map(|n| ((*n).to_owned(), "built-in"))
+        .collect();
+    out.extend(lock(global()).names().map(|n| (n.to_owned(), "global")));
+    if let Some(env) = env {
+        out.extend(env.tools().names().map(|n| (n.to_owned(), "environment")));
+    }
+    for frame in frames {
+        out.extend(lock(&frame.tools).names().map(|n| (n.to_owned(), "call")));
+    }
+    out
+}
+
+pub(crate) fn check_registration(
+    tool: &Tool,
+    visible: &[(String, &'static str)],
+) -> Result<(), ToolRegistrationError> {
+    if !is_valid_tool_name(&tool.name) {
+        return Err(ToolRegistrationError::InvalidName {
+            name: tool.name.clone(),
+        });
+    }
+    if !tool.overwrite
+        && let Some((_, existing)) = visible.iter().rev().find(|(n, _)| *n == tool.name)
+    {
+        return Err(ToolRegistrationError::Conflict {
+            name: tool.name.clone(),
+            existing,
+        });
+    }
+    Ok(())
+}
+
+/// Registers `tool` where the caller stands: in the current natural call
+/// when inside one, else in the current environment when one is active,
+/// else globally. A name already visible fails unless the tool was built
+/// with `overwrite(true)`.
+pub fn register_tool(tool: Tool) -> Result<ToolScope, Error> {
+    let Some(scope) = current_scope() else {
+        register_global_tool(tool)?;
+        return Ok(ToolScope::Global);
+    };
+    let frames = lock(&scope.frames).clone();
+    if let Some(top) = frames.last() {
+        let visible = visible_names(scope.env.as_ref(), &frames);
+        check_registration(&tool, &visible)?;
+        lock(&top.tools).insert(tool);
+        return Ok(ToolScope::Call);
+    }
+    match &scope.env {
+        Some(env) => {
+            env.register_tool(tool)?;
+            Ok(ToolScope::Environment)
+        }
+        None => {
+            register_global_tool(tool)?;
+            Ok(ToolScope::Global)
+        }
+    }
+}
+
+/// Registers `tool` in the global scope. The global registry is live:
+/// blocks started afterwards see it.
+pub fn register_global_tool(tool: Tool) -> Result<(), Error> {
+    let visible = visible_names(None, &[]);
+    check_registration(&tool, &visible)?;
+    lock(global()).insert(tool);
+    Ok(())
+}
+
+/// Removes a global tool; returns whether one was there.
+pub fn remove_global_tool(name: &str) -> bool {
+    lock(global()).remove(name)
+}
+
+/// The tools a block sees, by name: built-ins, then global, environment and
+/// call scopes (outer to inner); a later scope's tool replaces an earlier one.
+pub(crate) fn visible_tools(env: &Environment, frames: &[Arc<Frame>]) -> Vec<Tool> {
+    let mut reg = Registry::default();
+    for t in builtin_tools() {
+        reg.insert(t.clone());
+    }
+    for t in &lock(global()).tools {
+        reg.insert(t.clone());
+    }
+    for t in &env.tools().tools {
+        reg.insert(t.clone());
+    }
+    for frame in frames {
+        for t in &lock(&frame.tools).tools {
+            reg.insert(t.clone());
+        }
+    }
+    reg.tools
+}

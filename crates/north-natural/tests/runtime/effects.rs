@@ -1,0 +1,148 @@
+//! Control-flow effects: continue, break, return (with validation), and
+//! their loop-context rules.
+
+use std::sync::Arc;
+
+use north_natural::{Envelope, Environment, Error, StubBackend, environment, natural};
+
+use crate::stub;
+
+#[natural]
+async fn first_long_word(
+    words: Vec<String>,
+) -> north_natural::Result<(Vec<String>, Option<String>)> {
+    let mut seen = Vec::new();
+    let mut found = None;
+    for word in words {
+        seen.push(word.clone());
+        "natural
+        If {word} is shorter than 5 letters, continue. Otherwise store it in <:found> and break.
+        ";
+        seen.push("after".to_owned());
+    }
+    Ok((seen, found))
+}
+
+#[tokio::test]
+async fn a_loop_body_decides_continue_and_break() {
+    let backend = StubBackend::from_fn(|block| {
+        let word = block.program.split_whitespace().nth(1).unwrap_or_default();
+        if word.len() < 5 {
+            Envelope::done().continue_loop()
+        } else {
+            Envelope::done().bind("found", word).break_loop()
+        }
+    });
+    let env = Environment::new(Arc::new(backend));
+    let words = ["a", "bb", "elephant", "zebra"].map(String::from).to_vec();
+    let (seen, found) = environment(env, first_long_word(words)).await.unwrap();
+    assert_eq!(seen, ["a", "bb", "elephant"]);
+    assert_eq!(found.as_deref(), Some("elephant"));
+}
+
+#[natural]
+async fn countdown(mut n: u32) -> north_natural::Result<Vec<u32>> {
+    let mut out = Vec::new();
+    while n > 0 {
+        n -= 1;
+        "natural
+        Decide whether to skip {n}.
+        ";
+        out.push(n);
+    }
+    loop {
+        "natural
+        Stop now.
+        ";
+    }
+    Ok(out)
+}
+
+#[tokio::test]
+async fn while_and_loop_bodies_are_loop_contexts() {
+    let env = stub([
+        Envelope::done(),
+        Envelope::done().continue_loop(),
+        Envelope::done(),
+        Envelope::done().break_loop(),
+    ]);
+    assert_eq!(environment(env, countdown(3)).await.unwrap(), [2, 0]);
+}
+
+#[natural]
+async fn pick(options: Vec<u32>) -> north_natural::Result<u32> {
+    "natural
+    Return the best of <options>.
+    ";
+    Ok(0)
+}
+
+#[tokio::test]
+async fn return_validates_the_value_into_the_return_type() {
+    let env = stub([Envelope::done().returning(7)]);
+    assert_eq!(environment(env, pick(vec![7])).await.unwrap(), 7);
+
+    let env = stub([Envelope::done().returning("seven")]);
+    let err = environment(env, pick(vec![7])).await.unwrap_err();
+    assert!(matches!(err, Error::Return { .. }), "{err}");
+    insta::assert_snapshot!("return_invalid", err.to_string());
+
+    let env = stub([Envelope::done().returning(-1)]);
+    assert!(matches!(
+        environment(env, pick(vec![])).await,
+        Err(Error::Return { .. })
+    ));
+}
+
+#[tokio::test]
+async fn return_value_json_must_be_json_text() {
+    let env = stub([Envelope {
+        natural_final: serde_json::json!({"effect": {"type": "return", "value_json": "{not json"}}),
+        ..Envelope::done()
+    }]);
+    let err = environment(env, pick(vec![])).await.unwrap_err();
+    assert!(matches!(err, Error::Parse(_)), "{err}");
+}
+
+#[tokio::test]
+async fn break_and_continue_outside_a_loop_fail() {
+    for envelope in [
+        Envelope::done().break_loop(),
+        Envelope::done().continue_loop(),
+    ] {
+        let err = environment(stub([envelope]), pick(vec![1]))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, Error::EffectOutsideLoop { .. }), "{err}");
+    }
+    let err = environment(stub([Envelope::done().break_loop()]), pick(vec![1]))
+        .await
+        .unwrap_err();
+    insta::assert_snapshot!("break_outside_loop", err.to_string());
+}
+
+#[natural]
+async fn closure_in_loop(items: Vec<u32>) -> north_natural::Result<u32> {
+    let mut count = 0u32;
+    for item in items {
+        let double = |x: u32| x * 2;
+        count += double(item);
+        if item > 1 {
+            "natural
+            Maybe stop at {item}; <count> so far.
+            ";
+        }
+    }
+    Ok(count)
+}
+
+#[tokio::test]
+async fn a_block_nested_in_an_if_inside_a_loop_is_in_the_loop() {
+    let env = stub([Envelope::done().break_loop()]);
+    assert_eq!(
+        environment(env, closure_in_loop(vec![1, 2, 3]))
+            .await
+            .unwrap(),
+        6
+    );
+}

@@ -1,0 +1,447 @@
+//! The UI state machine: agent events and prompts in, key presses in,
+//! actions for the runner out. No I/O besides the small reads slash commands
+//! make; rendering lives in `view`.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use north_agent::TurnEnd;
+use north_protocol::{
+    ApprovalDecision, ApprovalKind, ContentBlock, ErrorKind, Event, Message, Role,
+};
+use ratatui::text::Line;
+
+use crate::approver::{Prompt, PromptKind, UiMsg};
+use crate::composer::Composer;
+use crate::diff::{DiffFile, parse_unified};
+use crate::markdown::stable_prefix;
+use crate::transcript::{Item, details_text, is_large, render_items};
+
+/// What the session is, for the status line and `/model`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionInfo {
+    /// Project root.
+    pub root: PathBuf,
+    /// Provider name.
+    pub provider: String,
+    /// Model name.
+    pub model: String,
+    /// Session id.
+    pub session_id: String,
+}
+
+/// What the runner must do after input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Run a turn with this input.
+    Submit(String),
+    /// Cancel the running turn.
+    Interrupt,
+    /// Leave.
+    Quit,
+    /// Clear the terminal's screen (not the session).
+    ClearScreen,
+    /// Switch to this session.
+    Resume(String),
+}
+
+/// A prompt on screen.
+#[derive(Debug)]
+pub(crate) struct Pending {
+    pub call_id: String,
+    pub kind: PromptKind,
+    pub reply: Option<tokio::sync::oneshot::Sender<ApprovalDecision>>,
+    pub selected: usize,
+    pub scroll: usize,
+}
+
+impl Pending {
+    /// (label, shortcut keys, decision) of each option.
+    pub fn options(&self) -> &'static [(&'static str, &'static str, ApprovalDecision)] {
+        match self.kind {
+            PromptKind::Shell { .. } => &[
+                ("Run this time", "1", ApprovalDecision::RunOnce),
+                ("Always execute", "2", ApprovalDecision::Always),
+                ("Deny", "3", ApprovalDecision::Deny),
+            ],
+            PromptKind::Edit { .. } => &[
+                ("Accept", "y", ApprovalDecision::Accept),
+                ("Reject", "n", ApprovalDecision::Reject),
+            ],
+            PromptKind::Capability { .. } => &[
+                ("Grant", "y", ApprovalDecision::Grant),
+                ("Deny", "n", ApprovalDecision::Deny),
+            ],
+        }
+    }
+}
+
+/// The `/resume` picker.
+#[derive(Debug)]
+pub(crate) struct Picker {
+    pub sessions: Vec<(String, String)>,
+    pub selected: usize,
+}
+
+/// The whole UI state.
+#[derive(Debug)]
+pub struct App {
+    pub(crate) info: SessionInfo,
+    pub(crate) items: Vec<Item>,
+    pub(crate) committed: usize,
+    /// No item was printed since the screen was cleared.
+    pub(crate) fresh_screen: bool,
+    pub(crate) streaming: String,
+    pub(crate) composer: Composer,
+    pub(crate) pending: Option<Pending>,
+    pub(crate) picker: Option<Picker>,
+    pub(crate) busy_since: Option<Instant>,
+    pub(crate) elapsed: Duration,
+    pub(crate) tokens: u64,
+    pub(crate) queued: VecDeque<String>,
+    pub(crate) quit_armed: bool,
+    pub(crate) interrupting: bool,
+    pub(crate) hint: Option<String>,
+    pub(crate) keyboard_enhanced: bool,
+    /// Terminal height of the last layout, so drawing lays out the same.
+    pub(crate) screen_h: std::cell::Cell<u16>,
+    diffs: HashMap<String, Vec<DiffFile>>,
+    requests: HashMap<String, (ApprovalKind, String)>,
+    pub(crate) last_details: Option<(String, String)>,
+    pub(crate) dirty: bool,
+}
+
+impl App {
+    /// A fresh UI for `info`.
+    pub fn new(info: SessionInfo) -> Self {
+        App {
+            info,
+            items: Vec::new(),
+            committed: 0,
+            fresh_screen: true,
+            streaming: String::new(),
+            composer: Composer::default(),
+            pending: None,
+            picker: None,
+            busy_since: None,
+            elapsed: Duration::ZERO,
+            tokens: 0,
+            queued: VecDeque::new(),
+            quit_armed: false,
+            interrupting: false,
+            hint: None,
+            keyboard_enhanced: false,
+            screen_h: std::cell::Cell::new(0),
+            diffs: HashMap::new(),
+            requests: HashMap::new(),
+            last_details: None,
+            dirty: true,
+        }
+    }
+
+    /// The session shown.
+    pub fn info(&self) -> &SessionInfo {
+        &self.info
+    }
+
+    /// Records whether the terminal reports Shift+Enter (kitty protocol).
+    pub fn set_keyboard_enhanced(&mut self, on: bool) {
+        self.keyboard_enhanced = on;
+    }
+
+    /// Whether a turn is running.
+    pub fn is_busy(&self) -> bool {
+        self.busy_since.is_some()
+    }
+
+    /// Whether a prompt waits for the user.
+    pub fn has_prompt(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// The composer's text.
+    pub fn composer_text(&self) -> String {
+        self.composer.text()
+    }
+
+    /// Whether something changed since the last [`App::take_dirty`].
+    pub fn take_dirty(&mut self) -> bool {
+        std::mem::take(&mut self.dirty)
+    }
+
+    /// Whether something changed that is not drawn yet.
+    pub fn is_dirty(&self) -> bool {
+        self.dirty
+    }
+
+    /// Marks the screen as needing a redraw.
+    pub fn mark_dirty(&mut self) {
+        self.dirty = true;
+    }
+
+    /// Items of the transcript so far (printed or not).
+    pub fn items(&self) -> &[Item] {
+        &self.items
+    }
+
+    /// Advances the clock of the working indicator; `true` if what it
+    /// shows changed.
+    pub fn tick(&mut self, now: Instant) -> bool {
+        let Some(since) = self.busy_since else {
+            return false;
+        };
+        let before = (self.elapsed.as_millis() / 100, self.elapsed.as_secs());
+        self.elapsed = now.saturating_duration_since(since);
+        let after = (self.elapsed.as_millis() / 100, self.elapsed.as_secs());
+        if before != after {
+            self.dirty = true;
+        }
+        before != after
+    }
+
+    pub(crate) fn push(&mut self, item: Item) {
+        self.items.push(item);
+        self.dirty = true;
+    }
+
+    /// Adds a notice (slash command output, a note from North).
+    pub fn notice(&mut self, title: impl Into<String>, body: Vec<Line<'static>>) {
+        self.push(Item::Notice {
+            title: title.into(),
+            body,
+        });
+    }
+
+    /// Lines of the items not printed yet, and marks them printed.
+    pub fn take_commits(&mut self, width: u16) -> Vec<Line<'static>> {
+        if self.committed >= self.items.len() {
+            return Vec::new();
+        }
+        let prev = if self.fresh_screen || self.committed == 0 {
+            None
+        } else {
+            self.items.get(self.committed - 1)
+        };
+        let lines = render_items(&self.items[self.committed..], prev, width);
+        self.committed = self.items.len();
+        self.fresh_screen = false;
+        lines
+    }
+
+    /// Forgets what is on screen (after `/clear`): the next item starts at
+    /// the top without a separating blank line.
+    pub fn screen_cleared(&mut self) {
+        self.fresh_screen = true;
+        self.dirty = true;
+    }
+
+    fn finish_stream(&mut self) {
+        let text = self.streaming.trim_end().to_string();
+        self.streaming.clear();
+        if !text.trim().is_empty() {
+            self.push(Item::Assistant(text));
+        }
+    }
+
+    /// Starts the working indicator for a turn the runner starts.
+    pub fn start_turn(&mut self, input: &str) {
+        self.push(Item::User(input.to_string()));
+        self.busy_since = Some(Instant::now());
+        self.elapsed = Duration::ZERO;
+        self.interrupting = false;
+    }
+
+    /// Handles a message from the agent side; may produce an action (a
+    /// queued input to send now that a turn ended).
+    pub fn handle_msg(&mut self, msg: UiMsg) -> Option<Action> {
+        self.dirty = true;
+        match msg {
+            UiMsg::Event(e) => self.handle_event(e),
+            UiMsg::Prompt(p) => self.handle_prompt(p),
+            UiMsg::TurnDone(end) => return self.turn_done(&end),
+            UiMsg::Resumed {
+                session_id,
+                messages,
+            } => self.resumed(session_id, &messages),
+            UiMsg::Failed(message) => self.push(Item::Error(message)),
+        }
+        None
+    }
+
+    /// Renders one agent event into the timeline.
+    pub fn handle_event(&mut self, event: Event) {
+        self.dirty = true;
+        if let Event::AssistantText { text } = event {
+            self.streaming.push_str(&text);
+            let cut = stable_prefix(&self.streaming);
+            if cut > 0 {
+                let head: String = self.streaming.drain(..cut).collect();
+                let head = head.trim_end().to_string();
+                if !head.trim().is_empty() {
+                    self.push(Item::Assistant(head));
+                }
+            }
+            return;
+        }
+        self.finish_stream();
+        match event {
+            Event::SessionStarted {
+                session_id,
+                provider,
+                model,
+            } => {
+                self.info.session_id = session_id;
+                self.info.provider = provider;
+                self.info.model = model;
+            }
+            Event::ToolIntent { line, .. } => self.push(Item::Intent(line)),
+            Event::ToolResult {
+                tool,
+                ok,
+                summary,
+                details,
+                ..
+            } => {
+                let text = details.as_ref().map(details_text).unwrap_or_default();
+                let has_details = is_large(&text);
+                if has_details {
+                    self.last_details = Some((tool.clone(), text));
+                }
+                self.push(Item::Result {
+                    tool,
+                    ok,
+                    summary,
+                    has_details,
+                });
+            }
+            Event::ApprovalRequested {
+                call_id,
+                kind,
+                subject,
+            } => {
+                self.requests.insert(call_id, (kind, subject));
+            }
+            Event::ApprovalDecided { call_id, decision } => {
+                if self.pending.as_ref().is_some_and(|p| p.call_id == call_id) {
+                    self.pending = None;
+                }
+                if let Some(files) = self.diffs.remove(&call_id) {
+                    self.push(Item::Review {
+                        files,
+                        decision: Some(decision),
+                    });
+                }
+                let (kind, subject) = self
+                    .requests
+                    .remove(&call_id)
+                    .unwrap_or((ApprovalKind::Shell, call_id));
+                self.push(Item::Decision {
+                    kind,
+                    subject,
+                    decision,
+                });
+            }
+            Event::Diff { call_id, diff } => {
+                self.diffs
+                    .entry(call_id)
+                    .or_insert_with(|| parse_unified(&diff));
+            }
+            Event::Usage { total, .. } => {
+                self.tokens = total.input_tokens
+                    + total.output_tokens
+                    + total.cache_read_input_tokens
+                    + total.cache_creation_input_tokens;
+            }
+            Event::Error {
+                kind: ErrorKind::Interrupted,
+                ..
+            } => self.push(Item::Interrupted),
+            Event::Error { message, .. } => self.push(Item::Error(message)),
+            Event::AssistantText { .. } | Event::TurnStarted { .. } | Event::TurnEnd { .. } => {}
+        }
+    }
+
+    /// Shows a prompt for the user's decision.
+    pub fn handle_prompt(&mut self, prompt: Prompt) {
+        self.finish_stream();
+        if let PromptKind::Edit { files } = &prompt.kind {
+            self.diffs.insert(prompt.call_id.clone(), files.clone());
+        }
+        if let Some(old) = self.pending.take()
+            && let Some(reply) = old.reply
+        {
+            // Only one prompt can be answered at a time; an older one is refused.
+            let _ = reply.send(old.kind.refusal());
+        }
+        self.pending = Some(Pending {
+            call_id: prompt.call_id,
+            kind: prompt.kind,
+            reply: Some(prompt.reply),
+            selected: 0,
+            scroll: 0,
+        });
+        self.composer.set_focused(false);
+        self.dirty = true;
+    }
+
+    fn turn_done(&mut self, _end: &TurnEnd) -> Option<Action> {
+        self.finish_stream();
+        self.busy_since = None;
+        self.interrupting = false;
+        if let Some(p) = self.pending.take()
+            && let Some(reply) = p.reply
+        {
+            let _ = reply.send(p.kind.refusal());
+        }
+        self.composer.set_focused(true);
+        let next = self.queued.pop_front()?;
+        self.start_turn(&next);
+        Some(Action::Submit(next))
+    }
+
+    fn resumed(&mut self, session_id: String, messages: &[Message]) {
+        self.info.session_id = session_id.clone();
+        self.tokens = 0;
+        let shown: Vec<&Message> = messages
+            .iter()
+            .filter(|m| matches!(m.role, Role::User | Role::Assistant))
+            .filter(|m| {
+                m.content
+                    .iter()
+                    .any(|b| matches!(b, ContentBlock::Text { .. }))
+            })
+            .collect();
+        let skip = shown.len().saturating_sub(10);
+        self.notice(
+            format!(
+                "Resumed session {session_id} ({} earlier messages{})",
+                shown.len(),
+                if skip > 0 { ", the last 10 shown" } else { "" }
+            ),
+            Vec::new(),
+        );
+        for m in shown.into_iter().skip(skip) {
+            let text = m.text_content();
+            let (visible, _) = north_agent::blocks::split_blocks(&text);
+            let visible = visible.trim().to_string();
+            if visible.is_empty() {
+                continue;
+            }
+            match m.role {
+                Role::User => self.push(Item::User(visible)),
+                _ => self.push(Item::Assistant(visible)),
+            }
+        }
+    }
+
+    pub(crate) fn decide(&mut self, decision: ApprovalDecision) {
+        if let Some(mut p) = self.pending.take()
+            && let Some(reply) = p.reply.take()
+        {
+            let _ = reply.send(decision);
+        }
+        self.composer.set_focused(true);
+        self.dirty = true;
+    }
+}

@@ -1,0 +1,166 @@
+//! The approver the TUI gives the agent: each request becomes a prompt in
+//! the UI, and the agent waits for the user's answer on a oneshot channel.
+
+use futures::future::BoxFuture;
+use north_agent::{ApprovalRequest, Approver, TurnEnd};
+use north_protocol::{ApprovalDecision, Event, Message};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::diff::{DiffFile, files_of};
+
+/// What a prompt asks about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PromptKind {
+    /// A shell command: run once, always, or deny.
+    Shell {
+        /// The exact command.
+        command: String,
+    },
+    /// An edit proposal: accept or reject.
+    Edit {
+        /// Its files and diffs.
+        files: Vec<DiffFile>,
+    },
+    /// A capability: grant or deny.
+    Capability {
+        /// E.g. `net:example.com`.
+        capability: String,
+        /// Why it was asked for.
+        reason: String,
+    },
+}
+
+impl PromptKind {
+    /// The answer when nobody answers (the UI closed, the turn was interrupted).
+    pub fn refusal(&self) -> ApprovalDecision {
+        match self {
+            PromptKind::Edit { .. } => ApprovalDecision::Reject,
+            _ => ApprovalDecision::Deny,
+        }
+    }
+}
+
+/// A request waiting for the user's decision.
+#[derive(Debug)]
+pub struct Prompt {
+    /// The tool call (or capability request) id.
+    pub call_id: String,
+    /// What is asked.
+    pub kind: PromptKind,
+    /// Where the decision goes.
+    pub reply: oneshot::Sender<ApprovalDecision>,
+}
+
+/// Everything the UI loop receives from the agent side.
+#[derive(Debug)]
+pub enum UiMsg {
+    /// An agent event to render.
+    Event(Event),
+    /// A decision is needed.
+    Prompt(Prompt),
+    /// The running turn ended.
+    TurnDone(TurnEnd),
+    /// Another session was opened (`/resume`).
+    Resumed {
+        /// The session id.
+        session_id: String,
+        /// Its conversation so far.
+        messages: Vec<Message>,
+    },
+    /// Something the user asked for failed outside a turn.
+    Failed(String),
+}
+
+/// Forwards approval requests to the UI. Flags from configuration
+/// (`approve_edits`, `allow_shell`) answer without asking, as configured.
+#[derive(Debug, Clone)]
+pub struct TuiApprover {
+    tx: mpsc::UnboundedSender<UiMsg>,
+    /// Accept edits without asking.
+    pub approve_edits: bool,
+    /// Run commands without asking.
+    pub allow_shell: bool,
+}
+
+/// The receiving end of the UI channel, plus a sender for agent events.
+#[derive(Debug)]
+pub struct Inbox {
+    pub(crate) tx: mpsc::UnboundedSender<UiMsg>,
+    pub(crate) rx: mpsc::UnboundedReceiver<UiMsg>,
+}
+
+impl Inbox {
+    /// A sender for the same channel (events from the agent task).
+    pub fn sender(&self) -> mpsc::UnboundedSender<UiMsg> {
+        self.tx.clone()
+    }
+
+    /// Receives the next message.
+    pub async fn recv(&mut self) -> Option<UiMsg> {
+        self.rx.recv().await
+    }
+
+    /// Receives a message if one is waiting.
+    pub fn try_recv(&mut self) -> Option<UiMsg> {
+        self.rx.try_recv().ok()
+    }
+}
+
+/// A new approver and the inbox its prompts (and the agent's events) arrive in.
+pub fn channel() -> (TuiApprover, Inbox) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    (
+        TuiApprover {
+            tx: tx.clone(),
+            approve_edits: false,
+            allow_shell: false,
+        },
+        Inbox { tx, rx },
+    )
+}
+
+impl Approver for TuiApprover {
+    fn decide<'a>(
+        &'a self,
+        call_id: &'a str,
+        request: ApprovalRequest<'a>,
+    ) -> BoxFuture<'a, ApprovalDecision> {
+        let kind = match request {
+            ApprovalRequest::Shell { command } => PromptKind::Shell {
+                command: command.to_string(),
+            },
+            ApprovalRequest::Edit { proposal } => PromptKind::Edit {
+                files: files_of(proposal),
+            },
+            ApprovalRequest::Capability { capability, reason } => PromptKind::Capability {
+                capability: capability.to_string(),
+                reason: reason.to_string(),
+            },
+        };
+        let automatic = match kind {
+            PromptKind::Shell { .. } if self.allow_shell => Some(ApprovalDecision::RunOnce),
+            PromptKind::Edit { .. } if self.approve_edits => Some(ApprovalDecision::Accept),
+            _ => None,
+        };
+        let refusal = kind.refusal();
+        let (reply, answer) = oneshot::channel();
+        let sent = automatic.is_none()
+            && self
+                .tx
+                .send(UiMsg::Prompt(Prompt {
+                    call_id: call_id.to_string(),
+                    kind,
+                    reply,
+                }))
+                .is_ok();
+        Box::pin(async move {
+            if let Some(d) = automatic {
+                return d;
+            }
+            if !sent {
+                return refusal;
+            }
+            answer.await.unwrap_or(refusal)
+        })
+    }
+}

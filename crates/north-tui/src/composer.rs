@@ -1,0 +1,166 @@
+//! The composer: a multiline text area with input history.
+
+use crossterm::event::KeyEvent;
+use ratatui::style::Style;
+use ratatui_textarea::{CursorMove, TextArea, WrapMode};
+
+use crate::style;
+use crate::wrap::width;
+
+/// Rows the composer grows to before it scrolls.
+pub const MAX_ROWS: u16 = 8;
+
+/// Multiline input with history of what was sent.
+#[derive(Debug)]
+pub struct Composer {
+    area: TextArea<'static>,
+    history: Vec<String>,
+    /// Position while browsing history; `None` when editing a fresh draft.
+    browsing: Option<usize>,
+    draft: String,
+}
+
+fn text_area(text: &str) -> TextArea<'static> {
+    let mut area = TextArea::new(text.split('\n').map(str::to_string).collect());
+    area.set_wrap_mode(WrapMode::WordOrGlyph);
+    area.set_cursor_line_style(Style::new());
+    area.set_placeholder_text("Ask North to do something · /help for commands");
+    area.set_placeholder_style(style::dim());
+    area.move_cursor(CursorMove::Bottom);
+    area.move_cursor(CursorMove::End);
+    area
+}
+
+impl Default for Composer {
+    fn default() -> Self {
+        Composer {
+            area: text_area(""),
+            history: Vec::new(),
+            browsing: None,
+            draft: String::new(),
+        }
+    }
+}
+
+impl Composer {
+    /// The text as typed, lines joined with `\n`.
+    pub fn text(&self) -> String {
+        self.area.lines().join("\n")
+    }
+
+    /// Whether nothing is typed.
+    pub fn is_empty(&self) -> bool {
+        self.area.lines().iter().all(String::is_empty)
+    }
+
+    /// Replaces the text, cursor at the end.
+    pub fn set_text(&mut self, text: &str) {
+        self.area = text_area(text);
+    }
+
+    /// Takes the text out (clearing the composer) and records it in history.
+    pub fn take(&mut self) -> String {
+        let text = self.text();
+        self.set_text("");
+        self.browsing = None;
+        self.draft.clear();
+        if !text.trim().is_empty() && self.history.last() != Some(&text) {
+            self.history.push(text.clone());
+        }
+        text
+    }
+
+    /// Clears without recording.
+    pub fn clear(&mut self) {
+        self.set_text("");
+        self.browsing = None;
+    }
+
+    /// Inserts a line break at the cursor.
+    pub fn newline(&mut self) {
+        self.area.insert_newline();
+    }
+
+    /// Inserts text (a paste), line breaks included, without sending.
+    pub fn insert(&mut self, text: &str) {
+        let text = text.replace("\r\n", "\n").replace('\r', "\n");
+        self.area.insert_str(text);
+    }
+
+    /// Passes an editing key to the text area.
+    pub fn input(&mut self, key: KeyEvent) {
+        self.area.input(key);
+    }
+
+    /// The cursor's (row, column) in the text.
+    pub fn cursor(&self) -> (usize, usize) {
+        let c = self.area.cursor();
+        (c.0, c.1)
+    }
+
+    /// Number of text lines.
+    pub fn line_count(&self) -> usize {
+        self.area.lines().len()
+    }
+
+    /// Steps back in history; `false` when there is nothing older.
+    pub fn history_prev(&mut self) -> bool {
+        let next = match self.browsing {
+            None if self.history.is_empty() => return false,
+            None => {
+                self.draft = self.text();
+                self.history.len() - 1
+            }
+            Some(0) => return false,
+            Some(i) => i - 1,
+        };
+        self.browsing = Some(next);
+        let text = self.history[next].clone();
+        self.area = text_area(&text);
+        true
+    }
+
+    /// Steps forward in history, back to the draft at the end.
+    pub fn history_next(&mut self) -> bool {
+        let Some(i) = self.browsing else {
+            return false;
+        };
+        if i + 1 < self.history.len() {
+            self.browsing = Some(i + 1);
+            let text = self.history[i + 1].clone();
+            self.area = text_area(&text);
+        } else {
+            self.browsing = None;
+            let draft = std::mem::take(&mut self.draft);
+            self.area = text_area(&draft);
+        }
+        true
+    }
+
+    /// Rows needed at `cols` columns (soft-wrapped), at most [`MAX_ROWS`].
+    pub fn rows(&self, cols: u16) -> u16 {
+        let cols = usize::from(cols).max(1);
+        let rows: usize = self
+            .area
+            .lines()
+            .iter()
+            .map(|l| (width(l) + 1).div_ceil(cols).max(1))
+            .sum();
+        (rows as u16).clamp(1, MAX_ROWS)
+    }
+
+    /// The widget to render.
+    pub fn widget(&self) -> impl ratatui::widgets::Widget + '_ {
+        &self.area
+    }
+
+    /// Whether the cursor block is shown (hidden while a prompt has focus).
+    pub fn set_focused(&mut self, focused: bool) {
+        if focused {
+            self.area
+                .set_cursor_style(Style::new().add_modifier(ratatui::style::Modifier::REVERSED));
+        } else {
+            self.area.set_cursor_style(Style::new());
+        }
+    }
+}

@@ -1,0 +1,150 @@
+//! Diffs for review: one file after another, each with a header naming the
+//! file and its line counts, hunks coloured line by line.
+
+use north_tools::edit::{FileChange, Proposal};
+use ratatui::text::{Line, Span};
+
+use crate::style;
+use crate::wrap::wrap_spans;
+
+/// One file of an edit proposal, as the review shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiffFile {
+    /// Path relative to the project root.
+    pub path: String,
+    /// Unified diff text.
+    pub diff: String,
+    /// Lines added.
+    pub added: usize,
+    /// Lines removed.
+    pub removed: usize,
+    /// Whether the file is new.
+    pub created: bool,
+}
+
+impl From<&FileChange> for DiffFile {
+    fn from(f: &FileChange) -> Self {
+        DiffFile {
+            path: f.path.clone(),
+            diff: f.diff.clone(),
+            added: f.lines_added,
+            removed: f.lines_removed,
+            created: f.creates(),
+        }
+    }
+}
+
+/// The files of a proposal.
+pub fn files_of(proposal: &Proposal) -> Vec<DiffFile> {
+    proposal.files.iter().map(DiffFile::from).collect()
+}
+
+/// Splits unified diff text (as in the `diff` event) into files.
+pub fn parse_unified(text: &str) -> Vec<DiffFile> {
+    let mut files: Vec<DiffFile> = Vec::new();
+    let mut lines = text.split_inclusive('\n').peekable();
+    while let Some(line) = lines.next() {
+        if let Some(from) = line.strip_prefix("--- ")
+            && let Some(to) = lines.peek().and_then(|l| l.strip_prefix("+++ "))
+        {
+            let path = to.trim_end().trim_start_matches("b/").to_string();
+            let created = from.trim_end() == "/dev/null";
+            let mut diff = line.to_string();
+            if let Some(next) = lines.next() {
+                diff.push_str(next);
+            }
+            files.push(DiffFile {
+                path,
+                diff,
+                added: 0,
+                removed: 0,
+                created,
+            });
+            continue;
+        }
+        if let Some(f) = files.last_mut() {
+            if line.starts_with('+') {
+                f.added += 1;
+            } else if line.starts_with('-') {
+                f.removed += 1;
+            }
+            f.diff.push_str(line);
+        }
+    }
+    files
+}
+
+/// `+3 −1` style counts.
+pub fn counts(added: usize, removed: usize) -> Vec<Span<'static>> {
+    vec![
+        Span::styled(format!("+{added}"), style::added()),
+        Span::raw(" "),
+        Span::styled(format!("−{removed}"), style::removed()),
+    ]
+}
+
+/// Header line of one file.
+pub fn file_header(f: &DiffFile) -> Line<'static> {
+    let mut spans = vec![
+        Span::styled("▌ ", style::dim()),
+        Span::styled(f.path.clone(), style::file()),
+        Span::raw("  "),
+    ];
+    spans.extend(counts(f.added, f.removed));
+    if f.created {
+        spans.push(Span::styled("  (new file)", style::notice()));
+    }
+    Line::from(spans)
+}
+
+/// All files as coloured lines at `width`, headers included; the `---` and
+/// `+++` lines are replaced by the file header.
+pub fn render(files: &[DiffFile], width: u16) -> Vec<Line<'static>> {
+    let width = usize::from(width).max(8);
+    let mut out = Vec::new();
+    for (i, f) in files.iter().enumerate() {
+        if i > 0 {
+            out.push(Line::default());
+        }
+        out.push(file_header(f));
+        for line in f.diff.lines() {
+            if line.starts_with("--- ") || line.starts_with("+++ ") {
+                continue;
+            }
+            let st = if line.starts_with("@@") {
+                style::hunk()
+            } else if line.starts_with('+') {
+                style::added()
+            } else if line.starts_with('-') {
+                style::removed()
+            } else if line.starts_with('\\') {
+                style::dim()
+            } else {
+                ratatui::style::Style::new()
+            };
+            let text = line.replace('\t', "    ");
+            for row in wrap_spans(&[Span::styled(text, st)], width) {
+                out.push(Line::from(row));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unified_text_splits_into_files_with_counts() {
+        let text = "--- a/x.rs\n+++ b/x.rs\n@@ -1 +1 @@\n-old\n+new\n--- /dev/null\n+++ b/y.rs\n@@ -0,0 +1 @@\n+hi\n";
+        let files = parse_unified(text);
+        assert_eq!(files.len(), 2);
+        assert_eq!(
+            (files[0].path.as_str(), files[0].added, files[0].removed),
+            ("x.rs", 1, 1)
+        );
+        assert!(files[1].created);
+        assert_eq!(files[1].path, "y.rs");
+    }
+}

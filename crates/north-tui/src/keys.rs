@@ -1,0 +1,234 @@
+//! Key handling: the composer, prompts, the session picker, and Ctrl+C /
+//! Ctrl+D semantics (interrupt first, quit on the second press).
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use north_protocol::ApprovalDecision;
+
+use crate::app::{Action, App};
+use crate::approver::PromptKind;
+use crate::transcript::Item;
+
+fn is_press(key: &KeyEvent) -> bool {
+    matches!(key.kind, KeyEventKind::Press | KeyEventKind::Repeat)
+}
+
+impl App {
+    /// Handles a paste: inserted into the composer, never sent.
+    pub fn handle_paste(&mut self, text: &str) {
+        if self.pending.is_none() && self.picker.is_none() {
+            self.composer.insert(text);
+            self.dirty = true;
+        }
+    }
+
+    /// Handles a key press.
+    pub fn handle_key(&mut self, key: KeyEvent) -> Vec<Action> {
+        if !is_press(&key) {
+            return Vec::new();
+        }
+        self.dirty = true;
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if ctrl && key.code == KeyCode::Char('c') {
+            return self.ctrl_c();
+        }
+        self.quit_armed = false;
+        self.hint = None;
+        if ctrl
+            && key.code == KeyCode::Char('d')
+            && self.pending.is_none()
+            && self.picker.is_none()
+            && self.composer.is_empty()
+        {
+            return vec![Action::Quit];
+        }
+        if self.pending.is_some() {
+            return self.prompt_key(key);
+        }
+        if self.picker.is_some() {
+            return self.picker_key(key);
+        }
+        match key.code {
+            KeyCode::Enter
+                if key
+                    .modifiers
+                    .intersects(KeyModifiers::SHIFT | KeyModifiers::ALT) =>
+            {
+                self.composer.newline()
+            }
+            KeyCode::Enter => return self.submit(),
+            KeyCode::Char('j') if ctrl => self.composer.newline(),
+            KeyCode::Char('o') if ctrl => self.expand_details(),
+            KeyCode::Up if self.composer.cursor().0 == 0 => {
+                if !self.composer.history_prev() {
+                    self.composer.input(key);
+                }
+            }
+            KeyCode::Down if self.composer.cursor().0 + 1 >= self.composer.line_count() => {
+                if !self.composer.history_next() {
+                    self.composer.input(key);
+                }
+            }
+            _ => self.composer.input(key),
+        }
+        Vec::new()
+    }
+
+    fn ctrl_c(&mut self) -> Vec<Action> {
+        if self.quit_armed {
+            return vec![Action::Quit];
+        }
+        self.quit_armed = true;
+        if let Some(p) = self.pending.take() {
+            let refusal = p.kind.refusal();
+            self.pending = Some(p);
+            self.decide(refusal);
+        }
+        if self.is_busy() {
+            self.interrupting = true;
+            self.queued.clear();
+            self.hint = Some("Interrupting… (ctrl+c again quits)".into());
+            return vec![Action::Interrupt];
+        }
+        if self.picker.take().is_some() || !self.composer.is_empty() {
+            self.composer.clear();
+        }
+        self.hint = Some("Press ctrl+c again (or ctrl+d) to quit".into());
+        Vec::new()
+    }
+
+    fn submit(&mut self) -> Vec<Action> {
+        let text = self.composer.text();
+        if text.trim().is_empty() {
+            return Vec::new();
+        }
+        let text = self.composer.take();
+        if text.starts_with('/') {
+            return crate::slash::run(self, text.trim());
+        }
+        if self.is_busy() {
+            self.queued.push_back(text);
+            self.hint = Some(format!(
+                "Queued {} message{}: sent when the turn ends",
+                self.queued.len(),
+                if self.queued.len() == 1 { "" } else { "s" }
+            ));
+            return Vec::new();
+        }
+        self.start_turn(&text);
+        vec![Action::Submit(text)]
+    }
+
+    fn expand_details(&mut self) {
+        match &self.last_details {
+            Some((tool, text)) => {
+                let item = Item::Details {
+                    tool: tool.clone(),
+                    text: text.clone(),
+                };
+                self.push(item);
+            }
+            None => self.hint = Some("No tool result with details yet".into()),
+        }
+    }
+
+    fn prompt_key(&mut self, key: KeyEvent) -> Vec<Action> {
+        let Some(p) = self.pending.as_mut() else {
+            return Vec::new();
+        };
+        let options = p.options();
+        let n = options.len();
+        let chosen = match key.code {
+            KeyCode::Left | KeyCode::BackTab => {
+                p.selected = (p.selected + n - 1) % n;
+                None
+            }
+            KeyCode::Right | KeyCode::Tab => {
+                p.selected = (p.selected + 1) % n;
+                None
+            }
+            KeyCode::Up | KeyCode::Char('k') => {
+                p.scroll = p.scroll.saturating_sub(1);
+                None
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                p.scroll += 1;
+                None
+            }
+            KeyCode::PageUp => {
+                p.scroll = p.scroll.saturating_sub(10);
+                None
+            }
+            KeyCode::PageDown | KeyCode::Char(' ') => {
+                p.scroll += 10;
+                None
+            }
+            KeyCode::Home => {
+                p.scroll = 0;
+                None
+            }
+            KeyCode::End => {
+                p.scroll = usize::MAX / 2;
+                None
+            }
+            KeyCode::Enter => Some(options[p.selected].2),
+            KeyCode::Esc => Some(p.kind.refusal()),
+            KeyCode::Char(c) => {
+                let c = c.to_ascii_lowercase();
+                let by_key = options
+                    .iter()
+                    .find(|(_, k, _)| k.starts_with(c))
+                    .map(|o| o.2);
+                by_key.or(match (&p.kind, c) {
+                    (PromptKind::Shell { .. }, 'y' | 'r') => Some(ApprovalDecision::RunOnce),
+                    (PromptKind::Shell { .. }, 'a') => Some(ApprovalDecision::Always),
+                    (PromptKind::Shell { .. }, 'n' | 'd') => Some(ApprovalDecision::Deny),
+                    (PromptKind::Edit { .. }, 'a') => Some(ApprovalDecision::Accept),
+                    (PromptKind::Edit { .. }, 'r') => Some(ApprovalDecision::Reject),
+                    (PromptKind::Capability { .. }, 'g') => Some(ApprovalDecision::Grant),
+                    (PromptKind::Capability { .. }, 'd') => Some(ApprovalDecision::Deny),
+                    _ => None,
+                })
+            }
+            _ => None,
+        };
+        if let Some(d) = chosen {
+            self.decide(d);
+        }
+        Vec::new()
+    }
+
+    fn picker_key(&mut self, key: KeyEvent) -> Vec<Action> {
+        let Some(picker) = self.picker.as_mut() else {
+            return Vec::new();
+        };
+        let n = picker.sessions.len().max(1);
+        match key.code {
+            KeyCode::Up | KeyCode::Char('k') => picker.selected = (picker.selected + n - 1) % n,
+            KeyCode::Down | KeyCode::Char('j') => picker.selected = (picker.selected + 1) % n,
+            KeyCode::Esc => self.picker = None,
+            KeyCode::Enter => {
+                let id = picker.sessions.get(picker.selected).map(|s| s.0.clone());
+                self.picker = None;
+                if let Some(id) = id {
+                    return self.resume(&id);
+                }
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    pub(crate) fn resume(&mut self, id: &str) -> Vec<Action> {
+        if self.is_busy() {
+            self.push(Item::Error(
+                "cannot switch sessions while a turn runs; interrupt it first (ctrl+c)".into(),
+            ));
+            return Vec::new();
+        }
+        if id == self.info.session_id {
+            self.notice(format!("Already in session {id}"), Vec::new());
+            return Vec::new();
+        }
+        vec![Action::Resume(id.to_string())]
+    }
+}

@@ -1,0 +1,36 @@
+//! North's interactive terminal front end.
+//!
+//! One conversational timeline printed into the terminal's normal screen
+//! (finished items scroll into scrollback and stay there after exit) above
+//! a small live area: the answer being streamed, an inline diff review or
+//! command approval, the composer and a status line.
+//!
+//! Main types: [`App`] (the UI state machine: agent events and keys in,
+//! [`Action`]s out), [`TuiApprover`] (the agent's approver: each request
+//! becomes a prompt answered over a oneshot channel), [`InlineTerminal`]
+//! (the inline live area with lines inserted above), and [`run`] (the loop
+//! that wires them to a real terminal and an [`north_agent::Agent`]).
+//!
+//! This crate must not call a model or run a tool: it renders the events
+//! the agent emits and submits the user's input and decisions.
+
+mod app;
+mod approver;
+mod composer;
+pub mod diff;
+mod keys;
+pub mod markdown;
+mod run;
+mod slash;
+pub mod style;
+mod term;
+pub mod transcript;
+mod view;
+pub mod wrap;
+
+pub use app::{Action, App, SessionInfo};
+pub use approver::{Inbox, Prompt, PromptKind, TuiApprover, UiMsg, channel};
+pub use run::{Exit, STREAM_FPS, SessionOpener, Start, TuiError, draw, restore_terminal, run};
+pub use slash::COMMANDS;
+pub use term::{FrameBackend, InlineTerminal, SharedWriter, TtyBackend};
+pub use transcript::Item;

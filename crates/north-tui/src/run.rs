@@ -1,0 +1,356 @@
+//! The interactive loop: terminal set-up and restore, the agent on its own
+//! task, input, and frames paced so streaming never floods the terminal.
+
+use std::io::{self, BufWriter, Stdout, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crossterm::event::{
+    DisableBracketedPaste, EnableBracketedPaste, Event as TermEvent, EventStream,
+    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+};
+use crossterm::{cursor, execute, terminal};
+use futures::StreamExt;
+use north_agent::{Agent, TurnEnd};
+use ratatui::layout::Size;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::app::{Action, App, SessionInfo};
+use crate::approver::{Inbox, UiMsg};
+use crate::term::{FrameBackend, InlineTerminal, TtyBackend};
+
+/// Frames per second while text streams in: fast enough to read as
+/// continuous, slow enough that a fast model does not flood the terminal.
+pub const STREAM_FPS: u64 = 30;
+const SPINNER_TICK: Duration = Duration::from_millis(100);
+
+/// Opens another session for `/resume`: the binary's setup behind a closure.
+pub type SessionOpener = Box<dyn FnMut(&str) -> Result<Agent, String> + Send>;
+
+/// Why the UI ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// The user quit.
+    Quit,
+    /// SIGTERM or SIGHUP.
+    Terminated,
+}
+
+/// Errors of the interactive UI.
+#[derive(Debug, thiserror::Error)]
+pub enum TuiError {
+    /// Standard input or output is not a terminal.
+    #[error(
+        "north needs a terminal for the interactive assistant; use `north exec PROMPT` in scripts and pipes"
+    )]
+    NotATerminal,
+    /// Setting up or writing to the terminal failed.
+    #[error("terminal error: {0}")]
+    Io(#[from] io::Error),
+}
+
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+static ENHANCED: AtomicBool = AtomicBool::new(false);
+
+/// Puts the terminal back as it was: cooked mode, cursor shown, paste and
+/// keyboard modes off. Safe to call more than once and from a panic hook.
+pub fn restore_terminal() {
+    if !ACTIVE.swap(false, Ordering::SeqCst) {
+        return;
+    }
+    let mut out = io::stdout();
+    if ENHANCED.swap(false, Ordering::SeqCst) {
+        let _ = execute!(out, PopKeyboardEnhancementFlags);
+    }
+    let _ = execute!(
+        out,
+        terminal::EndSynchronizedUpdate,
+        DisableBracketedPaste,
+        cursor::Show
+    );
+    let _ = terminal::disable_raw_mode();
+    let _ = out.flush();
+}
+
+/// Restores the terminal when dropped, whatever way the loop ends.
+struct Guard;
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        restore_terminal();
+    }
+}
+
+fn install_panic_hook() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore_terminal();
+        previous(info);
+    }));
+}
+
+/// What the UI starts with.
+pub struct Start {
+    /// Session shown in the status line.
+    pub info: SessionInfo,
+    /// The agent, on its session.
+    pub agent: Agent,
+    /// Opens other sessions for `/resume`.
+    pub opener: SessionOpener,
+    /// Where prompts and events arrive (from [`crate::approver::channel`]).
+    pub inbox: Inbox,
+}
+
+enum WorkerCmd {
+    Turn(String, CancellationToken),
+    Resume(String),
+}
+
+async fn worker(
+    mut agent: Agent,
+    mut opener: SessionOpener,
+    mut cmds: mpsc::UnboundedReceiver<WorkerCmd>,
+    tx: mpsc::UnboundedSender<UiMsg>,
+) {
+    while let Some(cmd) = cmds.recv().await {
+        match cmd {
+            WorkerCmd::Turn(input, cancel) => {
+                let events = tx.clone();
+                let emit = move |e| {
+                    let _ = events.send(UiMsg::Event(e));
+                };
+                let end = agent.run_turn(&input, &emit, &cancel).await;
+                let _ = tx.send(UiMsg::TurnDone(end));
+            }
+            WorkerCmd::Resume(id) => match opener(&id) {
+                Ok(next) => {
+                    agent = next;
+                    let _ = tx.send(UiMsg::Resumed {
+                        session_id: agent.session_id().to_string(),
+                        messages: agent.messages().to_vec(),
+                    });
+                }
+                Err(e) => {
+                    let _ = tx.send(UiMsg::Failed(format!("cannot resume {id}: {e}")));
+                }
+            },
+        }
+    }
+}
+
+/// Draws a frame if anything changed.
+pub fn draw<B: FrameBackend>(term: &mut InlineTerminal<B>, app: &mut App) -> io::Result<()> {
+    let size = term.size();
+    let lines = app.take_commits(size.width);
+    let height = app.live_height(size.width, size.height);
+    term.frame(&lines, height, |f| {
+        let area = f.area();
+        app.render(area, f.buffer_mut());
+    })
+}
+
+struct Loop {
+    term: InlineTerminal<TtyBackend<BufWriter<Stdout>>>,
+    app: App,
+    cmds: mpsc::UnboundedSender<WorkerCmd>,
+    cancel: Option<CancellationToken>,
+    last_draw: Instant,
+}
+
+impl Loop {
+    fn submit(&mut self, input: String) {
+        let cancel = CancellationToken::new();
+        self.cancel = Some(cancel.clone());
+        if self.cmds.send(WorkerCmd::Turn(input, cancel)).is_err() {
+            self.app.handle_msg(UiMsg::TurnDone(TurnEnd::ProviderFailed(
+                "the agent stopped".into(),
+            )));
+        }
+    }
+
+    /// Runs actions; `Some` when the UI should end.
+    fn act(&mut self, actions: Vec<Action>) -> io::Result<Option<Exit>> {
+        for action in actions {
+            match action {
+                Action::Submit(input) => self.submit(input),
+                Action::Interrupt => {
+                    if let Some(c) = &self.cancel {
+                        c.cancel();
+                    }
+                }
+                Action::Quit => {
+                    if let Some(c) = &self.cancel {
+                        c.cancel();
+                    }
+                    return Ok(Some(Exit::Quit));
+                }
+                Action::ClearScreen => {
+                    self.term.clear_screen()?;
+                    self.app.screen_cleared();
+                }
+                Action::Resume(id) => {
+                    let _ = self.cmds.send(WorkerCmd::Resume(id));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    fn draw_now(&mut self) -> io::Result<()> {
+        draw(&mut self.term, &mut self.app)?;
+        self.last_draw = Instant::now();
+        Ok(())
+    }
+}
+
+/// Runs the interactive assistant until the user quits. The terminal is
+/// restored on return, on panic and on SIGTERM/SIGHUP.
+pub async fn run(start: Start) -> Result<Exit, TuiError> {
+    use std::io::IsTerminal;
+    if !io::stdin().is_terminal() || !io::stdout().is_terminal() {
+        return Err(TuiError::NotATerminal);
+    }
+    let (cols, rows) = terminal::size()?;
+    // Ask before raw mode's event reader starts; both answers arrive on stdin.
+    let row = cursor::position()
+        .map(|(_, y)| y)
+        .unwrap_or(rows.saturating_sub(1));
+    terminal::enable_raw_mode()?;
+    ACTIVE.store(true, Ordering::SeqCst);
+    install_panic_hook();
+    let _guard = Guard;
+    let enhanced = terminal::supports_keyboard_enhancement().unwrap_or(false);
+    let mut stdout = io::stdout();
+    if enhanced {
+        execute!(
+            stdout,
+            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+        )?;
+        ENHANCED.store(true, Ordering::SeqCst);
+    }
+    execute!(stdout, EnableBracketedPaste, cursor::Hide)?;
+
+    let size = Size::new(cols, rows);
+    let backend = TtyBackend::new(BufWriter::with_capacity(1 << 16, io::stdout()), size);
+    let term = InlineTerminal::new(backend, size, row)?;
+    let mut app = App::new(start.info);
+    app.set_keyboard_enhanced(enhanced);
+
+    let Start {
+        agent,
+        opener,
+        mut inbox,
+        ..
+    } = start;
+    let history = agent.messages().to_vec();
+    let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
+    let worker = tokio::spawn(worker(agent, opener, cmd_rx, inbox.sender()));
+    if !history.is_empty() {
+        let id = app.info().session_id.clone();
+        app.handle_msg(UiMsg::Resumed {
+            session_id: id,
+            messages: history,
+        });
+    }
+
+    let mut l = Loop {
+        term,
+        app,
+        cmds: cmd_tx,
+        cancel: None,
+        last_draw: Instant::now(),
+    };
+    l.draw_now()?;
+
+    let mut input = EventStream::new();
+    #[cfg(unix)]
+    let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    #[cfg(unix)]
+    let mut sighup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
+    let frame = Duration::from_millis(1000 / STREAM_FPS);
+
+    let exit = loop {
+        let due = if l.app.is_dirty() {
+            Some(l.last_draw + frame)
+        } else if l.app.is_busy() {
+            Some(l.last_draw + SPINNER_TICK)
+        } else {
+            None
+        };
+        let terminated = async {
+            #[cfg(unix)]
+            {
+                tokio::select! {
+                    _ = sigterm.recv() => {},
+                    _ = sighup.recv() => {},
+                }
+            }
+            #[cfg(not(unix))]
+            futures::future::pending::<()>().await
+        };
+        tokio::select! {
+            biased;
+            _ = terminated => break Exit::Terminated,
+            ev = input.next() => {
+                let Some(ev) = ev else { break Exit::Quit };
+                let actions = match ev? {
+                    TermEvent::Key(k) => l.app.handle_key(k),
+                    TermEvent::Paste(text) => {
+                        l.app.handle_paste(&text);
+                        Vec::new()
+                    }
+                    TermEvent::Resize(c, r) => {
+                        let size = Size::new(c, r);
+                        l.term.backend_mut().set_size(size);
+                        l.term.resize(size)?;
+                        l.app.mark_dirty();
+                        Vec::new()
+                    }
+                    _ => Vec::new(),
+                };
+                if let Some(exit) = l.act(actions)? {
+                    break exit;
+                }
+                // Keys are drawn at once: typing never waits for a frame.
+                if l.app.take_dirty() {
+                    l.draw_now()?;
+                }
+            }
+            msg = inbox.recv() => {
+                let Some(msg) = msg else { break Exit::Quit };
+                let mut actions: Vec<Action> = l.app.handle_msg(msg).into_iter().collect();
+                // Coalesce whatever else already arrived into this frame.
+                for _ in 0..4096 {
+                    match inbox.try_recv() {
+                        Some(m) => actions.extend(l.app.handle_msg(m)),
+                        None => break,
+                    }
+                }
+                if let Some(exit) = l.act(actions)? {
+                    break exit;
+                }
+                if l.app.has_prompt() || l.last_draw.elapsed() >= frame {
+                    l.app.take_dirty();
+                    l.draw_now()?;
+                }
+            }
+            _ = tokio::time::sleep_until(due.unwrap_or_else(Instant::now).into()), if due.is_some() => {
+                l.app.tick(Instant::now());
+                if l.app.take_dirty() {
+                    l.draw_now()?;
+                } else {
+                    l.last_draw = Instant::now();
+                }
+            }
+        }
+    };
+    if let Some(c) = &l.cancel {
+        c.cancel();
+    }
+    worker.abort();
+    let _ = draw(&mut l.term, &mut l.app);
+    l.term.finish()?;
+    drop(_guard);
+    Ok(exit)
+}

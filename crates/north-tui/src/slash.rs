@@ -1,0 +1,246 @@
+//! Slash commands: `/help`, `/clear`, `/memory`, `/allowlist`, `/model`,
+//! `/sessions`, `/resume`. They read project files to show them; they never
+//! touch the session or call the model.
+
+use north_agent::memory::MemoryFile;
+use north_agent::store::SessionStore;
+use north_tools::policy::ProjectAllowlist;
+use ratatui::text::{Line, Span};
+
+use crate::app::{Action, App, Picker};
+use crate::style;
+use crate::transcript::Item;
+
+/// The commands, for `/help`.
+pub const COMMANDS: &[(&str, &str)] = &[
+    ("/help", "keys and commands"),
+    (
+        "/clear",
+        "clear the screen (the session and memory are kept)",
+    ),
+    ("/memory", "show the project's memory entries"),
+    ("/allowlist", "show the commands that run without asking"),
+    ("/model", "show the model and provider"),
+    ("/sessions", "list this project's sessions"),
+    (
+        "/resume [ID]",
+        "continue another session (a picker without ID)",
+    ),
+];
+
+fn kv(key: &str, value: &str) -> Line<'static> {
+    Line::from(vec![
+        Span::styled(format!("{key:<14}"), style::key()),
+        Span::raw(value.to_string()),
+    ])
+}
+
+fn session_label(cp: Option<&north_protocol::Checkpoint>) -> String {
+    match cp {
+        Some(cp) => {
+            let first = cp
+                .recent_messages
+                .iter()
+                .find(|m| m.role == "user")
+                .and_then(|m| m.content.lines().next())
+                .unwrap_or("")
+                .to_string();
+            format!(
+                "{:>3} msgs  {}",
+                cp.recent_messages.len(),
+                crate::wrap::truncate(&first, 50)
+            )
+        }
+        None => "(no checkpoint)".into(),
+    }
+}
+
+/// Runs the slash command line `line`.
+pub(crate) fn run(app: &mut App, line: &str) -> Vec<Action> {
+    let mut words = line.split_whitespace();
+    let command = words.next().unwrap_or("/");
+    let arg = words.next();
+    match command {
+        "/help" | "/?" => help(app),
+        "/clear" => {
+            app.notice(
+                "Screen cleared · the session and memory are kept",
+                Vec::new(),
+            );
+            return vec![Action::ClearScreen];
+        }
+        "/memory" => memory(app),
+        "/allowlist" => allowlist(app),
+        "/model" => {
+            let info = app.info().clone();
+            app.notice(
+                "Model",
+                vec![
+                    kv("model", &info.model),
+                    kv("provider", &info.provider),
+                    Line::from(Span::styled(
+                        "Choose another with --model / --provider, or `model` in .north/config.json.",
+                        style::dim(),
+                    )),
+                ],
+            );
+        }
+        "/sessions" => sessions(app),
+        "/resume" => match arg {
+            Some(id) => return app.resume(id),
+            None => picker(app),
+        },
+        other => app.push(Item::Error(format!(
+            "unknown command {other}; /help lists the commands"
+        ))),
+    }
+    Vec::new()
+}
+
+fn help(app: &mut App) {
+    let mut body: Vec<Line<'static>> = COMMANDS.iter().map(|(c, d)| kv(c, d)).collect();
+    body.push(Line::default());
+    let newline = if app.keyboard_enhanced {
+        "shift+enter, ctrl+j or alt+enter"
+    } else {
+        "ctrl+j or alt+enter"
+    };
+    for (k, d) in [
+        ("enter", "send"),
+        ("newline", newline),
+        ("↑ / ↓", "previous / next input"),
+        ("ctrl+o", "details of the last large tool result"),
+        ("ctrl+c", "interrupt the running turn; twice to quit"),
+        ("ctrl+d", "quit (on an empty composer)"),
+    ] {
+        body.push(kv(k, d));
+    }
+    app.notice("Commands", body);
+}
+
+fn memory(app: &mut App) {
+    let file = MemoryFile::project(&app.info().root);
+    match file.load() {
+        Ok(entries) if entries.is_empty() => app.notice(
+            "Memory · no entries",
+            vec![Line::from(Span::styled(
+                "North remembers outcomes in .north/memory.json (north mesh writes them).",
+                style::dim(),
+            ))],
+        ),
+        Ok(entries) => {
+            let body = entries
+                .iter()
+                .map(|e| {
+                    let mut spans = vec![
+                        Span::styled("• ", style::dim()),
+                        Span::styled(e.goal.clone(), style::key()),
+                        Span::raw(" — "),
+                        Span::raw(e.summary.clone()),
+                    ];
+                    if !e.tags.is_empty() {
+                        spans.push(Span::styled(
+                            format!("  [{}]", e.tags.join(", ")),
+                            style::dim(),
+                        ));
+                    }
+                    Line::from(spans)
+                })
+                .collect();
+            app.notice(
+                format!("Memory · {} entries (.north/memory.json)", entries.len()),
+                body,
+            );
+        }
+        Err(e) => app.push(Item::Error(format!("cannot read memory: {e}"))),
+    }
+}
+
+fn allowlist(app: &mut App) {
+    match ProjectAllowlist::load(&app.info().root) {
+        Ok(list) if list.commands().is_empty() => app.notice(
+            "Allowlist · empty",
+            vec![Line::from(Span::styled(
+                "Choose \"Always execute\" on a command prompt to add one to .north/allowlist.json.",
+                style::dim(),
+            ))],
+        ),
+        Ok(list) => {
+            let body = list
+                .commands()
+                .iter()
+                .map(|c| {
+                    Line::from(vec![
+                        Span::styled("• ", style::dim()),
+                        Span::styled(c.clone(), style::code()),
+                    ])
+                })
+                .collect();
+            app.notice(
+                format!(
+                    "Allowlist · {} command{} run without asking (.north/allowlist.json)",
+                    list.commands().len(),
+                    if list.commands().len() == 1 { "" } else { "s" }
+                ),
+                body,
+            );
+        }
+        Err(e) => app.push(Item::Error(format!("cannot read the allowlist: {e}"))),
+    }
+}
+
+fn list(app: &App) -> Result<Vec<(String, String)>, String> {
+    SessionStore::new(&app.info().root)
+        .list()
+        .map(|all| {
+            all.iter()
+                .map(|(s, cp)| (s.id.clone(), session_label(cp.as_ref())))
+                .collect()
+        })
+        .map_err(|e| format!("cannot list sessions: {e}"))
+}
+
+fn sessions(app: &mut App) {
+    match list(app) {
+        Ok(all) if all.is_empty() => app.notice("Sessions · none yet", Vec::new()),
+        Ok(all) => {
+            let current = app.info().session_id.clone();
+            let body = all
+                .iter()
+                .map(|(id, label)| {
+                    let mark = if *id == current { "● " } else { "  " };
+                    Line::from(vec![
+                        Span::styled(mark, style::ok()),
+                        Span::styled(id.clone(), style::key()),
+                        Span::raw("  "),
+                        Span::raw(label.clone()),
+                    ])
+                })
+                .collect();
+            app.notice(
+                format!("Sessions · {} (● current; /resume ID to switch)", all.len()),
+                body,
+            );
+        }
+        Err(e) => app.push(Item::Error(e)),
+    }
+}
+
+fn picker(app: &mut App) {
+    match list(app) {
+        Ok(all) => {
+            let current = app.info().session_id.clone();
+            let others: Vec<(String, String)> =
+                all.into_iter().filter(|(id, _)| *id != current).collect();
+            if others.is_empty() {
+                app.notice("No other session to resume", Vec::new());
+            } else {
+                app.picker = Some(Picker {
+                    sessions: others,
+                    selected: 0,
+                });
+            }
+        }
+        Err(e) => app.push(Item::Error(e)),
+    }
+}

@@ -1,0 +1,363 @@
+//! The terminal: an inline live area at the bottom of the normal screen.
+//!
+//! Finished transcript lines are written above the live area and scroll up
+//! into the terminal's own scrollback, so the conversation stays there after
+//! North exits and selection and copy work as in any other program. The live
+//! area grows and shrinks with what it shows. Every frame is one
+//! synchronized update, and ratatui only sends the cells that changed.
+
+use std::io::{self, Write};
+use std::sync::{Arc, Mutex};
+
+use crossterm::QueueableCommand;
+use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
+use ratatui::backend::{Backend, ClearType, CrosstermBackend, TestBackend, WindowSize};
+use ratatui::buffer::{Buffer, Cell};
+use ratatui::layout::{Position, Rect, Size};
+use ratatui::text::Line;
+use ratatui::widgets::Widget;
+use ratatui::{Frame, Terminal, TerminalOptions, Viewport};
+
+fn io_err<E: std::error::Error>(e: E) -> io::Error {
+    io::Error::other(e.to_string())
+}
+
+/// A backend that can bracket a frame so the terminal shows it at once.
+pub trait FrameBackend: Backend {
+    /// Starts a synchronized update.
+    fn begin_frame(&mut self) -> io::Result<()>;
+    /// Ends it and flushes.
+    fn end_frame(&mut self) -> io::Result<()>;
+}
+
+impl FrameBackend for TestBackend {
+    fn begin_frame(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    fn end_frame(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A writer shared between ratatui's backend and the frame brackets.
+#[derive(Debug)]
+pub struct SharedWriter<W>(Arc<Mutex<W>>);
+
+impl<W> Clone for SharedWriter<W> {
+    fn clone(&self) -> Self {
+        SharedWriter(self.0.clone())
+    }
+}
+
+impl<W: Write> Write for SharedWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self.0.lock() {
+            Ok(mut w) => w.write(buf),
+            Err(_) => Err(io::Error::other("terminal writer poisoned")),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self.0.lock() {
+            Ok(mut w) => w.flush(),
+            Err(_) => Err(io::Error::other("terminal writer poisoned")),
+        }
+    }
+}
+
+/// A crossterm backend over any writer, with a size set by the caller
+/// (from resize events) instead of queried on every frame.
+pub struct TtyBackend<W: Write> {
+    inner: CrosstermBackend<SharedWriter<W>>,
+    out: SharedWriter<W>,
+    size: Size,
+}
+
+impl<W: Write> TtyBackend<W> {
+    /// A backend writing to `writer`, for a terminal of `size`.
+    pub fn new(writer: W, size: Size) -> Self {
+        let out = SharedWriter(Arc::new(Mutex::new(writer)));
+        TtyBackend {
+            inner: CrosstermBackend::new(out.clone()),
+            out,
+            size,
+        }
+    }
+
+    /// Sets the terminal size (after a resize event).
+    pub fn set_size(&mut self, size: Size) {
+        self.size = size;
+    }
+
+    /// Runs `f` on the underlying writer.
+    pub fn with_writer<R>(&self, f: impl FnOnce(&mut W) -> R) -> io::Result<R> {
+        match self.out.0.lock() {
+            Ok(mut w) => Ok(f(&mut w)),
+            Err(_) => Err(io::Error::other("terminal writer poisoned")),
+        }
+    }
+}
+
+impl<W: Write> Backend for TtyBackend<W> {
+    type Error = io::Error;
+
+    fn draw<'a, I>(&mut self, content: I) -> io::Result<()>
+    where
+        I: Iterator<Item = (u16, u16, &'a Cell)>,
+    {
+        self.inner.draw(content)
+    }
+    fn append_lines(&mut self, n: u16) -> io::Result<()> {
+        self.inner.append_lines(n)
+    }
+    fn hide_cursor(&mut self) -> io::Result<()> {
+        self.inner.hide_cursor()
+    }
+    fn show_cursor(&mut self) -> io::Result<()> {
+        self.inner.show_cursor()
+    }
+    fn get_cursor_position(&mut self) -> io::Result<Position> {
+        // Never queried: the live area tracks its own position.
+        Ok(Position::ORIGIN)
+    }
+    fn set_cursor_position<P: Into<Position>>(&mut self, position: P) -> io::Result<()> {
+        self.inner.set_cursor_position(position)
+    }
+    fn clear(&mut self) -> io::Result<()> {
+        self.inner.clear()
+    }
+    fn clear_region(&mut self, clear_type: ClearType) -> io::Result<()> {
+        self.inner.clear_region(clear_type)
+    }
+    fn size(&self) -> io::Result<Size> {
+        Ok(self.size)
+    }
+    fn window_size(&mut self) -> io::Result<WindowSize> {
+        Ok(WindowSize {
+            columns_rows: self.size,
+            pixels: Size::default(),
+        })
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Backend::flush(&mut self.inner)
+    }
+}
+
+impl<W: Write> FrameBackend for TtyBackend<W> {
+    fn begin_frame(&mut self) -> io::Result<()> {
+        self.out.queue(BeginSynchronizedUpdate)?;
+        Ok(())
+    }
+    fn end_frame(&mut self) -> io::Result<()> {
+        self.out.queue(EndSynchronizedUpdate)?;
+        self.out.flush()
+    }
+}
+
+/// The live area and the lines printed above it.
+pub struct InlineTerminal<B: FrameBackend> {
+    term: Terminal<B>,
+    screen: Size,
+    top: u16,
+    height: u16,
+}
+
+impl<B: FrameBackend> InlineTerminal<B> {
+    /// A live area starting at row `cursor_row` of a `screen`-sized terminal.
+    pub fn new(backend: B, screen: Size, cursor_row: u16) -> io::Result<Self> {
+        let top = cursor_row.min(screen.height.saturating_sub(1));
+        let area = Rect::new(0, top, screen.width, 1);
+        let term = Terminal::with_options(
+            backend,
+            TerminalOptions {
+                viewport: Viewport::Fixed(area),
+            },
+        )
+        .map_err(io_err)?;
+        let mut t = InlineTerminal {
+            term,
+            screen,
+            top,
+            height: 0,
+        };
+        t.set_height(1)?;
+        Ok(t)
+    }
+
+    /// The terminal size.
+    pub fn size(&self) -> Size {
+        self.screen
+    }
+
+    /// The live area.
+    pub fn area(&self) -> Rect {
+        Rect::new(0, self.top, self.screen.width, self.height)
+    }
+
+    /// The backend (tests read the screen from it).
+    pub fn backend(&self) -> &B {
+        self.term.backend()
+    }
+
+    /// The backend, mutably.
+    pub fn backend_mut(&mut self) -> &mut B {
+        self.term.backend_mut()
+    }
+
+    /// Scrolls the whole screen up `n` rows: the top rows go to scrollback.
+    fn scroll_up(&mut self, n: u16) -> io::Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        let b = self.term.backend_mut();
+        b.set_cursor_position(Position::new(0, self.screen.height.saturating_sub(1)))
+            .map_err(io_err)?;
+        b.append_lines(n).map_err(io_err)?;
+        self.top = self.top.saturating_sub(n);
+        Ok(())
+    }
+
+    fn place(&mut self) -> io::Result<()> {
+        let area = self.area();
+        self.term.resize(area).map_err(io_err)
+    }
+
+    /// Makes the live area `height` rows tall, scrolling the screen when it
+    /// would not fit below its top row.
+    pub fn set_height(&mut self, height: u16) -> io::Result<()> {
+        let height = height.clamp(1, self.screen.height.max(1));
+        if height == self.height {
+            return Ok(());
+        }
+        if self.top + height > self.screen.height {
+            let over = self.top + height - self.screen.height;
+            self.scroll_up(over)?;
+        }
+        if height < self.height {
+            // Leave nothing of the taller area behind.
+            let b = self.term.backend_mut();
+            b.set_cursor_position(Position::new(0, self.top + height))
+                .map_err(io_err)?;
+            b.clear_region(ClearType::AfterCursor).map_err(io_err)?;
+        }
+        self.height = height;
+        self.place()
+    }
+
+    /// Prints finished lines above the live area (they scroll into the
+    /// terminal's scrollback) and moves the live area below them.
+    pub fn insert_lines(&mut self, lines: &[Line<'_>]) -> io::Result<()> {
+        if lines.is_empty() {
+            return Ok(());
+        }
+        let width = self.screen.width.max(1);
+        let total = lines.len() as u16;
+        let area = Rect::new(0, 0, width, total);
+        let mut buf = Buffer::empty(area);
+        for (i, line) in lines.iter().enumerate() {
+            line.clone()
+                .render(Rect::new(0, i as u16, width, 1), &mut buf);
+        }
+        let screen_h = self.screen.height.max(1);
+        let mut row = self.top;
+        let mut drawn = 0u16;
+        while drawn < total {
+            let chunk = (total - drawn).min(screen_h);
+            if row + chunk > screen_h {
+                let over = row + chunk - screen_h;
+                self.top = row;
+                self.scroll_up(over)?;
+                row = self.top;
+            }
+            let b = self.term.backend_mut();
+            b.set_cursor_position(Position::new(0, row))
+                .map_err(io_err)?;
+            b.clear_region(ClearType::AfterCursor).map_err(io_err)?;
+            let blank = Buffer::empty(Rect::new(0, drawn, width, chunk));
+            let mut part = Buffer::empty(Rect::new(0, drawn, width, chunk));
+            for y in drawn..drawn + chunk {
+                for x in 0..width {
+                    if let (Some(src), Some(dst)) = (buf.cell((x, y)), part.cell_mut((x, y))) {
+                        *dst = src.clone();
+                    }
+                }
+            }
+            let cells: Vec<(u16, u16, Cell)> = blank
+                .diff(&part)
+                .into_iter()
+                .map(|(x, y, c)| (x, y - drawn + row, c.clone()))
+                .collect();
+            b.draw(cells.iter().map(|(x, y, c)| (*x, *y, c)))
+                .map_err(io_err)?;
+            row += chunk;
+            drawn += chunk;
+        }
+        self.top = row;
+        if self.top + self.height > screen_h {
+            let over = self.top + self.height - screen_h;
+            self.scroll_up(over)?;
+        }
+        self.place()
+    }
+
+    /// Draws one frame: `lines` printed above, then the live area at
+    /// `height` rows rendered by `render`, all in one synchronized update.
+    pub fn frame(
+        &mut self,
+        lines: &[Line<'_>],
+        height: u16,
+        render: impl FnOnce(&mut Frame),
+    ) -> io::Result<()> {
+        self.term.backend_mut().begin_frame()?;
+        let result = (|| {
+            self.insert_lines(lines)?;
+            self.set_height(height)?;
+            self.term.draw(render).map_err(io_err)?;
+            Ok(())
+        })();
+        let end = self.term.backend_mut().end_frame();
+        result.and(end)
+    }
+
+    /// Adapts to a new terminal size.
+    pub fn resize(&mut self, screen: Size) -> io::Result<()> {
+        let shrunk = screen.width < self.screen.width;
+        self.screen = screen;
+        let height = self.height.min(screen.height.max(1));
+        if shrunk {
+            // Narrower rows may have re-wrapped: start from a clean screen
+            // rather than draw over half-moved text.
+            let b = self.term.backend_mut();
+            b.clear_region(ClearType::All).map_err(io_err)?;
+            self.top = 0;
+        } else {
+            self.top = self.top.min(screen.height.saturating_sub(height));
+            let b = self.term.backend_mut();
+            b.set_cursor_position(Position::new(0, self.top))
+                .map_err(io_err)?;
+            b.clear_region(ClearType::AfterCursor).map_err(io_err)?;
+        }
+        self.height = height;
+        self.place()
+    }
+
+    /// Clears the screen (scrollback stays) and puts the live area on top.
+    pub fn clear_screen(&mut self) -> io::Result<()> {
+        let b = self.term.backend_mut();
+        b.clear_region(ClearType::All).map_err(io_err)?;
+        self.top = 0;
+        self.place()
+    }
+
+    /// Erases the live area and leaves the cursor where it was, so the
+    /// shell continues right under the transcript.
+    pub fn finish(&mut self) -> io::Result<()> {
+        let top = self.top;
+        let b = self.term.backend_mut();
+        b.begin_frame()?;
+        b.set_cursor_position(Position::new(0, top))
+            .map_err(io_err)?;
+        b.clear_region(ClearType::AfterCursor).map_err(io_err)?;
+        b.show_cursor().map_err(io_err)?;
+        b.end_frame()
+    }
+}

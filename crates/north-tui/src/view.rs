@@ -1,0 +1,334 @@
+//! The live area under the transcript: the answer being streamed, a prompt
+//! or picker, the composer and the status line.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+
+use crate::app::{App, Pending};
+use crate::approver::PromptKind;
+use crate::diff;
+use crate::style;
+use crate::wrap::{spans_width, wrap_prefixed};
+
+const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+/// Heights of the live area's parts.
+struct Layout {
+    stream: Vec<Line<'static>>,
+    stream_h: u16,
+    panel: Vec<Line<'static>>,
+    composer_h: u16,
+}
+
+fn options_lines(p: &Pending, width: usize) -> Vec<Line<'static>> {
+    let mut spans = Vec::new();
+    for (i, (label, key, _)) in p.options().iter().enumerate() {
+        if i == p.selected {
+            spans.push(Span::styled("▶ ", style::ok()));
+            spans.push(Span::styled(format!("{key} {label}"), style::selected()));
+        } else {
+            spans.push(Span::raw("  "));
+            spans.push(Span::styled(format!("{key} {label}"), style::key()));
+        }
+        spans.push(Span::raw("  "));
+    }
+    wrap_prefixed(&spans, width, &[Span::raw(" ")], &[Span::raw(" ")])
+}
+
+fn hint_lines(text: &str, width: usize) -> Vec<Line<'static>> {
+    wrap_prefixed(
+        &[Span::styled(text.to_string(), style::dim())],
+        width,
+        &[Span::raw("  ")],
+        &[Span::raw("  ")],
+    )
+}
+
+fn prompt_lines(p: &Pending, width: u16, max_h: u16) -> Vec<Line<'static>> {
+    let w = usize::from(width).max(8);
+    let mut out = vec![Line::default()];
+    match &p.kind {
+        PromptKind::Shell { command } => {
+            out.push(Line::from(Span::styled(
+                "Command requested — run it?",
+                style::notice(),
+            )));
+            out.extend(wrap_prefixed(
+                &[Span::styled(command.clone(), style::code())],
+                w,
+                &[Span::styled("  $ ", style::dim())],
+                &[Span::raw("    ")],
+            ));
+            out.extend(options_lines(p, w));
+            out.extend(hint_lines(
+                "←/→ choose · enter confirm · 1 run once · 2 always (saved to .north/allowlist.json) · 3/esc deny",
+                w,
+            ));
+        }
+        PromptKind::Capability { capability, reason } => {
+            out.push(Line::from(Span::styled(
+                "Capability requested — grant it for this session?",
+                style::notice(),
+            )));
+            out.extend(wrap_prefixed(
+                &[
+                    Span::styled(capability.clone(), style::code()),
+                    Span::styled(format!("  ({reason})"), style::dim()),
+                ],
+                w,
+                &[Span::raw("  ")],
+                &[Span::raw("  ")],
+            ));
+            out.extend(options_lines(p, w));
+            out.extend(hint_lines(
+                "←/→ choose · enter confirm · y grant · n/esc deny",
+                w,
+            ));
+        }
+        PromptKind::Edit { files } => {
+            let added: usize = files.iter().map(|f| f.added).sum();
+            let removed: usize = files.iter().map(|f| f.removed).sum();
+            let mut head = vec![Span::styled(
+                format!(
+                    "Review edits · {} file{} ",
+                    files.len(),
+                    if files.len() == 1 { "" } else { "s" }
+                ),
+                style::notice(),
+            )];
+            head.extend(diff::counts(added, removed));
+            head.push(Span::styled(
+                " · nothing is written before you accept",
+                style::dim(),
+            ));
+            out.extend(wrap_prefixed(&head, w, &[], &[]));
+            let options = options_lines(p, w);
+            let body = diff::render(files, width);
+            // Header, options and help surround the scrolled diff.
+            let chrome = out.len() + options.len() + 2;
+            let room = usize::from(max_h).saturating_sub(chrome).max(3);
+            let max_scroll = body.len().saturating_sub(room);
+            let scroll = p.scroll.min(max_scroll);
+            let shown: Vec<Line<'static>> = body.iter().skip(scroll).take(room).cloned().collect();
+            let more_below = body.len() > scroll + shown.len();
+            out.extend(shown);
+            out.extend(options);
+            let position = if body.len() > room {
+                format!(
+                    "lines {}–{} of {}{} · ↑/↓ pgup/pgdn scroll · ",
+                    scroll + 1,
+                    scroll + room.min(body.len()),
+                    body.len(),
+                    if more_below { " ▼" } else { "" }
+                )
+            } else {
+                String::new()
+            };
+            out.extend(hint_lines(&format!("{position}y accept · n/esc reject"), w));
+        }
+    }
+    out
+}
+
+impl App {
+    fn picker_lines(&self) -> Vec<Line<'static>> {
+        let Some(picker) = &self.picker else {
+            return Vec::new();
+        };
+        let mut out = vec![Line::from(Span::styled(
+            "Resume which session?",
+            style::notice(),
+        ))];
+        for (i, (id, label)) in picker.sessions.iter().enumerate() {
+            let (mark, st) = if i == picker.selected {
+                ("▶ ", style::selected())
+            } else {
+                ("  ", ratatui::style::Style::new())
+            };
+            out.push(Line::from(vec![
+                Span::styled(mark, style::ok()),
+                Span::styled(format!("{id}  {label}"), st),
+            ]));
+        }
+        out.push(Line::from(Span::styled(
+            "  ↑/↓ choose · enter resume · esc cancel",
+            style::dim(),
+        )));
+        out
+    }
+
+    fn layout(&self, width: u16, screen_h: u16) -> Layout {
+        let composer_h = self.composer.rows(width.saturating_sub(2)) + 1;
+        let fixed = composer_h + 1;
+        let room = screen_h.saturating_sub(fixed);
+        let panel = match &self.pending {
+            Some(p) => prompt_lines(p, width, room.saturating_sub(1)),
+            None => self.picker_lines(),
+        };
+        let panel_h = (panel.len() as u16).min(room);
+        let mut stream = Vec::new();
+        if !self.streaming.trim().is_empty() {
+            if self.committed > 0 && !self.fresh_screen {
+                stream.push(Line::default());
+            }
+            stream.extend(crate::markdown::render(&self.streaming, width));
+        }
+        let stream_h = (stream.len() as u16).min(room.saturating_sub(panel_h));
+        Layout {
+            stream,
+            stream_h,
+            panel,
+            composer_h,
+        }
+    }
+
+    /// Rows the live area needs at this width (at most `screen_h`).
+    pub fn live_height(&self, width: u16, screen_h: u16) -> u16 {
+        self.screen_h.set(screen_h);
+        let l = self.layout(width, screen_h);
+        let panel_h = l.panel.len() as u16;
+        (l.stream_h + panel_h + l.composer_h + 1)
+            .min(screen_h)
+            .max(1)
+    }
+
+    fn status_line(&self, width: u16) -> Line<'static> {
+        let w = usize::from(width);
+        let left: Vec<Span<'static>> = if let Some(hint) = &self.hint {
+            vec![Span::styled(format!(" {hint}"), style::notice())]
+        } else if self.is_busy() {
+            let frame = (self.elapsed.as_millis() / 100) as usize % SPINNER.len();
+            let what = if self.pending.is_some() {
+                "Waiting for your decision"
+            } else if self.interrupting {
+                "Interrupting"
+            } else {
+                "Working"
+            };
+            vec![
+                Span::styled(format!(" {} ", SPINNER[frame]), style::ok()),
+                Span::styled(format!("{what} {}s", self.elapsed.as_secs()), style::key()),
+                Span::styled(" · ctrl+c interrupts", style::dim()),
+            ]
+        } else {
+            let newline = if self.keyboard_enhanced {
+                "shift+enter"
+            } else {
+                "ctrl+j"
+            };
+            vec![Span::styled(
+                format!(" enter send · {newline} newline · /help"),
+                style::dim(),
+            )]
+        };
+        let model = if self.info.provider == self.info.model || self.info.provider.is_empty() {
+            self.info.model.clone()
+        } else {
+            format!("{} · {}", self.info.provider, self.info.model)
+        };
+        let session = if self.info.session_id.is_empty() {
+            "new session".to_string()
+        } else {
+            format!("session {}", self.info.session_id)
+        };
+        let tokens = format!("{} tokens", thousands(self.tokens));
+        // Least important first out when the line is too narrow.
+        let mut parts = vec![model, session, tokens];
+        let left_w = spans_width(&left);
+        let right = loop {
+            let text = format!("{} ", parts.join(" · "));
+            if parts.is_empty() || left_w + crate::wrap::width(&text) + 2 <= w {
+                break if parts.is_empty() {
+                    String::new()
+                } else {
+                    text
+                };
+            }
+            parts.remove(if parts.len() > 1 { 1 } else { 0 });
+        };
+        let pad = w.saturating_sub(left_w + crate::wrap::width(&right));
+        let mut spans = left;
+        spans.push(Span::raw(" ".repeat(pad)));
+        spans.push(Span::styled(right, style::status()));
+        Line::from(spans)
+    }
+
+    /// Draws the live area into `area` of `buf`.
+    pub fn render(&self, area: Rect, buf: &mut Buffer) {
+        let l = self.layout(area.width, self.screen_h.get().max(area.height));
+        let mut y = area.y;
+        let bottom = area.bottom();
+        let take = |y: &mut u16, h: u16| -> Rect {
+            let h = h.min(bottom.saturating_sub(*y));
+            let r = Rect::new(area.x, *y, area.width, h);
+            *y += h;
+            r
+        };
+        // The tail of the answer being streamed.
+        let skip = l.stream.len().saturating_sub(usize::from(l.stream_h));
+        let stream: Vec<Line<'static>> = l.stream.into_iter().skip(skip).collect();
+        Paragraph::new(stream).render(take(&mut y, l.stream_h), buf);
+        // Room left for the panel after composer and status.
+        let panel_room = bottom.saturating_sub(y).saturating_sub(l.composer_h + 1);
+        let panel_h = (l.panel.len() as u16).min(panel_room);
+        Paragraph::new(l.panel).render(take(&mut y, panel_h), buf);
+        // Composer: a rule, then the text.
+        let rule = take(&mut y, 1);
+        let label = if self.pending.is_some() {
+            " answer the prompt above "
+        } else if self.is_busy() {
+            " type ahead: sent when the turn ends "
+        } else {
+            ""
+        };
+        let mut rule_spans = vec![Span::styled("─".repeat(2), style::dim())];
+        rule_spans.push(Span::styled(label, style::dim()));
+        let used = 2 + label.chars().count();
+        rule_spans.push(Span::styled(
+            "─".repeat(usize::from(area.width).saturating_sub(used)),
+            style::dim(),
+        ));
+        Paragraph::new(Line::from(rule_spans)).render(rule, buf);
+        let text_h = l.composer_h.saturating_sub(1);
+        let text_room = text_h.min(bottom.saturating_sub(y).saturating_sub(1));
+        let text = take(&mut y, text_room);
+        if text.width > 2 {
+            Span::styled("› ", style::user())
+                .render(Rect::new(text.x, text.y, 2, 1.min(text.height)), buf);
+            let inner = Rect::new(text.x + 2, text.y, text.width - 2, text.height);
+            self.composer.widget().render(inner, buf);
+        }
+        let status = Rect::new(
+            area.x,
+            bottom.saturating_sub(1),
+            area.width,
+            1.min(area.height),
+        );
+        Paragraph::new(self.status_line(area.width)).render(status, buf);
+    }
+}
+
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_are_grouped() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(1234567), "1,234,567");
+    }
+}

@@ -1,0 +1,178 @@
+//! Word wrapping of styled lines to an exact width.
+//!
+//! Transcript items are wrapped here rather than by a widget because lines
+//! printed above the live area must have a known height before they are
+//! written into the terminal's scrollback.
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use unicode_width::UnicodeWidthChar;
+
+/// Display width of a string in terminal cells.
+pub fn width(s: &str) -> usize {
+    s.chars().map(|c| c.width().unwrap_or(0)).sum()
+}
+
+/// Display width of a sequence of spans.
+pub fn spans_width(spans: &[Span<'_>]) -> usize {
+    spans.iter().map(|s| width(&s.content)).sum()
+}
+
+fn to_spans(cells: &[(char, Style)]) -> Vec<Span<'static>> {
+    let mut out: Vec<Span<'static>> = Vec::new();
+    let mut text = String::new();
+    let mut style: Option<Style> = None;
+    for &(c, s) in cells {
+        if style != Some(s) {
+            if let Some(prev) = style
+                && !text.is_empty()
+            {
+                out.push(Span::styled(std::mem::take(&mut text), prev));
+            }
+            style = Some(s);
+        }
+        text.push(c);
+    }
+    if let Some(s) = style
+        && !text.is_empty()
+    {
+        out.push(Span::styled(text, s));
+    }
+    out
+}
+
+/// Breaks `spans` (one logical line, no newlines) into rows of at most
+/// `width` cells, at spaces where possible and inside a word only when the
+/// word alone is wider than a row.
+pub fn wrap_spans(spans: &[Span<'_>], width: usize) -> Vec<Vec<Span<'static>>> {
+    let width = width.max(1);
+    let mut rows: Vec<Vec<(char, Style)>> = Vec::new();
+    let mut cur: Vec<(char, Style)> = Vec::new();
+    let mut cur_w = 0usize;
+    for span in spans {
+        for c in span.content.chars() {
+            let c = if c == '\t' { ' ' } else { c };
+            let w = c.width().unwrap_or(0);
+            if cur_w + w > width && !cur.is_empty() {
+                if c == ' ' {
+                    // A space at the break point is swallowed by the break.
+                    rows.push(std::mem::take(&mut cur));
+                    cur_w = 0;
+                    continue;
+                }
+                match cur.iter().rposition(|(ch, _)| *ch == ' ') {
+                    Some(sp) if sp > 0 => {
+                        let rest = cur.split_off(sp + 1);
+                        cur.pop();
+                        rows.push(std::mem::replace(&mut cur, rest));
+                    }
+                    _ => rows.push(std::mem::take(&mut cur)),
+                }
+                cur_w = cur.iter().map(|(ch, _)| ch.width().unwrap_or(0)).sum();
+            }
+            cur.push((c, span.style));
+            cur_w += w;
+        }
+    }
+    rows.push(cur);
+    rows.iter().map(|r| to_spans(r)).collect()
+}
+
+/// Wraps `content` to `width` with a prefix on the first row and another on
+/// the following rows (a bullet and its hanging indent, a quote bar).
+pub fn wrap_prefixed(
+    content: &[Span<'_>],
+    width: usize,
+    first: &[Span<'static>],
+    rest: &[Span<'static>],
+) -> Vec<Line<'static>> {
+    let prefix_w = spans_width(first).max(spans_width(rest));
+    let inner = width.saturating_sub(prefix_w).max(1);
+    wrap_spans(content, inner)
+        .into_iter()
+        .enumerate()
+        .map(|(i, row)| {
+            let mut spans: Vec<Span<'static>> = if i == 0 {
+                first.to_vec()
+            } else {
+                rest.to_vec()
+            };
+            spans.extend(row);
+            Line::from(spans)
+        })
+        .collect()
+}
+
+/// Wraps plain text with one style; newlines start new rows.
+pub fn wrap_text(text: &str, width: usize, style: Style) -> Vec<Line<'static>> {
+    text.split('\n')
+        .flat_map(|l| {
+            wrap_spans(&[Span::styled(l.to_string(), style)], width)
+                .into_iter()
+                .map(Line::from)
+        })
+        .collect()
+}
+
+/// Cuts a string to `max` cells, ending with `…` when something was cut.
+pub fn truncate(s: &str, max: usize) -> String {
+    if width(s) <= max {
+        return s.to_string();
+    }
+    let mut out = String::new();
+    let mut w = 0;
+    for c in s.chars() {
+        let cw = c.width().unwrap_or(0);
+        if w + cw + 1 > max {
+            break;
+        }
+        out.push(c);
+        w += cw;
+    }
+    out.push('…');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plain(rows: Vec<Vec<Span<'static>>>) -> Vec<String> {
+        rows.into_iter()
+            .map(|r| r.iter().map(|s| s.content.to_string()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn wraps_at_spaces_and_splits_long_words() {
+        let spans = [Span::raw("the quick brown fox jumps")];
+        assert_eq!(
+            plain(wrap_spans(&spans, 10)),
+            vec!["the quick", "brown fox", "jumps"]
+        );
+        let spans = [Span::raw("abcdefghijkl mn")];
+        assert_eq!(
+            plain(wrap_spans(&spans, 5)),
+            vec!["abcde", "fghij", "kl mn"]
+        );
+    }
+
+    #[test]
+    fn keeps_styles_across_breaks_and_counts_wide_characters() {
+        let spans = [Span::raw("ab "), Span::styled("cd ef", Style::new().bold())];
+        let rows = wrap_spans(&spans, 5);
+        assert_eq!(plain(rows.clone()), vec!["ab cd", "ef"]);
+        assert_eq!(rows[1][0].style, Style::new().bold());
+        assert_eq!(
+            plain(wrap_spans(&[Span::raw("日本語です")], 4)),
+            vec!["日本", "語で", "す"]
+        );
+    }
+
+    #[test]
+    fn empty_input_is_one_empty_row() {
+        assert_eq!(plain(wrap_spans(&[], 10)), vec![""]);
+        assert_eq!(truncate("abcdef", 4), "abc…");
+        assert_eq!(truncate("abc", 4), "abc");
+    }
+}

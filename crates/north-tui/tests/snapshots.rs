@@ -1,0 +1,606 @@
+//! What the user sees, state by state: the real `InlineTerminal` drawing
+//! into ratatui's `TestBackend`, snapshotted as text (scrollback, then the
+//! screen). Colours are checked separately where they carry meaning.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use north_protocol::{
+    ApprovalDecision, ApprovalKind, ChatMessage, Checkpoint, ErrorKind, Event, State, Usage,
+};
+use north_tools::edit::FileChange;
+use north_tui::diff::DiffFile;
+use north_tui::{Action, App, InlineTerminal, Prompt, PromptKind, SessionInfo, UiMsg, draw};
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Size;
+use ratatui::style::Color;
+use serde_json::json;
+use tokio::sync::oneshot;
+
+const SESSION: &str = "20251122-101500-a1b2";
+
+struct Ui {
+    app: App,
+    term: InlineTerminal<TestBackend>,
+    dir: tempfile::TempDir,
+}
+
+fn rows(buf: &Buffer) -> Vec<String> {
+    let area = buf.area;
+    (0..area.height)
+        .map(|y| {
+            let mut s = String::new();
+            for x in 0..area.width {
+                s.push_str(buf.cell((x, y)).map(|c| c.symbol()).unwrap_or(" "));
+            }
+            s.trim_end().to_string()
+        })
+        .collect()
+}
+
+impl Ui {
+    fn new(width: u16, height: u16) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let app = App::new(SessionInfo {
+            root: dir.path().to_path_buf(),
+            provider: "scripted".into(),
+            model: "scripted".into(),
+            session_id: SESSION.into(),
+        });
+        let term =
+            InlineTerminal::new(TestBackend::new(width, height), Size::new(width, height), 0)
+                .unwrap();
+        Ui { app, term, dir }
+    }
+
+    fn event(&mut self, e: Event) -> &mut Self {
+        self.app.handle_event(e);
+        self
+    }
+
+    fn text(&mut self, t: &str) -> &mut Self {
+        self.event(Event::AssistantText { text: t.into() })
+    }
+
+    fn key(&mut self, code: KeyCode) -> Vec<Action> {
+        self.app.handle_key(KeyEvent::new(code, KeyModifiers::NONE))
+    }
+
+    fn ctrl(&mut self, c: char) -> Vec<Action> {
+        self.app
+            .handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL))
+    }
+
+    fn typed(&mut self, s: &str) {
+        for c in s.chars() {
+            self.key(KeyCode::Char(c));
+        }
+    }
+
+    fn command(&mut self, s: &str) -> Vec<Action> {
+        self.typed(s);
+        self.key(KeyCode::Enter)
+    }
+
+    fn prompt(&mut self, call_id: &str, kind: PromptKind) -> oneshot::Receiver<ApprovalDecision> {
+        let (reply, rx) = oneshot::channel();
+        self.app.handle_msg(UiMsg::Prompt(Prompt {
+            call_id: call_id.into(),
+            kind,
+            reply,
+        }));
+        rx
+    }
+
+    /// Scrollback (when any), a marker, then the screen.
+    fn screen(&mut self) -> String {
+        draw(&mut self.term, &mut self.app).unwrap();
+        let backend = self.term.backend();
+        let mut out = String::new();
+        let back = rows(backend.scrollback());
+        if !back.is_empty() {
+            for r in back {
+                out.push_str(&r);
+                out.push('\n');
+            }
+            out.push_str("~~~~~~~~ (scrollback above, screen below) ~~~~~~~~\n");
+        }
+        for r in rows(backend.buffer()) {
+            out.push_str(&r);
+            out.push('\n');
+        }
+        out
+    }
+}
+
+fn usage(i: u64, o: u64) -> Event {
+    let u = Usage {
+        input_tokens: i,
+        output_tokens: o,
+        ..Default::default()
+    };
+    Event::Usage { usage: u, total: u }
+}
+
+fn two_file_edit() -> Vec<DiffFile> {
+    let old = "fn main() {\n    println!(\"hello\");\n}\n";
+    let new = "fn main() {\n    println!(\"bonjour\");\n    greet();\n}\n";
+    let a = FileChange::new(
+        "src/main.rs".into(),
+        Some("x".into()),
+        Some(old),
+        new.into(),
+        1,
+    );
+    let b = FileChange::new(
+        "src/greet.rs".into(),
+        None,
+        None,
+        "pub fn greet() {\n    println!(\"salut\");\n}\n".into(),
+        1,
+    );
+    vec![DiffFile::from(&a), DiffFile::from(&b)]
+}
+
+#[test]
+fn idle_start_shows_the_composer_and_status() {
+    let mut ui = Ui::new(80, 8);
+    insta::assert_snapshot!(ui.screen());
+}
+
+#[test]
+fn streaming_text_renders_markdown_as_it_arrives() {
+    let mut ui = Ui::new(80, 24);
+    ui.typed("Explain the layout");
+    assert_eq!(
+        ui.key(KeyCode::Enter),
+        vec![Action::Submit("Explain the layout".into())]
+    );
+    ui.event(Event::TurnStarted { turn: 1 });
+    for piece in [
+        "# The ",
+        "layout\n\nNorth keeps **three** parts apart: the *agent*, the `tools` and the UI.\n\n",
+        "- `north-agent` runs turns\n- `north-tools` does the work\n  - nested: policy\n\n1. first\n2. second\n\n> quoted advice\n\n",
+        "```rust\nfn main() {\n    println!(\"hi\");\n",
+    ] {
+        ui.text(piece);
+    }
+    insta::assert_snapshot!("streaming_mid_code_block", ui.screen());
+    ui.text("}\n```\n\nThat is all.");
+    ui.event(usage(1200, 80));
+    ui.event(Event::TurnEnd {
+        stop_reason: None,
+        usage: Usage::default(),
+    });
+    ui.app
+        .handle_msg(UiMsg::TurnDone(north_agent::TurnEnd::Done));
+    insta::assert_snapshot!("streaming_finished", ui.screen());
+}
+
+#[test]
+fn intent_lines_and_compact_and_expanded_results() {
+    let mut ui = Ui::new(80, 30);
+    ui.app.start_turn("Where is the greeting?");
+    ui.text("Let me look.");
+    for (id, tool, line) in [
+        ("c1", "search_text", "Searching: `greeting` in `src/`"),
+        ("c2", "read_file", "Reading `src/main.rs`"),
+        ("c3", "shell_run", "Command requested: `cargo test`"),
+    ] {
+        ui.event(Event::ToolIntent {
+            call_id: id.into(),
+            tool: tool.into(),
+            line: line.into(),
+        });
+        let (ok, summary, details) = match tool {
+            "search_text" => (
+                true,
+                "2 matches in 1 file",
+                json!({"ok": true, "output": {"matches": 2}}),
+            ),
+            "read_file" => (
+                true,
+                "read 3 lines of `src/main.rs`",
+                json!({"ok": true, "output": {"content": "fn main() {\n    println!(\"hello\");\n}\n"}}),
+            ),
+            _ => (
+                false,
+                "failed: exit status 101",
+                json!({"ok": false, "error": "exit status 101"}),
+            ),
+        };
+        ui.event(Event::ToolResult {
+            call_id: id.into(),
+            tool: tool.into(),
+            ok,
+            summary: summary.into(),
+            details: Some(details),
+        });
+    }
+    insta::assert_snapshot!("results_compact", ui.screen());
+    ui.ctrl('o');
+    insta::assert_snapshot!("results_expanded", ui.screen());
+}
+
+#[test]
+fn a_multi_file_diff_review_is_accepted_in_the_timeline() {
+    let mut ui = Ui::new(80, 30);
+    ui.app.start_turn("Greet in French and add greet()");
+    ui.text("Here are the edits.");
+    ui.event(Event::ToolIntent {
+        call_id: "e1".into(),
+        tool: "edit_apply_batch".into(),
+        line: "Preparing edits in `src/main.rs`, `src/greet.rs`".into(),
+    });
+    let files = two_file_edit();
+    let diff: String = files.iter().map(|f| f.diff.clone()).collect();
+    ui.event(Event::Diff {
+        call_id: "e1".into(),
+        diff,
+    });
+    ui.event(Event::ApprovalRequested {
+        call_id: "e1".into(),
+        kind: ApprovalKind::Edit,
+        subject: "src/main.rs, src/greet.rs".into(),
+    });
+    let mut rx = ui.prompt("e1", PromptKind::Edit { files });
+    let screen = ui.screen();
+    insta::assert_snapshot!("diff_review", screen);
+    // Colour carries meaning: added lines green, removed red.
+    let buf = ui.term.backend().buffer().clone();
+    let find = |needle: &str| {
+        rows(&buf)
+            .iter()
+            .position(|r| r.contains(needle))
+            .map(|y| buf.cell((1, y as u16)).unwrap().fg)
+    };
+    assert_eq!(find("+    println!(\"bonjour\");"), Some(Color::Green));
+    assert_eq!(find("-    println!(\"hello\");"), Some(Color::Red));
+    assert!(rx.try_recv().is_err(), "nothing decided before a key");
+    ui.key(KeyCode::Char('y'));
+    assert_eq!(rx.try_recv().unwrap(), ApprovalDecision::Accept);
+    ui.event(Event::ApprovalDecided {
+        call_id: "e1".into(),
+        decision: ApprovalDecision::Accept,
+    });
+    ui.event(Event::ToolResult {
+        call_id: "e1".into(),
+        tool: "edit_apply_batch".into(),
+        ok: true,
+        summary: "applied edits to 2 files".into(),
+        details: None,
+    });
+    insta::assert_snapshot!("diff_accepted", ui.screen());
+}
+
+#[test]
+fn a_long_diff_scrolls_and_can_be_rejected() {
+    let mut ui = Ui::new(60, 16);
+    let old: String = (1..=40).map(|i| format!("line {i}\n")).collect();
+    let new: String = (1..=40).map(|i| format!("LINE {i}\n")).collect();
+    let f = FileChange::new("big.txt".into(), Some("x".into()), Some(&old), new, 1);
+    ui.app.start_turn("shout");
+    let mut rx = ui.prompt(
+        "e2",
+        PromptKind::Edit {
+            files: vec![DiffFile::from(&f)],
+        },
+    );
+    insta::assert_snapshot!("diff_long_top", ui.screen());
+    for _ in 0..3 {
+        ui.key(KeyCode::PageDown);
+    }
+    insta::assert_snapshot!("diff_long_scrolled", ui.screen());
+    ui.key(KeyCode::Esc);
+    assert_eq!(rx.try_recv().unwrap(), ApprovalDecision::Reject);
+}
+
+#[test]
+fn the_three_way_shell_approval() {
+    let mut ui = Ui::new(80, 14);
+    ui.app.start_turn("run the tests");
+    ui.event(Event::ToolIntent {
+        call_id: "s1".into(),
+        tool: "shell_run".into(),
+        line: "Command requested: `cargo test --workspace`".into(),
+    });
+    ui.event(Event::ApprovalRequested {
+        call_id: "s1".into(),
+        kind: ApprovalKind::Shell,
+        subject: "cargo test --workspace".into(),
+    });
+    let mut rx = ui.prompt(
+        "s1",
+        PromptKind::Shell {
+            command: "cargo test --workspace".into(),
+        },
+    );
+    insta::assert_snapshot!("shell_prompt", ui.screen());
+    ui.key(KeyCode::Right);
+    insta::assert_snapshot!("shell_prompt_always_selected", ui.screen());
+    ui.key(KeyCode::Enter);
+    assert_eq!(rx.try_recv().unwrap(), ApprovalDecision::Always);
+    ui.event(Event::ApprovalDecided {
+        call_id: "s1".into(),
+        decision: ApprovalDecision::Always,
+    });
+    insta::assert_snapshot!("shell_always_decided", ui.screen());
+}
+
+#[test]
+fn shell_shortcuts_map_to_each_decision() {
+    for (key, want) in [
+        ('1', ApprovalDecision::RunOnce),
+        ('2', ApprovalDecision::Always),
+        ('3', ApprovalDecision::Deny),
+        ('a', ApprovalDecision::Always),
+        ('n', ApprovalDecision::Deny),
+    ] {
+        let mut ui = Ui::new(80, 14);
+        let mut rx = ui.prompt(
+            "s",
+            PromptKind::Shell {
+                command: "ls".into(),
+            },
+        );
+        ui.key(KeyCode::Char(key));
+        assert_eq!(rx.try_recv().unwrap(), want, "key {key}");
+        assert!(!ui.app.has_prompt());
+    }
+}
+
+#[test]
+fn capability_requests_are_prompts_too() {
+    let mut ui = Ui::new(80, 12);
+    ui.app.start_turn("fetch the docs");
+    let mut rx = ui.prompt(
+        "n1",
+        PromptKind::Capability {
+            capability: "net:docs.rs".into(),
+            reason: "http.get https://docs.rs/ratatui".into(),
+        },
+    );
+    insta::assert_snapshot!("capability_prompt", ui.screen());
+    ui.key(KeyCode::Char('n'));
+    assert_eq!(rx.try_recv().unwrap(), ApprovalDecision::Deny);
+}
+
+#[test]
+fn ctrl_c_during_a_prompt_refuses_it_and_interrupts() {
+    let mut ui = Ui::new(80, 12);
+    ui.app.start_turn("run it");
+    let mut rx = ui.prompt(
+        "s",
+        PromptKind::Shell {
+            command: "make".into(),
+        },
+    );
+    assert_eq!(ui.ctrl('c'), vec![Action::Interrupt]);
+    assert_eq!(rx.try_recv().unwrap(), ApprovalDecision::Deny);
+    assert_eq!(ui.ctrl('c'), vec![Action::Quit], "a second ctrl+c quits");
+}
+
+#[test]
+fn errors_and_interruptions() {
+    let mut ui = Ui::new(80, 12);
+    ui.app.start_turn("hello");
+    ui.text("Half an ans");
+    ui.event(Event::Error {
+        kind: ErrorKind::Provider,
+        message: "anthropic: HTTP 529 overloaded_error: Overloaded (after 4 attempts)".into(),
+    });
+    ui.app
+        .handle_msg(UiMsg::TurnDone(north_agent::TurnEnd::ProviderFailed(
+            "x".into(),
+        )));
+    ui.app.start_turn("try again");
+    ui.event(Event::Error {
+        kind: ErrorKind::Interrupted,
+        message: "interrupted".into(),
+    });
+    ui.app
+        .handle_msg(UiMsg::TurnDone(north_agent::TurnEnd::Interrupted));
+    ui.command("/nope");
+    insta::assert_snapshot!(ui.screen());
+}
+
+#[test]
+fn slash_help_and_model() {
+    let mut ui = Ui::new(80, 30);
+    ui.command("/help");
+    ui.command("/model");
+    insta::assert_snapshot!(ui.screen());
+}
+
+#[test]
+fn slash_clear_clears_the_screen_but_not_the_scrollback() {
+    let mut ui = Ui::new(60, 10);
+    ui.app.start_turn("first question");
+    ui.text("first answer");
+    ui.app
+        .handle_msg(UiMsg::TurnDone(north_agent::TurnEnd::Done));
+    ui.screen();
+    let actions = ui.command("/clear");
+    assert_eq!(actions, vec![Action::ClearScreen]);
+    ui.term.clear_screen().unwrap();
+    ui.app.screen_cleared();
+    insta::assert_snapshot!(ui.screen());
+}
+
+#[test]
+fn slash_memory_and_allowlist_show_project_files() {
+    let mut ui = Ui::new(90, 20);
+    ui.command("/memory");
+    ui.command("/allowlist");
+    let root = ui.dir.path().to_path_buf();
+    let mem = north_agent::memory::MemoryFile::project(&root);
+    let mut e = north_agent::memory::MemoryEntry::new("greeting", "main.rs greets in French.");
+    e.tags = vec!["i18n".into()];
+    mem.append(e).unwrap();
+    let mut list = north_tools::policy::ProjectAllowlist::load(&root).unwrap();
+    list.add("cargo test").unwrap();
+    list.add("pnpm lint").unwrap();
+    ui.command("/memory");
+    ui.command("/allowlist");
+    insta::assert_snapshot!(ui.screen());
+}
+
+fn write_session(root: &std::path::Path, id: &str, ts: f64, first: &str) {
+    let dir = root.join(".north/sessions").join(id);
+    std::fs::create_dir_all(&dir).unwrap();
+    let cp = Checkpoint {
+        session_id: id.into(),
+        revision: 2,
+        updated_ts: ts,
+        state: State::default(),
+        recent_messages: vec![
+            ChatMessage {
+                role: "user".into(),
+                content: first.into(),
+            },
+            ChatMessage {
+                role: "assistant".into(),
+                content: "ok".into(),
+            },
+        ],
+        trace_tail: Vec::new(),
+        messages: Vec::new(),
+    };
+    std::fs::write(
+        dir.join("checkpoint.json"),
+        serde_json::to_string(&cp).unwrap(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn slash_sessions_and_the_resume_picker() {
+    let mut ui = Ui::new(90, 20);
+    let root = ui.dir.path().to_path_buf();
+    write_session(&root, SESSION, 300.0, "current work");
+    write_session(&root, "20251121-090000-0001", 200.0, "fix the parser");
+    write_session(&root, "20251120-080000-0002", 100.0, "add a README");
+    ui.command("/sessions");
+    insta::assert_snapshot!("sessions", ui.screen());
+    ui.command("/resume");
+    ui.key(KeyCode::Down);
+    insta::assert_snapshot!("resume_picker", ui.screen());
+    assert_eq!(
+        ui.key(KeyCode::Enter),
+        vec![Action::Resume("20251120-080000-0002".into())]
+    );
+    assert_eq!(
+        ui.command("/resume 20251121-090000-0001"),
+        vec![Action::Resume("20251121-090000-0001".into())]
+    );
+    ui.app.handle_msg(UiMsg::Resumed {
+        session_id: "20251121-090000-0001".into(),
+        messages: vec![
+            north_protocol::Message::user("fix the parser"),
+            north_protocol::Message {
+                role: north_protocol::Role::Assistant,
+                content: vec![north_protocol::ContentBlock::text(
+                    "Fixed: the parser now accepts `;`.",
+                )],
+            },
+        ],
+    });
+    insta::assert_snapshot!("resumed", ui.screen());
+}
+
+fn mixed(ui: &mut Ui) {
+    ui.app
+        .start_turn("Rename `hello` to `bonjour` everywhere and run the tests please");
+    ui.text(
+        "I'll search first, then edit every match and run the test suite to confirm nothing broke.",
+    );
+    ui.event(Event::ToolIntent {
+        call_id: "c1".into(),
+        tool: "search_text".into(),
+        line: "Searching: `hello` in `src/`".into(),
+    });
+    ui.event(Event::ToolResult {
+        call_id: "c1".into(),
+        tool: "search_text".into(),
+        ok: true,
+        summary: "3 matches in 2 files".into(),
+        details: None,
+    });
+    ui.prompt(
+        "s1",
+        PromptKind::Shell {
+            command: "cargo test --workspace --all-features".into(),
+        },
+    );
+}
+
+#[test]
+fn narrow_terminal() {
+    let mut ui = Ui::new(40, 20);
+    mixed(&mut ui);
+    insta::assert_snapshot!(ui.screen());
+}
+
+#[test]
+fn wide_terminal() {
+    let mut ui = Ui::new(120, 16);
+    mixed(&mut ui);
+    insta::assert_snapshot!(ui.screen());
+}
+
+#[test]
+fn enter_sends_while_newline_keys_and_paste_do_not() {
+    let mut ui = Ui::new(60, 10);
+    ui.typed("first line");
+    assert!(ui.ctrl('j').is_empty());
+    ui.typed("second");
+    assert!(
+        ui.app
+            .handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::SHIFT))
+            .is_empty()
+    );
+    ui.typed("third");
+    assert!(
+        ui.app
+            .handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT))
+            .is_empty()
+    );
+    ui.app.handle_paste("pasted a\r\npasted b");
+    assert_eq!(
+        ui.app.composer_text(),
+        "first line\nsecond\nthird\npasted a\npasted b"
+    );
+    insta::assert_snapshot!("composer_multiline", ui.screen());
+    let sent = ui.key(KeyCode::Enter);
+    assert_eq!(
+        sent,
+        vec![Action::Submit(
+            "first line\nsecond\nthird\npasted a\npasted b".into()
+        )]
+    );
+    // History: Up brings the last input back.
+    ui.app
+        .handle_msg(UiMsg::TurnDone(north_agent::TurnEnd::Done));
+    ui.key(KeyCode::Up);
+    assert!(ui.app.composer_text().starts_with("first line"));
+}
+
+#[test]
+fn input_while_busy_is_queued_and_sent_when_the_turn_ends() {
+    let mut ui = Ui::new(60, 10);
+    ui.app.start_turn("one");
+    assert!(ui.command("two").is_empty());
+    let next = ui
+        .app
+        .handle_msg(UiMsg::TurnDone(north_agent::TurnEnd::Done));
+    assert_eq!(next, Some(Action::Submit("two".into())));
+}
+
+#[test]
+fn ctrl_d_quits_on_an_empty_composer_only() {
+    let mut ui = Ui::new(60, 10);
+    ui.typed("x");
+    assert!(ui.ctrl('d').is_empty());
+    ui.key(KeyCode::Backspace);
+    assert_eq!(ui.ctrl('d'), vec![Action::Quit]);
+}
