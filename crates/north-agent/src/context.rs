@@ -59,6 +59,11 @@ impl ProjectCard {
     /// Loads the cached card, or computes it with the read-only tools when
     /// the repository changed (a new HEAD or a different root listing).
     pub async fn load_or_compute(tools: &Registry, ctx: &ToolContext) -> ProjectCard {
+        // A registry without the read-only context tools (the mesh profile)
+        // has no card to offer; it must not overwrite the cached one.
+        if tools.get("list_root").is_none() {
+            return ProjectCard::default();
+        }
         let listing = tools.call("list_root", json!({}), ctx).await;
         let tree: Vec<String> = array(&listing.output)
             .iter()
