@@ -48,6 +48,9 @@ pub struct AgentOptions {
     pub context_budget: u64,
     /// Extra memory files searched besides the project's (e.g. global).
     pub extra_memory: Vec<PathBuf>,
+    /// Replaces North's product rules at the top of the system prompt, for
+    /// agents with a narrower role (e.g. the mesh executor).
+    pub role: Option<String>,
 }
 
 impl Default for AgentOptions {
@@ -60,6 +63,7 @@ impl Default for AgentOptions {
             max_tokens: 8192,
             context_budget: 120_000,
             extra_memory: Vec::new(),
+            role: None,
         }
     }
 }
@@ -310,6 +314,11 @@ impl Agent {
             String::new()
         };
         let params = SystemParams {
+            rules: self
+                .opts
+                .role
+                .clone()
+                .unwrap_or_else(|| crate::context::RULES.to_string()),
             readme: card.readme,
             tree: card.tree,
             languages: card.languages,

@@ -135,6 +135,8 @@ impl ProjectCard {
 /// Parameters of North's system prompt.
 #[derive(Debug, Clone, Default, Serialize, JsonSchema, PromptParams)]
 pub struct SystemParams {
+    /// The rules at the top (North's product rules, or an agent's role).
+    pub rules: String,
     /// README excerpt.
     pub readme: String,
     /// Root entries.
@@ -155,7 +157,8 @@ pub struct SystemParams {
     pub protocol: String,
 }
 
-const RULES: &str = "You are North, a coding assistant working in the user's repository through tools.
+/// North's product rules, the first section of the assistant's system prompt.
+pub const RULES: &str = "You are North, a coding assistant working in the user's repository through tools.
 - Never claim to have changed a file: propose edits with the edit tools; the user reviews a diff and accepts or rejects it. Edits match text exactly (no fuzzy matching): read the current text before editing, and on a failed anchor read more context and retry.
 - Shell commands need the user's approval unless allowlisted; a denied command is final for this turn.
 - Keep context small: search and read targeted line ranges instead of whole large files.
@@ -166,7 +169,7 @@ const RULES: &str = "You are North, a coding assistant working in the user's rep
 fn template() -> Result<PromptTemplate, north_prompt::PromptValidationError> {
     PromptTemplate::builder("north/assistant", "system")
         .name("north_system")
-        .section(MarkdownSection::<SystemParams>::new("Rules", "rules", RULES))
+        .section(MarkdownSection::<SystemParams>::new("Rules", "rules", template!(SystemParams, "${rules}")))
         .section(
             MarkdownSection::<SystemParams>::new(
                 "Project",

@@ -359,3 +359,35 @@ async fn a_turn_runs_on_a_spawned_task() {
     }
     assert_eq!(texts, "hi");
 }
+
+#[tokio::test]
+async fn a_role_replaces_the_product_rules_in_the_system_prompt() {
+    let dir = project();
+    let rec = dir.path().join("req.jsonl");
+    let backend = Arc::new(
+        ScriptedBackend::from_json(r#"[{"text": "ok"}]"#)
+            .unwrap()
+            .record_to(&rec)
+            .unwrap(),
+    );
+    let opts = AgentOptions {
+        role: Some("You execute plans strictly using tools.".into()),
+        ..Default::default()
+    };
+    let mut run = agent_for(dir.path(), backend, QueueApprover::new([]), opts, None);
+    run.turn("go").await;
+    let req: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(&rec)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    let system = req["system"].as_str().unwrap();
+    assert!(
+        system.starts_with("## 1. Rules\n\nYou execute plans strictly using tools."),
+        "{system}"
+    );
+    assert!(!system.contains("You are North"));
+}

@@ -120,6 +120,7 @@ impl Project {
                 .map(|d| d.join("memory.json"))
                 .into_iter()
                 .collect(),
+            role: None,
         }
     }
 

@@ -285,7 +285,10 @@ impl Mesh {
             self.approver.clone(),
             session,
             self.redactor.clone(),
-            self.opts.agent.clone(),
+            AgentOptions {
+                role: Some(EXECUTOR_ROLE.to_string()),
+                ..self.opts.agent.clone()
+            },
         )
     }
 }
