@@ -95,6 +95,32 @@ pub struct ModelArgs {
     pub log_level: LogLevel,
 }
 
+/// Approval flags of the headless commands. Without them edits are
+/// rejected and commands outside `.north/allowlist.json` denied.
+#[derive(Debug, Clone, Args)]
+pub struct ApprovalArgs {
+    /// Apply edit proposals without asking (they are still shown).
+    #[arg(long)]
+    pub approve_edits: bool,
+    /// Run shell commands that are not in .north/allowlist.json.
+    #[arg(long)]
+    pub allow_shell: bool,
+    /// Both --approve-edits and --allow-shell.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+}
+
+impl ApprovalArgs {
+    /// The run flags these approvals imply.
+    pub fn run_flags(&self) -> crate::setup::RunFlags {
+        crate::setup::RunFlags {
+            approve_edits: self.approve_edits || self.yes,
+            allow_shell: self.allow_shell || self.yes,
+            ..Default::default()
+        }
+    }
+}
+
 /// `north exec` options.
 #[derive(Debug, Args)]
 #[command(
@@ -107,15 +133,9 @@ pub struct ExecArgs {
     /// Print protocol events as JSON, one object per line, instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Apply edit proposals without asking (they are still shown).
-    #[arg(long)]
-    pub approve_edits: bool,
-    /// Run shell commands that are not in .north/allowlist.json.
-    #[arg(long)]
-    pub allow_shell: bool,
-    /// Both --approve-edits and --allow-shell.
-    #[arg(long, short = 'y')]
-    pub yes: bool,
+    /// Approval flags.
+    #[command(flatten)]
+    pub approvals: ApprovalArgs,
     /// Grant a capability (`net`, `net:<domain>`); repeatable.
     #[arg(long = "grant", value_name = "CAP")]
     pub grants: Vec<String>,

@@ -1,9 +1,8 @@
 //! `north exec`: the headless assistant. Renders agent events as text (or
 //! JSONL with `--json`); approvals come from flags and are safe by default.
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
@@ -14,13 +13,11 @@ use north_tools::north_tools;
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::ExecArgs;
+use crate::output::{
+    EXIT_DENIED, EXIT_INTERRUPTED, EXIT_PROVIDER, EXIT_STEP_LIMIT, EXIT_USAGE, Text, emit_json,
+    fail,
+};
 use crate::{logging, setup};
-
-const EXIT_PROVIDER: u8 = 1;
-const EXIT_USAGE: u8 = 2;
-const EXIT_DENIED: u8 = 3;
-const EXIT_STEP_LIMIT: u8 = 4;
-const EXIT_INTERRUPTED: u8 = 130;
 
 /// Runs `north exec`.
 pub fn main(args: ExecArgs) -> ExitCode {
@@ -36,7 +33,7 @@ pub fn main(args: ExecArgs) -> ExitCode {
                 Ok(r) => r,
                 Err(e) => {
                     return fail(
-                        &args,
+                        args.json,
                         ErrorKind::Internal,
                         &format!("cannot start the runtime: {e}"),
                         EXIT_PROVIDER,
@@ -46,7 +43,7 @@ pub fn main(args: ExecArgs) -> ExitCode {
             runtime.block_on(run(&args, prepared, redactor))
         }
         Err(e) => fail(
-            &args,
+            args.json,
             ErrorKind::Config,
             &redactor.scrub(&format!("{e:#}")),
             EXIT_USAGE,
@@ -67,10 +64,9 @@ fn prepare(args: &ExecArgs) -> anyhow::Result<Prepared> {
         );
     }
     let flags = setup::RunFlags {
-        approve_edits: args.approve_edits || args.yes,
-        allow_shell: args.allow_shell || args.yes,
         max_steps: args.max_steps,
         tool_protocol: args.tool_protocol,
+        ..args.approvals.run_flags()
     };
     let project = setup::project(&args.model, &flags)?;
     let prompt = read_prompt(args)?;
@@ -96,88 +92,6 @@ fn read_prompt(args: &ExecArgs) -> anyhow::Result<String> {
     Ok(text)
 }
 
-fn emit_json(event: &Event) {
-    if let Ok(line) = serde_json::to_string(event) {
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{line}");
-        let _ = out.flush();
-    }
-}
-
-fn fail(args: &ExecArgs, kind: ErrorKind, message: &str, code: u8) -> ExitCode {
-    tracing::info!(%message, "exec failed");
-    if args.json {
-        emit_json(&Event::Error {
-            kind,
-            message: message.to_string(),
-        });
-    }
-    eprintln!("north: error: {message}");
-    ExitCode::from(code)
-}
-
-/// Text rendering of events for a terminal or a pipe.
-struct Human {
-    at_line_start: AtomicBool,
-}
-
-impl Human {
-    fn out(&self, text: &str) {
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(text.as_bytes());
-        let _ = out.flush();
-        if let Some(last) = text.chars().last() {
-            self.at_line_start.store(last == '\n', Ordering::Relaxed);
-        }
-    }
-
-    fn line(&self, text: &str) {
-        if !self.at_line_start.load(Ordering::Relaxed) {
-            self.out("\n");
-        }
-        self.out(&format!("{text}\n"));
-    }
-
-    /// Ends the transcript on a line of its own.
-    fn finish(&self) {
-        if !self.at_line_start.load(Ordering::Relaxed) {
-            self.out("\n");
-        }
-    }
-
-    fn render(&self, event: &Event) {
-        match event {
-            Event::AssistantText { text } => self.out(text),
-            Event::ToolIntent { line, .. } => self.line(&format!("• {line}")),
-            Event::ToolResult { ok, summary, .. } => {
-                self.line(&format!("  {} {summary}", if *ok { "↳" } else { "✗" }))
-            }
-            Event::Diff { diff, .. } => self.line(diff.trim_end()),
-            Event::ApprovalDecided { decision, .. } => {
-                let word = match decision {
-                    ApprovalDecision::Accept => "accepted",
-                    ApprovalDecision::Reject => "rejected",
-                    ApprovalDecision::RunOnce => "allowed once",
-                    ApprovalDecision::Always => "always allowed",
-                    ApprovalDecision::Deny => "denied",
-                    ApprovalDecision::Grant => "granted",
-                };
-                self.line(&format!("  [{word}]"));
-            }
-            Event::Error {
-                kind: ErrorKind::Interrupted,
-                ..
-            } => eprintln!("north: interrupted"),
-            Event::Error { message, .. } => eprintln!("north: error: {message}"),
-            Event::SessionStarted { .. }
-            | Event::TurnStarted { .. }
-            | Event::ApprovalRequested { .. }
-            | Event::Usage { .. }
-            | Event::TurnEnd { .. } => {}
-        }
-    }
-}
-
 async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
     let choice = match (&args.resume, args.continue_latest) {
         (Some(id), _) => setup::SessionChoice::Resume(id.clone()),
@@ -186,7 +100,7 @@ async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
     };
     let session = match p.project.session(&choice) {
         Ok(s) => s,
-        Err(e) => return fail(args, ErrorKind::Config, &format!("{e:#}"), EXIT_USAGE),
+        Err(e) => return fail(args.json, ErrorKind::Config, &format!("{e:#}"), EXIT_USAGE),
     };
     let approver = FlagApprover {
         approve_edits: p.project.config.approve_edits.value,
@@ -203,7 +117,7 @@ async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
         args.max_tokens,
     ) {
         Ok(a) => a,
-        Err(e) => return fail(args, ErrorKind::Config, &format!("{e:#}"), EXIT_USAGE),
+        Err(e) => return fail(args.json, ErrorKind::Config, &format!("{e:#}"), EXIT_USAGE),
     };
     for cap in &args.grants {
         agent.grant(cap);
@@ -216,9 +130,7 @@ async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
         }
     });
     let denied = Arc::new(Mutex::new(false));
-    let human = Human {
-        at_line_start: AtomicBool::new(true),
-    };
+    let human = Text::default();
     let json = args.json;
     let denied_flag = denied.clone();
     let emit = |event: Event| {
@@ -233,7 +145,7 @@ async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
         if json {
             emit_json(&event);
         } else {
-            human.render(&event);
+            human.event(&event, true);
         }
     };
     emit(Event::SessionStarted {

@@ -9,6 +9,7 @@ mod exec;
 mod interactive;
 mod logging;
 mod mesh_cmd;
+mod output;
 mod provider;
 mod sessions;
 mod setup;

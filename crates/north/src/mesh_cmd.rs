@@ -2,29 +2,25 @@
 //! progress as it goes (or JSONL events with `--json`); exit codes as
 //! `north exec`.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context;
 use clap::Args;
 use north_agent::FlagApprover;
 use north_agent::mesh::{Mesh, MeshEvent, MeshNote, MeshOptions, MeshStatus, plan_text};
 use north_agent::redact::Redactor;
-use north_protocol::{ApprovalDecision, ErrorKind, Event};
+use north_protocol::{ErrorKind, Event};
 use north_tools::policy::{MeshPolicy, PolicyPreset};
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::{ModelArgs, ProtocolName};
+use crate::output::{
+    EXIT_DENIED, EXIT_INTERRUPTED, EXIT_PROVIDER, EXIT_STEP_LIMIT, EXIT_USAGE, Text, emit_json,
+    fail,
+};
 use crate::{logging, setup};
-
-const EXIT_PROVIDER: u8 = 1;
-const EXIT_USAGE: u8 = 2;
-const EXIT_DENIED: u8 = 3;
-const EXIT_STEP_LIMIT: u8 = 4;
-const EXIT_INTERRUPTED: u8 = 130;
 
 /// `north mesh` options.
 #[derive(Debug, Args)]
@@ -38,15 +34,9 @@ pub struct MeshArgs {
     /// Print events as JSON, one object per line, instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Apply writes the policy allows without asking.
-    #[arg(long)]
-    pub approve_edits: bool,
-    /// Run commands the policy allows even if not in .north/allowlist.json.
-    #[arg(long)]
-    pub allow_shell: bool,
-    /// Both --approve-edits and --allow-shell.
-    #[arg(long, short = 'y')]
-    pub yes: bool,
+    /// Approval flags (after the policy: a refusal cannot be overridden).
+    #[command(flatten)]
+    pub approvals: crate::cli::ApprovalArgs,
     /// Policy file [default: policy.json at the project root].
     #[arg(long, value_name = "FILE", conflicts_with = "preset")]
     pub policy: Option<PathBuf>,
@@ -82,7 +72,7 @@ pub fn main(args: MeshArgs) -> ExitCode {
         Ok(p) => p,
         Err(e) => {
             return fail(
-                &args,
+                args.json,
                 ErrorKind::Config,
                 &redactor.scrub(&format!("{e:#}")),
                 EXIT_USAGE,
@@ -96,7 +86,7 @@ pub fn main(args: MeshArgs) -> ExitCode {
         Ok(r) => r,
         Err(e) => {
             let message = format!("cannot start the runtime: {e}");
-            return fail(&args, ErrorKind::Internal, &message, EXIT_PROVIDER);
+            return fail(args.json, ErrorKind::Internal, &message, EXIT_PROVIDER);
         }
     };
     runtime.block_on(run(&args, prepared, redactor))
@@ -112,10 +102,9 @@ fn prepare(args: &MeshArgs) -> anyhow::Result<Prepared> {
     let goal = args.goal.join(" ");
     anyhow::ensure!(!goal.trim().is_empty(), "the goal is empty");
     let flags = setup::RunFlags {
-        approve_edits: args.approve_edits || args.yes,
-        allow_shell: args.allow_shell || args.yes,
         max_steps: args.max_steps,
         tool_protocol: args.tool_protocol,
+        ..args.approvals.run_flags()
     };
     let project = setup::project(&args.model, &flags)?;
     let mut policy = match (&args.policy, &args.preset) {
@@ -145,46 +134,15 @@ fn prepare(args: &MeshArgs) -> anyhow::Result<Prepared> {
     })
 }
 
-fn emit_json(value: &impl serde::Serialize) {
-    if let Ok(line) = serde_json::to_string(value) {
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{line}");
-        let _ = out.flush();
-    }
-}
-
-fn fail(args: &MeshArgs, kind: ErrorKind, message: &str, code: u8) -> ExitCode {
-    tracing::info!(%message, "mesh failed");
-    if args.json {
-        emit_json(&Event::Error {
-            kind,
-            message: message.to_string(),
-        });
-    }
-    eprintln!("north: error: {message}");
-    ExitCode::from(code)
-}
-
 /// Text rendering of mesh progress for a terminal or a pipe.
+#[derive(Default)]
 struct Human {
-    at_line_start: AtomicBool,
+    text: Text,
 }
 
 impl Human {
-    fn out(&self, text: &str) {
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(text.as_bytes());
-        let _ = out.flush();
-        if let Some(last) = text.chars().last() {
-            self.at_line_start.store(last == '\n', Ordering::Relaxed);
-        }
-    }
-
     fn line(&self, text: &str) {
-        if !self.at_line_start.load(Ordering::Relaxed) {
-            self.out("\n");
-        }
-        self.out(&format!("{text}\n"));
+        self.text.line(text);
     }
 
     fn render(&self, event: &MeshEvent) {
@@ -232,35 +190,7 @@ impl Human {
     }
 
     fn agent(&self, event: &Event) {
-        match event {
-            Event::AssistantText { text } => self.out(text),
-            Event::ToolIntent { line, .. } => self.line(&format!("• {line}")),
-            Event::ToolResult { ok, summary, .. } => {
-                self.line(&format!("  {} {summary}", if *ok { "↳" } else { "✗" }))
-            }
-            Event::Diff { diff, .. } => self.line(diff.trim_end()),
-            Event::ApprovalDecided { decision, .. } => {
-                let word = match decision {
-                    ApprovalDecision::Accept => "accepted",
-                    ApprovalDecision::Reject => "rejected",
-                    ApprovalDecision::RunOnce => "allowed once",
-                    ApprovalDecision::Always => "always allowed",
-                    ApprovalDecision::Deny => "denied",
-                    ApprovalDecision::Grant => "granted",
-                };
-                self.line(&format!("  [{word}]"));
-            }
-            Event::Error {
-                kind: ErrorKind::Interrupted,
-                ..
-            } => {}
-            Event::Error { message, .. } => eprintln!("north: error: {message}"),
-            Event::SessionStarted { .. }
-            | Event::TurnStarted { .. }
-            | Event::ApprovalRequested { .. }
-            | Event::Usage { .. }
-            | Event::TurnEnd { .. } => {}
-        }
+        self.text.event(event, false);
     }
 }
 
@@ -271,7 +201,7 @@ async fn run(args: &MeshArgs, p: Prepared, redactor: Redactor) -> ExitCode {
         .context("cannot create the session")
     {
         Ok(s) => s,
-        Err(e) => return fail(args, ErrorKind::Config, &format!("{e:#}"), EXIT_USAGE),
+        Err(e) => return fail(args.json, ErrorKind::Config, &format!("{e:#}"), EXIT_USAGE),
     };
     let approver = FlagApprover {
         approve_edits: p.project.config.approve_edits.value,
@@ -292,7 +222,14 @@ async fn run(args: &MeshArgs, p: Prepared, redactor: Redactor) -> ExitCode {
         opts,
     ) {
         Ok(m) => m,
-        Err(e) => return fail(args, ErrorKind::Internal, &e.to_string(), EXIT_PROVIDER),
+        Err(e) => {
+            return fail(
+                args.json,
+                ErrorKind::Internal,
+                &e.to_string(),
+                EXIT_PROVIDER,
+            );
+        }
     };
     let cancel = CancellationToken::new();
     let on_interrupt = cancel.clone();
@@ -301,9 +238,7 @@ async fn run(args: &MeshArgs, p: Prepared, redactor: Redactor) -> ExitCode {
             on_interrupt.cancel();
         }
     });
-    let human = Human {
-        at_line_start: AtomicBool::new(true),
-    };
+    let human = Human::default();
     let json = args.json;
     let emit = |event: MeshEvent| {
         if json {
@@ -315,9 +250,7 @@ async fn run(args: &MeshArgs, p: Prepared, redactor: Redactor) -> ExitCode {
     let report = mesh.run(session, &p.goal, &emit, &cancel).await;
     let id = &report.session_id;
     if !json {
-        if !human.at_line_start.load(Ordering::Relaxed) {
-            human.out("\n");
-        }
+        human.text.finish();
         eprintln!("north: session {id} (trace in .north/sessions/{id}/trace.jsonl)");
     }
     tracing::info!(session = %id, status = ?report.status, "mesh finished");

@@ -1,0 +1,122 @@
+//! Headless output shared by `north exec` and `north mesh`: JSONL events, a
+//! line-aware text rendering of agent events, one-line failures, and the
+//! exit statuses both commands document.
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use north_protocol::{ApprovalDecision, ErrorKind, Event};
+
+/// The model or provider failed (after retries).
+pub const EXIT_PROVIDER: u8 = 1;
+/// Invalid use or configuration.
+pub const EXIT_USAGE: u8 = 2;
+/// Done, but an edit, command or capability was denied.
+pub const EXIT_DENIED: u8 = 3;
+/// The step limit was reached.
+pub const EXIT_STEP_LIMIT: u8 = 4;
+/// Interrupted with Ctrl+C.
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// Prints one value as a JSON line and flushes.
+pub fn emit_json(value: &impl serde::Serialize) {
+    if let Ok(line) = serde_json::to_string(value) {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    }
+}
+
+/// Reports a failure: an `error` event in JSON mode, one line on stderr always.
+pub fn fail(json: bool, kind: ErrorKind, message: &str, code: u8) -> ExitCode {
+    tracing::info!(%message, code, "command failed");
+    if json {
+        emit_json(&Event::Error {
+            kind,
+            message: message.to_string(),
+        });
+    }
+    eprintln!("north: error: {message}");
+    ExitCode::from(code)
+}
+
+/// Text output for a terminal or a pipe that keeps track of line starts, so
+/// intent lines never glue onto streamed text.
+#[derive(Debug)]
+pub struct Text {
+    at_line_start: AtomicBool,
+}
+
+impl Default for Text {
+    fn default() -> Self {
+        Text {
+            at_line_start: AtomicBool::new(true),
+        }
+    }
+}
+
+impl Text {
+    /// Writes `text` as is.
+    pub fn out(&self, text: &str) {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+        if let Some(last) = text.chars().last() {
+            self.at_line_start.store(last == '\n', Ordering::Relaxed);
+        }
+    }
+
+    /// Writes `text` on a line of its own.
+    pub fn line(&self, text: &str) {
+        if !self.at_line_start.load(Ordering::Relaxed) {
+            self.out("\n");
+        }
+        self.out(&format!("{text}\n"));
+    }
+
+    /// Ends the output on a line of its own.
+    pub fn finish(&self) {
+        if !self.at_line_start.load(Ordering::Relaxed) {
+            self.out("\n");
+        }
+    }
+
+    /// Renders an agent event. `announce_interrupt`: print "interrupted"
+    /// here (exec) or leave it to the caller's own status (mesh).
+    pub fn event(&self, event: &Event, announce_interrupt: bool) {
+        match event {
+            Event::AssistantText { text } => self.out(text),
+            Event::ToolIntent { line, .. } => self.line(&format!("• {line}")),
+            Event::ToolResult { ok, summary, .. } => {
+                self.line(&format!("  {} {summary}", if *ok { "↳" } else { "✗" }))
+            }
+            Event::Diff { diff, .. } => self.line(diff.trim_end()),
+            Event::ApprovalDecided { decision, .. } => {
+                let word = match decision {
+                    ApprovalDecision::Accept => "accepted",
+                    ApprovalDecision::Reject => "rejected",
+                    ApprovalDecision::RunOnce => "allowed once",
+                    ApprovalDecision::Always => "always allowed",
+                    ApprovalDecision::Deny => "denied",
+                    ApprovalDecision::Grant => "granted",
+                };
+                self.line(&format!("  [{word}]"));
+            }
+            Event::Error {
+                kind: ErrorKind::Interrupted,
+                ..
+            } => {
+                if announce_interrupt {
+                    eprintln!("north: interrupted");
+                }
+            }
+            Event::Error { message, .. } => eprintln!("north: error: {message}"),
+            Event::SessionStarted { .. }
+            | Event::TurnStarted { .. }
+            | Event::ApprovalRequested { .. }
+            | Event::Usage { .. }
+            | Event::TurnEnd { .. } => {}
+        }
+    }
+}
