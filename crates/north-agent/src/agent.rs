@@ -100,6 +100,19 @@ pub struct Agent {
     condense_requested: Option<bool>,
 }
 
+/// Ends a turn the user interrupted: the error and turn-end events.
+fn interrupted(emit: &Emit<'_>, usage: Usage) -> TurnEnd {
+    emit(Event::Error {
+        kind: ErrorKind::Interrupted,
+        message: "interrupted".into(),
+    });
+    emit(Event::TurnEnd {
+        stop_reason: None,
+        usage,
+    });
+    TurnEnd::Interrupted
+}
+
 fn chat_message(m: &Message) -> ChatMessage {
     let role = match m.role {
         Role::System => "system",
@@ -415,15 +428,7 @@ impl Agent {
             if let Some(err) = failure {
                 self.save(emit);
                 return if err.is_cancelled() {
-                    emit(Event::Error {
-                        kind: ErrorKind::Interrupted,
-                        message: "interrupted".into(),
-                    });
-                    emit(Event::TurnEnd {
-                        stop_reason: None,
-                        usage: turn_usage,
-                    });
-                    TurnEnd::Interrupted
+                    interrupted(emit, turn_usage)
                 } else {
                     let message = self.redactor.scrub(&err.to_string()).into_owned();
                     self.tracer
@@ -468,15 +473,7 @@ impl Agent {
                         );
                     }
                     self.save(emit);
-                    emit(Event::Error {
-                        kind: ErrorKind::Interrupted,
-                        message: "interrupted".into(),
-                    });
-                    emit(Event::TurnEnd {
-                        stop_reason: None,
-                        usage: turn_usage,
-                    });
-                    return TurnEnd::Interrupted;
+                    return interrupted(emit, turn_usage);
                 }
                 emit(Event::ToolIntent {
                     call_id: call.id.clone(),
@@ -602,17 +599,7 @@ impl Agent {
                 self.save(emit);
                 Ok(true)
             }
-            Err(e) if e.is_cancelled() => {
-                emit(Event::Error {
-                    kind: ErrorKind::Interrupted,
-                    message: "interrupted".into(),
-                });
-                emit(Event::TurnEnd {
-                    stop_reason: None,
-                    usage: Usage::default(),
-                });
-                Err(TurnEnd::Interrupted)
-            }
+            Err(e) if e.is_cancelled() => Err(interrupted(emit, Usage::default())),
             Err(e) => {
                 // Not fatal: the turn goes on with the longer context.
                 self.tracer.record(
