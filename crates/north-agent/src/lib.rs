@@ -1,12 +1,16 @@
-//! North's orchestrator (in progress): the pieces of the agent runtime that
-//! turn a model and tools into an assistant.
+//! North's orchestrator: turns a model and tools into an assistant.
 //!
-//! Main types so far: [`blocks::BlockFilter`] (hides `<<<NOTES_JSON>>>` and
-//! `<<<TOOL_CALLS_JSON>>>` blocks from streamed text), [`notes::NotesPatch`]
-//! (the state-patch protocol), [`textcalls`] (the text tool-call protocol),
+//! Main types: [`Agent`] (one session's tool loop: system prompt and
+//! context, streamed model calls, tool calls in order under approval,
+//! NOTES patches and actions, condensation, a checkpoint after every step),
+//! [`Approver`] (how front ends decide shell commands, edits and
+//! capabilities; [`FlagApprover`] for headless runs), [`config::Config`]
+//! (flags > environment > project > global > defaults, with sources),
 //! [`store::SessionStore`] (atomic checkpoints and JSONL traces under
-//! `.north/sessions/<id>/`) and [`memory::MemoryFile`] (memory entries with
-//! BM25 retrieval).
+//! `.north/sessions/<id>/`), [`memory::MemoryFile`] (memory with BM25
+//! retrieval), [`blocks::BlockFilter`] and [`textcalls`] (the NOTES and
+//! text tool-call protocols), and [`mesh::Mesh`] (planner → executor →
+//! memory under a policy).
 //!
 //! This crate must not render anything or read the terminal: front ends
 //! submit actions and render the events it emits.
