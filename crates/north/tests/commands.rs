@@ -1,42 +1,20 @@
 //! `north config`, `north sessions`, and what the log file may contain.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
-struct Home {
-    dir: tempfile::TempDir,
-}
+mod common;
+use common::Sandbox;
 
-impl Home {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("project/.north")).unwrap();
-        std::fs::write(dir.path().join("project/README.md"), "# p\n").unwrap();
-        Home { dir }
-    }
-    fn project(&self) -> PathBuf {
-        self.dir.path().join("project")
-    }
-    fn home(&self) -> PathBuf {
-        self.dir.path().join("home")
-    }
-    fn north(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_north"))
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", self.home())
-            .env("XDG_STATE_HOME", self.home().join("state"))
-            .env("XDG_CONFIG_HOME", self.home().join("config"))
-            .env("XDG_DATA_HOME", self.home().join("data"))
-            .env("NORTH_MAX_STEPS", "9")
-            .env("ANTHROPIC_API_KEY", "sk-ant-CONFIGKEY-123456789")
-            .current_dir(self.project())
-            .stdin(Stdio::null())
-            .args(args)
-            .output()
-            .unwrap()
-    }
+/// Runs the binary in `h` with a step limit from the environment and a key
+/// that must never be shown.
+fn run(h: &Sandbox, args: &[&str]) -> Output {
+    h.north()
+        .env("NORTH_MAX_STEPS", "9")
+        .env("ANTHROPIC_API_KEY", "sk-ant-CONFIGKEY-123456789")
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 fn stdout(o: &Output) -> String {
@@ -45,7 +23,7 @@ fn stdout(o: &Output) -> String {
 
 #[test]
 fn config_shows_values_and_sources_but_never_keys() {
-    let h = Home::new();
+    let h = Sandbox::new();
     std::fs::create_dir_all(h.home().join("config/north")).unwrap();
     std::fs::write(
         h.home().join("config/north/config.json"),
@@ -57,7 +35,7 @@ fn config_shows_values_and_sources_but_never_keys() {
         r#"{"model": "project-model"}"#,
     )
     .unwrap();
-    let out = h.north(&["config"]);
+    let out = run(&h, &["config"]);
     assert!(
         out.status.success(),
         "{}",
@@ -70,13 +48,13 @@ fn config_shows_values_and_sources_but_never_keys() {
 
 #[test]
 fn malformed_config_is_an_error_naming_file_and_field() {
-    let h = Home::new();
+    let h = Sandbox::new();
     std::fs::write(
         h.project().join(".north/project.json"),
         r#"{"max_steps": "lots"}"#,
     )
     .unwrap();
-    let out = h.north(&["config"]);
+    let out = run(&h, &["config"]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -87,32 +65,35 @@ fn malformed_config_is_an_error_naming_file_and_field() {
 
 #[test]
 fn sessions_are_listed_and_shown() {
-    let h = Home::new();
+    let h = Sandbox::new();
     let script = h.dir.path().join("s.json");
     std::fs::write(&script, r#"[{"text": "first answer"}]"#).unwrap();
-    let out = h.north(&[
-        "exec",
-        "--script",
-        script.to_str().unwrap(),
-        "remember this question",
-    ]);
+    let out = run(
+        &h,
+        &[
+            "exec",
+            "--script",
+            script.to_str().unwrap(),
+            "remember this question",
+        ],
+    );
     assert!(out.status.success());
-    let list = stdout(&h.north(&["sessions", "list"]));
+    let list = stdout(&run(&h, &["sessions", "list"]));
     assert!(list.contains("remember this question"), "{list}");
     let id = list.split_whitespace().next().unwrap().to_string();
-    let show = h.north(&["sessions", "show", &id]);
+    let show = run(&h, &["sessions", "show", &id]);
     assert!(show.status.success());
     let cp: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
     assert_eq!(cp["session_id"], id.as_str());
     assert_eq!(cp["recent_messages"][1]["content"], "first answer");
-    let missing = h.north(&["sessions", "show", "20000101-000000-dead"]);
+    let missing = run(&h, &["sessions", "show", "20000101-000000-dead"]);
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("no session"));
 }
 
 #[test]
 fn the_log_records_tool_calls_but_not_file_contents() {
-    let h = Home::new();
+    let h = Sandbox::new();
     std::fs::write(h.project().join("data.txt"), "UNIQUE-FILE-CONTENT-42\n").unwrap();
     let script = h.dir.path().join("s.json");
     std::fs::write(
@@ -120,14 +101,17 @@ fn the_log_records_tool_calls_but_not_file_contents() {
         r#"[{"tool_calls": [{"id": "r", "name": "read_file", "args": {"path": "data.txt", "range": null}}]}, {"text": "read it"}]"#,
     )
     .unwrap();
-    let out = h.north(&[
-        "exec",
-        "--log-level",
-        "debug",
-        "--script",
-        script.to_str().unwrap(),
-        "read data.txt",
-    ]);
+    let out = run(
+        &h,
+        &[
+            "exec",
+            "--log-level",
+            "debug",
+            "--script",
+            script.to_str().unwrap(),
+            "read data.txt",
+        ],
+    );
     assert!(out.status.success());
     let log = std::fs::read_to_string(h.home().join("state/north/north.log")).unwrap();
     assert!(

@@ -6,67 +6,10 @@ use std::process::{Command, Output, Stdio};
 
 use north_test_support::{FakeServer, Reply, anthropic, openai};
 
+mod common;
+use common::Sandbox;
+
 const FAKE_KEY: &str = "sk-ant-NORTHLEAKCHECK-7f3a9c1e5b";
-
-/// A scratch home and project for one test.
-struct Sandbox {
-    dir: tempfile::TempDir,
-}
-
-impl Sandbox {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("project")).unwrap();
-        std::fs::write(dir.path().join("project/README.md"), "# Test project\n").unwrap();
-        Sandbox { dir }
-    }
-
-    fn project(&self) -> std::path::PathBuf {
-        self.dir.path().join("project")
-    }
-
-    fn home(&self) -> std::path::PathBuf {
-        self.dir.path().join("home")
-    }
-
-    /// The binary with a clean environment: only what a test sets reaches it,
-    /// and every file it writes lands under this sandbox.
-    fn north(&self) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_north"));
-        cmd.env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", self.home())
-            .env("XDG_CONFIG_HOME", self.home().join("config"))
-            .env("XDG_STATE_HOME", self.home().join("state"))
-            .env("XDG_DATA_HOME", self.home().join("data"))
-            .current_dir(self.project())
-            .stdin(Stdio::null());
-        cmd
-    }
-
-    fn everything_written(&self) -> String {
-        let mut all = String::new();
-        for entry in walk(self.dir.path()) {
-            all.push_str(&String::from_utf8_lossy(
-                &std::fs::read(entry).unwrap_or_default(),
-            ));
-        }
-        all
-    }
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
-}
 
 async fn output(mut cmd: Command) -> Output {
     tokio::task::spawn_blocking(move || cmd.output().unwrap())

@@ -4,45 +4,14 @@
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-struct Home {
-    dir: tempfile::TempDir,
-}
-
-impl Home {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("project")).unwrap();
-        std::fs::write(dir.path().join("project/README.md"), "# p\n").unwrap();
-        Home { dir }
-    }
-    fn project(&self) -> PathBuf {
-        self.dir.path().join("project")
-    }
-    fn file(&self, name: &str, value: &Value) -> PathBuf {
-        let p = self.dir.path().join(name);
-        std::fs::write(&p, value.to_string()).unwrap();
-        p
-    }
-    fn north(&self) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_north"));
-        let home = self.dir.path().join("home");
-        cmd.env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", &home)
-            .env("XDG_STATE_HOME", home.join("state"))
-            .env("XDG_CONFIG_HOME", home.join("config"))
-            .env("XDG_DATA_HOME", home.join("data"))
-            .current_dir(self.project())
-            .stdin(Stdio::null());
-        cmd
-    }
-}
+mod common;
+use common::Sandbox;
 
 fn checkpoint(project: &Path, id: &str) -> Value {
     let text = std::fs::read_to_string(
@@ -57,7 +26,7 @@ fn checkpoint(project: &Path, id: &str) -> Value {
 
 #[test]
 fn a_session_killed_mid_turn_resumes_with_nothing_lost_or_duplicated() {
-    let home = Home::new();
+    let home = Sandbox::new();
     let first = home.file(
         "first.json",
         &json!([
@@ -156,7 +125,7 @@ fn a_session_killed_mid_turn_resumes_with_nothing_lost_or_duplicated() {
 
 #[test]
 fn the_checkpoint_always_parses_when_the_process_is_killed_during_writes() {
-    let home = Home::new();
+    let home = Sandbox::new();
     let turns: Vec<Value> = (0..400)
         .map(|i| json!({"text": format!("step {i} "), "tool_calls": [{"id": format!("c{i}"), "name": "list_root", "args": {}}]}))
         .collect();

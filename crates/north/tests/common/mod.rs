@@ -1,0 +1,76 @@
+//! The sandbox every binary test runs in: a scratch project and a scratch
+//! home, with XDG dirs pointed inside it, so nothing touches the repository
+//! or the user's files and every byte North writes can be inspected.
+#![allow(dead_code, missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// A scratch home and project for one test.
+pub struct Sandbox {
+    pub dir: tempfile::TempDir,
+}
+
+impl Sandbox {
+    /// A project holding a README, and an empty home.
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("project/.north")).unwrap();
+        std::fs::write(dir.path().join("project/README.md"), "# Test project\n").unwrap();
+        Sandbox { dir }
+    }
+
+    pub fn project(&self) -> PathBuf {
+        self.dir.path().join("project")
+    }
+
+    pub fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    /// Writes `value` as JSON to a file beside the project.
+    pub fn file(&self, name: &str, value: &serde_json::Value) -> PathBuf {
+        let p = self.dir.path().join(name);
+        std::fs::write(&p, value.to_string()).unwrap();
+        p
+    }
+
+    /// The binary with a clean environment: only what a test sets reaches
+    /// it, and every file it writes lands under this sandbox.
+    pub fn north(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_north"));
+        cmd.env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", self.home())
+            .env("XDG_CONFIG_HOME", self.home().join("config"))
+            .env("XDG_STATE_HOME", self.home().join("state"))
+            .env("XDG_DATA_HOME", self.home().join("data"))
+            .current_dir(self.project())
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    /// The contents of every file under the sandbox, concatenated.
+    pub fn everything_written(&self) -> String {
+        let mut all = String::new();
+        for entry in walk(self.dir.path()) {
+            all.push_str(&String::from_utf8_lossy(
+                &std::fs::read(entry).unwrap_or_default(),
+            ));
+        }
+        all
+    }
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
