@@ -77,6 +77,16 @@ impl ToolContext {
         }
     }
 
+    /// A context for a project: like [`ToolContext::new`], with `http.get`
+    /// caching into `<root>/.north/http-cache.sqlite`.
+    pub fn for_project(root: PathBuf) -> Self {
+        let cache = root.join(".north").join("http-cache.sqlite");
+        ToolContext {
+            http: Arc::new(crate::net::HttpClient::new(Some(cache))),
+            ..ToolContext::new(root)
+        }
+    }
+
     /// The sandbox for this context's root.
     pub fn sandbox(&self) -> Result<Sandbox, SandboxError> {
         Sandbox::new(&self.root)

@@ -100,11 +100,7 @@ impl Project {
 
     /// A tool context with the project's http cache.
     pub fn tool_context(&self) -> ToolContext {
-        let mut ctx = ToolContext::new(self.root.clone());
-        ctx.http = Arc::new(north_tools::net::HttpClient::new(Some(
-            self.root.join(".north").join("http-cache.sqlite"),
-        )));
-        ctx
+        ToolContext::for_project(self.root.clone())
     }
 
     /// Agent options from the configuration.

@@ -100,7 +100,7 @@ pub fn run(args: ToolArgs) -> anyhow::Result<ExitCode> {
     let tool_args = parse_args(&args.args)?;
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let root = repo::resolve_root(args.path.as_deref(), &cwd).map_err(|e| Usage(e.to_string()))?;
-    let mut ctx = ToolContext::new(root);
+    let mut ctx = ToolContext::for_project(root);
     ctx.capabilities = args.grants.clone();
     let sandbox = ctx.sandbox().map_err(|e| Usage(e.to_string()))?;
 

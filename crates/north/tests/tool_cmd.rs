@@ -344,6 +344,28 @@ fn net_tools_need_a_grant() {
     );
 }
 
+#[test]
+fn http_get_from_the_command_line_is_cached_in_the_project() {
+    let (_d, root) = project();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt
+        .block_on(north_test_support::FakeServer::start())
+        .unwrap();
+    server.set_fallback(north_test_support::Reply::json(200, r#"{"v": 1}"#));
+    let url = format!("{}/data.json", server.url());
+    for _ in 0..2 {
+        let r = run_in(
+            &root,
+            "http.get",
+            json!({"url": url}),
+            &["--grant", "net:127.0.0.1"],
+        );
+        assert_eq!(r.code, 0, "{}", r.json);
+    }
+    assert_eq!(server.requests().len(), 1, "the second call is a cache hit");
+    assert!(root.join(".north/http-cache.sqlite").exists());
+}
+
 // ---------- crash safety ----------
 
 const FILES: usize = 24;

@@ -22,8 +22,18 @@ pub(crate) struct Cache {
 }
 
 impl Cache {
-    /// Opens (creating if needed) the cache at `path`.
+    /// Opens (creating it and its directory if needed) the cache at `path`.
     pub(crate) fn open(path: &Path) -> rusqlite::Result<Self> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            // A fresh project has no `.north/` yet; without it the cache
+            // would silently be off.
+            std::fs::create_dir_all(dir).map_err(|e| {
+                rusqlite::Error::SqliteFailure(
+                    rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
+                    Some(format!("cannot create {}: {e}", dir.display())),
+                )
+            })?;
+        }
         let conn = Connection::open(path)?;
         conn.busy_timeout(std::time::Duration::from_secs(2))?;
         conn.execute_batch(
