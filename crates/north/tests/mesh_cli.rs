@@ -3,8 +3,8 @@
 //! exit codes, secrets kept out of `bash`, and the audit in trace and log.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::PathBuf;
+use std::process::{Command, Output};
 
 use north_agent::memory::{MemoryEntry, MemoryFile, memory_id};
 use north_test_support::{FakeServer, Reply, anthropic};
@@ -15,56 +15,36 @@ const SUMMARY: &str =
     "2 Rust files in src: lib.rs (1 line) and main.rs (3 lines), 4 lines in total.";
 const FAKE_KEY: &str = "sk-ant-MESHCLILEAKCHECK-5e1d2c3b4a";
 
-/// A scratch home and project for one test.
+mod common;
+
+/// The shared sandbox with a small Rust project, plus mesh helpers.
 struct Sandbox {
-    dir: tempfile::TempDir,
+    inner: common::Sandbox,
+}
+
+impl std::ops::Deref for Sandbox {
+    type Target = common::Sandbox;
+    fn deref(&self) -> &common::Sandbox {
+        &self.inner
+    }
 }
 
 impl Sandbox {
     fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("project");
+        let inner = common::Sandbox::new();
+        let p = inner.project();
         std::fs::create_dir_all(p.join("src")).unwrap();
-        std::fs::write(p.join("README.md"), "# Test project\n").unwrap();
         std::fs::write(
             p.join("src/main.rs"),
             "fn main() {\n    println!(\"hi\");\n}\n",
         )
         .unwrap();
         std::fs::write(p.join("src/lib.rs"), "// lib\n").unwrap();
-        Sandbox { dir }
-    }
-
-    fn project(&self) -> PathBuf {
-        self.dir.path().join("project")
-    }
-
-    fn home(&self) -> PathBuf {
-        self.dir.path().join("home")
-    }
-
-    fn file(&self, name: &str, value: &Value) -> PathBuf {
-        let p = self.dir.path().join(name);
-        std::fs::write(&p, value.to_string()).unwrap();
-        p
+        Sandbox { inner }
     }
 
     fn policy(&self, value: Value) {
         std::fs::write(self.project().join("policy.json"), value.to_string()).unwrap();
-    }
-
-    /// The binary with a clean environment under this sandbox.
-    fn north(&self) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_north"));
-        cmd.env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", self.home())
-            .env("XDG_CONFIG_HOME", self.home().join("config"))
-            .env("XDG_STATE_HOME", self.home().join("state"))
-            .env("XDG_DATA_HOME", self.home().join("data"))
-            .current_dir(self.project())
-            .stdin(Stdio::null());
-        cmd
     }
 
     /// `north mesh` on a script, recording requests.
@@ -110,9 +90,10 @@ impl Sandbox {
             .collect()
     }
 
+    /// Every file North wrote (the test's own script holds the key on purpose).
     fn everything_written(&self) -> String {
         let mut all = String::new();
-        for entry in walk(self.dir.path()) {
+        for entry in self.files() {
             if entry.file_name().is_some_and(|n| n == "script.json") {
                 continue;
             }
@@ -122,19 +103,6 @@ impl Sandbox {
         }
         all
     }
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
 
 fn output(mut cmd: Command) -> Output {

@@ -50,10 +50,15 @@ impl Sandbox {
         cmd
     }
 
+    /// Every file under the sandbox.
+    pub fn files(&self) -> Vec<PathBuf> {
+        walk(self.dir.path())
+    }
+
     /// The contents of every file under the sandbox, concatenated.
     pub fn everything_written(&self) -> String {
         let mut all = String::new();
-        for entry in walk(self.dir.path()) {
+        for entry in self.files() {
             all.push_str(&String::from_utf8_lossy(
                 &std::fs::read(entry).unwrap_or_default(),
             ));
