@@ -13,6 +13,11 @@ impl ApiKey {
         ApiKey(key.into().trim().to_string())
     }
 
+    /// The key in environment variable `var`, if set and not blank.
+    pub fn from_env(var: &str) -> Option<ApiKey> {
+        env_setting(var).map(ApiKey::new)
+    }
+
     /// The raw key, for an HTTP header and nothing else.
     pub fn expose(&self) -> &str {
         &self.0
@@ -23,6 +28,14 @@ impl ApiKey {
     pub fn scrub(&self, text: &str) -> String {
         scrub_secret(text, &self.0)
     }
+}
+
+/// The value of environment variable `var`, if set and not blank.
+pub fn env_setting(var: &str) -> Option<String> {
+    std::env::var(var)
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .map(|v| v.trim().to_string())
 }
 
 /// Replaces occurrences of `secret` (when non-trivial) in `text`.

@@ -22,10 +22,7 @@ pub struct Selected {
 }
 
 fn key(var: &str) -> Option<ApiKey> {
-    std::env::var(var)
-        .ok()
-        .filter(|k| !k.trim().is_empty())
-        .map(ApiKey::new)
+    ApiKey::from_env(var)
 }
 
 /// Builds the backend the configuration names.

@@ -49,20 +49,12 @@ impl Default for AnthropicConfig {
 impl AnthropicConfig {
     /// Defaults overridden by `ANTHROPIC_API_KEY` and `ANTHROPIC_BASE_URL`.
     pub fn from_env() -> Self {
-        let mut cfg = AnthropicConfig::default();
-        if let Some(key) = std::env::var("ANTHROPIC_API_KEY")
-            .ok()
-            .filter(|k| !k.trim().is_empty())
-        {
-            cfg.api_key = Some(ApiKey::new(key));
+        AnthropicConfig {
+            api_key: ApiKey::from_env("ANTHROPIC_API_KEY"),
+            base_url: crate::key::env_setting("ANTHROPIC_BASE_URL")
+                .unwrap_or_else(|| DEFAULT_BASE_URL.to_string()),
+            ..Default::default()
         }
-        if let Some(url) = std::env::var("ANTHROPIC_BASE_URL")
-            .ok()
-            .filter(|u| !u.trim().is_empty())
-        {
-            cfg.base_url = url.trim().to_string();
-        }
-        cfg
     }
 }
 
