@@ -26,7 +26,7 @@ pub mod memory;
 pub mod mesh;
 pub mod notes;
 pub mod redact;
-mod run_tool;
+
 pub mod store;
 pub mod textcalls;
 

@@ -1,48 +1,18 @@
-//! Running one tool call under approval: shell commands through the
-//! allowlist or the user, edits as reviewed proposals applied atomically,
-//! network tools behind capabilities.
+//! Approvals: shell commands through the project allowlist or the user,
+//! edits as reviewed proposals applied atomically, capabilities asked for
+//! and recorded in the session state.
 
-use north_protocol::{
-    ApprovalDecision, ApprovalKind, ApprovalPolicy, Event, State, ToolCall, ToolOutcome,
-};
+use north_protocol::{ApprovalDecision, ApprovalKind, Event, ToolCall, ToolOutcome};
 use north_tools::policy::ProjectAllowlist;
-use north_tools::policy::net::NetAccess;
-use north_tools::{Registry, ToolContext};
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::agent::Emit;
-use crate::approval::{ApprovalRequest, Approver};
+use super::dispatch::CallEnv;
+use crate::approval::ApprovalRequest;
 use crate::intent::command_of;
 use crate::notes::{deny_capability, grant_capability, request_capability};
-use crate::store::Tracer;
-
-/// Everything a call needs from the agent, borrowed for its duration.
-pub(crate) struct CallEnv<'a> {
-    pub tools: &'a Registry,
-    pub ctx: &'a mut ToolContext,
-    pub approver: &'a dyn Approver,
-    pub state: &'a mut State,
-    pub tracer: &'a Tracer,
-    pub emit: &'a Emit<'a>,
-}
-
-fn host_of(url: &str) -> Option<String> {
-    let rest = url.split_once("://")?.1;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let host = authority
-        .rsplit_once('@')
-        .map(|(_, h)| h)
-        .unwrap_or(authority);
-    let host = if let Some(stripped) = host.strip_prefix('[') {
-        stripped.split(']').next()?.to_string()
-    } else {
-        host.split(':').next()?.to_string()
-    };
-    (!host.is_empty()).then(|| host.to_ascii_lowercase())
-}
 
 impl CallEnv<'_> {
-    async fn ask(
+    pub(super) async fn ask(
         &mut self,
         call_id: &str,
         kind: ApprovalKind,
@@ -95,52 +65,7 @@ impl CallEnv<'_> {
         }
     }
 
-    /// Runs `call` with whatever approval its tool needs.
-    pub(crate) async fn run(&mut self, call: &ToolCall) -> ToolOutcome {
-        let Some(tool) = self.tools.get(&call.name).cloned() else {
-            return ToolOutcome::err(format!(
-                "unknown tool `{}`; available tools: {}",
-                call.name,
-                self.tools.names().join(", ")
-            ));
-        };
-        if let Value::String(raw) = &call.arguments {
-            return ToolOutcome::err(format!("arguments are not a valid JSON object: {raw}"));
-        }
-        self.ctx.capabilities = self.state.capabilities_granted.clone();
-        match tool.spec().approval {
-            ApprovalPolicy::None => tool.call(call.arguments.clone(), self.ctx).await,
-            ApprovalPolicy::Shell => self.shell(call).await,
-            ApprovalPolicy::Write => self.write(call).await,
-            ApprovalPolicy::Net => {
-                let url = call
-                    .arguments
-                    .get("url")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                if let Some(host) = host_of(url) {
-                    let access = NetAccess {
-                        capabilities: &self.ctx.capabilities,
-                        allowlist: self.ctx.net_allowlist.as_deref(),
-                    };
-                    if access.check(&host).is_err() {
-                        let cap = format!("net:{host}");
-                        if !self
-                            .capability(&call.id, &cap, &format!("{} {url}", call.name))
-                            .await
-                        {
-                            return ToolOutcome::err(format!(
-                                "network access to {host} was not granted by the user (capability `{cap}`); do not retry without asking"
-                            ));
-                        }
-                    }
-                }
-                tool.call(call.arguments.clone(), self.ctx).await
-            }
-        }
-    }
-
-    async fn shell(&mut self, call: &ToolCall) -> ToolOutcome {
+    pub(super) async fn shell(&mut self, call: &ToolCall) -> ToolOutcome {
         let Some(command) = command_of(&call.arguments).map(str::to_string) else {
             // Let the tool report the missing field in its own words.
             return self
@@ -180,7 +105,7 @@ impl CallEnv<'_> {
             .await
     }
 
-    async fn write(&mut self, call: &ToolCall) -> ToolOutcome {
+    pub(super) async fn write(&mut self, call: &ToolCall) -> ToolOutcome {
         let proposal = match self
             .tools
             .propose(&call.name, call.arguments.clone(), self.ctx)
@@ -228,24 +153,5 @@ impl CallEnv<'_> {
                 "applying the edits failed, nothing was written: {e}"
             )),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::host_of;
-
-    #[test]
-    fn hosts_are_extracted_strictly() {
-        assert_eq!(
-            host_of("https://Example.com/a?b").as_deref(),
-            Some("example.com")
-        );
-        assert_eq!(
-            host_of("http://user:pw@evil.com:8080/x").as_deref(),
-            Some("evil.com")
-        );
-        assert_eq!(host_of("http://[::1]:80/").as_deref(), Some("::1"));
-        assert_eq!(host_of("no-scheme"), None);
     }
 }

@@ -1,0 +1,101 @@
+//! Protocol blocks in the model's text: NOTES patches and their actions,
+//! and text-protocol tool calls.
+
+use north_protocol::{ContentBlock, ToolCall};
+use serde_json::json;
+
+use super::dispatch::CallEnv;
+use super::{Agent, Emit};
+use crate::blocks::BlockKind;
+use crate::notes::{Action, NotesPatch};
+use crate::textcalls;
+
+impl Agent {
+    /// Applies NOTES blocks and their actions; returns text-protocol calls.
+    pub(super) async fn apply_blocks(
+        &mut self,
+        blocks: &[crate::blocks::Block],
+        emit: &Emit<'_>,
+    ) -> Vec<ToolCall> {
+        let mut calls = Vec::new();
+        let mut actions = Vec::new();
+        for block in blocks {
+            match block.kind {
+                BlockKind::Notes => {
+                    let parsed = if block.terminated {
+                        NotesPatch::parse(&block.body).map_err(|e| e.to_string())
+                    } else {
+                        Err(crate::notes::NotesError::Unterminated.to_string())
+                    };
+                    match parsed {
+                        Ok(patch) => {
+                            patch.apply(&mut self.state);
+                            self.tracer.record("notes_patch", json!({"ok": true, "unknown_keys": patch.unknown_keys, "state": self.state}));
+                            actions.extend(patch.actions);
+                        }
+                        Err(e) => self
+                            .tracer
+                            .record("notes_patch", json!({"ok": false, "error": e})),
+                    }
+                }
+                BlockKind::ToolCalls => {
+                    let parsed = if block.terminated {
+                        textcalls::parse(&block.body).map_err(|e| e.to_string())
+                    } else {
+                        Err(textcalls::TextCallsError::Unterminated.to_string())
+                    };
+                    match parsed {
+                        Ok(c) => calls.extend(c),
+                        Err(e) => {
+                            self.tracer
+                                .record("tool_plan", json!({"ok": false, "error": e}));
+                            // Tell the model so it can fix the block.
+                            self.push_results(vec![ContentBlock::text(format!(
+                                "TOOL_CALLS_JSON rejected, nothing ran: {e}"
+                            ))]);
+                        }
+                    }
+                }
+            }
+        }
+        if !actions.is_empty() {
+            self.run_actions(actions, emit).await;
+        }
+        calls
+    }
+
+    async fn run_actions(&mut self, actions: Vec<Action>, emit: &Emit<'_>) {
+        let mut log = Vec::new();
+        for action in actions {
+            let result = match &action {
+                Action::CondenseNow => {
+                    self.condense_requested = Some(true);
+                    "scheduled"
+                }
+                Action::CondenseSmart => {
+                    self.condense_requested.get_or_insert(false);
+                    "scheduled"
+                }
+                // A model may ask; only the user grants. A self-grant is a request.
+                Action::RequestPermission(cap) | Action::GrantPermission(cap) => {
+                    let mut env = CallEnv {
+                        tools: &self.tools,
+                        ctx: &mut self.ctx,
+                        approver: &*self.approver,
+                        state: &mut self.state,
+                        tracer: &self.tracer,
+                        emit,
+                    };
+                    if env.capability("notes", cap, "requested in NOTES").await {
+                        "granted by user"
+                    } else {
+                        "denied by user"
+                    }
+                }
+                Action::Unknown(_) => "ignored (unknown action)",
+            };
+            log.push(json!({"action": action.as_protocol(), "result": result}));
+        }
+        self.tracer.record("actions", json!({"actions": log}));
+    }
+}

@@ -1,0 +1,104 @@
+//! When to condense: near the context budget, or when a NOTES action asks;
+//! older messages become the session summary.
+
+use north_protocol::{ChatRequest, Message, Role, Usage};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::turn::interrupted;
+use super::{Agent, Emit, TurnEnd};
+use crate::condense::{SUMMARY_INSTRUCTIONS, estimate_tokens, split_point, transcript};
+
+impl Agent {
+    /// Condenses when the context nears the budget or a NOTES action asked.
+    /// `Ok(true)` when messages were condensed (the system prompt changes).
+    pub(super) async fn maybe_condense(
+        &mut self,
+        system: &str,
+        emit: &Emit<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<bool, TurnEnd> {
+        let requested = self.condense_requested.take();
+        let used = estimate_tokens(&self.messages) + system.len() as u64 / 4;
+        let budget = self.opts.context_budget;
+        let needed = match requested {
+            Some(true) => true,
+            Some(false) => used > budget / 2,
+            None => used > budget / 100 * 85,
+        };
+        if !needed {
+            if requested.is_some() {
+                self.tracer.record(
+                    "condense",
+                    json!({"skipped": true, "tokens": used, "budget": budget}),
+                );
+            }
+            return Ok(false);
+        }
+        let Some(cut) = split_point(&self.messages, budget / 100 * 30) else {
+            return Ok(false);
+        };
+        let mut prompt = String::new();
+        if !self.state.episode_summary.is_empty() {
+            prompt.push_str(&format!(
+                "Summary so far:\n{}\n\n",
+                self.state.episode_summary
+            ));
+        }
+        prompt.push_str(&transcript(&self.messages[..cut]));
+        let mut req = ChatRequest::new(self.opts.model.clone(), vec![Message::user(prompt)]);
+        req.system = Some(SUMMARY_INSTRUCTIONS.into());
+        req.max_tokens = 1024;
+        self.tracer.record(
+            "llm_req",
+            json!({"purpose": "condense", "model": self.opts.model, "messages": 1, "tools": 0}),
+        );
+        match north_llm::collect(self.backend.stream_chat(req, cancel.clone())).await {
+            Ok(resp) => {
+                self.total.add(&resp.usage);
+                self.tracer.record(
+                    "llm_done",
+                    json!({"purpose": "condense", "usage": resp.usage}),
+                );
+                let (summary, _) = crate::blocks::split_blocks(&resp.text());
+                self.state.episode_summary = summary.trim().to_string();
+                let request = self.messages[..cut]
+                    .iter()
+                    .rev()
+                    .find(|m| crate::condense::is_user_input(m))
+                    .map(Message::text_content);
+                self.messages.drain(..cut);
+                // Providers want a user message first; restate the request
+                // the kept messages belong to.
+                if self.messages.first().is_some_and(|m| m.role != Role::User) {
+                    let note = match request {
+                        // Condensed before: the note already restates the request.
+                        Some(r) if r.starts_with("[Earlier messages were condensed") => r,
+                        Some(r) => format!(
+                            "[Earlier messages were condensed into the session summary.] The request being worked on: {r}"
+                        ),
+                        None => "[Earlier messages were condensed into the session summary.]"
+                            .to_string(),
+                    };
+                    self.messages.insert(0, Message::user(note));
+                }
+                let after = estimate_tokens(&self.messages);
+                self.tracer.record(
+                    "condense",
+                    json!({"tokens_before": used, "tokens_after": after, "dropped_messages": cut}),
+                );
+                self.save(emit);
+                Ok(true)
+            }
+            Err(e) if e.is_cancelled() => Err(interrupted(emit, Usage::default())),
+            Err(e) => {
+                // Not fatal: the turn goes on with the longer context.
+                self.tracer.record(
+                    "condense",
+                    json!({"failed": self.redactor.scrub(&e.to_string())}),
+                );
+                Ok(false)
+            }
+        }
+    }
+}

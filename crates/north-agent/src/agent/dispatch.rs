@@ -1,0 +1,101 @@
+//! Tool dispatch: one call under the approval its tool's policy needs.
+
+use north_protocol::{ApprovalPolicy, State, ToolCall, ToolOutcome};
+use north_tools::policy::net::NetAccess;
+use north_tools::{Registry, ToolContext};
+use serde_json::Value;
+
+use super::Emit;
+use crate::approval::Approver;
+use crate::store::Tracer;
+
+/// Everything a call needs from the agent, borrowed for its duration.
+pub(crate) struct CallEnv<'a> {
+    pub tools: &'a Registry,
+    pub ctx: &'a mut ToolContext,
+    pub approver: &'a dyn Approver,
+    pub state: &'a mut State,
+    pub tracer: &'a Tracer,
+    pub emit: &'a Emit<'a>,
+}
+
+fn host_of(url: &str) -> Option<String> {
+    let rest = url.split_once("://")?.1;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host = authority
+        .rsplit_once('@')
+        .map(|(_, h)| h)
+        .unwrap_or(authority);
+    let host = if let Some(stripped) = host.strip_prefix('[') {
+        stripped.split(']').next()?.to_string()
+    } else {
+        host.split(':').next()?.to_string()
+    };
+    (!host.is_empty()).then(|| host.to_ascii_lowercase())
+}
+
+impl CallEnv<'_> {
+    /// Runs `call` with whatever approval its tool needs.
+    pub(crate) async fn run(&mut self, call: &ToolCall) -> ToolOutcome {
+        let Some(tool) = self.tools.get(&call.name).cloned() else {
+            return ToolOutcome::err(format!(
+                "unknown tool `{}`; available tools: {}",
+                call.name,
+                self.tools.names().join(", ")
+            ));
+        };
+        if let Value::String(raw) = &call.arguments {
+            return ToolOutcome::err(format!("arguments are not a valid JSON object: {raw}"));
+        }
+        self.ctx.capabilities = self.state.capabilities_granted.clone();
+        match tool.spec().approval {
+            ApprovalPolicy::None => tool.call(call.arguments.clone(), self.ctx).await,
+            ApprovalPolicy::Shell => self.shell(call).await,
+            ApprovalPolicy::Write => self.write(call).await,
+            ApprovalPolicy::Net => {
+                let url = call
+                    .arguments
+                    .get("url")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                if let Some(host) = host_of(url) {
+                    let access = NetAccess {
+                        capabilities: &self.ctx.capabilities,
+                        allowlist: self.ctx.net_allowlist.as_deref(),
+                    };
+                    if access.check(&host).is_err() {
+                        let cap = format!("net:{host}");
+                        if !self
+                            .capability(&call.id, &cap, &format!("{} {url}", call.name))
+                            .await
+                        {
+                            return ToolOutcome::err(format!(
+                                "network access to {host} was not granted by the user (capability `{cap}`); do not retry without asking"
+                            ));
+                        }
+                    }
+                }
+                tool.call(call.arguments.clone(), self.ctx).await
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::host_of;
+
+    #[test]
+    fn hosts_are_extracted_strictly() {
+        assert_eq!(
+            host_of("https://Example.com/a?b").as_deref(),
+            Some("example.com")
+        );
+        assert_eq!(
+            host_of("http://user:pw@evil.com:8080/x").as_deref(),
+            Some("evil.com")
+        );
+        assert_eq!(host_of("http://[::1]:80/").as_deref(), Some("::1"));
+        assert_eq!(host_of("no-scheme"), None);
+    }
+}

@@ -1,0 +1,183 @@
+//! The agent: one session's tool loop.
+//!
+//! A turn at a glance ([`Agent::run_turn`], in `turn.rs`):
+//!
+//! 1. the user input is appended and the checkpoint saved (`history.rs`);
+//! 2. the system prompt is built from the product rules, the project card,
+//!    `AGENTS.md`, the session state and retrieved memory (`system.rs`);
+//! 3. before each model step, condensation runs if the context nears its
+//!    budget or a NOTES action asked for it (`condensing.rs`);
+//! 4. the model streams; text reaches the front end with protocol blocks
+//!    hidden; NOTES patches and actions are applied and text-protocol tool
+//!    calls collected (`actions.rs`);
+//! 5. each tool call runs in order (`dispatch.rs`), asking the user where its
+//!    approval policy says so (`approvals.rs`); each result is recorded and
+//!    checkpointed as soon as it exists (`history.rs`);
+//! 6. the loop ends when the model answers without tools, the step limit is
+//!    hit, the user interrupts, or the provider fails.
+//!
+//! Front ends see only [`Event`](north_protocol::Event)s through [`Emit`] and
+//! answer approvals through an [`Approver`].
+
+mod actions;
+mod approvals;
+mod condensing;
+pub(crate) mod dispatch;
+mod history;
+mod system;
+mod turn;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use north_llm::Backend;
+use north_protocol::{Event, Message, State, Usage};
+use north_tools::{Registry, ToolContext};
+use serde_json::json;
+
+use crate::approval::Approver;
+use crate::config::ToolProtocol;
+use crate::context::ProjectCard;
+use crate::redact::Redactor;
+use crate::store::{Session, StoreError, Tracer};
+
+/// Where events go: any thread-safe callback (a channel sender, a printer).
+pub type Emit<'a> = dyn Fn(Event) + Send + Sync + 'a;
+
+/// How the agent runs.
+#[derive(Debug, Clone)]
+pub struct AgentOptions {
+    /// Provider name (for events and traces).
+    pub provider: String,
+    /// Model name.
+    pub model: String,
+    /// Model steps per user turn before stopping.
+    pub max_steps: u32,
+    /// Native or text tool calls.
+    pub tool_protocol: ToolProtocol,
+    /// Output tokens per request.
+    pub max_tokens: u32,
+    /// Context budget in tokens; condensation keeps requests under it.
+    pub context_budget: u64,
+    /// Extra memory files searched besides the project's (e.g. global).
+    pub extra_memory: Vec<PathBuf>,
+    /// Replaces North's product rules at the top of the system prompt, for
+    /// agents with a narrower role (e.g. the mesh executor).
+    pub role: Option<String>,
+}
+
+impl Default for AgentOptions {
+    fn default() -> Self {
+        AgentOptions {
+            provider: "scripted".into(),
+            model: "scripted".into(),
+            max_steps: 25,
+            tool_protocol: ToolProtocol::Native,
+            max_tokens: 8192,
+            context_budget: 120_000,
+            extra_memory: Vec::new(),
+            role: None,
+        }
+    }
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnEnd {
+    /// The model answered without asking for tools.
+    Done,
+    /// The step limit was reached.
+    StepLimit,
+    /// The user interrupted.
+    Interrupted,
+    /// The provider failed after retries; the session is kept.
+    ProviderFailed(String),
+}
+
+/// An agent bound to one session.
+pub struct Agent {
+    backend: Arc<dyn Backend>,
+    tools: Registry,
+    ctx: ToolContext,
+    approver: Arc<dyn Approver>,
+    session: Session,
+    tracer: Tracer,
+    redactor: Redactor,
+    opts: AgentOptions,
+    state: State,
+    messages: Vec<Message>,
+    revision: u64,
+    card: Option<ProjectCard>,
+    total: Usage,
+    /// Set by NOTES actions: `Some(true)` condense now, `Some(false)` if worthwhile.
+    condense_requested: Option<bool>,
+}
+
+impl Agent {
+    /// An agent on `session`, resuming its checkpoint if it has one.
+    pub fn new(
+        backend: Arc<dyn Backend>,
+        tools: Registry,
+        ctx: ToolContext,
+        approver: Arc<dyn Approver>,
+        session: Session,
+        redactor: Redactor,
+        opts: AgentOptions,
+    ) -> Result<Agent, StoreError> {
+        let tracer = session.tracer(redactor.clone())?;
+        let mut agent = Agent {
+            backend,
+            tools,
+            ctx,
+            approver,
+            session,
+            tracer,
+            redactor,
+            opts,
+            state: State::default(),
+            messages: Vec::new(),
+            revision: 0,
+            card: None,
+            total: Usage::default(),
+            condense_requested: None,
+        };
+        if let Some(cp) = agent.session.load_checkpoint()? {
+            agent.state = cp.state;
+            agent.revision = cp.revision;
+            agent.messages = cp.messages;
+            agent.close_interrupted_calls();
+            agent.tracer.record(
+                "resume",
+                json!({"revision": agent.revision, "messages": agent.messages.len()}),
+            );
+        }
+        agent.ctx.capabilities = agent.state.capabilities_granted.clone();
+        Ok(agent)
+    }
+
+    /// The session id.
+    pub fn session_id(&self) -> &str {
+        &self.session.id
+    }
+
+    /// The current state.
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// The conversation.
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// Usage over the session so far (this process).
+    pub fn total_usage(&self) -> Usage {
+        self.total
+    }
+
+    /// Grants a capability on the user's behalf (e.g. `--grant net`).
+    pub fn grant(&mut self, cap: &str) {
+        crate::notes::grant_capability(&mut self.state, cap);
+        self.ctx.capabilities = self.state.capabilities_granted.clone();
+    }
+}

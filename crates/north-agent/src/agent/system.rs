@@ -1,0 +1,73 @@
+//! The system prompt of a step: product rules (or the agent's role), the
+//! project card, `AGENTS.md`, session state and retrieved memory.
+
+use serde_json::json;
+
+use super::Agent;
+use crate::config::ToolProtocol;
+use crate::context::{ProjectCard, SystemParams, agents_md, state_text, system_prompt};
+use crate::memory::{MemoryFile, retrieve, retrieved_block};
+use crate::textcalls;
+
+impl Agent {
+    pub(super) async fn system(&mut self, user_input: &str) -> String {
+        if self.card.is_none() {
+            self.card = Some(ProjectCard::load_or_compute(&self.tools, &self.ctx).await);
+        }
+        let card = self.card.clone().unwrap_or_default();
+        let mut entries = MemoryFile::project(&self.ctx.root)
+            .load()
+            .unwrap_or_default();
+        for extra in &self.opts.extra_memory {
+            entries.extend(MemoryFile::new(extra.clone()).load().unwrap_or_default());
+        }
+        let hits = retrieve(&entries, user_input, 5);
+        if !hits.is_empty() {
+            self.tracer.record(
+                "retrieval",
+                json!({"query": user_input.chars().take(200).collect::<String>(), "hits": hits.iter().map(|h| json!({"id": h.entry.id, "score": h.score})).collect::<Vec<_>>()}),
+            );
+        }
+        let text_protocol = self.opts.tool_protocol == ToolProtocol::Text;
+        let protocol = if text_protocol {
+            let tools: Vec<String> = self
+                .tools
+                .specs()
+                .iter()
+                .map(|t| {
+                    format!(
+                        "- {}: {} args schema: {}",
+                        t.name, t.description, t.input_schema
+                    )
+                })
+                .collect();
+            format!(
+                "{}\n\nTools:\n{}",
+                textcalls::INSTRUCTIONS,
+                tools.join("\n")
+            )
+        } else {
+            String::new()
+        };
+        let params = SystemParams {
+            rules: self
+                .opts
+                .role
+                .clone()
+                .unwrap_or_else(|| crate::context::RULES.to_string()),
+            readme: card.readme,
+            tree: card.tree,
+            languages: card.languages,
+            hotfiles: card.hotfiles,
+            agents_md: agents_md(&self.ctx.root),
+            retrieved: retrieved_block(&hits),
+            state: state_text(&self.state),
+            text_protocol,
+            protocol,
+        };
+        system_prompt(params).unwrap_or_else(|e| {
+            tracing::error!(error = %e, "system prompt failed to render");
+            String::new()
+        })
+    }
+}

@@ -1,0 +1,252 @@
+//! The turn loop: model steps, streamed output, tool calls in order, and
+//! how a turn ends.
+
+use futures::StreamExt;
+use north_llm::{LlmError, ResponseBuilder};
+use north_protocol::{
+    ChatRequest, ContentBlock, ErrorKind, Event, Message, Role, StopReason, StreamDelta, ToolCall,
+    ToolOutcome, Usage,
+};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::dispatch::CallEnv;
+use super::{Agent, Emit, TurnEnd};
+use crate::blocks::BlockFilter;
+use crate::condense::estimate_tokens;
+use crate::config::ToolProtocol;
+use crate::intent::intent_line;
+
+/// Ends a turn the user interrupted: the error and turn-end events.
+pub(super) fn interrupted(emit: &Emit<'_>, usage: Usage) -> TurnEnd {
+    emit(Event::Error {
+        kind: ErrorKind::Interrupted,
+        message: "interrupted".into(),
+    });
+    emit(Event::TurnEnd {
+        stop_reason: None,
+        usage,
+    });
+    TurnEnd::Interrupted
+}
+
+impl Agent {
+    fn request(&self, system: &str) -> ChatRequest {
+        let mut req = ChatRequest::new(self.opts.model.clone(), self.messages.clone());
+        req.system = Some(system.to_string());
+        req.max_tokens = self.opts.max_tokens;
+        if self.opts.tool_protocol == ToolProtocol::Native {
+            req.tools = self.tools.specs();
+        }
+        req
+    }
+
+    /// Runs one user turn to its end. Events go to `emit` as they happen,
+    /// with any known secret scrubbed (a key can reach an event through a
+    /// file the model reads or text it repeats).
+    pub async fn run_turn(
+        &mut self,
+        input: &str,
+        emit: &Emit<'_>,
+        cancel: &CancellationToken,
+    ) -> TurnEnd {
+        let redactor = self.redactor.clone();
+        let scrubbed = move |e: Event| emit(redactor.scrub_event(e));
+        self.run_turn_inner(input, &scrubbed, cancel).await
+    }
+
+    async fn run_turn_inner(
+        &mut self,
+        input: &str,
+        emit: &Emit<'_>,
+        cancel: &CancellationToken,
+    ) -> TurnEnd {
+        self.ctx.cancel = cancel.child_token();
+        self.messages.push(Message::user(input));
+        // The input is durable before the model sees it.
+        self.save(emit);
+        let mut system = self.system(input).await;
+        let mut turn_usage = Usage::default();
+        for step in 1..=self.opts.max_steps {
+            emit(Event::TurnStarted { turn: step });
+            match self.maybe_condense(&system, emit, cancel).await {
+                Err(end) => return end,
+                Ok(true) => system = self.system(input).await,
+                Ok(false) => {}
+            }
+            let request = self.request(&system);
+            self.tracer.record(
+                "llm_req",
+                json!({"step": step, "provider": self.opts.provider, "model": self.opts.model, "messages": request.messages.len(), "tools": request.tools.len(), "approx_tokens": estimate_tokens(&request.messages)}),
+            );
+            let (response, visible, blocks, failure) = self.stream(request, emit, cancel).await;
+            turn_usage.add(&response.usage);
+            self.total.add(&response.usage);
+            emit(Event::Usage {
+                usage: response.usage,
+                total: self.total,
+            });
+            self.tracer.record(
+                "llm_done",
+                json!({"step": step, "usage": response.usage, "stop_reason": response.stop_reason, "text_chars": visible.len(), "tool_calls": response.tool_calls().len()}),
+            );
+            // The assistant message keeps its raw text (blocks included) so
+            // the model sees its own protocol messages consistently.
+            let mut content: Vec<ContentBlock> = Vec::new();
+            let raw_text = response.text();
+            if !raw_text.is_empty() {
+                content.push(ContentBlock::text(raw_text));
+            }
+            let mut calls: Vec<ToolCall> = response.tool_calls().into_iter().cloned().collect();
+            if failure.is_some() {
+                calls.clear();
+            }
+            content.extend(calls.iter().cloned().map(ContentBlock::ToolCall));
+            if !content.is_empty() {
+                self.messages.push(Message {
+                    role: Role::Assistant,
+                    content,
+                });
+            }
+            if let Some(err) = failure {
+                self.save(emit);
+                return if err.is_cancelled() {
+                    interrupted(emit, turn_usage)
+                } else {
+                    let message = self.redactor.scrub(&err.to_string()).into_owned();
+                    self.tracer
+                        .record("error", json!({"kind": "provider", "message": message}));
+                    emit(Event::Error {
+                        kind: ErrorKind::Provider,
+                        message: message.clone(),
+                    });
+                    emit(Event::TurnEnd {
+                        stop_reason: None,
+                        usage: turn_usage,
+                    });
+                    TurnEnd::ProviderFailed(message)
+                };
+            }
+            let text_calls = self.apply_blocks(&blocks, emit).await;
+            if self.opts.tool_protocol == ToolProtocol::Text {
+                calls.extend(text_calls);
+            }
+            self.save(emit);
+            if calls.is_empty() {
+                if let Err(end) = self.maybe_condense(&system, emit, cancel).await {
+                    return end;
+                }
+                emit(Event::TurnEnd {
+                    stop_reason: response.stop_reason,
+                    usage: turn_usage,
+                });
+                return TurnEnd::Done;
+            }
+            self.tracer.record(
+                "tool_plan",
+                json!({"step": step, "calls": calls.iter().map(|c| json!({"id": c.id, "tool": c.name})).collect::<Vec<_>>()}),
+            );
+            for (i, call) in calls.iter().enumerate() {
+                if cancel.is_cancelled() {
+                    for rest in &calls[i..] {
+                        self.record_result(
+                            rest,
+                            &ToolOutcome::err("interrupted by the user before this call ran"),
+                            emit,
+                        );
+                    }
+                    self.save(emit);
+                    return interrupted(emit, turn_usage);
+                }
+                emit(Event::ToolIntent {
+                    call_id: call.id.clone(),
+                    tool: call.name.clone(),
+                    line: intent_line(&call.name, &call.arguments),
+                });
+                self.tracer.record("tool_start", json!({"id": call.id, "tool": call.name, "args": crate::intent::trace_args(&call.arguments)}));
+                let started = std::time::Instant::now();
+                let outcome = {
+                    let mut env = CallEnv {
+                        tools: &self.tools,
+                        ctx: &mut self.ctx,
+                        approver: &*self.approver,
+                        state: &mut self.state,
+                        tracer: &self.tracer,
+                        emit,
+                    };
+                    env.run(call).await
+                };
+                tracing::info!(tool = %call.name, ok = outcome.ok, ms = started.elapsed().as_millis() as u64, "tool call");
+                self.tracer.record(
+                    "tool_done",
+                    json!({"id": call.id, "tool": call.name, "ok": outcome.ok, "error": outcome.error, "ms": started.elapsed().as_millis() as u64}),
+                );
+                self.record_result(call, &outcome, emit);
+                // Each result is durable as soon as it exists.
+                self.save(emit);
+            }
+        }
+        let message = format!(
+            "Stopped after {} model steps (the step limit). Send another message to let me continue.",
+            self.opts.max_steps
+        );
+        emit(Event::AssistantText {
+            text: format!("\n{message}\n"),
+        });
+        emit(Event::TurnEnd {
+            stop_reason: Some(StopReason::Other("max_steps".into())),
+            usage: turn_usage,
+        });
+        self.tracer
+            .record("step_limit", json!({"max_steps": self.opts.max_steps}));
+        TurnEnd::StepLimit
+    }
+
+    async fn stream(
+        &mut self,
+        request: ChatRequest,
+        emit: &Emit<'_>,
+        cancel: &CancellationToken,
+    ) -> (
+        north_protocol::ChatResponse,
+        String,
+        Vec<crate::blocks::Block>,
+        Option<LlmError>,
+    ) {
+        let mut stream = self.backend.stream_chat(request, cancel.clone());
+        let mut builder = ResponseBuilder::new();
+        let mut filter = BlockFilter::new();
+        let mut visible = String::new();
+        let mut failure = None;
+        let mut deltas = 0u64;
+        while let Some(item) = stream.next().await {
+            match item {
+                Ok(delta) => {
+                    deltas += 1;
+                    if let StreamDelta::Text { text } = &delta {
+                        let shown = filter.feed(text);
+                        if !shown.is_empty() {
+                            visible.push_str(&shown);
+                            emit(Event::AssistantText { text: shown });
+                        }
+                    }
+                    builder.push(&delta);
+                }
+                Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
+            }
+        }
+        let (tail, blocks) = filter.finish();
+        if !tail.is_empty() {
+            visible.push_str(&tail);
+            emit(Event::AssistantText { text: tail });
+        }
+        self.tracer.record(
+            "llm_stream",
+            json!({"deltas": deltas, "failed": failure.is_some()}),
+        );
+        (builder.finish(), visible, blocks, failure)
+    }
+}
