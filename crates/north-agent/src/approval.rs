@@ -2,7 +2,7 @@
 //! person in the TUI, flags in headless mode).
 
 use futures::future::BoxFuture;
-use north_protocol::ApprovalDecision;
+use north_protocol::{ApprovalDecision, Capability};
 use north_tools::edit::Proposal;
 
 /// What needs a decision.
@@ -21,7 +21,7 @@ pub enum ApprovalRequest<'a> {
     /// A capability the model asked for: Grant or Deny.
     Capability {
         /// E.g. `net` or `net:example.com`.
-        capability: &'a str,
+        capability: &'a Capability,
         /// Why (tool call or NOTES request).
         reason: &'a str,
     },
@@ -47,7 +47,7 @@ pub struct FlagApprover {
     /// `--allow-shell` / `--yes`.
     pub allow_shell: bool,
     /// `--grant CAP` values.
-    pub grants: Vec<String>,
+    pub grants: Vec<Capability>,
     /// Print refusals on stderr.
     pub explain: bool,
 }
@@ -84,9 +84,7 @@ impl Approver for FlagApprover {
                         .join(", ")
                 ),
             ),
-            ApprovalRequest::Capability { capability, .. }
-                if self.grants.iter().any(|g| g == capability) =>
-            {
+            ApprovalRequest::Capability { capability, .. } if self.grants.contains(capability) => {
                 (ApprovalDecision::Grant, String::new())
             }
             ApprovalRequest::Capability { capability, .. } => (

@@ -4,7 +4,9 @@
 
 use std::path::Path;
 
-use north_prompt::{MarkdownSection, Prompt, PromptParams, PromptTemplate, template};
+use north_prompt::{
+    MarkdownSection, Prompt, PromptOverrides, PromptParams, PromptTemplate, RenderOptions, template,
+};
 use north_protocol::State;
 use north_tools::{Registry, ToolContext};
 use schemars::JsonSchema;
@@ -167,7 +169,7 @@ pub const RULES: &str = "You are North, a coding assistant working in the user's
 
 /// Builds the system prompt template (validated once).
 fn template() -> Result<PromptTemplate, north_prompt::PromptValidationError> {
-    PromptTemplate::builder("north/assistant", "system")
+    PromptTemplate::builder(SYSTEM_PROMPT_NS, SYSTEM_PROMPT_KEY)
         .name("north_system")
         .section(MarkdownSection::<SystemParams>::new("Rules", "rules", template!(SystemParams, "${rules}")))
         .section(
@@ -225,20 +227,46 @@ pub fn state_text(state: &State) -> String {
     if !state.capabilities_granted.is_empty() {
         out.push(format!(
             "Capabilities granted: {}",
-            state.capabilities_granted.join(", ")
+            state
+                .capabilities_granted
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     }
     out.join("\n\n")
 }
 
-/// Renders the system prompt.
-pub fn system_prompt(params: SystemParams) -> Result<String, String> {
-    let template = template().map_err(|e| e.to_string())?;
-    Prompt::new(template)
-        .bind(params)
-        .render()
-        .map(|r| r.into_text())
-        .map_err(|e| e.to_string())
+/// The namespace of North's system prompt, for [`PromptOverrides`].
+pub const SYSTEM_PROMPT_NS: &str = "north/assistant";
+/// The key of North's system prompt, for [`PromptOverrides`].
+pub const SYSTEM_PROMPT_KEY: &str = "system";
+
+/// Why the system prompt could not be built. The turn stops: a model must
+/// never receive an empty or partial system prompt.
+#[derive(Debug, thiserror::Error)]
+pub enum SystemPromptError {
+    /// North's own template is invalid (a bug in North).
+    #[error("North's system prompt template is invalid: {0}")]
+    Template(#[from] north_prompt::PromptValidationError),
+    /// Rendering failed, e.g. an override names a field that does not exist.
+    #[error("the system prompt could not be rendered: {0}")]
+    Render(#[from] north_prompt::PromptRenderError),
+}
+
+/// Renders the system prompt, with section overrides if any (sections are
+/// addressed as `(SYSTEM_PROMPT_NS, SYSTEM_PROMPT_KEY, [section key])`).
+pub fn system_prompt(
+    params: SystemParams,
+    overrides: Option<&PromptOverrides>,
+) -> Result<String, SystemPromptError> {
+    let prompt = Prompt::new(template()?).bind(params);
+    let rendered = match overrides {
+        Some(o) => prompt.render_with(&RenderOptions::new().overrides(o))?,
+        None => prompt.render()?,
+    };
+    Ok(rendered.into_text())
 }
 
 /// Reads `AGENTS.md` at the root (bounded), as users of other assistants expect.

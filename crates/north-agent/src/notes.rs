@@ -4,7 +4,7 @@
 //! A model can *request* a capability but never grant one: the runtime turns
 //! a model-emitted `grant_permission` into a request the user decides.
 
-use north_protocol::State;
+use north_protocol::{Capability, State};
 use serde_json::{Map, Value};
 use thiserror::Error;
 
@@ -39,9 +39,9 @@ pub enum Action {
     /// Condense if worthwhile.
     CondenseSmart,
     /// Ask the user for a capability.
-    RequestPermission(String),
+    RequestPermission(Capability),
     /// The model asks to grant a capability; only the user can.
-    GrantPermission(String),
+    GrantPermission(Capability),
     /// Anything else: ignored and traced.
     Unknown(String),
 }
@@ -58,12 +58,12 @@ impl Action {
                     .strip_prefix("request_permission:")
                     .filter(|c| valid_capability(c))
                 {
-                    Action::RequestPermission(cap.to_string())
+                    Action::RequestPermission(Capability::lenient(cap))
                 } else if let Some(cap) = s
                     .strip_prefix("grant_permission:")
                     .filter(|c| valid_capability(c))
                 {
-                    Action::GrantPermission(cap.to_string())
+                    Action::GrantPermission(Capability::lenient(cap))
                 } else {
                     Action::Unknown(s.to_string())
                 }
@@ -222,27 +222,25 @@ fn extend_unique(list: &mut Vec<String>, items: &[String]) {
 
 /// Records a capability request; a granted capability is never pending.
 /// Returns whether the request is new.
-pub fn request_capability(state: &mut State, cap: &str) -> bool {
-    if state.capabilities_granted.iter().any(|c| c == cap)
-        || state.capabilities_pending.iter().any(|c| c == cap)
-    {
+pub fn request_capability(state: &mut State, cap: &Capability) -> bool {
+    if state.capabilities_granted.contains(cap) || state.capabilities_pending.contains(cap) {
         return false;
     }
-    state.capabilities_pending.push(cap.to_string());
+    state.capabilities_pending.push(cap.clone());
     true
 }
 
 /// Grants a capability (call only on the user's decision): adds it to
 /// granted and removes it from pending.
-pub fn grant_capability(state: &mut State, cap: &str) {
-    if !state.capabilities_granted.iter().any(|c| c == cap) {
-        state.capabilities_granted.push(cap.to_string());
+pub fn grant_capability(state: &mut State, cap: &Capability) {
+    if !state.capabilities_granted.contains(cap) {
+        state.capabilities_granted.push(cap.clone());
     }
     state.capabilities_pending.retain(|c| c != cap);
 }
 
 /// Removes a pending request the user denied.
-pub fn deny_capability(state: &mut State, cap: &str) {
+pub fn deny_capability(state: &mut State, cap: &Capability) {
     state.capabilities_pending.retain(|c| c != cap);
 }
 
@@ -290,8 +288,8 @@ mod tests {
             vec![
                 Action::CondenseNow,
                 Action::CondenseSmart,
-                Action::RequestPermission("net:huggingface.co".into()),
-                Action::GrantPermission("net".into()),
+                Action::RequestPermission(Capability::NetHost("huggingface.co".into())),
+                Action::GrantPermission(Capability::Net),
                 Action::Unknown("dance".into())
             ]
         );
@@ -305,11 +303,12 @@ mod tests {
     #[test]
     fn granted_capabilities_are_never_pending() {
         let mut s = State::default();
-        assert!(request_capability(&mut s, "net"));
-        assert!(!request_capability(&mut s, "net"));
-        grant_capability(&mut s, "net");
+        let net = Capability::Net;
+        assert!(request_capability(&mut s, &net));
+        assert!(!request_capability(&mut s, &net));
+        grant_capability(&mut s, &net);
         assert!(s.capabilities_pending.is_empty());
-        assert!(!request_capability(&mut s, "net"));
+        assert!(!request_capability(&mut s, &net));
         assert!(s.capabilities_pending.is_empty());
     }
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use north_protocol::{Checkpoint, TraceEvent};
+use north_protocol::{Checkpoint, TraceEvent, TraceKind};
 use serde_json::Value;
 use thiserror::Error;
 
@@ -280,10 +280,10 @@ impl Tracer {
 
     /// Appends one event. Failures are logged, never fatal: a full disk
     /// must not end the user's session.
-    pub fn record(&self, kind: &str, data: Value) {
+    pub fn record(&self, kind: TraceKind, data: Value) {
         let event = TraceEvent {
             ts: now_ts(),
-            kind: kind.to_string(),
+            kind,
             data,
         };
         let Ok(mut line) = serde_json::to_string(&event) else {

@@ -87,7 +87,10 @@ async fn http_get_stays_denied_until_the_user_grants() {
         })
         .collect();
     assert_eq!(results, vec![false, true]);
-    assert_eq!(agent.state().capabilities_granted, vec!["net:127.0.0.1"]);
+    assert_eq!(
+        agent.state().capabilities_granted,
+        vec![north_protocol::Capability::NetHost("127.0.0.1".into())]
+    );
 }
 
 #[tokio::test]

@@ -319,7 +319,7 @@ async fn provider_failure_keeps_the_session_and_the_user_can_continue() {
     let users: Vec<&str> = cp
         .recent_messages
         .iter()
-        .filter(|m| m.role == "user")
+        .filter(|m| m.role == north_protocol::Role::User)
         .map(|m| m.content.as_str())
         .collect();
     assert_eq!(users, vec!["first", "second"], "nothing lost");

@@ -10,16 +10,20 @@
 //! It must not do I/O, hold runtime state, or depend on any other North
 //! crate: everything here is plain data with a stable serde form.
 
+mod capability;
 mod event;
 mod message;
 mod request;
 mod state;
 mod stream;
 mod tool;
+mod trace;
 
+pub use capability::{Capability, CapabilityError};
 pub use event::{ApprovalDecision, ApprovalKind, ErrorKind, Event};
 pub use message::{ContentBlock, Message, Role};
 pub use request::{ChatRequest, ChatResponse};
-pub use state::{ChatMessage, Checkpoint, State, TraceEvent};
+pub use state::{ChatMessage, Checkpoint, State};
 pub use stream::{StopReason, StreamDelta, Usage};
 pub use tool::{ApprovalPolicy, ToolCall, ToolOutcome, ToolSpec};
+pub use trace::{TraceEvent, TraceKind};

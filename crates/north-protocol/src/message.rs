@@ -19,6 +19,18 @@ pub enum Role {
     Tool,
 }
 
+impl Role {
+    /// The role's name on the wire (`system`, `user`, `assistant`, `tool`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+}
+
 /// One piece of a message's content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]

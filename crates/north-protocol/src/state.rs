@@ -1,10 +1,9 @@
 //! Persisted runtime contracts: State, Checkpoint, ChatMessage, trace events
 //! (runtime-contracts §1 and §6).
 
+use crate::capability::Capability;
+use crate::message::{Message, Role};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
-
-use crate::message::Message;
 
 /// Long-lived agent state stored in the checkpoint.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -25,9 +24,32 @@ pub struct State {
     /// Ids of memory entries referenced.
     pub memory_refs: Vec<String>,
     /// Capabilities the user granted, e.g. `net` or `net:example.com`.
-    pub capabilities_granted: Vec<String>,
+    pub capabilities_granted: Vec<Capability>,
     /// Capabilities requested and awaiting approval; never holds a granted one.
-    pub capabilities_pending: Vec<String>,
+    pub capabilities_pending: Vec<Capability>,
+}
+
+impl State {
+    /// Restores the invariants a file written by another version (or edited
+    /// by hand) may break: a granted capability is never also pending, and
+    /// no capability is listed twice.
+    pub fn normalize(&mut self) {
+        dedup(&mut self.capabilities_granted);
+        dedup(&mut self.capabilities_pending);
+        let granted = &self.capabilities_granted;
+        self.capabilities_pending.retain(|c| !granted.contains(c));
+    }
+}
+
+fn dedup<T: PartialEq>(list: &mut Vec<T>) {
+    let mut i = 0;
+    while i < list.len() {
+        if list[..i].contains(&list[i]) {
+            list.remove(i);
+        } else {
+            i += 1;
+        }
+    }
 }
 
 /// The persisted unit, written atomically after every turn.
@@ -56,19 +78,8 @@ pub struct Checkpoint {
 /// Minimal persisted chat message: a role and text content.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChatMessage {
-    /// One of `system`, `user`, `assistant`, `tool`.
-    pub role: String,
+    /// Who wrote it (`system`, `user`, `assistant`, `tool`).
+    pub role: Role,
     /// The content as text.
     pub content: String,
-}
-
-/// One line of a JSONL trace.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TraceEvent {
-    /// Unix timestamp in seconds.
-    pub ts: f64,
-    /// Event kind, e.g. `llm_req`, `tool_done`.
-    pub kind: String,
-    /// Kind-specific data.
-    pub data: Value,
 }

@@ -120,7 +120,7 @@ fn state_defaults_missing_fields_and_checkpoint_round_trips() {
         updated_ts: 1.5,
         state,
         recent_messages: vec![ChatMessage {
-            role: "user".into(),
+            role: Role::User,
             content: "x".into(),
         }],
         trace_tail: vec![],
@@ -129,7 +129,7 @@ fn state_defaults_missing_fields_and_checkpoint_round_trips() {
     roundtrip(&cp);
     roundtrip(&TraceEvent {
         ts: 1.0,
-        kind: "llm_req".into(),
+        kind: TraceKind::LlmReq,
         data: json!({}),
     });
 }

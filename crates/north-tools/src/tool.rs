@@ -53,7 +53,7 @@ pub struct ToolContext {
     /// Canonical project root; every path a tool touches resolves inside it.
     pub root: PathBuf,
     /// Capabilities granted by the user (`net`, `net:<domain>`).
-    pub capabilities: Vec<String>,
+    pub capabilities: Vec<north_protocol::Capability>,
     /// Global network allowlist of domains, if configured.
     pub net_allowlist: Option<Vec<String>>,
     /// The project's persistent shell (started lazily on first use).

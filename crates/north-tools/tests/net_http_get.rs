@@ -125,7 +125,10 @@ fn fixture(capabilities: &[&str], config: HttpConfig) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("http-cache.sqlite");
     let mut ctx = ToolContext::new(dir.path().to_owned());
-    ctx.capabilities = capabilities.iter().map(|s| (*s).to_owned()).collect();
+    ctx.capabilities = capabilities
+        .iter()
+        .map(|s| north_protocol::Capability::lenient(s))
+        .collect();
     ctx.http = Arc::new(HttpClient::with_config(Some(cache.clone()), config));
     Fixture {
         _dir: dir,
@@ -207,7 +210,7 @@ async fn with_an_allowlist_net_allows_only_listed_hosts_and_domain_grants_overri
 
     // `net:<domain>` overrides the allowlist; without `net` too.
     f.ctx.net_allowlist = Some(vec!["example.com".to_owned()]);
-    f.ctx.capabilities = vec!["net:127.0.0.1".to_owned()];
+    f.ctx.capabilities = vec![north_protocol::Capability::lenient("net:127.0.0.1")];
     assert!(get(&f.ctx, &server.url("/hello"), false).await.ok);
     assert_eq!(server.hits(), 2);
 }
@@ -250,7 +253,7 @@ async fn cache_entries_expire_after_the_ttl() {
     let clock = now_ms.clone();
     let dir = tempfile::tempdir().unwrap();
     let mut ctx = ToolContext::new(dir.path().to_owned());
-    ctx.capabilities = vec!["net".to_owned()];
+    ctx.capabilities = vec![north_protocol::Capability::Net];
     let config = HttpConfig {
         ttl: Duration::from_secs(60),
         ..config()

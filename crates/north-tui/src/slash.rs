@@ -41,7 +41,7 @@ fn session_label(cp: Option<&north_protocol::Checkpoint>) -> String {
             let first = cp
                 .recent_messages
                 .iter()
-                .find(|m| m.role == "user")
+                .find(|m| m.role == north_protocol::Role::User)
                 .and_then(|m| m.content.lines().next())
                 .unwrap_or("")
                 .to_string();

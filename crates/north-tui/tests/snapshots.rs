@@ -455,11 +455,11 @@ fn write_session(root: &std::path::Path, id: &str, ts: f64, first: &str) {
         state: State::default(),
         recent_messages: vec![
             ChatMessage {
-                role: "user".into(),
+                role: north_protocol::Role::User,
                 content: first.into(),
             },
             ChatMessage {
-                role: "assistant".into(),
+                role: north_protocol::Role::Assistant,
                 content: "ok".into(),
             },
         ],

@@ -138,7 +138,7 @@ pub struct ExecArgs {
     pub approvals: ApprovalArgs,
     /// Grant a capability (`net`, `net:<domain>`); repeatable.
     #[arg(long = "grant", value_name = "CAP")]
-    pub grants: Vec<String>,
+    pub grants: Vec<north_protocol::Capability>,
     /// Resume the session with this id.
     #[arg(long, value_name = "ID", conflicts_with = "continue_latest")]
     pub resume: Option<String>,

@@ -57,12 +57,6 @@ struct Prepared {
 }
 
 fn prepare(args: &ExecArgs) -> anyhow::Result<Prepared> {
-    for cap in &args.grants {
-        anyhow::ensure!(
-            north_agent::notes::valid_capability(cap),
-            "invalid capability `{cap}` (use net or net:<domain>)"
-        );
-    }
     let flags = setup::RunFlags {
         max_steps: args.max_steps,
         tool_protocol: args.tool_protocol,
@@ -165,5 +159,6 @@ async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
         TurnEnd::StepLimit => ExitCode::from(EXIT_STEP_LIMIT),
         TurnEnd::Interrupted => ExitCode::from(EXIT_INTERRUPTED),
         TurnEnd::ProviderFailed(_) => ExitCode::from(EXIT_PROVIDER),
+        TurnEnd::PromptFailed(_) => ExitCode::from(EXIT_USAGE),
     }
 }

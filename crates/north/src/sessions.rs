@@ -24,7 +24,7 @@ pub fn main(args: SessionsArgs) -> anyhow::Result<ExitCode> {
                         let first = cp
                             .recent_messages
                             .iter()
-                            .find(|m| m.role == "user")
+                            .find(|m| m.role == north_protocol::Role::User)
                             .map(|m| {
                                 m.content
                                     .lines()

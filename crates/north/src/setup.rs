@@ -116,7 +116,7 @@ impl Project {
                 .map(|d| d.join("memory.json"))
                 .into_iter()
                 .collect(),
-            role: None,
+            ..AgentOptions::default()
         }
     }
 

@@ -47,7 +47,7 @@ pub struct ToolArgs {
     pub yes: bool,
     /// Grant a capability to network tools (`net`, `net:<domain>`); repeatable.
     #[arg(long = "grant", value_name = "CAP")]
-    pub grants: Vec<String>,
+    pub grants: Vec<north_protocol::Capability>,
     /// List the tools (name, approval, description) as JSON and exit.
     #[arg(long)]
     pub list: bool,

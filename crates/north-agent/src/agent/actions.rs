@@ -1,7 +1,7 @@
 //! Protocol blocks in the model's text: NOTES patches and their actions,
 //! and text-protocol tool calls.
 
-use north_protocol::{ContentBlock, ToolCall};
+use north_protocol::{ContentBlock, ToolCall, TraceKind};
 use serde_json::json;
 
 use super::dispatch::CallEnv;
@@ -30,12 +30,12 @@ impl Agent {
                     match parsed {
                         Ok(patch) => {
                             patch.apply(&mut self.state);
-                            self.tracer.record("notes_patch", json!({"ok": true, "unknown_keys": patch.unknown_keys, "state": self.state}));
+                            self.tracer.record(TraceKind::NotesPatch, json!({"ok": true, "unknown_keys": patch.unknown_keys, "state": self.state}));
                             actions.extend(patch.actions);
                         }
                         Err(e) => self
                             .tracer
-                            .record("notes_patch", json!({"ok": false, "error": e})),
+                            .record(TraceKind::NotesPatch, json!({"ok": false, "error": e})),
                     }
                 }
                 BlockKind::ToolCalls => {
@@ -48,7 +48,7 @@ impl Agent {
                         Ok(c) => calls.extend(c),
                         Err(e) => {
                             self.tracer
-                                .record("tool_plan", json!({"ok": false, "error": e}));
+                                .record(TraceKind::ToolPlan, json!({"ok": false, "error": e}));
                             // Tell the model so it can fix the block.
                             self.push_results(vec![ContentBlock::text(format!(
                                 "TOOL_CALLS_JSON rejected, nothing ran: {e}"
@@ -96,6 +96,7 @@ impl Agent {
             };
             log.push(json!({"action": action.as_protocol(), "result": result}));
         }
-        self.tracer.record("actions", json!({"actions": log}));
+        self.tracer
+            .record(TraceKind::Actions, json!({"actions": log}));
     }
 }

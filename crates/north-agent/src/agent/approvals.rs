@@ -2,7 +2,9 @@
 //! edits as reviewed proposals applied atomically, capabilities asked for
 //! and recorded in the session state.
 
-use north_protocol::{ApprovalDecision, ApprovalKind, Event, ToolCall, ToolOutcome};
+use north_protocol::{
+    ApprovalDecision, ApprovalKind, Capability, Event, ToolCall, ToolOutcome, TraceKind,
+};
 use north_tools::policy::ProjectAllowlist;
 use serde_json::json;
 
@@ -30,7 +32,7 @@ impl CallEnv<'_> {
             decision,
         });
         self.tracer.record(
-            "approval",
+            TraceKind::Approval,
             json!({"call_id": call_id, "kind": kind, "subject": subject, "decision": decision}),
         );
         tracing::info!(call_id, ?kind, %subject, ?decision, "approval");
@@ -39,8 +41,13 @@ impl CallEnv<'_> {
 
     /// Asks the user for `cap` (recording the request in State). Returns
     /// whether it is granted now.
-    pub(crate) async fn capability(&mut self, call_id: &str, cap: &str, reason: &str) -> bool {
-        if self.state.capabilities_granted.iter().any(|c| c == cap) {
+    pub(crate) async fn capability(
+        &mut self,
+        call_id: &str,
+        cap: &Capability,
+        reason: &str,
+    ) -> bool {
+        if self.state.capabilities_granted.contains(cap) {
             return true;
         }
         request_capability(self.state, cap);

@@ -1,7 +1,7 @@
 //! When to condense: near the context budget, or when a NOTES action asks;
 //! older messages become the session summary.
 
-use north_protocol::{ChatRequest, Message, Role, Usage};
+use north_protocol::{ChatRequest, Message, Role, TraceKind, Usage};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -29,7 +29,7 @@ impl Agent {
         if !needed {
             if requested.is_some() {
                 self.tracer.record(
-                    "condense",
+                    TraceKind::Condense,
                     json!({"skipped": true, "tokens": used, "budget": budget}),
                 );
             }
@@ -50,14 +50,14 @@ impl Agent {
         req.system = Some(SUMMARY_INSTRUCTIONS.into());
         req.max_tokens = 1024;
         self.tracer.record(
-            "llm_req",
+            TraceKind::LlmReq,
             json!({"purpose": "condense", "model": self.opts.model, "messages": 1, "tools": 0}),
         );
         match north_llm::collect(self.backend.stream_chat(req, cancel.clone())).await {
             Ok(resp) => {
                 self.total.add(&resp.usage);
                 self.tracer.record(
-                    "llm_done",
+                    TraceKind::LlmDone,
                     json!({"purpose": "condense", "usage": resp.usage}),
                 );
                 let (summary, _) = crate::blocks::split_blocks(&resp.text());
@@ -84,7 +84,7 @@ impl Agent {
                 }
                 let after = estimate_tokens(&self.messages);
                 self.tracer.record(
-                    "condense",
+                    TraceKind::Condense,
                     json!({"tokens_before": used, "tokens_after": after, "dropped_messages": cut}),
                 );
                 self.save(emit);
@@ -94,7 +94,7 @@ impl Agent {
             Err(e) => {
                 // Not fatal: the turn goes on with the longer context.
                 self.tracer.record(
-                    "condense",
+                    TraceKind::Condense,
                     json!({"failed": self.redactor.scrub(&e.to_string())}),
                 );
                 Ok(false)

@@ -1,6 +1,6 @@
 //! Tool dispatch: one call under the approval its tool's policy needs.
 
-use north_protocol::{ApprovalPolicy, State, ToolCall, ToolOutcome};
+use north_protocol::{ApprovalPolicy, Capability, State, ToolCall, ToolOutcome};
 use north_tools::policy::net::NetAccess;
 use north_tools::{Registry, ToolContext};
 use serde_json::Value;
@@ -64,7 +64,7 @@ impl CallEnv<'_> {
                         allowlist: self.ctx.net_allowlist.as_deref(),
                     };
                     if access.check(&host).is_err() {
-                        let cap = format!("net:{host}");
+                        let cap = Capability::NetHost(host.clone());
                         if !self
                             .capability(&call.id, &cap, &format!("{} {url}", call.name))
                             .await

@@ -12,12 +12,6 @@ use crate::store::{StoreError, now_ts};
 use crate::textcalls;
 
 fn chat_message(m: &Message) -> ChatMessage {
-    let role = match m.role {
-        Role::System => "system",
-        Role::User => "user",
-        Role::Assistant => "assistant",
-        Role::Tool => "tool",
-    };
     let mut content = String::new();
     for b in &m.content {
         match b {
@@ -34,7 +28,7 @@ fn chat_message(m: &Message) -> ChatMessage {
         }
     }
     ChatMessage {
-        role: role.into(),
+        role: m.role,
         content,
     }
 }

@@ -31,7 +31,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use north_llm::Backend;
-use north_protocol::{Event, Message, State, Usage};
+use north_protocol::{Capability, Event, Message, State, TraceKind, Usage};
 use north_tools::{Registry, ToolContext};
 use serde_json::json;
 
@@ -64,6 +64,9 @@ pub struct AgentOptions {
     /// Replaces North's product rules at the top of the system prompt, for
     /// agents with a narrower role (e.g. the mesh executor).
     pub role: Option<String>,
+    /// Section overrides of North's system prompt (see
+    /// [`context::SYSTEM_PROMPT_NS`](crate::context::SYSTEM_PROMPT_NS)).
+    pub prompt_overrides: Option<north_prompt::PromptOverrides>,
 }
 
 impl Default for AgentOptions {
@@ -77,6 +80,7 @@ impl Default for AgentOptions {
             context_budget: 120_000,
             extra_memory: Vec::new(),
             role: None,
+            prompt_overrides: None,
         }
     }
 }
@@ -92,6 +96,8 @@ pub enum TurnEnd {
     Interrupted,
     /// The provider failed after retries; the session is kept.
     ProviderFailed(String),
+    /// The system prompt could not be built; nothing was sent to the model.
+    PromptFailed(String),
 }
 
 /// An agent bound to one session.
@@ -143,11 +149,12 @@ impl Agent {
         };
         if let Some(cp) = agent.session.load_checkpoint()? {
             agent.state = cp.state;
+            agent.state.normalize();
             agent.revision = cp.revision;
             agent.messages = cp.messages;
             agent.close_interrupted_calls();
             agent.tracer.record(
-                "resume",
+                TraceKind::Resume,
                 json!({"revision": agent.revision, "messages": agent.messages.len()}),
             );
         }
@@ -176,7 +183,7 @@ impl Agent {
     }
 
     /// Grants a capability on the user's behalf (e.g. `--grant net`).
-    pub fn grant(&mut self, cap: &str) {
+    pub fn grant(&mut self, cap: &Capability) {
         crate::notes::grant_capability(&mut self.state, cap);
         self.ctx.capabilities = self.state.capabilities_granted.clone();
     }

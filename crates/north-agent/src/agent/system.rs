@@ -1,16 +1,19 @@
 //! The system prompt of a step: product rules (or the agent's role), the
 //! project card, `AGENTS.md`, session state and retrieved memory.
 
+use north_protocol::TraceKind;
 use serde_json::json;
 
 use super::Agent;
 use crate::config::ToolProtocol;
-use crate::context::{ProjectCard, SystemParams, agents_md, state_text, system_prompt};
+use crate::context::{
+    ProjectCard, SystemParams, SystemPromptError, agents_md, state_text, system_prompt,
+};
 use crate::memory::{MemoryFile, retrieve, retrieved_block};
 use crate::textcalls;
 
 impl Agent {
-    pub(super) async fn system(&mut self, user_input: &str) -> String {
+    pub(super) async fn system(&mut self, user_input: &str) -> Result<String, SystemPromptError> {
         if self.card.is_none() {
             self.card = Some(ProjectCard::load_or_compute(&self.tools, &self.ctx).await);
         }
@@ -24,7 +27,7 @@ impl Agent {
         let hits = retrieve(&entries, user_input, 5);
         if !hits.is_empty() {
             self.tracer.record(
-                "retrieval",
+                TraceKind::Retrieval,
                 json!({"query": user_input.chars().take(200).collect::<String>(), "hits": hits.iter().map(|h| json!({"id": h.entry.id, "score": h.score})).collect::<Vec<_>>()}),
             );
         }
@@ -65,9 +68,6 @@ impl Agent {
             text_protocol,
             protocol,
         };
-        system_prompt(params).unwrap_or_else(|e| {
-            tracing::error!(error = %e, "system prompt failed to render");
-            String::new()
-        })
+        system_prompt(params, self.opts.prompt_overrides.as_ref())
     }
 }

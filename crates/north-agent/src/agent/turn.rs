@@ -5,7 +5,7 @@ use futures::StreamExt;
 use north_llm::{LlmError, ResponseBuilder};
 use north_protocol::{
     ChatRequest, ContentBlock, ErrorKind, Event, Message, Role, StopReason, StreamDelta, ToolCall,
-    ToolOutcome, Usage,
+    ToolOutcome, TraceKind, Usage,
 };
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -15,6 +15,7 @@ use super::{Agent, Emit, TurnEnd};
 use crate::blocks::BlockFilter;
 use crate::condense::estimate_tokens;
 use crate::config::ToolProtocol;
+use crate::context::SystemPromptError;
 use crate::intent::intent_line;
 
 /// Ends a turn the user interrupted: the error and turn-end events.
@@ -31,6 +32,24 @@ pub(super) fn interrupted(emit: &Emit<'_>, usage: Usage) -> TurnEnd {
 }
 
 impl Agent {
+    /// Ends a turn whose system prompt could not be built: nothing is sent.
+    fn prompt_failed(&self, error: &SystemPromptError, emit: &Emit<'_>) -> TurnEnd {
+        let message = format!("{error}; nothing was sent to the model");
+        self.tracer.record(
+            TraceKind::Error,
+            json!({"kind": "system_prompt", "message": message}),
+        );
+        emit(Event::Error {
+            kind: ErrorKind::Config,
+            message: message.clone(),
+        });
+        emit(Event::TurnEnd {
+            stop_reason: None,
+            usage: Usage::default(),
+        });
+        TurnEnd::PromptFailed(message)
+    }
+
     fn request(&self, system: &str) -> ChatRequest {
         let mut req = ChatRequest::new(self.opts.model.clone(), self.messages.clone());
         req.system = Some(system.to_string());
@@ -65,18 +84,24 @@ impl Agent {
         self.messages.push(Message::user(input));
         // The input is durable before the model sees it.
         self.save(emit);
-        let mut system = self.system(input).await;
+        let mut system = match self.system(input).await {
+            Ok(s) => s,
+            Err(e) => return self.prompt_failed(&e, emit),
+        };
         let mut turn_usage = Usage::default();
         for step in 1..=self.opts.max_steps {
             emit(Event::TurnStarted { turn: step });
             match self.maybe_condense(&system, emit, cancel).await {
                 Err(end) => return end,
-                Ok(true) => system = self.system(input).await,
+                Ok(true) => match self.system(input).await {
+                    Ok(s) => system = s,
+                    Err(e) => return self.prompt_failed(&e, emit),
+                },
                 Ok(false) => {}
             }
             let request = self.request(&system);
             self.tracer.record(
-                "llm_req",
+                TraceKind::LlmReq,
                 json!({"step": step, "provider": self.opts.provider, "model": self.opts.model, "messages": request.messages.len(), "tools": request.tools.len(), "approx_tokens": estimate_tokens(&request.messages)}),
             );
             let (response, visible, blocks, failure) = self.stream(request, emit, cancel).await;
@@ -87,7 +112,7 @@ impl Agent {
                 total: self.total,
             });
             self.tracer.record(
-                "llm_done",
+                TraceKind::LlmDone,
                 json!({"step": step, "usage": response.usage, "stop_reason": response.stop_reason, "text_chars": visible.len(), "tool_calls": response.tool_calls().len()}),
             );
             // The assistant message keeps its raw text (blocks included) so
@@ -114,8 +139,10 @@ impl Agent {
                     interrupted(emit, turn_usage)
                 } else {
                     let message = self.redactor.scrub(&err.to_string()).into_owned();
-                    self.tracer
-                        .record("error", json!({"kind": "provider", "message": message}));
+                    self.tracer.record(
+                        TraceKind::Error,
+                        json!({"kind": "provider", "message": message}),
+                    );
                     emit(Event::Error {
                         kind: ErrorKind::Provider,
                         message: message.clone(),
@@ -143,7 +170,7 @@ impl Agent {
                 return TurnEnd::Done;
             }
             self.tracer.record(
-                "tool_plan",
+                TraceKind::ToolPlan,
                 json!({"step": step, "calls": calls.iter().map(|c| json!({"id": c.id, "tool": c.name})).collect::<Vec<_>>()}),
             );
             for (i, call) in calls.iter().enumerate() {
@@ -163,7 +190,7 @@ impl Agent {
                     tool: call.name.clone(),
                     line: intent_line(&call.name, &call.arguments),
                 });
-                self.tracer.record("tool_start", json!({"id": call.id, "tool": call.name, "args": crate::intent::trace_args(&call.arguments)}));
+                self.tracer.record(TraceKind::ToolStart, json!({"id": call.id, "tool": call.name, "args": crate::intent::trace_args(&call.arguments)}));
                 let started = std::time::Instant::now();
                 let outcome = {
                     let mut env = CallEnv {
@@ -178,7 +205,7 @@ impl Agent {
                 };
                 tracing::info!(tool = %call.name, ok = outcome.ok, ms = started.elapsed().as_millis() as u64, "tool call");
                 self.tracer.record(
-                    "tool_done",
+                    TraceKind::ToolDone,
                     json!({"id": call.id, "tool": call.name, "ok": outcome.ok, "error": outcome.error, "ms": started.elapsed().as_millis() as u64}),
                 );
                 self.record_result(call, &outcome, emit);
@@ -197,8 +224,10 @@ impl Agent {
             stop_reason: Some(StopReason::Other("max_steps".into())),
             usage: turn_usage,
         });
-        self.tracer
-            .record("step_limit", json!({"max_steps": self.opts.max_steps}));
+        self.tracer.record(
+            TraceKind::StepLimit,
+            json!({"max_steps": self.opts.max_steps}),
+        );
         TurnEnd::StepLimit
     }
 
@@ -244,7 +273,7 @@ impl Agent {
             emit(Event::AssistantText { text: tail });
         }
         self.tracer.record(
-            "llm_stream",
+            TraceKind::LlmStream,
             json!({"deltas": deltas, "failed": failure.is_some()}),
         );
         (builder.finish(), visible, blocks, failure)

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
-use north_protocol::{ApprovalDecision, ApprovalPolicy, ToolOutcome, ToolSpec};
+use north_protocol::{ApprovalDecision, ApprovalPolicy, ToolOutcome, ToolSpec, TraceKind};
 use north_tools::edit::{Applied, Proposal};
 use north_tools::policy::{MeshPolicy, ProjectAllowlist};
 use north_tools::{Tool, ToolContext, WriteTool};
@@ -121,7 +121,7 @@ impl Audit {
         }
         if let Some(t) = &self.tracer {
             t.record(
-                "policy",
+                TraceKind::Policy,
                 serde_json::to_value(&entry).unwrap_or(Value::Null),
             );
         }

@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex};
 
 use north_llm::LlmError;
 use north_prompt::parse_structured_output;
-use north_protocol::{ApprovalDecision, ChatRequest, Event, Message};
+use north_protocol::{ApprovalDecision, ChatRequest, Event, Message, TraceKind};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -90,13 +90,16 @@ impl Mesh {
             rendered.apply_to(&mut req);
             if let Some(t) = tracer {
                 t.record(
-                    "llm_req",
+                    TraceKind::LlmReq,
                     json!({"purpose": "plan", "attempt": attempt, "model": req.model}),
                 );
             }
             let resp = planner.call(req, cancel).await?;
             if let Some(t) = tracer {
-                t.record("llm_done", json!({"purpose": "plan", "usage": resp.usage}));
+                t.record(
+                    TraceKind::LlmDone,
+                    json!({"purpose": "plan", "usage": resp.usage}),
+                );
             }
             let text = resp.text();
             match parse_structured_output(&text, &rendered) {
@@ -105,7 +108,10 @@ impl Mesh {
                 Err(e) => last_error = e.to_string(),
             }
             if let Some(t) = tracer {
-                t.record("mesh_plan", json!({"ok": false, "error": last_error}));
+                t.record(
+                    TraceKind::MeshPlan,
+                    json!({"ok": false, "error": last_error}),
+                );
             }
             messages.push(Message::assistant(text));
             messages.push(Message::user(format!(
@@ -127,12 +133,15 @@ impl Mesh {
         let mut req = agent.request(&log.render());
         req.system = Some(system);
         if let Some(t) = tracer {
-            t.record("llm_req", json!({"purpose": "memory", "model": req.model}));
+            t.record(
+                TraceKind::LlmReq,
+                json!({"purpose": "memory", "model": req.model}),
+            );
         }
         let resp = agent.call(req, cancel).await?;
         if let Some(t) = tracer {
             t.record(
-                "llm_done",
+                TraceKind::LlmDone,
                 json!({"purpose": "memory", "usage": resp.usage}),
             );
         }
@@ -188,7 +197,10 @@ impl Mesh {
             report.audit = audit.entries();
             let denied = audit.denied();
             if let Some(t) = &tracer {
-                t.record("mesh_done", json!({"status": status, "denied": denied}));
+                t.record(
+                    TraceKind::MeshDone,
+                    json!({"status": status, "denied": denied}),
+                );
             }
             note(MeshNote::MeshFinished {
                 status: status.clone(),
@@ -205,7 +217,10 @@ impl Mesh {
             policy: self.policy.clone(),
         });
         if let Some(t) = &tracer {
-            t.record("mesh_start", json!({"goal": goal, "policy": self.policy}));
+            t.record(
+                TraceKind::MeshStart,
+                json!({"goal": goal, "policy": self.policy}),
+            );
         }
 
         // 1. Plan.
@@ -220,7 +235,7 @@ impl Mesh {
             }
         };
         if let Some(t) = &tracer {
-            t.record("mesh_plan", json!({"ok": true, "steps": plan}));
+            t.record(TraceKind::MeshPlan, json!({"ok": true, "steps": plan}));
         }
         report.log.plan = plan.clone();
         note(MeshNote::Plan {
@@ -301,7 +316,7 @@ impl Mesh {
                 TurnEnd::Done => {}
                 TurnEnd::StepLimit => step_limit = true,
                 TurnEnd::Interrupted => return finish(report, MeshStatus::Interrupted),
-                TurnEnd::ProviderFailed(message) => {
+                TurnEnd::ProviderFailed(message) | TurnEnd::PromptFailed(message) => {
                     return finish(report, MeshStatus::ProviderFailed { message });
                 }
             }
@@ -346,7 +361,7 @@ impl Mesh {
         }
         if let Some(t) = &tracer {
             t.record(
-                "mesh_memory",
+                TraceKind::MeshMemory,
                 json!({"id": entry.id, "path": memory.path()}),
             );
         }

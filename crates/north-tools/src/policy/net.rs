@@ -11,11 +11,13 @@
 //! same holds for allowlist entries. IPv6 hosts are written without brackets
 //! (`net:::1`). Ports are not part of the match.
 
+use north_protocol::Capability;
+
 /// The capabilities and allowlist a request is judged against.
 #[derive(Debug, Clone, Copy)]
 pub struct NetAccess<'a> {
     /// Granted capabilities (`net`, `net:<domain>`, and unrelated ones).
-    pub capabilities: &'a [String],
+    pub capabilities: &'a [Capability],
     /// The global network allowlist, if configured.
     pub allowlist: Option<&'a [String]>,
 }
@@ -69,13 +71,13 @@ impl NetAccess<'_> {
             return Err(NetDenied::NoCapability { host: denied_host });
         }
         let domain_grant = self.capabilities.iter().any(|c| {
-            c.strip_prefix("net:")
+            c.host()
                 .is_some_and(|d| !d.trim().is_empty() && normalize_host(d) == host)
         });
         if domain_grant {
             return Ok(NetGrant::Domain(host));
         }
-        if !self.capabilities.iter().any(|c| c == "net") {
+        if !self.capabilities.contains(&Capability::Net) {
             return Err(NetDenied::NoCapability { host: denied_host });
         }
         match self.allowlist {
@@ -93,8 +95,8 @@ impl NetAccess<'_> {
 mod tests {
     use super::*;
 
-    fn caps(list: &[&str]) -> Vec<String> {
-        list.iter().map(|s| (*s).to_owned()).collect()
+    fn caps(list: &[&str]) -> Vec<Capability> {
+        list.iter().map(|s| Capability::lenient(s)).collect()
     }
 
     #[test]
@@ -102,8 +104,8 @@ mod tests {
         let none = caps(&[]);
         let net = caps(&["net"]);
         let scoped = caps(&["net:Example.COM."]);
-        let allow = caps(&["docs.rs"]);
-        let check = |c: &[String], a: Option<&[String]>, h: &str| {
+        let allow = vec!["docs.rs".to_string()];
+        let check = |c: &[Capability], a: Option<&[String]>, h: &str| {
             NetAccess {
                 capabilities: c,
                 allowlist: a,
