@@ -55,9 +55,13 @@ pub(crate) fn mode_for(target: &Path) -> u32 {
 /// file or the new one, never a mix, also after a crash.
 pub fn atomic_write(target: &Path, bytes: &[u8]) -> Result<(), RepoError> {
     let shown = target.display().to_string();
-    let parent = target
-        .parent()
-        .ok_or_else(|| RepoError::NotAFile(shown.clone()))?;
+    let parent = match target.parent() {
+        // A bare file name lives in the current directory, which is what
+        // must be fsynced after the rename (`""` cannot be opened).
+        Some(p) if p.as_os_str().is_empty() => Path::new("."),
+        Some(p) => p,
+        None => return Err(RepoError::NotAFile(shown)),
+    };
     let temp = temp_path_for(target, &std::process::id().to_string());
     let mode = mode_for(target);
     if let Err(e) = write_synced(&temp, bytes, mode) {
