@@ -60,6 +60,54 @@ impl ResponseBuilder {
                     self.finish_call(pos, &raw);
                 }
             }
+            StreamDelta::Thinking { text } => match self.response.content.last_mut() {
+                Some(ContentBlock::Thinking {
+                    thinking,
+                    signature: None,
+                }) => thinking.push_str(text),
+                _ => self.response.content.push(ContentBlock::Thinking {
+                    thinking: text.clone(),
+                    signature: None,
+                }),
+            },
+            StreamDelta::ThinkingSignature { signature } => {
+                match self.response.content.last_mut() {
+                    Some(ContentBlock::Thinking { signature: s, .. }) if s.is_none() => {
+                        *s = Some(signature.clone());
+                    }
+                    // A block whose text was not shown still needs its signature back.
+                    _ => self.response.content.push(ContentBlock::Thinking {
+                        thinking: String::new(),
+                        signature: Some(signature.clone()),
+                    }),
+                }
+            }
+            StreamDelta::RedactedThinking { data } => {
+                self.response
+                    .content
+                    .push(ContentBlock::RedactedThinking { data: data.clone() });
+            }
+            StreamDelta::Reasoning {
+                id,
+                summary,
+                encrypted_content,
+            } => {
+                // The summary streamed as thinking pieces; the item replaces them.
+                if matches!(
+                    self.response.content.last(),
+                    Some(ContentBlock::Thinking {
+                        signature: None,
+                        ..
+                    })
+                ) {
+                    self.response.content.pop();
+                }
+                self.response.content.push(ContentBlock::Reasoning {
+                    id: id.clone(),
+                    summary: summary.clone(),
+                    encrypted_content: encrypted_content.clone(),
+                });
+            }
             StreamDelta::Usage(u) => self.response.usage.merge_latest(u),
             StreamDelta::Stop {
                 reason,

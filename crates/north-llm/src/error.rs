@@ -30,6 +30,49 @@ impl PartialOutput {
     }
 }
 
+/// Why a complete (non-streaming) response could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ResponseError {
+    /// A field the protocol requires is absent.
+    #[error("response has no {field}: {excerpt}")]
+    Missing {
+        /// The field, e.g. "`content` array".
+        field: &'static str,
+        /// The start of the response body.
+        excerpt: String,
+    },
+    /// The response says that generating it failed.
+    #[error("the response failed: {error_type}: {message}")]
+    Failed {
+        /// The provider's error code or type.
+        error_type: String,
+        /// The provider's message.
+        message: String,
+    },
+}
+
+impl ResponseError {
+    pub(crate) fn missing(field: &'static str, body: &serde_json::Value) -> Self {
+        ResponseError::Missing {
+            field,
+            excerpt: crate::decode::excerpt(&body.to_string()),
+        }
+    }
+
+    /// The backend error for this failure, secrets scrubbed by `scrub`.
+    pub(crate) fn into_llm(
+        self,
+        provider: &'static str,
+        scrub: impl Fn(&str) -> String,
+    ) -> LlmError {
+        LlmError::Decode {
+            provider,
+            message: scrub(&self.to_string()),
+            partial: Default::default(),
+        }
+    }
+}
+
 /// A backend failure. Messages never contain an API key.
 #[derive(Debug, Error)]
 pub enum LlmError {
@@ -52,7 +95,7 @@ pub enum LlmError {
         message: String,
     },
     /// The provider answered with an HTTP error (after any retries).
-    #[error("{provider}: HTTP {status}{}: {message}{}", error_type.as_deref().map(|t| format!(" {t}")).unwrap_or_default(), attempts_note(*attempts))]
+    #[error("{provider}: HTTP {status}{}: {message}{}{}", error_type.as_deref().map(|t| format!(" {t}")).unwrap_or_default(), hint.as_deref().map(|h| format!(" ({h})")).unwrap_or_default(), attempts_note(*attempts))]
     Api {
         /// Provider name.
         provider: &'static str,
@@ -66,12 +109,16 @@ pub enum LlmError {
         request_id: Option<String>,
         /// How many attempts were made.
         attempts: u32,
+        /// What the user can check, e.g. which key variable was rejected.
+        hint: Option<String>,
     },
     /// The connection failed before a response arrived (after any retries).
-    #[error("{provider}: connection failed: {message}{}", attempts_note(*attempts))]
+    #[error("{provider}: cannot reach {url}: {message}{}", attempts_note(*attempts))]
     Connection {
         /// Provider name.
         provider: &'static str,
+        /// The URL tried (without credentials or query).
+        url: String,
         /// What failed.
         message: String,
         /// How many attempts were made.

@@ -1,12 +1,17 @@
 //! Model backends for North.
 //!
 //! Main types: the [`Backend`] contract (`chat` and `stream_chat` with
-//! cancellation), [`AnthropicBackend`], [`OpenAiBackend`] (also for any
-//! OpenAI-compatible server) and [`ScriptedBackend`] (replays a JSON script as
-//! a real stream). Both HTTP providers share one transport: retries with
-//! backoff and jitter, `retry-after`, idle timeouts, and no retry once output
-//! has reached the caller; a broken stream ends in an [`LlmError`] carrying
-//! the partial output.
+//! cancellation), [`AnthropicBackend`] (Messages API with extended
+//! thinking), [`OpenAiBackend`] (the Responses API, or Chat Completions for
+//! any OpenAI-compatible server, see [`OpenAiApi`]) and [`ScriptedBackend`]
+//! (replays a JSON script as a real stream). Both HTTP providers share one
+//! transport: retries with backoff and jitter, `retry-after`, idle timeouts,
+//! a `User-Agent`, and no retry once output has reached the caller; a
+//! broken stream ends in an [`LlmError`] carrying the partial output.
+//!
+//! The [`catalog`] knows model aliases, context windows, output limits and
+//! prices; [`discovery`] asks local servers (llama.cpp, vLLM, Ollama) for
+//! their window; [`ModelLimits`] turns both into a session's budgets.
 //!
 //! Request encoding and stream decoding are pure functions, tested from
 //! bytes ([`decode::decode_chunks`]). This crate must not run tools, hold
@@ -15,7 +20,9 @@
 
 mod accumulate;
 pub mod anthropic;
+pub mod catalog;
 pub mod decode;
+pub mod discovery;
 mod error;
 mod key;
 pub mod openai;
@@ -32,11 +39,13 @@ use tokio_util::sync::CancellationToken;
 
 pub use accumulate::{ResponseBuilder, parse_arguments};
 pub use anthropic::{AnthropicBackend, AnthropicConfig};
-pub use error::{LlmError, PartialOutput};
+pub use catalog::{LimitSource, ModelInfo, ModelLimits};
+pub use discovery::{Discovered, DiscoverySource, discover_context_window};
+pub use error::{LlmError, PartialOutput, ResponseError};
 pub use key::{ApiKey, scrub_secret};
-pub use openai::{OpenAiBackend, OpenAiConfig};
+pub use openai::{OpenAiApi, OpenAiBackend, OpenAiConfig};
 pub use scripted::ScriptedBackend;
-pub use transport::{RetryPolicy, TransportConfig};
+pub use transport::{RetryPolicy, TransportConfig, USER_AGENT};
 
 /// A stream of deltas ending with `None` on success or an error.
 pub type DeltaStream = Pin<Box<dyn Stream<Item = Result<StreamDelta, LlmError>> + Send>>;

@@ -5,7 +5,7 @@
 //!
 //! ```json
 //! {"turns": [
-//!   {"text": "Let me look.", "tool_calls": [{"id": "t1", "name": "read_file", "args": {"path": "README.md"}}]},
+//!   {"thinking": "The README first.", "text": "Let me look.", "tool_calls": [{"id": "t1", "name": "read_file", "args": {"path": "README.md"}}]},
 //!   {"text": "Done.", "usage": {"input_tokens": 120, "output_tokens": 8}},
 //!   {"text": "Partial answer", "error": {"type": "overloaded_error", "message": "Overloaded"}}
 //! ]}
@@ -43,6 +43,9 @@ pub struct Script {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptTurn {
+    /// Reasoning streamed before the answer (shown as thinking).
+    #[serde(default)]
+    pub thinking: String,
     /// Assistant text (may contain NOTES or tool-call blocks for the text protocols).
     #[serde(default)]
     pub text: String,
@@ -72,6 +75,10 @@ pub struct ScriptToolCall {
     /// Arguments object.
     #[serde(default, alias = "arguments")]
     pub args: Value,
+    /// Arguments streamed verbatim instead of `args`, e.g. JSON cut off
+    /// mid-string, as a model stopped by its token limit sends it.
+    #[serde(default)]
+    pub raw_args: Option<String>,
 }
 
 /// A simulated provider failure.
@@ -194,6 +201,9 @@ fn turn_deltas(n: usize, turn: &ScriptTurn, request: &ChatRequest) -> Vec<Stream
         id: Some(format!("scripted-{n}")),
         model: Some(request.model.clone()),
     }];
+    for p in pieces(&turn.thinking, 12) {
+        out.push(StreamDelta::Thinking { text: p });
+    }
     for p in pieces(&turn.text, 12) {
         out.push(StreamDelta::Text { text: p });
     }
@@ -204,10 +214,10 @@ fn turn_deltas(n: usize, turn: &ScriptTurn, request: &ChatRequest) -> Vec<Stream
             id: call.id.clone().unwrap_or_else(|| format!("call_{n}_{i}")),
             name: call.name.clone(),
         });
-        let args = if call.args.is_null() {
-            "{}".to_string()
-        } else {
-            call.args.to_string()
+        let args = match (&call.raw_args, &call.args) {
+            (Some(raw), _) => raw.clone(),
+            (None, Value::Null) => "{}".to_string(),
+            (None, args) => args.to_string(),
         };
         arg_bytes += args.len();
         for p in pieces(&args, 7) {

@@ -54,6 +54,7 @@ impl P {
                     base_url: format!("{url}/v1"),
                     api_key: Some(ApiKey::new(KEY)),
                     transport: t,
+                    api: None,
                 })
                 .unwrap(),
             ),
@@ -688,14 +689,18 @@ async fn connection_refused_is_retried_then_reported() {
         let (_, err) =
             run(&*p.backend_with(&format!("http://127.0.0.1:{port}"), transport(1000, 2))).await;
         match err {
-            Some(LlmError::Connection {
-                attempts: 3,
-                message,
-                ..
-            }) => {
+            Some(e) if matches!(e, LlmError::Connection { attempts: 3, .. }) => {
+                let LlmError::Connection { message, .. } = &e else {
+                    unreachable!()
+                };
                 assert!(
                     !message.contains("127.0.0.1:"),
-                    "no URL in message: {message}"
+                    "the URL is named once, not in the cause: {message}"
+                );
+                let shown = e.to_string();
+                assert!(
+                    shown.contains(&format!("cannot reach http://127.0.0.1:{port}/")),
+                    "the error names the URL: {shown}"
                 );
             }
             other => panic!("{p:?}: {other:?}"),
@@ -713,6 +718,7 @@ async fn openai_compatible_server_quirks_are_accepted() {
         base_url: format!("{}/v1", server.url()),
         api_key: None, // local servers need no key
         transport: transport(2000, 0),
+        api: None,
     })
     .unwrap();
     let resp = collect(backend.stream_chat(request(), CancellationToken::new()))
@@ -742,6 +748,7 @@ async fn openai_shaped_errors_from_other_servers_are_read() {
         base_url: format!("{}/v1", server.url()),
         api_key: None,
         transport: transport(2000, 0),
+        api: None,
     })
     .unwrap();
     let (_, err) = run(&backend).await;

@@ -341,7 +341,11 @@ impl Backend for StubBackend {
                             out.push(Ok(StreamDelta::ToolCallEnd { index }));
                             index += 1;
                         }
-                        ContentBlock::ToolResult { .. } => {}
+                        // The stub never reasons; results are not model output.
+                        ContentBlock::ToolResult { .. }
+                        | ContentBlock::Thinking { .. }
+                        | ContentBlock::RedactedThinking { .. }
+                        | ContentBlock::Reasoning { .. } => {}
                     }
                 }
                 out.push(Ok(StreamDelta::Stop {

@@ -53,6 +53,19 @@ pub enum ErrorKind {
     Internal,
 }
 
+/// What a notice is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoticeKind {
+    /// The model's output was cut off at the output token limit.
+    OutputCut,
+    /// A tool call could not be used (cut off, invalid JSON, a malformed
+    /// text-protocol block); the model was told and nothing ran.
+    MalformedToolCall,
+    /// The session continues on another provider or model.
+    ModelSwitched,
+}
+
 /// One thing that happened, for a front end to render.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -73,6 +86,11 @@ pub enum Event {
     },
     /// A piece of streamed assistant text.
     AssistantText {
+        /// The text piece.
+        text: String,
+    },
+    /// A piece of the model's reasoning (thinking), for a collapsed view.
+    Thinking {
         /// The text piece.
         text: String,
     },
@@ -128,6 +146,21 @@ pub enum Event {
         usage: Usage,
         /// The session so far.
         total: Usage,
+    },
+    /// A model response (one step of a turn) ended, and why.
+    ModelStopped {
+        /// The step, as in [`Event::TurnStarted`].
+        turn: u32,
+        /// Why the model stopped.
+        reason: StopReason,
+    },
+    /// Something the user should know that is not an error: the answer was
+    /// cut off, a tool call was unusable, the model changed.
+    Notice {
+        /// What it is about.
+        kind: NoticeKind,
+        /// One line for the user.
+        message: String,
     },
     /// An error the user should see.
     Error {

@@ -20,10 +20,10 @@ mod tool;
 mod trace;
 
 pub use capability::{Capability, CapabilityError};
-pub use event::{ApprovalDecision, ApprovalKind, ErrorKind, Event};
+pub use event::{ApprovalDecision, ApprovalKind, ErrorKind, Event, NoticeKind};
 pub use message::{ContentBlock, Message, Role};
-pub use request::{ChatRequest, ChatResponse};
-pub use state::{ChatMessage, Checkpoint, State};
+pub use request::{ChatRequest, ChatResponse, ReasoningEffort};
+pub use state::{ChatMessage, Checkpoint, ModelRef, State};
 pub use stream::{StopReason, StreamDelta, Usage};
 pub use tool::{ApprovalPolicy, ToolCall, ToolOutcome, ToolSpec};
 pub use trace::{TraceEvent, TraceKind};

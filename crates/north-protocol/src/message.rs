@@ -52,12 +52,53 @@ pub enum ContentBlock {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
     },
+    /// The model's reasoning as Anthropic's extended thinking returns it.
+    /// Within a tool loop the API needs it back unchanged, signature
+    /// included; other providers never receive it.
+    Thinking {
+        /// The reasoning text.
+        thinking: String,
+        /// The provider's signature over the text.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
+    },
+    /// Reasoning the provider returned encrypted (Anthropic
+    /// `redacted_thinking`); passed back unchanged like [`ContentBlock::Thinking`].
+    RedactedThinking {
+        /// The opaque encrypted reasoning.
+        data: String,
+    },
+    /// A reasoning item of the OpenAI Responses API. With `store: false` the
+    /// encrypted content is what carries the model's reasoning across a tool
+    /// loop; other providers never receive it.
+    Reasoning {
+        /// The item id the provider gave (not sent back: items are not stored).
+        id: String,
+        /// The reasoning summary, one entry per summary part.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        summary: Vec<String>,
+        /// The encrypted reasoning, when requested.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        encrypted_content: Option<String>,
+    },
 }
 
 impl ContentBlock {
     /// A text block.
     pub fn text(text: impl Into<String>) -> Self {
         ContentBlock::Text { text: text.into() }
+    }
+
+    /// Whether this block is the model's reasoning (thinking, redacted
+    /// thinking or a reasoning item), which only its own provider and model
+    /// can take back.
+    pub fn is_reasoning(&self) -> bool {
+        matches!(
+            self,
+            ContentBlock::Thinking { .. }
+                | ContentBlock::RedactedThinking { .. }
+                | ContentBlock::Reasoning { .. }
+        )
     }
 }
 

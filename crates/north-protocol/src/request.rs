@@ -31,6 +31,36 @@ pub struct ChatRequest {
     /// Stop sequences.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stop_sequences: Vec<String>,
+    /// How much the model may reason before answering (Anthropic extended
+    /// thinking, OpenAI reasoning effort); None: the provider's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<ReasoningEffort>,
+}
+
+/// How much reasoning (thinking) a model may do before it answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasoningEffort {
+    /// No reasoning where the model allows it (Anthropic: thinking off).
+    Off,
+    /// A little.
+    Low,
+    /// A moderate amount.
+    Medium,
+    /// As much as useful.
+    High,
+}
+
+impl ReasoningEffort {
+    /// The name as written in config files and flags.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReasoningEffort::Off => "off",
+            ReasoningEffort::Low => "low",
+            ReasoningEffort::Medium => "medium",
+            ReasoningEffort::High => "high",
+        }
+    }
 }
 
 impl ChatRequest {
@@ -45,6 +75,7 @@ impl ChatRequest {
             max_tokens: 8192,
             temperature: None,
             stop_sequences: Vec::new(),
+            reasoning: None,
         }
     }
 }

@@ -73,6 +73,20 @@ pub struct Checkpoint {
     /// exactly. An extension of the runtime contract; absent in old files.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub messages: Vec<Message>,
+    /// The provider and model that produced `messages`, so a session resumed
+    /// on another model drops reasoning only its producer can take back.
+    /// Absent in old files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelRef>,
+}
+
+/// A provider and a model name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelRef {
+    /// Provider name (`anthropic`, `openai`, `scripted`).
+    pub provider: String,
+    /// Model name as the provider knows it.
+    pub model: String,
 }
 
 /// Minimal persisted chat message: a role and text content.

@@ -15,6 +15,15 @@ pub struct Usage {
     /// Input tokens written to the provider's prompt cache.
     #[serde(default)]
     pub cache_creation_input_tokens: u64,
+    /// Of `output_tokens`, those spent on reasoning (thinking). Already
+    /// counted in `output_tokens`; an estimate where the provider does not
+    /// report it (Anthropic).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reasoning_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Usage {
@@ -24,6 +33,7 @@ impl Usage {
         self.output_tokens += other.output_tokens;
         self.cache_read_input_tokens += other.cache_read_input_tokens;
         self.cache_creation_input_tokens += other.cache_creation_input_tokens;
+        self.reasoning_tokens += other.reasoning_tokens;
     }
 
     /// Merges a later report of the same response: non-zero fields replace.
@@ -44,6 +54,7 @@ impl Usage {
             &mut self.cache_creation_input_tokens,
             later.cache_creation_input_tokens,
         );
+        pick(&mut self.reasoning_tokens, later.reasoning_tokens);
     }
 
     /// Total tokens (all input kinds plus output).
@@ -90,6 +101,34 @@ pub enum StreamDelta {
     Text {
         /// The text piece.
         text: String,
+    },
+    /// A piece of the model's reasoning: Anthropic thinking text or an
+    /// OpenAI reasoning summary. Consecutive pieces form one block.
+    Thinking {
+        /// The text piece.
+        text: String,
+    },
+    /// The signature that closes the current thinking block (Anthropic).
+    ThinkingSignature {
+        /// The opaque signature.
+        signature: String,
+    },
+    /// A whole redacted (encrypted) thinking block (Anthropic).
+    RedactedThinking {
+        /// The opaque encrypted reasoning.
+        data: String,
+    },
+    /// A complete OpenAI reasoning item. Its summary was streamed as
+    /// [`StreamDelta::Thinking`] pieces, which this item replaces.
+    Reasoning {
+        /// The item id.
+        id: String,
+        /// The summary parts.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        summary: Vec<String>,
+        /// The encrypted reasoning, when requested.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        encrypted_content: Option<String>,
     },
     /// A tool call begins. `index` identifies it in later deltas.
     ToolCallStart {

@@ -91,7 +91,18 @@ fn deltas_and_requests_round_trip() {
             output_tokens: 2,
             cache_read_input_tokens: 3,
             cache_creation_input_tokens: 4,
+            reasoning_tokens: 1,
         }),
+        StreamDelta::Thinking { text: "hm".into() },
+        StreamDelta::ThinkingSignature {
+            signature: "sig".into(),
+        },
+        StreamDelta::RedactedThinking { data: "enc".into() },
+        StreamDelta::Reasoning {
+            id: "rs_1".into(),
+            summary: vec!["s".into()],
+            encrypted_content: Some("enc".into()),
+        },
         StreamDelta::Stop {
             reason: StopReason::ToolUse,
             stop_sequence: None,
@@ -125,6 +136,10 @@ fn state_defaults_missing_fields_and_checkpoint_round_trips() {
         }],
         trace_tail: vec![],
         messages: vec![Message::user("x")],
+        model: Some(ModelRef {
+            provider: "anthropic".into(),
+            model: "claude-sonnet-4-5".into(),
+        }),
     };
     roundtrip(&cp);
     roundtrip(&TraceEvent {
@@ -148,4 +163,79 @@ fn usage_merge_keeps_latest_nonzero() {
     assert_eq!(u.input_tokens, 10);
     assert_eq!(u.output_tokens, 7);
     assert_eq!(u.total(), 17);
+}
+
+#[test]
+fn reasoning_blocks_have_stable_wire_names() {
+    let msg = Message {
+        role: Role::Assistant,
+        content: vec![
+            ContentBlock::Thinking {
+                thinking: "Let me think.".into(),
+                signature: Some("sig==".into()),
+            },
+            ContentBlock::RedactedThinking {
+                data: "EmwKAhgB".into(),
+            },
+            ContentBlock::Reasoning {
+                id: "rs_1".into(),
+                summary: vec!["Planning".into()],
+                encrypted_content: Some("gAAAA".into()),
+            },
+        ],
+    };
+    assert_eq!(
+        roundtrip(&msg)["content"],
+        json!([
+            {"type":"thinking","thinking":"Let me think.","signature":"sig=="},
+            {"type":"redacted_thinking","data":"EmwKAhgB"},
+            {"type":"reasoning","id":"rs_1","summary":["Planning"],"encrypted_content":"gAAAA"}
+        ])
+    );
+    assert!(msg.content.iter().all(ContentBlock::is_reasoning));
+}
+
+#[test]
+fn checkpoints_written_before_reasoning_and_model_fields_still_load() {
+    let old = json!({
+        "session_id": "s", "revision": 1, "updated_ts": 1.0, "state": {},
+        "recent_messages": [], "trace_tail": [],
+        "messages": [{"role":"assistant","content":[{"type":"text","text":"hi"},
+            {"type":"tool_call","id":"t1","name":"read_file","arguments":{}}]}],
+    });
+    let cp: Checkpoint = serde_json::from_value(old).unwrap();
+    assert_eq!(cp.model, None);
+    assert_eq!(cp.messages[0].tool_calls().count(), 1);
+    let usage: Usage = serde_json::from_value(json!({"input_tokens":1,"output_tokens":2})).unwrap();
+    assert_eq!(usage.reasoning_tokens, 0);
+    // A zero reasoning count is not written, so usage events keep their old form.
+    assert_eq!(
+        serde_json::to_value(usage).unwrap(),
+        json!({"input_tokens":1,"output_tokens":2,"cache_read_input_tokens":0,"cache_creation_input_tokens":0})
+    );
+}
+
+#[test]
+fn new_events_are_tagged_snake_case() {
+    assert_eq!(
+        roundtrip(&Event::Thinking { text: "hm".into() }),
+        json!({"type":"thinking","text":"hm"})
+    );
+    assert_eq!(
+        roundtrip(&Event::ModelStopped {
+            turn: 2,
+            reason: StopReason::MaxTokens
+        }),
+        json!({"type":"model_stopped","turn":2,"reason":"max_tokens"})
+    );
+    assert_eq!(
+        roundtrip(&Event::Notice {
+            kind: NoticeKind::OutputCut,
+            message: "cut".into()
+        }),
+        json!({"type":"notice","kind":"output_cut","message":"cut"})
+    );
+    let mut req = ChatRequest::new("m", vec![]);
+    req.reasoning = Some(ReasoningEffort::High);
+    assert_eq!(roundtrip(&req)["reasoning"], "high");
 }

@@ -61,6 +61,46 @@ impl StreamBuilder {
         self
     }
 
+    /// A thinking block whose text streams as `parts`, closed by `signature`.
+    pub fn thinking(mut self, parts: &[&str], signature: &str) -> Self {
+        let i = self.index;
+        self.blocks.push(sse_event(
+            Some("content_block_start"),
+            &json!({"type":"content_block_start","index":i,"content_block":{"type":"thinking","thinking":""}}).to_string(),
+        ));
+        for p in parts {
+            self.blocks.push(sse_event(
+                Some("content_block_delta"),
+                &json!({"type":"content_block_delta","index":i,"delta":{"type":"thinking_delta","thinking":p}}).to_string(),
+            ));
+        }
+        self.blocks.push(sse_event(
+            Some("content_block_delta"),
+            &json!({"type":"content_block_delta","index":i,"delta":{"type":"signature_delta","signature":signature}}).to_string(),
+        ));
+        self.blocks.push(sse_event(
+            Some("content_block_stop"),
+            &json!({"type":"content_block_stop","index":i}).to_string(),
+        ));
+        self.index += 1;
+        self
+    }
+
+    /// A redacted_thinking block carrying `data` (it arrives whole).
+    pub fn redacted_thinking(mut self, data: &str) -> Self {
+        let i = self.index;
+        self.blocks.push(sse_event(
+            Some("content_block_start"),
+            &json!({"type":"content_block_start","index":i,"content_block":{"type":"redacted_thinking","data":data}}).to_string(),
+        ));
+        self.blocks.push(sse_event(
+            Some("content_block_stop"),
+            &json!({"type":"content_block_stop","index":i}).to_string(),
+        ));
+        self.index += 1;
+        self
+    }
+
     /// A tool_use block whose input JSON arrives as `fragments`.
     pub fn tool_use(mut self, id: &str, name: &str, fragments: &[&str]) -> Self {
         let i = self.index;
@@ -80,6 +120,12 @@ impl StreamBuilder {
             &json!({"type":"content_block_stop","index":i}).to_string(),
         ));
         self.index += 1;
+        self
+    }
+
+    /// The model name in `message_start`.
+    pub fn model(mut self, model: &str) -> Self {
+        self.model = model.into();
         self
     }
 

@@ -3,18 +3,22 @@
 //!
 //! Main types: [`FakeServer`] (queue of [`Reply`]s, captures every
 //! [`CapturedRequest`]), [`Fault`] (reset, cut, stall at a byte offset),
-//! and the stream builders in [`anthropic`] and [`openai`]. Recorded streams
-//! live in `fixtures/` ([`fixture`]).
+//! the stream builders in [`anthropic`] (thinking included), [`openai`]
+//! (Chat Completions) and [`responses`] (the Responses API), and the context
+//! discovery answers of llama.cpp, vLLM and Ollama in [`discovery`]. Recorded
+//! streams live in `fixtures/` ([`fixture`]).
 //!
 //! The server is a small hand-written HTTP/1.1 responder rather than a
 //! framework so faults land exactly where a test puts them. It must never
 //! bind anything but loopback.
 
 pub mod anthropic;
+pub mod discovery;
 pub mod openai;
+pub mod responses;
 mod server;
 
-pub use server::{CapturedRequest, FakeServer, Fault, Reply};
+pub use server::{CapturedRequest, DISCOVERY_PATHS, FakeServer, Fault, Reply};
 
 /// Reads a recorded stream from this crate's `fixtures/` directory.
 pub fn fixture(name: &str) -> Vec<u8> {

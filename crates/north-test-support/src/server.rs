@@ -122,8 +122,15 @@ impl CapturedRequest {
 /// Computes a reply from the request, for servers that must react to content.
 pub type Responder = Arc<dyn Fn(&CapturedRequest) -> Reply + Send + Sync>;
 
+/// Paths model clients probe for a server's context size (llama.cpp,
+/// `/v1/models`, Ollama). Unless a route answers them they get a 404 and
+/// never take a queued reply, so a client that probes first still gets the
+/// replies a test queued for its model requests.
+pub const DISCOVERY_PATHS: &[&str] = &["/props", "/v1/models", "/api/show"];
+
 #[derive(Default)]
 struct Shared {
+    routes: Mutex<Vec<(String, String, Reply)>>,
     replies: Mutex<VecDeque<Reply>>,
     responder: Mutex<Option<Responder>>,
     fallback: Mutex<Option<Reply>>,
@@ -191,6 +198,23 @@ impl FakeServer {
         }
     }
 
+    /// Answers every `method` request to `path` with `reply` (not consumed;
+    /// routes win over the queue).
+    pub fn route(&self, method: &str, path: &str, reply: Reply) -> &Self {
+        if let Ok(mut r) = self.shared.routes.lock() {
+            r.push((method.to_ascii_uppercase(), path.to_string(), reply));
+        }
+        self
+    }
+
+    /// Requests received so far whose path is `path`.
+    pub fn requests_to(&self, path: &str) -> Vec<CapturedRequest> {
+        self.requests()
+            .into_iter()
+            .filter(|r| r.path == path)
+            .collect()
+    }
+
     /// Every request received so far.
     pub fn requests(&self) -> Vec<CapturedRequest> {
         self.shared
@@ -254,6 +278,8 @@ fn reason(status: u16) -> &'static str {
         200 => "OK",
         400 => "Bad Request",
         401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
         408 => "Request Timeout",
         409 => "Conflict",
         429 => "Too Many Requests",
@@ -301,16 +327,39 @@ async fn serve(mut conn: TcpStream, shared: Arc<Shared>) -> std::io::Result<()> 
     let Some(req) = read_request(&mut conn).await? else {
         return Ok(());
     };
+    let routed = shared.routes.lock().ok().and_then(|routes| {
+        routes
+            .iter()
+            .find(|(m, p, _)| *m == req.method && *p == req.path)
+            .map(|(_, _, reply)| reply.clone())
+    });
+    let probe = routed.is_none() && DISCOVERY_PATHS.contains(&req.path.as_str());
     let responder = shared.responder.lock().ok().and_then(|r| r.clone());
-    let computed = responder.map(|f| f(&req));
+    let computed = match (&routed, probe) {
+        (None, false) => responder.map(|f| f(&req)),
+        _ => None,
+    };
     if let Ok(mut r) = shared.requests.lock() {
         r.push(req);
     }
-    let reply = shared
-        .replies
-        .lock()
-        .ok()
-        .and_then(|mut q| q.pop_front())
+    let is_routed = routed.is_some();
+    let queued = || {
+        if is_routed || probe {
+            return None;
+        }
+        shared.replies.lock().ok().and_then(|mut q| q.pop_front())
+    };
+    let not_found = || {
+        probe.then(|| {
+            Reply::json(
+                404,
+                r#"{"error":{"message":"File Not Found","type":"not_found_error"}}"#,
+            )
+        })
+    };
+    let reply = routed
+        .or_else(queued)
+        .or_else(not_found)
         .or(computed)
         .or_else(|| shared.fallback.lock().ok().and_then(|f| f.clone()))
         .unwrap_or_else(|| {

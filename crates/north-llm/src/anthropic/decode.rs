@@ -15,7 +15,8 @@ const P: &str = "anthropic";
 enum BlockKind {
     Text,
     ToolUse,
-    /// Known but not surfaced (thinking, redacted_thinking, server tools).
+    Thinking,
+    /// Known but not surfaced (redacted_thinking deltas, server tools).
     Ignored,
     Unknown,
 }
@@ -24,6 +25,9 @@ enum BlockKind {
 #[derive(Debug, Default)]
 pub struct AnthropicDecoder {
     blocks: Vec<(usize, BlockKind)>,
+    /// Bytes of thinking text seen, for the reasoning-token estimate (the
+    /// API counts thinking inside `output_tokens` without saying how much).
+    thinking_bytes: u64,
     done: bool,
     stats: DecodeStats,
 }
@@ -45,6 +49,7 @@ pub(crate) fn usage_from(v: &Value) -> Usage {
         output_tokens: u64_field(v, "output_tokens"),
         cache_read_input_tokens: u64_field(v, "cache_read_input_tokens"),
         cache_creation_input_tokens: u64_field(v, "cache_creation_input_tokens"),
+        reasoning_tokens: 0,
     }
 }
 
@@ -138,12 +143,29 @@ impl StreamDecoder for AnthropicDecoder {
                         }
                         BlockKind::ToolUse
                     }
-                    Some(
-                        "thinking"
-                        | "redacted_thinking"
-                        | "server_tool_use"
-                        | "web_search_tool_result",
-                    ) => {
+                    Some("thinking") => {
+                        if let Some(t) = str_field(block, "thinking").filter(|t| !t.is_empty()) {
+                            self.thinking_bytes += t.len() as u64;
+                            out.push(StreamDelta::Thinking {
+                                text: t.to_string(),
+                            });
+                        }
+                        if let Some(sig) = str_field(block, "signature").filter(|s| !s.is_empty()) {
+                            out.push(StreamDelta::ThinkingSignature {
+                                signature: sig.to_string(),
+                            });
+                        }
+                        BlockKind::Thinking
+                    }
+                    Some("redacted_thinking") => {
+                        let data = str_field(block, "data")
+                            .ok_or_else(|| missing("redacted_thinking `data`", block))?;
+                        out.push(StreamDelta::RedactedThinking {
+                            data: data.to_string(),
+                        });
+                        BlockKind::Ignored
+                    }
+                    Some("server_tool_use" | "web_search_tool_result") => {
                         self.stats.ignored += 1;
                         BlockKind::Ignored
                     }
@@ -185,8 +207,24 @@ impl StreamDecoder for AnthropicDecoder {
                             });
                         }
                     }
-                    (Some(BlockKind::Ignored), _)
-                    | (_, Some("thinking_delta" | "signature_delta" | "citations_delta")) => {
+                    (Some(BlockKind::Thinking), Some("thinking_delta")) => {
+                        let text = str_field(delta, "thinking")
+                            .ok_or_else(|| missing("`thinking`", delta))?;
+                        if !text.is_empty() {
+                            self.thinking_bytes += text.len() as u64;
+                            out.push(StreamDelta::Thinking {
+                                text: text.to_string(),
+                            });
+                        }
+                    }
+                    (Some(BlockKind::Thinking), Some("signature_delta")) => {
+                        let signature = str_field(delta, "signature")
+                            .ok_or_else(|| missing("`signature`", delta))?;
+                        out.push(StreamDelta::ThinkingSignature {
+                            signature: signature.to_string(),
+                        });
+                    }
+                    (Some(BlockKind::Ignored), _) | (_, Some("citations_delta")) => {
                         self.stats.ignored += 1;
                     }
                     (None, _) => {
@@ -215,7 +253,11 @@ impl StreamDecoder for AnthropicDecoder {
                     &["type", "delta", "usage"],
                 );
                 if let Some(u) = v.get("usage") {
-                    out.push(StreamDelta::Usage(usage_from(u)));
+                    let mut usage = usage_from(u);
+                    // About 4 bytes a token; never more than the output itself.
+                    usage.reasoning_tokens =
+                        self.thinking_bytes.div_ceil(4).min(usage.output_tokens);
+                    out.push(StreamDelta::Usage(usage));
                 }
                 if let Some(d) = v.get("delta")
                     && let Some(reason) = str_field(d, "stop_reason")

@@ -1,7 +1,8 @@
 //! OpenAI Chat Completions stream decoding, tolerant of compatible servers
 //! (Ollama, llama.cpp, vLLM, LM Studio): ids without `call_`, `content: ""`,
 //! extra fields, usage in a final chunk with empty `choices`, whole
-//! arguments in one chunk, and `finish_reason: "stop"` after tool calls.
+//! arguments in one chunk, `finish_reason: "stop"` after tool calls, and
+//! `reasoning_content` (shown as thinking).
 
 use north_protocol::{StopReason, StreamDelta, Usage};
 use serde_json::Value;
@@ -25,7 +26,15 @@ const CHUNK_FIELDS: &[&str] = &[
     "obfuscation",
 ];
 const CHOICE_FIELDS: &[&str] = &["index", "delta", "finish_reason", "logprobs"];
-const DELTA_FIELDS: &[&str] = &["role", "content", "tool_calls", "refusal", "function_call"];
+const DELTA_FIELDS: &[&str] = &[
+    "role",
+    "content",
+    "tool_calls",
+    "refusal",
+    "function_call",
+    "reasoning_content",
+    "reasoning",
+];
 
 #[derive(Debug)]
 struct OpenCall {
@@ -166,6 +175,10 @@ pub(crate) fn usage_from(u: &Value) -> Usage {
         output_tokens: u64_field(u, "completion_tokens"),
         cache_read_input_tokens: cached,
         cache_creation_input_tokens: 0,
+        reasoning_tokens: u
+            .get("completion_tokens_details")
+            .map(|d| u64_field(d, "reasoning_tokens"))
+            .unwrap_or(0),
     }
 }
 
@@ -237,6 +250,16 @@ impl StreamDecoder for OpenAiDecoder {
                 count_unknown(&mut self.stats, P, "choice", choice, CHOICE_FIELDS);
                 if let Some(delta) = choice.get("delta") {
                     count_unknown(&mut self.stats, P, "delta", delta, DELTA_FIELDS);
+                    // Compatible servers running reasoning models (llama.cpp,
+                    // vLLM) stream the reasoning beside the answer.
+                    if let Some(text) = str_field(delta, "reasoning_content")
+                        .or_else(|| str_field(delta, "reasoning"))
+                        .filter(|t| !t.is_empty())
+                    {
+                        out.push(StreamDelta::Thinking {
+                            text: text.to_string(),
+                        });
+                    }
                     if let Some(text) = str_field(delta, "content").filter(|t| !t.is_empty()) {
                         out.push(StreamDelta::Text {
                             text: text.to_string(),

@@ -1,19 +1,26 @@
-//! The OpenAI Chat Completions backend, also for OpenAI-compatible servers
-//! (Ollama, llama.cpp's server, vLLM, LM Studio).
+//! The OpenAI backend: the Responses API (OpenAI's own endpoint) and Chat
+//! Completions (OpenAI and every compatible server: Ollama, llama.cpp's
+//! server, vLLM, LM Studio).
 
+mod chat;
 mod decode;
+pub mod responses;
 
+use std::fmt;
+use std::str::FromStr;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use north_protocol::{ChatRequest, ChatResponse, ContentBlock, Role, ToolCall};
-use serde_json::{Map, Value, json};
+use north_protocol::{ChatRequest, ChatResponse};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+pub use chat::{decode_response, encode_request};
 pub use decode::OpenAiDecoder;
+pub use responses::ResponsesDecoder;
 
-use crate::accumulate::parse_arguments;
-use crate::error::LlmError;
+use crate::error::{LlmError, ResponseError};
 use crate::key::ApiKey;
 use crate::transport::{HttpCall, Transport, TransportConfig};
 use crate::{Backend, DeltaStream};
@@ -24,6 +31,66 @@ const P: &str = "openai";
 pub const DEFAULT_MODEL: &str = "gpt-5.2";
 /// The default API base URL (including `/v1`).
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+/// The environment variable the key is read from.
+pub const KEY_VAR: &str = "OPENAI_API_KEY";
+
+/// Which OpenAI API a backend speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpenAiApi {
+    /// `/v1/responses`: reasoning carried across tool calls.
+    Responses,
+    /// `/v1/chat/completions`: what compatible servers speak.
+    Chat,
+}
+
+impl OpenAiApi {
+    /// The default for `base_url`: Responses for OpenAI's own endpoint,
+    /// Chat Completions for any other server.
+    pub fn default_for(base_url: &str) -> OpenAiApi {
+        if is_official(base_url) {
+            OpenAiApi::Responses
+        } else {
+            OpenAiApi::Chat
+        }
+    }
+
+    /// The name as written in config files and flags.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OpenAiApi::Responses => "responses",
+            OpenAiApi::Chat => "chat",
+        }
+    }
+}
+
+impl fmt::Display for OpenAiApi {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An API name that is neither `responses` nor `chat`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown OpenAI API `{0}` (use responses or chat)")]
+pub struct UnknownApi(pub String);
+
+impl FromStr for OpenAiApi {
+    type Err = UnknownApi;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "responses" => Ok(OpenAiApi::Responses),
+            "chat" => Ok(OpenAiApi::Chat),
+            other => Err(UnknownApi(other.to_string())),
+        }
+    }
+}
+
+/// Whether `base_url` is OpenAI's own endpoint.
+pub fn is_official(base_url: &str) -> bool {
+    base_url.contains("api.openai.com")
+}
 
 /// Settings for [`OpenAiBackend`].
 #[derive(Debug, Clone)]
@@ -34,6 +101,8 @@ pub struct OpenAiConfig {
     pub api_key: Option<ApiKey>,
     /// Retries and timeouts.
     pub transport: TransportConfig,
+    /// The API to speak (None: [`OpenAiApi::default_for`] the base URL).
+    pub api: Option<OpenAiApi>,
 }
 
 impl Default for OpenAiConfig {
@@ -42,6 +111,7 @@ impl Default for OpenAiConfig {
             base_url: DEFAULT_BASE_URL.to_string(),
             api_key: None,
             transport: TransportConfig::default(),
+            api: None,
         }
     }
 }
@@ -50,7 +120,7 @@ impl OpenAiConfig {
     /// Defaults overridden by `OPENAI_API_KEY` and `OPENAI_BASE_URL`.
     pub fn from_env() -> Self {
         OpenAiConfig {
-            api_key: ApiKey::from_env("OPENAI_API_KEY"),
+            api_key: ApiKey::from_env(KEY_VAR),
             base_url: crate::key::env_setting("OPENAI_BASE_URL")
                 .unwrap_or_else(|| DEFAULT_BASE_URL.to_string()),
             ..Default::default()
@@ -58,12 +128,13 @@ impl OpenAiConfig {
     }
 }
 
-/// Talks to the Chat Completions API.
+/// Talks to the Responses API or Chat Completions.
 #[derive(Debug, Clone)]
 pub struct OpenAiBackend {
     transport: Arc<Transport>,
     url: String,
     key: Option<ApiKey>,
+    api: OpenAiApi,
     /// OpenAI itself wants `max_completion_tokens`; compatible servers `max_tokens`.
     official: bool,
 }
@@ -78,36 +149,46 @@ impl OpenAiBackend {
                 message: format!("base URL `{base}` must start with http:// or https://"),
             });
         }
-        let official = base.contains("api.openai.com");
+        let official = is_official(base);
         if official && config.api_key.is_none() {
             return Err(LlmError::MissingKey {
                 provider: P,
-                env_var: "OPENAI_API_KEY",
+                env_var: KEY_VAR,
             });
         }
-        let transport = Transport::new(P, config.transport, config.api_key.clone())?;
+        let api = config.api.unwrap_or_else(|| OpenAiApi::default_for(base));
+        let path = match api {
+            OpenAiApi::Responses => "responses",
+            OpenAiApi::Chat => "chat/completions",
+        };
+        let transport = Transport::new(P, config.transport, config.api_key.clone(), KEY_VAR)?;
         Ok(OpenAiBackend {
             transport: Arc::new(transport),
-            url: format!("{base}/chat/completions"),
+            url: format!("{base}/{path}"),
             key: config.api_key,
+            api,
             official,
         })
     }
 
-    fn call(&self, request: &ChatRequest, stream: bool) -> Result<HttpCall, LlmError> {
-        let mut call = HttpCall::json(
-            self.url.clone(),
-            &encode_request(request, stream, self.official),
-        );
-        if let Some(key) = &self.key {
-            call = call
-                .secret_header("authorization", &format!("Bearer {}", key.expose()))
-                .map_err(|message| LlmError::Config {
-                    provider: P,
-                    message,
-                })?;
+    /// The API this backend speaks.
+    pub fn api(&self) -> OpenAiApi {
+        self.api
+    }
+
+    fn body(&self, request: &ChatRequest, stream: bool) -> Value {
+        match self.api {
+            OpenAiApi::Responses => responses::encode_request(request, stream),
+            OpenAiApi::Chat => encode_request(request, stream, self.official),
         }
-        Ok(call)
+    }
+
+    fn call(&self, request: &ChatRequest, stream: bool) -> Result<HttpCall, LlmError> {
+        let call = HttpCall::json(P, self.url.clone(), &self.body(request, stream));
+        match &self.key {
+            Some(key) => call.secret_header("authorization", &format!("Bearer {}", key.expose())),
+            None => Ok(call),
+        }
     }
 }
 
@@ -123,166 +204,23 @@ impl Backend for OpenAiBackend {
                 .transport
                 .send_json(&call, &CancellationToken::new())
                 .await?;
-            decode_response(&body).map_err(|message| LlmError::Decode {
-                provider: P,
-                message: self.transport.scrub(&message),
-                partial: Default::default(),
-            })
+            let decoded: Result<ChatResponse, ResponseError> = match self.api {
+                OpenAiApi::Responses => responses::decode_response(&body),
+                OpenAiApi::Chat => decode_response(&body),
+            };
+            decoded.map_err(|e| e.into_llm(P, |t| self.transport.scrub(t)))
         })
     }
 
     fn stream_chat(&self, request: ChatRequest, cancel: CancellationToken) -> DeltaStream {
-        match self.call(&request, true) {
-            Ok(call) => self
-                .transport
-                .clone()
-                .stream(call, OpenAiDecoder::new, cancel),
-            Err(e) => Box::pin(futures::stream::once(async move { Err(e) })),
-        }
-    }
-}
-
-/// Encodes a provider-neutral request as a Chat Completions body.
-pub fn encode_request(req: &ChatRequest, stream: bool, official: bool) -> Value {
-    let mut messages = Vec::new();
-    if let Some(system) = &req.system {
-        messages.push(json!({"role": "system", "content": system}));
-    }
-    for msg in &req.messages {
-        match msg.role {
-            Role::System => messages.push(json!({"role": "system", "content": msg.text_content()})),
-            Role::User => messages.push(json!({"role": "user", "content": msg.text_content()})),
-            Role::Assistant => {
-                let text = msg.text_content();
-                let calls: Vec<Value> = msg
-                    .tool_calls()
-                    .map(|c| {
-                        let arguments = match &c.arguments {
-                            Value::String(raw) => raw.clone(),
-                            other => other.to_string(),
-                        };
-                        json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": arguments}})
-                    })
-                    .collect();
-                let mut m = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { json!(text) }});
-                if !calls.is_empty() {
-                    m["tool_calls"] = Value::Array(calls);
-                }
-                messages.push(m);
-            }
-            Role::Tool => {
-                for block in &msg.content {
-                    match block {
-                        ContentBlock::ToolResult {
-                            call_id, content, ..
-                        } => messages.push(
-                            json!({"role": "tool", "tool_call_id": call_id, "content": content}),
-                        ),
-                        ContentBlock::Text { text } if !text.is_empty() => {
-                            messages.push(json!({"role": "user", "content": text}));
-                        }
-                        _ => {}
-                    }
-                }
-            }
-        }
-    }
-    let mut body = Map::new();
-    body.insert("model".into(), json!(req.model));
-    body.insert("messages".into(), Value::Array(messages));
-    let limit_key = if official {
-        "max_completion_tokens"
-    } else {
-        "max_tokens"
-    };
-    body.insert(limit_key.into(), json!(req.max_tokens));
-    if !req.tools.is_empty() {
-        body.insert(
-            "tools".into(),
-            Value::Array(
-                req.tools
-                    .iter()
-                    .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.input_schema}}))
-                    .collect(),
-            ),
-        );
-    }
-    if let Some(schema) = &req.output_schema {
-        body.insert(
-            "response_format".into(),
-            json!({"type": "json_schema", "json_schema": {"name": "output", "schema": schema, "strict": true}}),
-        );
-    }
-    if let Some(t) = req.temperature {
-        body.insert("temperature".into(), json!(t));
-    }
-    if !req.stop_sequences.is_empty() {
-        body.insert("stop".into(), json!(req.stop_sequences));
-    }
-    body.insert("stream".into(), json!(stream));
-    if stream {
-        body.insert("stream_options".into(), json!({"include_usage": true}));
-    }
-    Value::Object(body)
-}
-
-/// Decodes a non-streaming Chat Completions response.
-pub fn decode_response(v: &Value) -> Result<ChatResponse, String> {
-    let choice = v
-        .get("choices")
-        .and_then(Value::as_array)
-        .and_then(|c| c.first())
-        .ok_or_else(|| {
-            format!(
-                "response has no choices: {}",
-                crate::decode::excerpt(&v.to_string())
-            )
-        })?;
-    let message = choice.get("message").ok_or("choice has no `message`")?;
-    let mut out = ChatResponse {
-        id: v.get("id").and_then(Value::as_str).map(str::to_string),
-        model: v.get("model").and_then(Value::as_str).map(str::to_string),
-        ..Default::default()
-    };
-    if let Some(text) = message
-        .get("content")
-        .and_then(Value::as_str)
-        .filter(|t| !t.is_empty())
-    {
-        out.content.push(ContentBlock::text(text));
-    }
-    let calls = message
-        .get("tool_calls")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    for (i, c) in calls.iter().enumerate() {
-        let f = c.get("function").unwrap_or(&Value::Null);
-        let arguments = match f.get("arguments") {
-            Some(Value::String(s)) => parse_arguments(s),
-            Some(other) => other.clone(),
-            None => json!({}),
+        let call = match self.call(&request, true) {
+            Ok(call) => call,
+            Err(e) => return Box::pin(futures::stream::once(async move { Err(e) })),
         };
-        out.content.push(ContentBlock::ToolCall(ToolCall {
-            id: c
-                .get("id")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-                .unwrap_or_else(|| format!("call_{i}")),
-            name: f
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
-            arguments,
-        }));
+        let transport = self.transport.clone();
+        match self.api {
+            OpenAiApi::Responses => transport.stream(call, ResponsesDecoder::new, cancel),
+            OpenAiApi::Chat => transport.stream(call, OpenAiDecoder::new, cancel),
+        }
     }
-    out.stop_reason = choice
-        .get("finish_reason")
-        .and_then(Value::as_str)
-        .map(|r| decode::finish_reason(r, !calls.is_empty()));
-    if let Some(u) = v.get("usage") {
-        out.usage = decode::usage_from(u);
-    }
-    Ok(out)
 }
