@@ -3,7 +3,8 @@
 //! The model may embed `<<<NOTES_JSON>>> … <<<END_NOTES_JSON>>>` and
 //! `<<<TOOL_CALLS_JSON>>> … <<<END_TOOL_CALLS_JSON>>>` blocks in its answer.
 //! They arrive split across arbitrary deltas, so the filter holds back any
-//! tail that could be the start of a marker and never shows a block's body.
+//! tail that could be the start of a marker and never shows a complete
+//! block's body; a block that never ends is shown when the text ends.
 
 /// NOTES block markers.
 pub const NOTES: (&str, &str) = ("<<<NOTES_JSON>>>", "<<<END_NOTES_JSON>>>");
@@ -109,19 +110,18 @@ impl BlockFilter {
     }
 
     /// Ends the text: returns the held-back visible tail and all blocks.
-    /// An unterminated block is returned with `terminated: false`.
+    /// An unterminated block is returned with `terminated: false`, and its
+    /// text becomes visible: a stray opening marker (or a block cut off by
+    /// the token limit) must not hide the rest of the answer.
     pub fn finish(mut self) -> (String, Vec<Block>) {
-        let tail = match self.inside {
-            Some(i) => {
-                self.blocks.push(Block {
-                    kind: KINDS[i].0,
-                    body: std::mem::take(&mut self.pending),
-                    terminated: false,
-                });
-                String::new()
-            }
-            None => std::mem::take(&mut self.pending),
-        };
+        let tail = std::mem::take(&mut self.pending);
+        if let Some(i) = self.inside {
+            self.blocks.push(Block {
+                kind: KINDS[i].0,
+                body: tail.clone(),
+                terminated: false,
+            });
+        }
         (tail, self.blocks)
     }
 }
@@ -154,10 +154,12 @@ mod tests {
     }
 
     #[test]
-    fn unterminated_block_is_hidden_and_reported() {
-        let (visible, blocks) = split_blocks("hi <<<NOTES_JSON>>>{\"set_goals\":");
-        assert_eq!(visible, "hi ");
+    fn unterminated_block_is_reported_and_does_not_hide_the_rest() {
+        let (visible, blocks) =
+            split_blocks("hi <<<TOOL_CALLS_JSON>>> is how I would call tools. The answer is 4.");
+        assert_eq!(visible, "hi  is how I would call tools. The answer is 4.");
         assert!(!blocks[0].terminated);
+        assert_eq!(blocks[0].kind, BlockKind::ToolCalls);
     }
 
     proptest! {

@@ -66,6 +66,10 @@ pub fn transcript(messages: &[Message]) -> String {
                         content
                     )
                 }
+                // The summary is of what was said and done, not the reasoning.
+                ContentBlock::Thinking { .. }
+                | ContentBlock::RedactedThinking { .. }
+                | ContentBlock::Reasoning { .. } => continue,
             };
             let cut: String = text.chars().take(1500).collect();
             out.push_str(&format!("{role}: {cut}\n"));

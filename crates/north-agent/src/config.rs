@@ -8,6 +8,8 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use north_llm::OpenAiApi;
+use north_protocol::ReasoningEffort;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -92,6 +94,12 @@ pub struct ConfigFile {
     pub tool_protocol: Option<ToolProtocol>,
     /// Context budget in tokens before condensation.
     pub context_budget: Option<u64>,
+    /// OpenAI API: `responses` or `chat`.
+    pub openai_api: Option<OpenAiApi>,
+    /// The model's context window in tokens, when the server cannot say.
+    pub context_window: Option<u64>,
+    /// Reasoning (thinking): `off`, `low`, `medium` or `high`.
+    pub thinking: Option<ReasoningEffort>,
 }
 
 /// The effective configuration.
@@ -113,8 +121,14 @@ pub struct Config {
     pub allow_shell: Sourced<bool>,
     /// Tool-call protocol.
     pub tool_protocol: Sourced<ToolProtocol>,
-    /// Context budget in tokens.
-    pub context_budget: Sourced<u64>,
+    /// Context budget in tokens (None: from the model's context window).
+    pub context_budget: Sourced<Option<u64>>,
+    /// OpenAI API (None: Responses for OpenAI's endpoint, Chat elsewhere).
+    pub openai_api: Sourced<Option<OpenAiApi>>,
+    /// Context window (None: discovered from the server, else the catalogue).
+    pub context_window: Sourced<Option<u64>>,
+    /// Reasoning effort (None: the provider's default).
+    pub thinking: Sourced<Option<ReasoningEffort>>,
 }
 
 impl Default for Config {
@@ -128,7 +142,10 @@ impl Default for Config {
             approve_edits: Sourced::default(false),
             allow_shell: Sourced::default(false),
             tool_protocol: Sourced::default(ToolProtocol::Native),
-            context_budget: Sourced::default(120_000),
+            context_budget: Sourced::default(None),
+            openai_api: Sourced::default(None),
+            context_window: Sourced::default(None),
+            thinking: Sourced::default(None),
         }
     }
 }
@@ -177,6 +194,10 @@ pub struct Overrides {
     pub max_steps: Option<u32>,
     /// `--tool-protocol`.
     pub tool_protocol: Option<ToolProtocol>,
+    /// `--openai-api`.
+    pub openai_api: Option<OpenAiApi>,
+    /// `--thinking`.
+    pub thinking: Option<ReasoningEffort>,
 }
 
 const PROVIDERS: &[&str] = &["anthropic", "openai", "scripted"];
@@ -290,7 +311,16 @@ impl Config {
             self.tool_protocol.set(v, src());
         }
         if let Some(v) = f.context_budget {
-            self.context_budget.set(v, src());
+            self.context_budget.set(Some(v), src());
+        }
+        if let Some(v) = f.openai_api {
+            self.openai_api.set(Some(v), src());
+        }
+        if let Some(v) = f.context_window {
+            self.context_window.set(Some(v), src());
+        }
+        if let Some(v) = f.thinking {
+            self.thinking.set(Some(v), src());
         }
     }
 
@@ -356,6 +386,12 @@ impl Config {
         if let Some(v) = flags.tool_protocol {
             c.tool_protocol.set(v, Source::Flag("--tool-protocol"));
         }
+        if let Some(v) = flags.openai_api {
+            c.openai_api.set(Some(v), Source::Flag("--openai-api"));
+        }
+        if let Some(v) = flags.thinking {
+            c.thinking.set(Some(v), Source::Flag("--thinking"));
+        }
         Ok(c)
     }
 
@@ -402,7 +438,34 @@ impl Config {
             .to_lowercase(),
             format!(
                 "context_budget = {}  ({})",
-                self.context_budget.value, self.context_budget.source
+                self.context_budget.value.map_or_else(
+                    || "(from the model's context window)".to_string(),
+                    |b| b.to_string()
+                ),
+                self.context_budget.source
+            ),
+            format!(
+                "openai_api = {}  ({})",
+                self.openai_api.value.map_or(
+                    "(responses for api.openai.com, else chat)",
+                    OpenAiApi::as_str
+                ),
+                self.openai_api.source
+            ),
+            format!(
+                "context_window = {}  ({})",
+                self.context_window.value.map_or_else(
+                    || "(from the server or the model catalogue)".to_string(),
+                    |w| w.to_string()
+                ),
+                self.context_window.source
+            ),
+            format!(
+                "thinking = {}  ({})",
+                self.thinking
+                    .value
+                    .map_or("(provider default)", ReasoningEffort::as_str),
+                self.thinking.source
             ),
         ];
         for var in ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"] {
@@ -465,6 +528,8 @@ mod tests {
             (r#"{"max_steps":"many"}"#, "max_steps"),
             (r#"{"modle":"x"}"#, "unknown field `modle`"),
             (r#"{"provider":"gemini"}"#, "field `provider`"),
+            (r#"{"openai_api":"completions"}"#, "field `openai_api`"),
+            (r#"{"thinking":"max"}"#, "field `thinking`"),
             (
                 r#"{"anthropic_api_key":"sk-x"}"#,
                 "field `anthropic_api_key`",
@@ -480,6 +545,29 @@ mod tests {
                 "{text}: {err}"
             );
         }
+    }
+
+    #[test]
+    fn model_settings_load_from_files_and_flags() {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            &dir.path().join(".north/project.json"),
+            r#"{"openai_api":"chat","context_window":8192,"thinking":"low"}"#,
+        );
+        let flags = Overrides {
+            thinking: Some(ReasoningEffort::High),
+            ..Default::default()
+        };
+        let c = Config::load(dir.path(), None, |_| None, &flags).unwrap();
+        assert_eq!(c.openai_api.value, Some(OpenAiApi::Chat));
+        assert_eq!(c.context_window.value, Some(8192));
+        assert_eq!(c.thinking.value, Some(ReasoningEffort::High));
+        assert_eq!(c.thinking.source, Source::Flag("--thinking"));
+        let text = c.describe(|_| None);
+        assert!(
+            text.contains("openai_api = chat") && text.contains("context_window = 8192"),
+            "{text}"
+        );
     }
 
     #[test]

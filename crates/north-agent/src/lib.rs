@@ -30,5 +30,5 @@ pub mod redact;
 pub mod store;
 pub mod textcalls;
 
-pub use agent::{Agent, AgentOptions, Emit, TurnEnd};
+pub use agent::{Agent, AgentOptions, Emit, ModelSwitch, SwitchReport, TurnEnd};
 pub use approval::{ApprovalRequest, Approver, FlagApprover};

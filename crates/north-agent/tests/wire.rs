@@ -148,6 +148,7 @@ async fn openai_native_tool_calls_with_two_calls_in_one_response() {
             base_url: format!("{}/v1", server.url()),
             api_key: None,
             transport: fast(),
+            api: None,
         })
         .unwrap(),
     );

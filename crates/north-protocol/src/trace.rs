@@ -49,6 +49,10 @@ pub enum TraceKind {
     MeshMemory,
     /// A mesh run ended (`mesh_done`).
     MeshDone,
+    /// A tool call could not run: cut off, invalid arguments, no name (`tool_rejected`).
+    ToolRejected,
+    /// The session moved to another provider or model (`model_switch`).
+    ModelSwitch,
     /// A kind this version does not know.
     Other(String),
 }
@@ -73,6 +77,8 @@ const NAMES: &[(TraceKind, &str)] = &[
     (TraceKind::MeshPlan, "mesh_plan"),
     (TraceKind::MeshMemory, "mesh_memory"),
     (TraceKind::MeshDone, "mesh_done"),
+    (TraceKind::ToolRejected, "tool_rejected"),
+    (TraceKind::ModelSwitch, "model_switch"),
 ];
 
 impl TraceKind {

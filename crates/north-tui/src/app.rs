@@ -358,7 +358,16 @@ impl App {
                 ..
             } => self.push(Item::Interrupted),
             Event::Error { message, .. } => self.push(Item::Error(message)),
-            Event::AssistantText { .. } | Event::TurnStarted { .. } | Event::TurnEnd { .. } => {}
+            Event::Notice { message, .. } => self.push(Item::Notice {
+                title: message,
+                body: Vec::new(),
+            }),
+            // Thinking is for a collapsed view the TUI does not have yet.
+            Event::Thinking { .. }
+            | Event::ModelStopped { .. }
+            | Event::AssistantText { .. }
+            | Event::TurnStarted { .. }
+            | Event::TurnEnd { .. } => {}
         }
     }
 

@@ -465,6 +465,7 @@ fn write_session(root: &std::path::Path, id: &str, ts: f64, first: &str) {
         ],
         trace_tail: Vec::new(),
         messages: Vec::new(),
+        model: None,
     };
     std::fs::write(
         dir.join("checkpoint.json"),

@@ -63,6 +63,49 @@ pub enum ProtocolName {
     Text,
 }
 
+/// Which OpenAI API to speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OpenAiApiName {
+    /// The Responses API (/v1/responses); the default for api.openai.com.
+    Responses,
+    /// Chat Completions (/v1/chat/completions); the default for other servers.
+    Chat,
+}
+
+impl From<OpenAiApiName> for north_llm::OpenAiApi {
+    fn from(name: OpenAiApiName) -> Self {
+        match name {
+            OpenAiApiName::Responses => north_llm::OpenAiApi::Responses,
+            OpenAiApiName::Chat => north_llm::OpenAiApi::Chat,
+        }
+    }
+}
+
+/// How much the model may reason before answering.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ThinkingLevel {
+    /// No extended thinking (Anthropic); the model's default (OpenAI).
+    Off,
+    /// A little.
+    Low,
+    /// A moderate amount.
+    Medium,
+    /// As much as useful.
+    High,
+}
+
+impl From<ThinkingLevel> for north_protocol::ReasoningEffort {
+    fn from(level: ThinkingLevel) -> Self {
+        use north_protocol::ReasoningEffort as R;
+        match level {
+            ThinkingLevel::Off => R::Off,
+            ThinkingLevel::Low => R::Low,
+            ThinkingLevel::Medium => R::Medium,
+            ThinkingLevel::High => R::High,
+        }
+    }
+}
+
 /// Log verbosity for the log file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogLevel {
@@ -81,9 +124,15 @@ pub struct ModelArgs {
     /// Model provider [default: from config, else anthropic; scripted with --script].
     #[arg(long, value_enum)]
     pub provider: Option<ProviderName>,
-    /// Model name [default: claude-sonnet-4-5 for anthropic, gpt-5.2 for openai].
+    /// Model name or alias (sonnet, opus, haiku, sonnet-4.5, gpt, ...) [default: claude-sonnet-4-5 for anthropic, gpt-5.2 for openai].
     #[arg(long)]
     pub model: Option<String>,
+    /// OpenAI API [default: responses for api.openai.com, chat for any other server].
+    #[arg(long, value_enum, value_name = "API")]
+    pub openai_api: Option<OpenAiApiName>,
+    /// Reasoning before answering: Anthropic extended thinking, OpenAI reasoning effort [default: the provider's].
+    #[arg(long, value_enum, value_name = "LEVEL")]
+    pub thinking: Option<ThinkingLevel>,
     /// Script of model turns for the scripted provider (JSON; see README).
     #[arg(long, value_name = "FILE")]
     pub script: Option<PathBuf>,
@@ -151,9 +200,9 @@ pub struct ExecArgs {
     /// Tool-call protocol [default: native].
     #[arg(long, value_enum)]
     pub tool_protocol: Option<ProtocolName>,
-    /// Maximum output tokens per model request.
-    #[arg(long, default_value_t = 8192)]
-    pub max_tokens: u32,
+    /// Maximum output tokens per model request [default: 8192, at most a quarter of the model's context window].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_tokens: Option<u32>,
     /// The prompt; `-` or nothing reads it from standard input.
     #[arg(value_name = "PROMPT", num_args = 0..)]
     pub prompt: Vec<String>,

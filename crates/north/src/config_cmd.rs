@@ -23,5 +23,18 @@ pub fn main(args: ConfigArgs) -> anyhow::Result<ExitCode> {
         println!("global config file = {}", g.display());
     }
     println!("{}", config.describe(|k| std::env::var(k).ok()));
+    // What the settings above amount to for the model: its id, window and
+    // per-request output (a local server is asked for its window).
+    let model = crate::provider::model_name(&config);
+    let limits = crate::provider::model_limits(&config, &model);
+    println!("effective model = {model}");
+    println!(
+        "effective context window = {} tokens  ({})",
+        limits.context_window, limits.source
+    );
+    println!(
+        "effective max_tokens = {} per request (--max-tokens)",
+        limits.max_tokens(None)
+    );
     Ok(ExitCode::SUCCESS)
 }

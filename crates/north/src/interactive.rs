@@ -28,9 +28,9 @@ pub struct InteractiveArgs {
     /// Resume the most recent session.
     #[arg(long = "continue", short = 'c')]
     pub continue_latest: bool,
-    /// Maximum output tokens per model request.
-    #[arg(long, default_value_t = 8192, hide = true)]
-    pub max_tokens: u32,
+    /// Maximum output tokens per model request [default: 8192, at most a quarter of the model's context window].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), hide = true)]
+    pub max_tokens: Option<u32>,
 }
 
 /// The saved stderr while it points at the log file (-1: not redirected).

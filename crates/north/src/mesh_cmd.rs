@@ -55,9 +55,9 @@ pub struct MeshArgs {
     /// Tool-call protocol [default: native].
     #[arg(long, value_enum)]
     pub tool_protocol: Option<ProtocolName>,
-    /// Maximum output tokens per model request.
-    #[arg(long, default_value_t = 8192)]
-    pub max_tokens: u32,
+    /// Maximum output tokens per model request [default: 8192, at most a quarter of the model's context window].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_tokens: Option<u32>,
     /// The goal.
     #[arg(value_name = "GOAL", num_args = 1.., required = true)]
     pub goal: Vec<String>,

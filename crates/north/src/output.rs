@@ -112,7 +112,14 @@ impl Text {
                 }
             }
             Event::Error { message, .. } => eprintln!("north: error: {message}"),
-            Event::SessionStarted { .. }
+            Event::Notice { message, .. } => {
+                self.finish();
+                eprintln!("north: note: {message}");
+            }
+            // Thinking is in --json; the text output shows the answer only.
+            Event::Thinking { .. }
+            | Event::ModelStopped { .. }
+            | Event::SessionStarted { .. }
             | Event::TurnStarted { .. }
             | Event::ApprovalRequested { .. }
             | Event::Usage { .. }

@@ -1,15 +1,25 @@
-//! Choosing and building a model backend from the effective configuration.
+//! Choosing and building a model backend from the effective configuration,
+//! and the model's limits: its context window (the user's setting, what a
+//! local server reports, the catalogue, or a default) and output limit.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context;
 use north_agent::config::Config;
+use north_llm::catalog::{self, DEFAULT_CONTEXT_WINDOW};
 use north_llm::{
-    AnthropicBackend, AnthropicConfig, ApiKey, Backend, OpenAiBackend, OpenAiConfig,
+    AnthropicBackend, AnthropicConfig, ApiKey, Backend, ModelLimits, OpenAiBackend, OpenAiConfig,
     ScriptedBackend,
 };
 
 use crate::cli::ModelArgs;
+
+/// How long a local server may take to say how large its context is.
+const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// The scripted provider has no window of its own; it behaves like a large model.
+const SCRIPTED_CONTEXT_WINDOW: u64 = 200_000;
 
 /// A backend ready to use, with the provider and model it answers as.
 pub struct Selected {
@@ -17,30 +27,108 @@ pub struct Selected {
     pub backend: Arc<dyn Backend>,
     /// Provider name.
     pub provider: String,
-    /// Model name.
+    /// Model name (an alias resolved to the model's id).
     pub model: String,
+    /// The model's context window and output limit.
+    pub limits: ModelLimits,
 }
 
 fn key(var: &str) -> Option<ApiKey> {
     ApiKey::from_env(var)
 }
 
+/// The model the configuration names for its provider, aliases resolved.
+pub fn model_name(config: &Config) -> String {
+    let default_model = match config.provider.value.as_str() {
+        "openai" => north_llm::openai::DEFAULT_MODEL,
+        "scripted" => "scripted",
+        _ => north_llm::anthropic::DEFAULT_MODEL,
+    };
+    let name = config.model.value.as_deref().unwrap_or(default_model);
+    catalog::resolve_alias(name).to_string()
+}
+
+/// Asks the server at `base_url` for its context window; only servers that
+/// are not the providers' own endpoints are asked (those are catalogued).
+/// Runs on a thread of its own so it works inside or outside a runtime.
+fn discover(base_url: &str, model: &str, key: Option<&ApiKey>) -> Option<north_llm::Discovered> {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .ok()?;
+            runtime.block_on(north_llm::discover_context_window(
+                base_url,
+                model,
+                key,
+                DISCOVERY_TIMEOUT,
+            ))
+        })
+        .join()
+        .ok()
+        .flatten()
+    })
+}
+
+/// The context window and output limit of `model` under `config`: the
+/// user's `context_window`, else what a local server reports (servers other
+/// than the providers' own endpoints are asked), else the catalogue, else a
+/// default.
+pub fn model_limits(config: &Config, model: &str) -> ModelLimits {
+    let configured = config.context_window.value;
+    let (base, key, fallback) = match config.provider.value.as_str() {
+        "openai" => (
+            config
+                .openai_base_url
+                .value
+                .as_deref()
+                .filter(|u| !north_llm::openai::is_official(u)),
+            key(north_llm::openai::KEY_VAR),
+            DEFAULT_CONTEXT_WINDOW,
+        ),
+        "scripted" => (None, None, SCRIPTED_CONTEXT_WINDOW),
+        // An Anthropic key is not sent anywhere but to the Messages API.
+        _ => (
+            config
+                .anthropic_base_url
+                .value
+                .as_deref()
+                .filter(|u| !u.contains("api.anthropic.com")),
+            None,
+            DEFAULT_CONTEXT_WINDOW,
+        ),
+    };
+    let discovered = match (configured, base) {
+        (None, Some(url)) => discover(url, model, key.as_ref()),
+        _ => None,
+    };
+    let limits = ModelLimits::resolve(model, configured, discovered, fallback);
+    tracing::info!(
+        model,
+        context_window = limits.context_window,
+        max_output_tokens = limits.max_output_tokens,
+        source = %limits.source,
+        "model limits"
+    );
+    limits
+}
+
 /// Builds the backend the configuration names.
 pub fn select(config: &Config, args: &ModelArgs) -> anyhow::Result<Selected> {
     let provider = config.provider.value.as_str();
-    let (backend, default_model): (Arc<dyn Backend>, &str) = match provider {
+    let model = model_name(config);
+    let backend: Arc<dyn Backend> = match provider {
         "openai" => {
             let mut cfg = OpenAiConfig {
-                api_key: key("OPENAI_API_KEY"),
+                api_key: key(north_llm::openai::KEY_VAR),
+                api: config.openai_api.value,
                 ..Default::default()
             };
             if let Some(url) = &config.openai_base_url.value {
                 cfg.base_url = url.clone();
             }
-            (
-                Arc::new(OpenAiBackend::new(cfg)?),
-                north_llm::openai::DEFAULT_MODEL,
-            )
+            Arc::new(OpenAiBackend::new(cfg)?)
         }
         "scripted" => {
             let path = args
@@ -51,29 +139,25 @@ pub fn select(config: &Config, args: &ModelArgs) -> anyhow::Result<Selected> {
             if let Some(rec) = &args.record_requests {
                 b = b.record_to(rec)?;
             }
-            (Arc::new(b), "scripted")
+            Arc::new(b)
         }
         _ => {
             let mut cfg = AnthropicConfig {
-                api_key: key("ANTHROPIC_API_KEY"),
+                api_key: key(north_llm::anthropic::KEY_VAR),
                 ..Default::default()
             };
             if let Some(url) = &config.anthropic_base_url.value {
                 cfg.base_url = url.clone();
             }
-            (
-                Arc::new(AnthropicBackend::new(cfg)?),
-                north_llm::anthropic::DEFAULT_MODEL,
-            )
+            Arc::new(AnthropicBackend::new(cfg)?)
         }
     };
+    // After the backend, so a configuration error is reported before any probe.
+    let limits = model_limits(config, &model);
     Ok(Selected {
         backend,
         provider: provider.to_string(),
-        model: config
-            .model
-            .value
-            .clone()
-            .unwrap_or_else(|| default_model.to_string()),
+        model,
+        limits,
     })
 }

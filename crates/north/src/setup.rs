@@ -10,6 +10,7 @@ use north_agent::config::{Config, Overrides, ToolProtocol};
 use north_agent::redact::Redactor;
 use north_agent::store::{Session, SessionStore};
 use north_agent::{Agent, AgentOptions, Approver};
+use north_llm::ModelLimits;
 use north_tools::{Registry, ToolContext};
 
 use crate::cli::{ModelArgs, ProtocolName};
@@ -37,6 +38,18 @@ pub struct RunFlags {
     pub max_steps: Option<u32>,
     /// Tool protocol.
     pub tool_protocol: Option<ProtocolName>,
+}
+
+/// The input budget condensation keeps requests under: what the window
+/// leaves after the output, less a quarter, because North's estimate (4
+/// bytes a token) runs low for code and JSON. A budget the user configured
+/// is honoured up to what the window allows.
+fn context_budget(config: &Config, limits: &ModelLimits, max_tokens: u32) -> u64 {
+    let room = limits.input_budget(max_tokens);
+    match config.context_budget.value {
+        None => room / 4 * 3,
+        Some(budget) => budget.min(room),
+    }
 }
 
 /// A project ready to run the agent in.
@@ -69,6 +82,8 @@ pub fn project(model: &ModelArgs, flags: &RunFlags) -> anyhow::Result<Project> {
             ProtocolName::Native => ToolProtocol::Native,
             ProtocolName::Text => ToolProtocol::Text,
         }),
+        openai_api: model.openai_api.map(Into::into),
+        thinking: model.thinking.map(Into::into),
     };
     let global = north_agent::config::global_config_path();
     let config = Config::load(
@@ -103,15 +118,21 @@ impl Project {
         ToolContext::for_project(self.root.clone())
     }
 
-    /// Agent options from the configuration.
-    pub fn agent_options(&self, max_tokens: u32) -> AgentOptions {
+    /// Agent options from the configuration; `max_tokens` is the user's
+    /// `--max-tokens`, fitted to the model's window and output limit.
+    pub fn agent_options(&self, max_tokens: Option<u32>) -> AgentOptions {
+        let limits = &self.selected.limits;
+        let max_tokens = limits.max_tokens(max_tokens);
+        let context_budget = context_budget(&self.config, limits, max_tokens);
+        tracing::info!(max_tokens, context_budget, "request budgets");
         AgentOptions {
             provider: self.selected.provider.clone(),
             model: self.selected.model.clone(),
             max_steps: self.config.max_steps.value,
             tool_protocol: self.config.tool_protocol.value,
             max_tokens,
-            context_budget: self.config.context_budget.value,
+            context_budget,
+            reasoning: self.config.thinking.value,
             extra_memory: north_agent::config::data_dir()
                 .map(|d| d.join("memory.json"))
                 .into_iter()
@@ -127,7 +148,7 @@ impl Project {
         approver: Arc<dyn Approver>,
         session: Session,
         redactor: Redactor,
-        max_tokens: u32,
+        max_tokens: Option<u32>,
     ) -> anyhow::Result<Agent> {
         Ok(Agent::new(
             self.selected.backend.clone(),

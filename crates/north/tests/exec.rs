@@ -40,7 +40,7 @@ async fn streams_the_answer_from_an_anthropic_compatible_server() {
         text(&out.stderr).contains("north: session "),
         "the session id is reported"
     );
-    let req = &server.requests()[0];
+    let req = &server.requests_to("/v1/messages")[0];
     assert_eq!(
         req.json()["messages"][0]["content"][0]["text"],
         "what is it?"
@@ -68,7 +68,8 @@ async fn streams_the_answer_from_an_openai_compatible_server_without_a_key() {
     let out = output(cmd).await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "Local model here.\n");
-    assert_eq!(server.requests()[0].json()["model"], "qwen2.5-coder");
+    let req = &server.requests_to("/v1/chat/completions")[0];
+    assert_eq!(req.json()["model"], "qwen2.5-coder");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -297,7 +298,7 @@ async fn first_request_with_all_tools_is_under_12_kb() {
         .args(["exec", "Summarise this repository"]);
     let out = output(cmd).await;
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let req = &server.requests()[0];
+    let req = &server.requests_to("/v1/messages")[0];
     let tools = req.json()["tools"].as_array().unwrap().len();
     eprintln!("first request: {} bytes with {tools} tools", req.body.len());
     assert!(tools >= 12);

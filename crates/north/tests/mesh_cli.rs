@@ -476,7 +476,7 @@ async fn the_same_run_against_anthropic_with_native_tool_use() {
         .await
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let reqs = server.requests();
+    let reqs = server.requests_to("/v1/messages");
     assert_eq!(reqs.len(), 6);
     let executor = reqs[1].json();
     assert_eq!(executor["model"], "claude-sonnet-4-5");

@@ -1,14 +1,24 @@
 //! Protocol blocks in the model's text: NOTES patches and their actions,
 //! and text-protocol tool calls.
 
-use north_protocol::{ContentBlock, ToolCall, TraceKind};
+use north_protocol::{ContentBlock, Event, NoticeKind, ToolCall, TraceKind};
 use serde_json::json;
 
 use super::dispatch::CallEnv;
 use super::{Agent, Emit};
 use crate::blocks::BlockKind;
+use crate::config::ToolProtocol;
 use crate::notes::{Action, NotesPatch};
 use crate::textcalls;
+
+/// The text-protocol calls of a response.
+#[derive(Debug, Default)]
+pub(super) struct TextCalls {
+    /// Calls from well-formed blocks.
+    pub calls: Vec<ToolCall>,
+    /// Blocks rejected (the model was told why; nothing in them ran).
+    pub rejected: usize,
+}
 
 impl Agent {
     /// Applies NOTES blocks and their actions; returns text-protocol calls.
@@ -16,8 +26,9 @@ impl Agent {
         &mut self,
         blocks: &[crate::blocks::Block],
         emit: &Emit<'_>,
-    ) -> Vec<ToolCall> {
+    ) -> TextCalls {
         let mut calls = Vec::new();
+        let mut rejected = 0;
         let mut actions = Vec::new();
         for block in blocks {
             match block.kind {
@@ -49,10 +60,21 @@ impl Agent {
                         Err(e) => {
                             self.tracer
                                 .record(TraceKind::ToolPlan, json!({"ok": false, "error": e}));
-                            // Tell the model so it can fix the block.
+                            // Tell the model so it can fix the block, and the user.
                             self.push_results(vec![ContentBlock::text(format!(
-                                "TOOL_CALLS_JSON rejected, nothing ran: {e}"
+                                "TOOL_CALLS_JSON rejected, nothing ran: {e}. Send the block again: {}, then {}.",
+                                "<<<TOOL_CALLS_JSON>>> and a JSON array of {\"id\", \"tool\", \"args\"} objects",
+                                crate::blocks::TOOL_CALLS.1
                             ))]);
+                            if self.opts.tool_protocol == ToolProtocol::Text {
+                                rejected += 1;
+                                emit(Event::Notice {
+                                    kind: NoticeKind::MalformedToolCall,
+                                    message: format!(
+                                        "the model's tool-call block was rejected ({e}); it was told, nothing ran"
+                                    ),
+                                });
+                            }
                         }
                     }
                 }
@@ -61,7 +83,7 @@ impl Agent {
         if !actions.is_empty() {
             self.run_actions(actions, emit).await;
         }
-        calls
+        TextCalls { calls, rejected }
     }
 
     async fn run_actions(&mut self, actions: Vec<Action>, emit: &Emit<'_>) {

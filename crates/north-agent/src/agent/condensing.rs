@@ -8,6 +8,7 @@ use tokio_util::sync::CancellationToken;
 use super::turn::interrupted;
 use super::{Agent, Emit, TurnEnd};
 use crate::condense::{SUMMARY_INSTRUCTIONS, estimate_tokens, split_point, transcript};
+use crate::config::ToolProtocol;
 
 impl Agent {
     /// Condenses when the context nears the budget or a NOTES action asked.
@@ -19,7 +20,14 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Result<bool, TurnEnd> {
         let requested = self.condense_requested.take();
-        let used = estimate_tokens(&self.messages) + system.len() as u64 / 4;
+        // Tool definitions travel with every native request and count too.
+        let tools = match self.opts.tool_protocol {
+            ToolProtocol::Native => {
+                serde_json::to_string(&self.tools.specs()).map_or(0, |t| t.len() as u64 / 4)
+            }
+            ToolProtocol::Text => 0,
+        };
+        let used = estimate_tokens(&self.messages) + system.len() as u64 / 4 + tools;
         let budget = self.opts.context_budget;
         let needed = match requested {
             Some(true) => true,
@@ -45,10 +53,21 @@ impl Agent {
                 self.state.episode_summary
             ));
         }
-        prompt.push_str(&transcript(&self.messages[..cut]));
+        // The summarizer's own request must fit the window too: its
+        // transcript keeps the most recent part that fits half the budget.
+        let mut dropped = transcript(&self.messages[..cut]);
+        let room = usize::try_from(budget * 2).unwrap_or(usize::MAX);
+        if dropped.len() > room {
+            let mut start = dropped.len() - room;
+            while !dropped.is_char_boundary(start) {
+                start += 1;
+            }
+            dropped = format!("[earlier part omitted]\n{}", &dropped[start..]);
+        }
+        prompt.push_str(&dropped);
         let mut req = ChatRequest::new(self.opts.model.clone(), vec![Message::user(prompt)]);
         req.system = Some(SUMMARY_INSTRUCTIONS.into());
-        req.max_tokens = 1024;
+        req.max_tokens = self.opts.max_tokens.min(1024);
         self.tracer.record(
             TraceKind::LlmReq,
             json!({"purpose": "condense", "model": self.opts.model, "messages": 1, "tools": 0}),

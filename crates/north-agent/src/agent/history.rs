@@ -2,7 +2,8 @@
 //! order, interrupted calls closed on resume, the checkpoint after every step.
 
 use north_protocol::{
-    ChatMessage, Checkpoint, ContentBlock, ErrorKind, Event, Message, Role, ToolCall, ToolOutcome,
+    ChatMessage, Checkpoint, ContentBlock, ErrorKind, Event, Message, ModelRef, Role, ToolCall,
+    ToolOutcome,
 };
 
 use super::{Agent, Emit};
@@ -25,6 +26,10 @@ fn chat_message(m: &Message) -> ChatMessage {
                 content: c,
                 ..
             } => content.push_str(&format!("[tool_result {call_id}] {c}")),
+            // Reasoning is for the model that wrote it, not the plain transcript.
+            ContentBlock::Thinking { .. }
+            | ContentBlock::RedactedThinking { .. }
+            | ContentBlock::Reasoning { .. } => {}
         }
     }
     ChatMessage {
@@ -99,6 +104,10 @@ impl Agent {
                     .to_string(),
             ],
             messages: self.messages.clone(),
+            model: Some(ModelRef {
+                provider: self.opts.provider.clone(),
+                model: self.opts.model.clone(),
+            }),
         };
         self.session.save_checkpoint(&cp, &self.redactor)
     }

@@ -24,14 +24,20 @@ mod approvals;
 mod condensing;
 pub(crate) mod dispatch;
 mod history;
+mod malformed;
+mod model;
 mod system;
 mod turn;
+
+pub use model::{ModelSwitch, SwitchReport};
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use north_llm::Backend;
-use north_protocol::{Capability, Event, Message, State, TraceKind, Usage};
+use north_protocol::{
+    Capability, Event, Message, ModelRef, ReasoningEffort, State, TraceKind, Usage,
+};
 use north_tools::{Registry, ToolContext};
 use serde_json::json;
 
@@ -55,10 +61,14 @@ pub struct AgentOptions {
     pub max_steps: u32,
     /// Native or text tool calls.
     pub tool_protocol: ToolProtocol,
-    /// Output tokens per request.
+    /// Output tokens per request (from the model's window and limits, see
+    /// `north_llm::ModelLimits`).
     pub max_tokens: u32,
-    /// Context budget in tokens; condensation keeps requests under it.
+    /// Input budget in tokens (system prompt, tools and messages);
+    /// condensation keeps requests under it.
     pub context_budget: u64,
+    /// How much the model may reason (None: the provider's default).
+    pub reasoning: Option<ReasoningEffort>,
     /// Extra memory files searched besides the project's (e.g. global).
     pub extra_memory: Vec<PathBuf>,
     /// Replaces North's product rules at the top of the system prompt, for
@@ -78,6 +88,7 @@ impl Default for AgentOptions {
             tool_protocol: ToolProtocol::Native,
             max_tokens: 8192,
             context_budget: 120_000,
+            reasoning: None,
             extra_memory: Vec::new(),
             role: None,
             prompt_overrides: None,
@@ -117,6 +128,9 @@ pub struct Agent {
     total: Usage,
     /// Set by NOTES actions: `Some(true)` condense now, `Some(false)` if worthwhile.
     condense_requested: Option<bool>,
+    /// The model a resumed checkpoint was written by, when it was another
+    /// one; announced at the next turn.
+    resumed_from: Option<(ModelRef, usize)>,
 }
 
 impl Agent {
@@ -146,6 +160,7 @@ impl Agent {
             card: None,
             total: Usage::default(),
             condense_requested: None,
+            resumed_from: None,
         };
         if let Some(cp) = agent.session.load_checkpoint()? {
             agent.state = cp.state;
@@ -153,9 +168,14 @@ impl Agent {
             agent.revision = cp.revision;
             agent.messages = cp.messages;
             agent.close_interrupted_calls();
+            let mut dropped = 0;
+            if let Some(previous) = cp.model.filter(|m| *m != agent.model()) {
+                dropped = agent.drop_reasoning();
+                agent.resumed_from = Some((previous, dropped));
+            }
             agent.tracer.record(
                 TraceKind::Resume,
-                json!({"revision": agent.revision, "messages": agent.messages.len()}),
+                json!({"revision": agent.revision, "messages": agent.messages.len(), "model_changed": agent.resumed_from.is_some(), "dropped_reasoning": dropped}),
             );
         }
         agent.ctx.capabilities = agent.state.capabilities_granted.clone();

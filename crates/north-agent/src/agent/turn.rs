@@ -4,13 +4,14 @@
 use futures::StreamExt;
 use north_llm::{LlmError, ResponseBuilder};
 use north_protocol::{
-    ChatRequest, ContentBlock, ErrorKind, Event, Message, Role, StopReason, StreamDelta, ToolCall,
-    ToolOutcome, TraceKind, Usage,
+    ChatRequest, ContentBlock, ErrorKind, Event, Message, NoticeKind, Role, StopReason,
+    StreamDelta, ToolOutcome, TraceKind, Usage,
 };
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::dispatch::CallEnv;
+use super::malformed::{self, Planned};
 use super::{Agent, Emit, TurnEnd};
 use crate::blocks::BlockFilter;
 use crate::condense::estimate_tokens;
@@ -54,6 +55,7 @@ impl Agent {
         let mut req = ChatRequest::new(self.opts.model.clone(), self.messages.clone());
         req.system = Some(system.to_string());
         req.max_tokens = self.opts.max_tokens;
+        req.reasoning = self.opts.reasoning;
         if self.opts.tool_protocol == ToolProtocol::Native {
             req.tools = self.tools.specs();
         }
@@ -81,6 +83,12 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> TurnEnd {
         self.ctx.cancel = cancel.child_token();
+        if let Some((from, dropped)) = self.resumed_from.take() {
+            emit(Event::Notice {
+                kind: NoticeKind::ModelSwitched,
+                message: super::model::switch_message(&from, &self.model(), dropped),
+            });
+        }
         self.messages.push(Message::user(input));
         // The input is durable before the model sees it.
         self.save(emit);
@@ -115,18 +123,46 @@ impl Agent {
                 TraceKind::LlmDone,
                 json!({"step": step, "usage": response.usage, "stop_reason": response.stop_reason, "text_chars": visible.len(), "tool_calls": response.tool_calls().len()}),
             );
-            // The assistant message keeps its raw text (blocks included) so
-            // the model sees its own protocol messages consistently.
+            let cut = failure.is_none() && response.stop_reason == Some(StopReason::MaxTokens);
+            if let Some(reason) = response.stop_reason.clone().filter(|_| failure.is_none()) {
+                emit(Event::ModelStopped { turn: step, reason });
+            }
+            if cut {
+                emit(Event::Notice {
+                    kind: NoticeKind::OutputCut,
+                    message: format!(
+                        "the model's output was cut off at the output limit of {} tokens (--max-tokens)",
+                        self.opts.max_tokens
+                    ),
+                });
+            }
+            // Reasoning first (a provider needs it before the calls it led
+            // to), then the raw text (blocks included, so the model sees its
+            // own protocol messages consistently), then the calls.
             let mut content: Vec<ContentBlock> = Vec::new();
+            if failure.is_none() {
+                content.extend(
+                    response
+                        .content
+                        .iter()
+                        .filter(|b| b.is_reasoning())
+                        .cloned(),
+                );
+            }
             let raw_text = response.text();
             if !raw_text.is_empty() {
                 content.push(ContentBlock::text(raw_text));
             }
-            let mut calls: Vec<ToolCall> = response.tool_calls().into_iter().cloned().collect();
-            if failure.is_some() {
-                calls.clear();
-            }
-            content.extend(calls.iter().cloned().map(ContentBlock::ToolCall));
+            let mut calls: Vec<Planned> = if failure.is_some() {
+                Vec::new()
+            } else {
+                malformed::vet(
+                    response.tool_calls().into_iter().cloned().collect(),
+                    cut,
+                    self.opts.max_tokens,
+                )
+            };
+            content.extend(calls.iter().map(|p| ContentBlock::ToolCall(p.call.clone())));
             if !content.is_empty() {
                 self.messages.push(Message {
                     role: Role::Assistant,
@@ -154,12 +190,19 @@ impl Agent {
                     TurnEnd::ProviderFailed(message)
                 };
             }
-            let text_calls = self.apply_blocks(&blocks, emit).await;
+            let text = self.apply_blocks(&blocks, emit).await;
+            let mut rejected_blocks = 0;
             if self.opts.tool_protocol == ToolProtocol::Text {
-                calls.extend(text_calls);
+                calls.extend(text.calls.into_iter().map(|call| Planned {
+                    call,
+                    problem: None,
+                }));
+                rejected_blocks = text.rejected;
             }
             self.save(emit);
-            if calls.is_empty() {
+            // A rejected tool-call block was answered with the reason; the
+            // model gets a step to fix it instead of the turn ending silently.
+            if calls.is_empty() && rejected_blocks == 0 {
                 if let Err(end) = self.maybe_condense(&system, emit, cancel).await {
                     return end;
                 }
@@ -171,19 +214,32 @@ impl Agent {
             }
             self.tracer.record(
                 TraceKind::ToolPlan,
-                json!({"step": step, "calls": calls.iter().map(|c| json!({"id": c.id, "tool": c.name})).collect::<Vec<_>>()}),
+                json!({"step": step, "calls": calls.iter().map(|p| json!({"id": p.call.id, "tool": p.call.name, "rejected": p.problem.is_some()})).collect::<Vec<_>>()}),
             );
-            for (i, call) in calls.iter().enumerate() {
+            for (i, Planned { call, problem }) in calls.iter().enumerate() {
                 if cancel.is_cancelled() {
                     for rest in &calls[i..] {
                         self.record_result(
-                            rest,
+                            &rest.call,
                             &ToolOutcome::err("interrupted by the user before this call ran"),
                             emit,
                         );
                     }
                     self.save(emit);
                     return interrupted(emit, turn_usage);
+                }
+                if let Some((for_model, for_user)) = problem {
+                    emit(Event::Notice {
+                        kind: NoticeKind::MalformedToolCall,
+                        message: for_user.clone(),
+                    });
+                    self.tracer.record(
+                        TraceKind::ToolRejected,
+                        json!({"id": call.id, "tool": call.name, "reason": for_model}),
+                    );
+                    self.record_result(call, &ToolOutcome::err(for_model.clone()), emit);
+                    self.save(emit);
+                    continue;
                 }
                 emit(Event::ToolIntent {
                     call_id: call.id.clone(),
@@ -252,12 +308,18 @@ impl Agent {
             match item {
                 Ok(delta) => {
                     deltas += 1;
-                    if let StreamDelta::Text { text } = &delta {
-                        let shown = filter.feed(text);
-                        if !shown.is_empty() {
-                            visible.push_str(&shown);
-                            emit(Event::AssistantText { text: shown });
+                    match &delta {
+                        StreamDelta::Text { text } => {
+                            let shown = filter.feed(text);
+                            if !shown.is_empty() {
+                                visible.push_str(&shown);
+                                emit(Event::AssistantText { text: shown });
+                            }
                         }
+                        StreamDelta::Thinking { text } => {
+                            emit(Event::Thinking { text: text.clone() });
+                        }
+                        _ => {}
                     }
                     builder.push(&delta);
                 }
