@@ -11,7 +11,8 @@ use futures::future::BoxFuture;
 use mesh_common::*;
 use north_agent::memory::{MemoryEntry, MemoryFile};
 use north_agent::mesh::{
-    ExecutionLog, MeshAgent, MeshNote, MeshStatus, PLANNER_ROLE, RoleAgent, Step, Verdict,
+    ExecutionLog, MeshAgent, MeshNote, MeshPhase, MeshStatus, PLANNER_ROLE, RoleAgent, Step,
+    Verdict,
 };
 use north_llm::LlmError;
 use north_protocol::{ApprovalPolicy, ToolOutcome, ToolSpec};
@@ -53,7 +54,16 @@ async fn find_rust_files_and_count_lines_runs_plan_tools_memory() {
 
     // The plan is the planner's typed output.
     let notes = ran.notes();
-    let MeshNote::Plan { steps } = &notes[1] else {
+    assert!(
+        matches!(
+            notes[1],
+            MeshNote::Phase {
+                phase: MeshPhase::Planning
+            }
+        ),
+        "planning is announced before the planner answers: {notes:?}"
+    );
+    let MeshNote::Plan { steps } = &notes[2] else {
         panic!("{notes:?}")
     };
     assert_eq!(steps.len(), 3);

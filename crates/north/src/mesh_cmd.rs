@@ -9,7 +9,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::Args;
 use north_agent::FlagApprover;
-use north_agent::mesh::{Mesh, MeshEvent, MeshNote, MeshOptions, MeshStatus, plan_text};
+use north_agent::mesh::{Mesh, MeshEvent, MeshNote, MeshOptions, MeshPhase, MeshStatus, plan_text};
 use north_agent::redact::Redactor;
 use north_protocol::{ErrorKind, Event};
 use north_tools::policy::{MeshPolicy, PolicyPreset};
@@ -138,6 +138,8 @@ fn prepare(args: &MeshArgs) -> anyhow::Result<Prepared> {
 #[derive(Default)]
 struct Human {
     text: Text,
+    /// The model, from the start event, for progress lines.
+    model: std::sync::OnceLock<String>,
 }
 
 impl Human {
@@ -154,7 +156,22 @@ impl Human {
 
     fn note(&self, note: &MeshNote) {
         match note {
-            MeshNote::MeshStarted { goal, .. } => self.line(&format!("Goal: {goal}")),
+            MeshNote::MeshStarted { goal, model, .. } => {
+                self.line(&format!("Goal: {goal}"));
+                self.model.get_or_init(|| model.clone());
+            }
+            MeshNote::Phase { phase } => {
+                let model = self.model.get().map(String::as_str).unwrap_or("the model");
+                match phase {
+                    MeshPhase::Planning => self.line(&format!("Planning with {model}…")),
+                    MeshPhase::Executing => self.line("Executing the plan…"),
+                    MeshPhase::Reviewing => self.line("Reviewing the run…"),
+                    MeshPhase::Remembering => self.line("\nRemembering the run…"),
+                }
+            }
+            MeshNote::PlanRetry { attempt, error } => self.line(&format!(
+                "Plan attempt {attempt} could not be used ({error}); asking again."
+            )),
             MeshNote::Plan { steps } => {
                 self.line("Plan:");
                 for line in plan_text(steps).lines() {

@@ -172,12 +172,13 @@ fn json_prints_one_event_per_line() {
         .collect();
     let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
     assert_eq!(types[0], "mesh_started");
-    assert_eq!(types[1], "plan");
+    assert_eq!(events[1], json!({"type": "phase", "phase": "planning"}));
+    assert_eq!(types[2], "plan");
     assert_eq!(*types.last().unwrap(), "mesh_finished");
     assert_eq!(events.last().unwrap()["status"], "completed");
     assert_eq!(events[0]["policy"]["allowed_commands"], json!(["ls", "wc"]));
     assert_eq!(
-        events[1]["steps"][2],
+        events[2]["steps"][2],
         json!({"description": "Add up the totals", "tool": null})
     );
     for t in [

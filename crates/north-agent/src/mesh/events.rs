@@ -51,6 +51,21 @@ pub enum MeshStatus {
     Interrupted,
 }
 
+/// A stage of a run, announced as it starts so a slow model never leaves
+/// the user without output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MeshPhase {
+    /// The planner is writing the plan.
+    Planning,
+    /// The executor carries out the steps.
+    Executing,
+    /// Extra agents look at the run.
+    Reviewing,
+    /// The memory agent summarizes the run.
+    Remembering,
+}
+
 /// A mesh event.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -67,6 +82,18 @@ pub enum MeshNote {
         model: String,
         /// The policy in force.
         policy: MeshPolicy,
+    },
+    /// A stage starts.
+    Phase {
+        /// Which.
+        phase: MeshPhase,
+    },
+    /// The planner's answer could not be used; it is asked again.
+    PlanRetry {
+        /// The attempt that failed (1-based).
+        attempt: u32,
+        /// Why it could not be used.
+        error: String,
     },
     /// The planner's plan.
     Plan {

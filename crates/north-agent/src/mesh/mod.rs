@@ -79,7 +79,7 @@ use north_tools::policy::MeshPolicy;
 use north_tools::tools::mesh_tools_with;
 use north_tools::{Registry, Tool, ToolContext};
 
-pub use events::{MeshEvent, MeshNote, MeshStatus};
+pub use events::{MeshEvent, MeshNote, MeshPhase, MeshStatus};
 pub use gate::{Audit, AuditEntry, ToolRule, Verdict};
 pub use log::{AgentNote, CallLog, ExecutionLog, RESULT_CHARS, StepLog};
 pub use prompts::{

@@ -179,6 +179,52 @@ impl Prompts {
     }
 }
 
+/// What to tell the planner when its answer could not be used: the exact
+/// reason, the schema the answer must match, and to keep it short (a small
+/// model's window has little room for a long plan).
+pub fn repair_prompt(error: &str, schema: &serde_json::Value) -> String {
+    format!(
+        "That answer cannot be used: {error}\n\nAnswer again with only one JSON value that matches this JSON Schema, and nothing else (no prose, no code fence):\n{schema}\n\nFor example: {{\"items\": [{{\"description\": \"List the files in src\", \"tool\": \"bash\"}}]}}. Keep the plan short: at most seven steps of one sentence each."
+    )
+}
+
+/// Why a planner answer could not be used, in words the planner can act on:
+/// a cut-off answer says so, invalid JSON gives serde's exact error (not
+/// what a scan for brackets happened to find), and a wrong shape says what
+/// the schema wants.
+pub fn plan_error(
+    text: &str,
+    cut_at: Option<u32>,
+    parse_error: &north_prompt::OutputParseError,
+) -> String {
+    use north_prompt::{OutputContainer, OutputParseErrorKind};
+    if let Some(limit) = cut_at {
+        return format!(
+            "it was cut off at the output limit of {limit} tokens before the JSON was complete"
+        );
+    }
+    let body = text.trim();
+    let body = body
+        .strip_prefix("```json")
+        .or_else(|| body.strip_prefix("```"))
+        .map_or(body, |b| b.trim_end().trim_end_matches("```"))
+        .trim();
+    if body.starts_with(['{', '['])
+        && let Err(e) = serde_json::from_str::<serde_json::Value>(body)
+    {
+        return format!("the JSON is not valid: {e}");
+    }
+    match parse_error.kind() {
+        OutputParseErrorKind::WrongContainer {
+            expected: OutputContainer::Array,
+            found,
+        } => format!(
+            "expected an object with an `items` array of steps (or a bare array of steps), found {found}"
+        ),
+        other => other.to_string(),
+    }
+}
+
 /// The plan as numbered lines (`1. List the files [bash]`).
 pub fn plan_text(steps: &[Step]) -> String {
     steps

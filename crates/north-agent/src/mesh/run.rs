@@ -4,16 +4,18 @@ use std::sync::{Arc, Mutex};
 
 use north_llm::LlmError;
 use north_prompt::parse_structured_output;
-use north_protocol::{ApprovalDecision, ChatRequest, Event, Message, TraceKind};
+use north_protocol::{ApprovalDecision, ChatRequest, Event, Message, StopReason, TraceKind};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::events::scrub;
 use super::prompts::{
-    ExecutorParams, MEMORY_ROLE, PLANNER_ROLE, PlannerParams, memory_text, plan_text, policy_text,
+    ExecutorParams, MEMORY_ROLE, PLANNER_ROLE, PlannerParams, memory_text, plan_error, plan_text,
+    policy_text, repair_prompt,
 };
 use super::{
-    AgentNote, Audit, ExecutionLog, Mesh, MeshError, MeshEvent, MeshNote, MeshStatus, Step, StepLog,
+    AgentNote, Audit, ExecutionLog, Mesh, MeshError, MeshEvent, MeshNote, MeshPhase, MeshStatus,
+    Step, StepLog,
 };
 use crate::TurnEnd;
 use crate::memory::MemoryEntry;
@@ -70,11 +72,13 @@ impl Mesh {
     }
 
     /// Asks the planner for a plan (one repair attempt when the answer is
-    /// not a valid list of steps).
+    /// not a valid list of steps: the repair names the exact problem and
+    /// shows the schema).
     async fn plan(
         &self,
         goal: &str,
         tracer: Option<&Tracer>,
+        note: &(dyn Fn(MeshNote) + Sync),
         cancel: &CancellationToken,
     ) -> Result<Vec<Step>, PlanFailure> {
         let rendered = self.prompts.planner(PlannerParams {
@@ -94,6 +98,7 @@ impl Mesh {
                     json!({"purpose": "plan", "attempt": attempt, "model": req.model}),
                 );
             }
+            let max_tokens = req.max_tokens;
             let resp = planner.call(req, cancel).await?;
             if let Some(t) = tracer {
                 t.record(
@@ -102,20 +107,40 @@ impl Mesh {
                 );
             }
             let text = resp.text();
+            let cut_at = (resp.stop_reason == Some(StopReason::MaxTokens)).then_some(max_tokens);
             match parse_structured_output(&text, &rendered) {
-                Ok(steps) if !steps.is_empty() => return Ok(steps),
+                Ok(steps) if !steps.is_empty() && cut_at.is_none() => return Ok(steps),
+                Ok(steps) if !steps.is_empty() => {
+                    // A cut answer that still parsed lost its last steps.
+                    last_error = plan_error_cut(cut_at);
+                    if attempt == 2 {
+                        return Ok(steps);
+                    }
+                }
                 Ok(_) => last_error = "the plan has no steps".to_owned(),
-                Err(e) => last_error = e.to_string(),
+                Err(e) => last_error = plan_error(&text, cut_at, &e),
             }
             if let Some(t) = tracer {
                 t.record(
                     TraceKind::MeshPlan,
-                    json!({"ok": false, "error": last_error}),
+                    json!({"ok": false, "attempt": attempt, "error": last_error}),
                 );
             }
-            messages.push(Message::assistant(text));
-            messages.push(Message::user(format!(
-                "That answer cannot be used ({last_error}). Answer again with only the JSON list of steps."
+            if attempt == 2 {
+                break;
+            }
+            note(MeshNote::PlanRetry {
+                attempt,
+                error: last_error.clone(),
+            });
+            // The answer goes back cut short: enough to see what went
+            // wrong, not enough to crowd a small window.
+            messages.push(Message::assistant(excerpt(&text, 1_000)));
+            messages.push(Message::user(repair_prompt(
+                &last_error,
+                rendered
+                    .strict_output_schema()
+                    .unwrap_or(&serde_json::Value::Null),
             )));
         }
         Err(PlanFailure::Unusable(last_error))
@@ -130,7 +155,10 @@ impl Mesh {
     ) -> Result<String, PlanFailure> {
         let system = self.prompts.memory(self.opts.summary_chars)?;
         let agent = self.role_agent("memory", MEMORY_ROLE);
-        let mut req = agent.request(&log.render());
+        // The log of a long run can exceed a small window: keep its start
+        // (goal and plan) and its end, within half the input budget.
+        let room = usize::try_from(self.opts.agent.context_budget * 2).unwrap_or(usize::MAX);
+        let mut req = agent.request(&head_and_tail(&log.render(), room));
         req.system = Some(system);
         if let Some(t) = tracer {
             t.record(
@@ -224,7 +252,10 @@ impl Mesh {
         }
 
         // 1. Plan.
-        let plan = match self.plan(goal, tracer.as_ref(), cancel).await {
+        note(MeshNote::Phase {
+            phase: MeshPhase::Planning,
+        });
+        let plan = match self.plan(goal, tracer.as_ref(), &note, cancel).await {
             Ok(plan) => plan,
             Err(PlanFailure::Cancelled) => return finish(report, MeshStatus::Interrupted),
             Err(PlanFailure::Provider(message)) => {
@@ -264,6 +295,9 @@ impl Mesh {
                 return finish(report, MeshStatus::StorageFailed { message });
             }
         };
+        note(MeshNote::Phase {
+            phase: MeshPhase::Executing,
+        });
         let refused = Mutex::new(false);
         let mut step_limit = false;
         for (i, step) in plan.iter().enumerate() {
@@ -323,6 +357,11 @@ impl Mesh {
         }
 
         // 3. Extra agents.
+        if !self.agents.is_empty() {
+            note(MeshNote::Phase {
+                phase: MeshPhase::Reviewing,
+            });
+        }
         for extra in &self.agents {
             match extra.run(&report.log, cancel).await {
                 Ok(Some(text)) => {
@@ -346,6 +385,9 @@ impl Mesh {
         }
 
         // 4. Remember.
+        note(MeshNote::Phase {
+            phase: MeshPhase::Remembering,
+        });
         let summary = match self.summarize(&report.log, tracer.as_ref(), cancel).await {
             Ok(s) => s,
             Err(PlanFailure::Cancelled) => return finish(report, MeshStatus::Interrupted),
@@ -395,6 +437,43 @@ fn step_input(index: usize, plan: &[Step]) -> String {
         "Step {index} of {}: {}{tool}\nExecute this step now, then answer with what you found.",
         plan.len(),
         step.description
+    )
+}
+
+/// The message for a plan cut off at `limit` tokens.
+fn plan_error_cut(limit: Option<u32>) -> String {
+    format!(
+        "it was cut off at the output limit of {} tokens, so its last steps are missing",
+        limit.unwrap_or_default()
+    )
+}
+
+/// The first `max` characters of `text`, marked when cut.
+fn excerpt(text: &str, max: usize) -> String {
+    let mut out: String = text.chars().take(max).collect();
+    if out.len() < text.len() {
+        out.push_str(" […]");
+    }
+    out
+}
+
+/// `text` within `max` bytes: its first third and its last two thirds.
+fn head_and_tail(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let boundary = |mut i: usize| {
+        while !text.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    };
+    let head = boundary(max / 3);
+    let tail = boundary(text.len() - (max - head));
+    format!(
+        "{}\n[… part of the log omitted …]\n{}",
+        &text[..head],
+        &text[tail..]
     )
 }
 
