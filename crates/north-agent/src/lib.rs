@@ -2,7 +2,8 @@
 //!
 //! Main types: [`Agent`] (one session's tool loop: system prompt and
 //! context, streamed model calls, tool calls in order under approval,
-//! NOTES patches and actions, condensation, a checkpoint after every step),
+//! NOTES patches and actions, condensation, a checkpoint after every step;
+//! [`ModelSwitch`] moves a session to another model),
 //! [`Approver`] (how front ends decide shell commands, edits and
 //! capabilities; [`FlagApprover`] for headless runs), [`config::Config`]
 //! (flags > environment > project > global > defaults, with sources),

@@ -7,14 +7,22 @@
 //!    `AGENTS.md`, the session state and retrieved memory (`system.rs`);
 //! 3. before each model step, condensation runs if the context nears its
 //!    budget or a NOTES action asked for it (`condensing.rs`);
-//! 4. the model streams; text reaches the front end with protocol blocks
-//!    hidden; NOTES patches and actions are applied and text-protocol tool
-//!    calls collected (`actions.rs`);
-//! 5. each tool call runs in order (`dispatch.rs`), asking the user where its
-//!    approval policy says so (`approvals.rs`); each result is recorded and
-//!    checkpointed as soon as it exists (`history.rs`);
+//! 4. the model streams; text and thinking reach the front end with
+//!    protocol blocks hidden; the stop reason is announced (a `max_tokens`
+//!    cut-off with a notice); NOTES patches and actions are applied and
+//!    text-protocol tool calls collected, a malformed block answered with
+//!    its error (`actions.rs`);
+//! 5. calls the model could not finish or form (cut off, invalid JSON, no
+//!    name) are kept well-formed and answered with what was wrong
+//!    (`malformed.rs`); each other call runs in order (`dispatch.rs`),
+//!    asking the user where its approval policy says so (`approvals.rs`);
+//!    each result is recorded and checkpointed as soon as it exists
+//!    (`history.rs`);
 //! 6. the loop ends when the model answers without tools, the step limit is
 //!    hit, the user interrupts, or the provider fails.
+//!
+//! Between turns a front end may move the session to another model
+//! ([`Agent::switch_model`], `model.rs`).
 //!
 //! Front ends see only [`Event`](north_protocol::Event)s through [`Emit`] and
 //! answer approvals through an [`Approver`].
