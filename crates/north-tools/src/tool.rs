@@ -41,8 +41,9 @@ pub trait WriteTool: Send + Sync {
     /// model should see (with structured retry hints).
     fn propose(&self, args: Value, ctx: &ToolContext) -> Result<Proposal, ToolOutcome>;
 
-    /// What the model sees once `applied` has been written.
-    fn applied_output(&self, applied: &Applied) -> Value {
+    /// What the model sees once `proposal` has been written as `applied`.
+    fn applied_output(&self, proposal: &Proposal, applied: &Applied) -> Value {
+        let _ = proposal;
         applied.to_json()
     }
 }

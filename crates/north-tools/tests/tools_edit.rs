@@ -558,7 +558,7 @@ fn fs_write_text_proposes_then_reports_path_and_bytes() {
     assert!(!p.path("out").exists());
     let applied = p.apply(&proposal).unwrap();
     assert_eq!(
-        write.applied_output(&applied),
+        write.applied_output(&proposal, &applied),
         json!({"path": "out/x.txt", "bytes": 5})
     );
     let err = write
@@ -584,7 +584,10 @@ fn mesh_write_overwrites_and_reports_wrote_n_bytes() {
         .propose(json!({"path": "notes.md", "content": "new text"}), &p.ctx)
         .unwrap();
     let applied = p.apply(&proposal).unwrap();
-    assert_eq!(write.applied_output(&applied), json!("wrote 8 bytes"));
+    assert_eq!(
+        write.applied_output(&proposal, &applied),
+        json!("wrote 8 bytes")
+    );
     assert_eq!(p.read("notes.md"), "new text");
 }
 

@@ -118,7 +118,7 @@ pub fn run(args: ToolArgs) -> anyhow::Result<ExitCode> {
                 Err(failed) => failed,
                 Ok(proposal) if !args.apply => ToolOutcome::ok(proposal.to_model_json()),
                 Ok(proposal) => match edit::apply(&proposal, &sandbox) {
-                    Ok(applied) => ToolOutcome::ok(write.applied_output(&applied)),
+                    Ok(applied) => ToolOutcome::ok(write.applied_output(&proposal, &applied)),
                     Err(e) => ToolOutcome::err(e.to_string()),
                 },
             }

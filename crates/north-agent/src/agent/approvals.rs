@@ -152,7 +152,7 @@ impl CallEnv<'_> {
                 let output = self
                     .tools
                     .get(&call.name)
-                    .and_then(|t| t.as_write().map(|w| w.applied_output(&applied)))
+                    .and_then(|t| t.as_write().map(|w| w.applied_output(&proposal, &applied)))
                     .unwrap_or_else(|| applied.to_json());
                 ToolOutcome::ok(output)
             }

@@ -422,10 +422,10 @@ impl WriteTool for Gated {
         }
     }
 
-    fn applied_output(&self, applied: &Applied) -> Value {
+    fn applied_output(&self, proposal: &Proposal, applied: &Applied) -> Value {
         self.inner
             .as_write()
-            .map(|w| w.applied_output(applied))
+            .map(|w| w.applied_output(proposal, applied))
             .unwrap_or_else(|| applied.to_json())
     }
 }

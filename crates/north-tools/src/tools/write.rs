@@ -236,7 +236,7 @@ impl WriteTool for EditTool {
         edit::propose(&sandbox, &ops, self.kind == WriteKind::Batch).map_err(failures_outcome)
     }
 
-    fn applied_output(&self, applied: &Applied) -> Value {
+    fn applied_output(&self, proposal: &Proposal, applied: &Applied) -> Value {
         match self.kind {
             WriteKind::MeshWrite => json!(format!("wrote {} bytes", applied.bytes())),
             WriteKind::FsWriteText => {
@@ -247,7 +247,17 @@ impl WriteTool for EditTool {
                     .unwrap_or_default();
                 json!({ "path": path, "bytes": applied.bytes() })
             }
-            _ => applied.to_json(),
+            // North's edit tools: the spec's result (`{diff | diffsByFile,
+            // canApply, stats}`) so the model knows exactly what changed, plus
+            // what was written.
+            _ => {
+                let mut out = proposal.to_model_json();
+                if let Value::Object(map) = &mut out {
+                    map.insert("applied".into(), Value::Bool(true));
+                    map.insert("files".into(), json!(applied.files));
+                }
+                out
+            }
         }
     }
 }
