@@ -98,3 +98,60 @@ fn an_accepted_edit_tells_the_model_its_diff_and_stats() {
     assert_eq!(output["stats"]["files"], 2);
     assert_eq!(output["stats"]["filesCreated"], 1);
 }
+
+/// north.md §9: the log holds model requests with the provider's request
+/// id, tool calls with their inputs (edit text reduced to its size) and
+/// errors; `--log-level debug` adds tool metadata, never contents.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_log_holds_requests_with_their_id_tool_inputs_and_errors_and_debug_adds_metadata() {
+    use north_test_support::{FakeServer, Reply, anthropic};
+
+    for level in ["info", "debug"] {
+        let server = FakeServer::start().await.unwrap();
+        let edit = r#"{"path": "notes.txt", "content": "SECRET-FILE-TEXT-77\n"}"#;
+        server.push(
+            Reply::sse(
+                anthropic::StreamBuilder::new()
+                    .tool_use("t1", "edit_create_file", &[edit])
+                    .build(),
+            )
+            .header("request-id", "req_LOGCHECK_1"),
+        );
+        server.push(Reply::json(
+            400,
+            anthropic::error_body("invalid_request_error", "prompt is too long"),
+        ));
+        let sb = Sandbox::new();
+        let mut cmd = sb.north();
+        cmd.env("ANTHROPIC_API_KEY", "sk-ant-LOGKEY-0123456789abcdef")
+            .env("ANTHROPIC_BASE_URL", server.url())
+            .args(["exec", "--log-level", level, "write notes"]);
+        let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+            .await
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "the provider failed at the end");
+        let log = std::fs::read_to_string(sb.home().join("state/north/north.log")).unwrap();
+        for needle in [
+            "model request",
+            "request_id=\"req_LOGCHECK_1\"",
+            "tool call",
+            "edit_create_file",
+            "notes.txt",
+            "<20 chars>",
+            "model request failed",
+            "prompt is too long",
+        ] {
+            assert!(log.contains(needle), "{level}: `{needle}` missing:\n{log}");
+        }
+        assert!(
+            !log.contains("SECRET-FILE-TEXT-77"),
+            "{level}: edit text logged:\n{log}"
+        );
+        assert!(!log.contains("LOGKEY"), "{level}: key logged");
+        assert_eq!(
+            log.contains("tool result"),
+            level == "debug",
+            "{level}: debug adds tool metadata:\n{log}"
+        );
+    }
+}

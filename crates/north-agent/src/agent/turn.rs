@@ -36,6 +36,7 @@ impl Agent {
     /// Ends a turn whose system prompt could not be built: nothing is sent.
     fn prompt_failed(&self, error: &SystemPromptError, emit: &Emit<'_>) -> TurnEnd {
         let message = format!("{error}; nothing was sent to the model");
+        tracing::error!(error = %message, "system prompt failed");
         self.tracer.record(
             TraceKind::Error,
             json!({"kind": "system_prompt", "message": message}),
@@ -112,7 +113,31 @@ impl Agent {
                 TraceKind::LlmReq,
                 json!({"step": step, "provider": self.opts.provider, "model": self.opts.model, "messages": request.messages.len(), "tools": request.tools.len(), "approx_tokens": estimate_tokens(&request.messages)}),
             );
+            tracing::info!(
+                provider = %self.opts.provider,
+                model = %self.opts.model,
+                step,
+                messages = request.messages.len(),
+                tools = request.tools.len(),
+                approx_tokens = estimate_tokens(&request.messages),
+                "model request"
+            );
             let (response, visible, blocks, failure) = self.stream(request, emit, cancel).await;
+            tracing::info!(
+                response_id = response.id.as_deref().unwrap_or("-"),
+                input_tokens = response.usage.input_tokens,
+                output_tokens = response.usage.output_tokens,
+                stop_reason = ?response.stop_reason,
+                failed = failure.is_some(),
+                "model response"
+            );
+            tracing::debug!(
+                text_chars = visible.len(),
+                tool_calls = response.tool_calls().len(),
+                cache_read = response.usage.cache_read_input_tokens,
+                reasoning_tokens = response.usage.reasoning_tokens,
+                "model response details"
+            );
             turn_usage.add(&response.usage);
             self.total.add(&response.usage);
             emit(Event::Usage {
@@ -175,6 +200,7 @@ impl Agent {
                     interrupted(emit, turn_usage)
                 } else {
                     let message = self.redactor.scrub(&err.to_string()).into_owned();
+                    tracing::error!(error = %message, "model request failed");
                     self.tracer.record(
                         TraceKind::Error,
                         json!({"kind": "provider", "message": message}),
@@ -259,7 +285,21 @@ impl Agent {
                     };
                     env.run(call).await
                 };
-                tracing::info!(tool = %call.name, ok = outcome.ok, ms = started.elapsed().as_millis() as u64, "tool call");
+                tracing::info!(
+                    tool = %call.name,
+                    call_id = %call.id,
+                    args = %crate::intent::log_args(&call.arguments),
+                    ok = outcome.ok,
+                    error = outcome.error.as_deref().unwrap_or(""),
+                    ms = started.elapsed().as_millis() as u64,
+                    "tool call"
+                );
+                tracing::debug!(
+                    tool = %call.name,
+                    output_bytes = outcome.output.to_string().len(),
+                    summary = %crate::intent::summary(&call.name, &outcome),
+                    "tool result"
+                );
                 self.tracer.record(
                     TraceKind::ToolDone,
                     json!({"id": call.id, "tool": call.name, "ok": outcome.ok, "error": outcome.error, "ms": started.elapsed().as_millis() as u64}),

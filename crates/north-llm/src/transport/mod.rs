@@ -187,7 +187,23 @@ impl Transport {
             };
             let can_retry = *attempts <= retry.max_retries;
             match sent {
-                Ok(resp) if resp.status().is_success() => return Ok(resp),
+                Ok(resp) if resp.status().is_success() => {
+                    // The provider's request id is what its support asks for.
+                    let request_id = resp
+                        .headers()
+                        .get("request-id")
+                        .or_else(|| resp.headers().get("x-request-id"))
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or("-");
+                    tracing::info!(
+                        provider = self.provider,
+                        request_id,
+                        status = resp.status().as_u16(),
+                        attempt = *attempts,
+                        "model response started"
+                    );
+                    return Ok(resp);
+                }
                 Ok(resp) => {
                     let status = resp.status().as_u16();
                     let wait = retry_after(resp.headers());
