@@ -75,6 +75,65 @@ pub enum SandboxError {
     },
 }
 
+/// Where `path` lands on disk, read from `base` (relative paths) or the
+/// filesystem root (absolute ones): every component that exists is followed
+/// through its symlinks, and the components that do not exist yet are
+/// appended as written (`..` among them pops one). This is North's single
+/// notion of "where a path goes"; [`is_inside`] and [`Sandbox`] build on it.
+///
+/// Fails when a symlink on the way dangles or loops, or a component before
+/// the last is not a directory: such a path cannot be proven to go anywhere.
+pub fn physical_path(base: &Path, path: &Path) -> io::Result<PathBuf> {
+    let full = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        base.join(path)
+    };
+    let mut current = PathBuf::new();
+    let mut missing = false;
+    for component in full.components() {
+        match component {
+            Component::Prefix(p) => current.push(p.as_os_str()),
+            Component::RootDir => current.push(Component::RootDir.as_os_str()),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                // `current` is physical (or lexically new), so its parent is
+                // where `..` really leads.
+                current.pop();
+            }
+            Component::Normal(part) => {
+                let next = current.join(part);
+                if missing {
+                    current = next;
+                    continue;
+                }
+                match std::fs::symlink_metadata(&next) {
+                    Ok(meta) if meta.file_type().is_symlink() => {
+                        current = std::fs::canonicalize(&next)?;
+                    }
+                    Ok(_) => current = next,
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                        if !current.as_os_str().is_empty() && !current.is_dir() {
+                            return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
+                        }
+                        missing = true;
+                        current = next;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+    }
+    Ok(current)
+}
+
+/// Whether `path`, read from `base`, lands inside `root` (canonical) once
+/// every symlink on it is followed. A path that cannot be resolved (a
+/// dangling or looping symlink) is not inside.
+pub fn is_inside(root: &Path, base: &Path, path: &Path) -> bool {
+    physical_path(base, path).is_ok_and(|p| p.starts_with(root))
+}
+
 /// A path that passed the sandbox.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Resolved {
@@ -160,41 +219,11 @@ impl Sandbox {
         if clean.as_os_str().is_empty() {
             return Err(SandboxError::Empty);
         }
-        let parts: Vec<_> = clean.components().collect();
-        let mut current = self.root.clone();
-        for (i, part) in parts.iter().enumerate() {
-            let next = current.join(part);
-            match std::fs::symlink_metadata(&next) {
-                Ok(meta) => {
-                    let is_last = i + 1 == parts.len();
-                    if meta.file_type().is_symlink() {
-                        let target = match std::fs::canonicalize(&next) {
-                            Ok(t) => t,
-                            Err(e) => return Err(self.explain_failure(path, &next, &e)),
-                        };
-                        if !target.starts_with(&self.root) {
-                            return Err(SandboxError::Outside(path.to_owned()));
-                        }
-                        if !is_last && !target.is_dir() {
-                            return Err(SandboxError::NotADirectory(path.to_owned()));
-                        }
-                        current = target;
-                    } else if !is_last && !meta.is_dir() {
-                        return Err(SandboxError::NotADirectory(path.to_owned()));
-                    } else {
-                        current = next;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                    // Everything from here on is new: no symlink can be on it.
-                    for rest in &parts[i..] {
-                        current.push(rest);
-                    }
-                    break;
-                }
-                Err(e) => return Err(io_error(path, &e)),
-            }
-        }
+        let joined = self.root.join(&clean);
+        let current = match physical_path(&self.root, &clean) {
+            Ok(p) => p,
+            Err(e) => return Err(self.explain_failure(path, &joined, &e)),
+        };
         let resolved = self.inside(path, current)?;
         let first = resolved.rel.split('/').next().unwrap_or_default();
         if let Some(dir) = PROTECTED_DIRS.iter().find(|d| **d == first) {

@@ -1,5 +1,9 @@
 //! North's per-project shell allowlist: `.north/allowlist.json`, exact
-//! command strings the user chose to "Always execute" (spec §8).
+//! command strings the user chose to "Always execute" (spec §8), and command
+//! prefixes (`"cargo test"` covers `cargo test -p x`, never `cargo test; rm x`).
+//!
+//! The file lives in the repository, so its rules apply only in a project the
+//! user trusts; [`super::ShellPolicy`] is where they are matched.
 
 use std::path::{Path, PathBuf};
 
@@ -17,6 +21,12 @@ pub struct ProjectAllowlist {
 struct AllowlistFile {
     #[serde(rename = "allowedCommands", default)]
     allowed_commands: Vec<String>,
+    #[serde(
+        rename = "allowedPrefixes",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    allowed_prefixes: Vec<String>,
     /// Keys other tools or future versions put in the file survive a rewrite.
     #[serde(flatten)]
     other: Map<String, Value>,
@@ -79,23 +89,49 @@ impl ProjectAllowlist {
         &self.file.allowed_commands
     }
 
-    /// Whether exactly `command` is allowed (no trimming, no patterns).
-    pub fn contains(&self, command: &str) -> bool {
-        self.file.allowed_commands.iter().any(|c| c == command)
+    /// The allowed command prefixes, in the order they were added.
+    pub fn prefixes(&self) -> &[String] {
+        &self.file.allowed_prefixes
     }
 
-    /// Adds `command` and persists the list atomically (temp file, fsync,
-    /// rename). Entries added to the file by someone else since it was loaded
-    /// are kept. Returns false when it was already allowed.
+    /// Whether `command` is one of the exact rules, ignoring surrounding
+    /// whitespace on both sides (a trailing space must not defeat a rule).
+    pub fn contains(&self, command: &str) -> bool {
+        let command = command.trim();
+        self.file
+            .allowed_commands
+            .iter()
+            .any(|c| c.trim() == command)
+    }
+
+    /// Adds the exact rule `command` and persists the list atomically (temp
+    /// file, fsync, rename). Entries added to the file by someone else since
+    /// it was loaded are kept. Returns false when it was already allowed.
     pub fn add(&mut self, command: &str) -> Result<bool, AllowlistError> {
-        if command.is_empty() {
+        self.add_rule(command, false)
+    }
+
+    /// Adds the prefix rule `prefix` (whole words: `cargo test` covers
+    /// `cargo test -p x` but not `cargo testx`), persisted like [`Self::add`].
+    pub fn add_prefix(&mut self, prefix: &str) -> Result<bool, AllowlistError> {
+        self.add_rule(prefix, true)
+    }
+
+    fn add_rule(&mut self, rule: &str, prefix: bool) -> Result<bool, AllowlistError> {
+        let rule = rule.trim();
+        if rule.is_empty() {
             return Err(AllowlistError::EmptyCommand);
         }
         self.file = read_file(&self.path)?;
-        if self.contains(command) {
+        let list = if prefix {
+            &mut self.file.allowed_prefixes
+        } else {
+            &mut self.file.allowed_commands
+        };
+        if list.iter().any(|c| c.trim() == rule) {
             return Ok(false);
         }
-        self.file.allowed_commands.push(command.to_owned());
+        list.push(rule.to_owned());
         let mut text = serde_json::to_string_pretty(&self.file).map_err(|source| {
             AllowlistError::Malformed {
                 path: self.path.clone(),

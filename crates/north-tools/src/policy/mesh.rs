@@ -79,6 +79,9 @@ pub enum PolicyDenial {
     /// `bash` command refused.
     #[error("Command denied by policy: {0}")]
     Command(CommandDenied),
+    /// A `bash` command names a path outside the working directory.
+    #[error("Command denied by policy: {0} (the working directory)")]
+    Paths(super::command::PathEscape),
     /// `write` while `write_enabled` is false.
     #[error("Write disabled by policy")]
     WriteDisabled,
@@ -164,6 +167,72 @@ impl MeshPolicy {
             path: path.to_owned(),
             source,
         })
+    }
+
+    /// This policy narrowed by `other`: only what both allow. A project's
+    /// `policy.json` the user has not trusted may restrict the mesh but never
+    /// widen it beyond the user's own policy (workspace trust).
+    pub fn narrowed_by(&self, other: &MeshPolicy) -> MeshPolicy {
+        let min = |a: Option<u64>, b: Option<u64>, default: u64| {
+            Some(a.unwrap_or(default).min(b.unwrap_or(default)))
+        };
+        MeshPolicy {
+            allowed_commands: self
+                .allowed_commands
+                .iter()
+                .filter(|c| other.allowed_commands.contains(c))
+                .cloned()
+                .collect(),
+            write_enabled: self.write_enabled && other.write_enabled,
+            max_file_size: self.max_file_size.min(other.max_file_size),
+            timeout_seconds: min(
+                self.timeout_seconds,
+                other.timeout_seconds,
+                DEFAULT_TIMEOUT_SECONDS,
+            ),
+            max_output: Some(self.output_chars().min(other.output_chars())),
+            max_cpu_seconds: min(
+                self.max_cpu_seconds,
+                other.max_cpu_seconds,
+                DEFAULT_CPU_SECONDS,
+            ),
+            max_memory_bytes: min(
+                self.max_memory_bytes,
+                other.max_memory_bytes,
+                DEFAULT_MEMORY_BYTES,
+            ),
+        }
+    }
+
+    /// What this policy allows that `base` does not (for telling the user
+    /// what an untrusted `policy.json` asked for).
+    pub fn widenings_over(&self, base: &MeshPolicy) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .allowed_commands
+            .iter()
+            .filter(|c| !base.allowed_commands.contains(c))
+            .map(|c| format!("allowed_commands += {c}"))
+            .collect();
+        if self.write_enabled && !base.write_enabled {
+            out.push("write_enabled = true".into());
+        }
+        if self.max_file_size > base.max_file_size {
+            out.push(format!("max_file_size = {}", self.max_file_size));
+        }
+        let more = |a: Option<u64>, b: Option<u64>, d: u64| a.unwrap_or(d) > b.unwrap_or(d);
+        if more(self.timeout_seconds, base.timeout_seconds, DEFAULT_TIMEOUT_SECONDS) {
+            out.push(format!("timeout_seconds = {}", self.timeout().as_secs()));
+        }
+        if self.output_chars() > base.output_chars() {
+            out.push(format!("max_output = {}", self.output_chars()));
+        }
+        if more(self.max_cpu_seconds, base.max_cpu_seconds, DEFAULT_CPU_SECONDS) {
+            out.push(format!("max_cpu_seconds = {}", self.cpu_seconds()));
+        }
+        if more(self.max_memory_bytes, base.max_memory_bytes, DEFAULT_MEMORY_BYTES) {
+            out.push(format!("max_memory_bytes = {}", self.memory_bytes()));
+        }
+        out
     }
 
     /// The `bash` timeout (`timeout_seconds`, default 20 s).

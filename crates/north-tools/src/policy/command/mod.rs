@@ -21,7 +21,10 @@
 use std::fmt;
 
 mod lex;
+mod paths;
 mod rules;
+
+pub use paths::{MAX_GLOB_MATCHES, PathEscape, PathScope, check_paths};
 
 use lex::tokenize;
 use rules::check_segment;
@@ -33,6 +36,18 @@ pub struct SimpleCommand {
     pub program: String,
     /// The arguments after quote removal.
     pub args: Vec<String>,
+    /// For each argument, what the shell will expand in it.
+    pub expansions: Vec<Expansions>,
+}
+
+/// What the shell expands in one word: unquoted glob characters and an
+/// unquoted `~`. Quoted ones are literal text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Expansions {
+    /// The word holds an unquoted `*`, `?` or `[`.
+    pub glob: bool,
+    /// The word holds an unquoted `~`.
+    pub tilde: bool,
 }
 
 /// Why a command line was refused.
@@ -119,6 +134,29 @@ pub fn parse(line: &str) -> Result<Vec<SimpleCommand>, Refusal> {
     let mut commands = Vec::with_capacity(segments.len());
     for words in segments {
         commands.push(check_segment(words)?);
+    }
+    Ok(commands)
+}
+
+/// Splits `line` into simple commands by its syntax alone: the lexer's
+/// refusals apply (expansions, redirections, subshells, ...), the rules on
+/// programs and options do not. For matching a user's own rules, whose
+/// program the user chose to trust.
+pub fn split(line: &str) -> Result<Vec<SimpleCommand>, Refusal> {
+    let segments = tokenize(line)?;
+    let mut commands = Vec::with_capacity(segments.len());
+    for mut words in segments {
+        if words.is_empty() {
+            return Err(Refusal::Empty);
+        }
+        let first = words.remove(0);
+        if first.quoted || first.glob || first.tilde || first.equals {
+            return Err(Refusal::CommandName {
+                word: first.text,
+                why: "only a plain program name can match a rule",
+            });
+        }
+        commands.push(rules::simple_command(first.text, words));
     }
     Ok(commands)
 }

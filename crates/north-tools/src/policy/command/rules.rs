@@ -3,7 +3,7 @@
 //! allowed program run commands or write files.
 
 use super::lex::Word;
-use super::{Refusal, SimpleCommand};
+use super::{Expansions, Refusal, SimpleCommand};
 
 /// Shell keywords and builtins that evaluate their arguments as code,
 /// arithmetic or variable names (`let 'a[$(cmd)]'` runs `cmd`), or change the
@@ -228,10 +228,24 @@ pub(super) fn check_segment(words: Vec<Word>) -> Result<SimpleCommand, Refusal> 
     }
     let rest: Vec<Word> = iter.collect();
     check_arguments(base, &name, &rest)?;
-    Ok(SimpleCommand {
-        program: name,
+    Ok(simple_command(name, rest))
+}
+
+/// The command `program` with argument words `rest`, quotes removed and
+/// their expansions noted.
+pub(super) fn simple_command(program: String, rest: Vec<Word>) -> SimpleCommand {
+    let expansions = rest
+        .iter()
+        .map(|w| Expansions {
+            glob: w.glob,
+            tilde: w.tilde,
+        })
+        .collect();
+    SimpleCommand {
+        program,
         args: rest.into_iter().map(|w| w.text).collect(),
-    })
+        expansions,
+    }
 }
 
 /// `python3.12`, `perl5.36`, `ruby3.1`, `node18`: versioned interpreter names.

@@ -1,0 +1,267 @@
+//! The paths a command line names must stay in the project.
+//!
+//! After [`super::split`] or [`super::parse`] a command's words are plain text,
+//! but the shell still expands some of them before the program sees them: an
+//! unquoted `~` (`~`, `~user`, `~+`, `~-`) at the start of a word or of an
+//! option's value, and unquoted glob characters. A `cd` moves where relative
+//! paths start. This module judges every word as the path it could become:
+//! literal words through [`crate::sandbox::physical_path`] (symlinks followed,
+//! `..` applied), globs by expanding them against the disk, tilde forms and
+//! `cd` without a directory refused outright because what they expand to is
+//! outside North's view. A word that could name something outside the project
+//! fails the check even when nothing exists there yet: a command may create it.
+
+use std::path::{Path, PathBuf};
+
+use super::SimpleCommand;
+use crate::sandbox::{is_inside, physical_path};
+
+/// Most paths one glob may match before the command is refused as
+/// unverifiable (and most directory entries scanned while expanding it).
+pub const MAX_GLOB_MATCHES: usize = 2_000;
+const MAX_GLOB_SCAN: usize = 20_000;
+/// Most working directories a chain of `cd`s may leave possible.
+const MAX_CWDS: usize = 16;
+
+/// Where a command line runs: the project root and the directory the
+/// command starts in, both canonical, the second inside the first.
+#[derive(Debug, Clone, Copy)]
+pub struct PathScope<'a> {
+    /// The canonical project root.
+    pub root: &'a Path,
+    /// The canonical directory the command line starts in.
+    pub cwd: &'a Path,
+}
+
+/// Why a command line's paths are not provably inside the project.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathEscape {
+    /// A word names (or could create) a path outside the project.
+    #[error("`{word}` names a path outside the project")]
+    Outside {
+        /// The word as written (after quote removal).
+        word: String,
+    },
+    /// An unquoted `~` the shell expands to a home or working directory.
+    #[error("`{word}` starts with `~`, which the shell expands to a directory outside North's view")]
+    Tilde {
+        /// The word.
+        word: String,
+    },
+    /// `cd` with no directory (home) or `cd -` (the previous directory).
+    #[error("`cd {word}` goes to a directory outside the project")]
+    CdElsewhere {
+        /// What followed `cd` (empty for none).
+        word: String,
+    },
+    /// A glob too broad to verify, or a `cd` into a glob.
+    #[error("`{word}` expands to too many paths to verify; name the files more precisely")]
+    Unverifiable {
+        /// The word.
+        word: String,
+    },
+}
+
+/// Checks every path the commands could name, in order, following `cd`s.
+pub fn check_paths(commands: &[SimpleCommand], scope: PathScope<'_>) -> Result<(), PathEscape> {
+    // A `cd` that fails (or runs in a pipeline's subshell) leaves the old
+    // directory in place, so every directory reached so far stays possible.
+    let mut cwds: Vec<PathBuf> = vec![scope.cwd.to_path_buf()];
+    for command in commands {
+        if command.program == "cd" {
+            let target = cd_target(command)?;
+            let mut reached = Vec::new();
+            for cwd in &cwds {
+                reached.push(cd_into(scope.root, cwd, target)?);
+            }
+            for dir in reached {
+                if !cwds.contains(&dir) {
+                    cwds.push(dir);
+                }
+            }
+            if cwds.len() > MAX_CWDS {
+                return Err(PathEscape::Unverifiable {
+                    word: format!("cd {}", target.0),
+                });
+            }
+            continue;
+        }
+        for (i, word) in command.args.iter().enumerate() {
+            let expansions = command.expansions.get(i).copied().unwrap_or_default();
+            for candidate in candidates(word) {
+                check_candidate(scope.root, &cwds, word, candidate, expansions)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The directory operand of a `cd` and how it is written.
+fn cd_target(command: &SimpleCommand) -> Result<(&str, super::Expansions), PathEscape> {
+    let mut operands = command
+        .args
+        .iter()
+        .zip(command.expansions.iter().copied())
+        .skip_while(|(a, _)| a.starts_with('-') && a.as_str() != "-" && a.as_str() != "--");
+    let (first, exp) = match operands.next() {
+        Some((a, _)) if a == "--" => match operands.next() {
+            Some((a, e)) => (a.as_str(), e),
+            None => return Err(PathEscape::CdElsewhere { word: String::new() }),
+        },
+        Some((a, e)) => (a.as_str(), e),
+        None => return Err(PathEscape::CdElsewhere { word: String::new() }),
+    };
+    if first == "-" {
+        return Err(PathEscape::CdElsewhere { word: "-".into() });
+    }
+    Ok((first, exp))
+}
+
+fn cd_into(
+    root: &Path,
+    cwd: &Path,
+    (target, exp): (&str, super::Expansions),
+) -> Result<PathBuf, PathEscape> {
+    let word = || target.to_string();
+    if exp.tilde && target.starts_with('~') {
+        return Err(PathEscape::Tilde { word: word() });
+    }
+    if exp.glob && has_glob(target) {
+        return Err(PathEscape::Unverifiable { word: word() });
+    }
+    match physical_path(cwd, Path::new(target)) {
+        Ok(dir) if dir.starts_with(root) => Ok(dir),
+        _ => Err(PathEscape::Outside { word: word() }),
+    }
+}
+
+/// The texts in `word` that could be paths: the word itself, the value
+/// after each `=` (`if=/etc/passwd`, `--output=/x`), and for a cluster of
+/// short options the value glued after its letters (`-f../x`, `-I/usr`,
+/// `-xvf~/x`).
+fn candidates(word: &str) -> Vec<&str> {
+    let mut out = vec![word];
+    for (i, c) in word.char_indices() {
+        if c == '=' && i + 1 < word.len() {
+            out.push(&word[i + 1..]);
+        }
+    }
+    if let Some(cluster) = word.strip_prefix('-').filter(|w| !w.starts_with('-')) {
+        if let Some(at) = cluster.find(|c: char| !c.is_ascii_alphanumeric())
+            && at > 0
+        {
+            out.push(&cluster[at..]);
+        }
+    }
+    out.retain(|c| !c.is_empty());
+    out.dedup();
+    out
+}
+
+fn check_candidate(
+    root: &Path,
+    cwds: &[PathBuf],
+    word: &str,
+    candidate: &str,
+    exp: super::Expansions,
+) -> Result<(), PathEscape> {
+    if exp.tilde && candidate.starts_with('~') {
+        return Err(PathEscape::Tilde {
+            word: word.to_string(),
+        });
+    }
+    let outside = || PathEscape::Outside {
+        word: word.to_string(),
+    };
+    for cwd in cwds {
+        // Without a match the shell passes a glob on as written, so the
+        // literal text is always checked too.
+        if !is_inside(root, cwd, Path::new(candidate)) {
+            return Err(outside());
+        }
+        if exp.glob && has_glob(candidate) {
+            let matches = expand_glob(cwd, candidate).ok_or_else(|| PathEscape::Unverifiable {
+                word: word.to_string(),
+            })?;
+            if matches.iter().any(|m| !is_inside(root, cwd, m)) {
+                return Err(outside());
+            }
+        }
+    }
+    Ok(())
+}
+
+fn has_glob(text: &str) -> bool {
+    text.contains(['*', '?', '['])
+}
+
+/// Every path `pattern` could expand to from `base`, a superset of what the
+/// shell produces (dotfiles and `.`/`..` included), or `None` when there are
+/// too many to check.
+fn expand_glob(base: &Path, pattern: &str) -> Option<Vec<PathBuf>> {
+    let mut current: Vec<PathBuf> = vec![if pattern.starts_with('/') {
+        PathBuf::from("/")
+    } else {
+        base.to_path_buf()
+    }];
+    let mut scanned = 0usize;
+    for part in pattern.split('/').filter(|p| !p.is_empty()) {
+        let matcher = has_glob(part)
+            .then(|| {
+                globset::GlobBuilder::new(part)
+                    .literal_separator(true)
+                    .backslash_escape(false)
+                    .build()
+                    .ok()
+                    .map(|g| g.compile_matcher())
+            })
+            .flatten();
+        let mut next = Vec::new();
+        for dir in &current {
+            let Some(matcher) = &matcher else {
+                // A literal component (or a pattern the shell would also
+                // take literally).
+                next.push(dir.join(part));
+                continue;
+            };
+            for special in [".", ".."] {
+                if matcher.is_match(special) {
+                    next.push(dir.join(special));
+                }
+            }
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                scanned += 1;
+                if scanned > MAX_GLOB_SCAN {
+                    return None;
+                }
+                if matcher.is_match(entry.file_name()) {
+                    next.push(dir.join(entry.file_name()));
+                }
+            }
+        }
+        if next.len() > MAX_GLOB_MATCHES {
+            return None;
+        }
+        current = next;
+    }
+    Some(current)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn option_values_are_candidates() {
+        assert_eq!(candidates("-f../x"), ["-f../x", "../x"]);
+        assert_eq!(candidates("-xvf/etc/x"), ["-xvf/etc/x", "/etc/x"]);
+        assert_eq!(candidates("--ignore=src/a"), ["--ignore=src/a", "src/a"]);
+        assert_eq!(candidates("--file=/etc/x"), ["--file=/etc/x", "/etc/x"]);
+        assert_eq!(candidates("if=/etc/passwd"), ["if=/etc/passwd", "/etc/passwd"]);
+        assert_eq!(candidates("HEAD~1"), ["HEAD~1"]);
+    }
+}

@@ -1,0 +1,282 @@
+//! The one command policy: whether a shell command line may run without
+//! asking, must be put to the user, or may never run.
+//!
+//! Every entry point — the agent (TUI and `north exec`), the mesh's `bash`
+//! gate and `north tool` — builds a [`ShellPolicy`] for its profile and asks
+//! it; none decides on its own. The order of checks:
+//!
+//! 1. A profile with a program allowlist (the mesh's `policy.json`) refuses
+//!    any line whose programs are not all on it, any shell syntax that could
+//!    run something else, and any path outside the project: [`Verdict::Deny`].
+//! 2. An exact rule the user chose ("Always execute") allows exactly that
+//!    string, whatever it contains: the user read it.
+//! 3. Otherwise the line must split into plain commands and every path it
+//!    could name must stay in the project (tilde forms, globs, `..`,
+//!    absolute paths, symlinks and `cd` chains included). A line that fails
+//!    can still run, but only if the user says so: [`Verdict::Ask`].
+//! 4. A prefix rule (`cargo test`) allows a single command that starts with
+//!    its words; blanket auto-approval (`--allow-shell`, `--yes`) allows any
+//!    line that also passes the program rules (no interpreters, no
+//!    command-running options).
+//! 5. Anything else asks.
+
+use std::path::{Path, PathBuf};
+
+use super::command::{self, PathEscape, PathScope, Refusal, SimpleCommand, check_paths};
+use super::{MeshPolicy, PolicyDenial, ProjectAllowlist};
+
+/// What to do with a command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Run it without asking.
+    Allow(AllowedBy),
+    /// Only the user may let it run.
+    Ask(AskReason),
+    /// Never run it, whoever approves.
+    Deny(PolicyDenial),
+}
+
+/// Which rule let a command run unasked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AllowedBy {
+    /// An exact rule the user chose.
+    ExactRule,
+    /// A prefix rule the user chose.
+    PrefixRule(String),
+    /// Blanket approval (`--allow-shell`, `--yes`) of a verified command.
+    AutoApprove,
+}
+
+/// Why a command needs the user.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AskReason {
+    /// No rule covers it and nothing approves commands in advance.
+    #[error("no allow rule covers it")]
+    NotApproved,
+    /// Its syntax or program cannot be verified (expansions, redirections,
+    /// interpreters, ...).
+    #[error("North cannot verify what it runs: {0}")]
+    Unverifiable(Refusal),
+    /// It could reach outside the project.
+    #[error("{0}")]
+    Escapes(PathEscape),
+}
+
+/// Allow rules the user made, from a project allowlist the user trusts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AllowRules {
+    /// Exact command strings.
+    pub exact: Vec<String>,
+    /// Command prefixes, matched word by word.
+    pub prefixes: Vec<String>,
+}
+
+impl AllowRules {
+    /// The rules in `list`.
+    pub fn from_allowlist(list: &ProjectAllowlist) -> Self {
+        AllowRules {
+            exact: list.commands().to_vec(),
+            prefixes: list.prefixes().to_vec(),
+        }
+    }
+
+    fn exact_match(&self, line: &str) -> bool {
+        let line = line.trim();
+        self.exact.iter().any(|r| r.trim() == line)
+    }
+
+    /// The prefix rule covering a line of exactly one simple command.
+    fn prefix_match(&self, commands: &[SimpleCommand]) -> Option<&str> {
+        let [only] = commands else { return None };
+        let words: Vec<&str> = std::iter::once(only.program.as_str())
+            .chain(only.args.iter().map(String::as_str))
+            .collect();
+        self.prefixes
+            .iter()
+            .find(|rule| {
+                let rule: Vec<&str> = rule.split_whitespace().collect();
+                !rule.is_empty() && words.len() >= rule.len() && words[..rule.len()] == rule[..]
+            })
+            .map(String::as_str)
+    }
+}
+
+/// A command policy for one entry point.
+#[derive(Debug, Clone)]
+pub struct ShellPolicy {
+    root: PathBuf,
+    programs: Option<MeshPolicy>,
+    rules: AllowRules,
+    auto_approve: bool,
+}
+
+impl ShellPolicy {
+    /// North's assistant profile: no program allowlist; `rules` from a
+    /// trusted project allowlist; `auto_approve` for `--allow-shell`/`--yes`.
+    /// `root` must be the canonical project root.
+    pub fn assistant(root: &Path, rules: AllowRules, auto_approve: bool) -> Self {
+        ShellPolicy {
+            root: root.to_path_buf(),
+            programs: None,
+            rules,
+            auto_approve,
+        }
+    }
+
+    /// The mesh profile: `policy` (already narrowed for trust) decides which
+    /// programs may run at all; approval as for the assistant.
+    pub fn mesh(root: &Path, policy: &MeshPolicy, rules: AllowRules, auto_approve: bool) -> Self {
+        ShellPolicy {
+            root: root.to_path_buf(),
+            programs: Some(policy.clone()),
+            rules,
+            auto_approve,
+        }
+    }
+
+    /// The project root the policy keeps commands in.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Judges `line` run from `cwd` (None: the project root; a directory
+    /// outside the root makes every command ask).
+    pub fn decide(&self, line: &str, cwd: Option<&Path>) -> Verdict {
+        let cwd = cwd.unwrap_or(&self.root);
+        let scope = PathScope {
+            root: &self.root,
+            cwd,
+        };
+        let cwd_inside = cwd.starts_with(&self.root);
+        if let Some(policy) = &self.programs {
+            let commands = match policy.check_command(line) {
+                Ok(c) => c,
+                Err(denial) => return Verdict::Deny(denial),
+            };
+            if !cwd_inside {
+                return Verdict::Deny(PolicyDenial::Paths(PathEscape::Outside {
+                    word: cwd.display().to_string(),
+                }));
+            }
+            if let Err(escape) = check_paths(&commands, scope) {
+                return Verdict::Deny(PolicyDenial::Paths(escape));
+            }
+            if self.rules.exact_match(line) {
+                return Verdict::Allow(AllowedBy::ExactRule);
+            }
+            return if self.auto_approve {
+                Verdict::Allow(AllowedBy::AutoApprove)
+            } else {
+                Verdict::Ask(AskReason::NotApproved)
+            };
+        }
+        if self.rules.exact_match(line) {
+            return Verdict::Allow(AllowedBy::ExactRule);
+        }
+        let split = match command::split(line) {
+            Ok(c) => c,
+            Err(refusal) => return Verdict::Ask(AskReason::Unverifiable(refusal)),
+        };
+        if !cwd_inside {
+            return Verdict::Ask(AskReason::Escapes(PathEscape::Outside {
+                word: cwd.display().to_string(),
+            }));
+        }
+        if let Err(escape) = check_paths(&split, scope) {
+            return Verdict::Ask(AskReason::Escapes(escape));
+        }
+        if let Some(rule) = self.rules.prefix_match(&split) {
+            return Verdict::Allow(AllowedBy::PrefixRule(rule.to_owned()));
+        }
+        // Blanket approval vouches only for commands whose programs cannot
+        // run something else (the full program and option rules).
+        match command::parse(line) {
+            Err(refusal) => Verdict::Ask(AskReason::Unverifiable(refusal)),
+            Ok(_) if self.auto_approve => Verdict::Allow(AllowedBy::AutoApprove),
+            Ok(_) => Verdict::Ask(AskReason::NotApproved),
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn root() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("project");
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(root.join("src/a.rs"), "").unwrap();
+        let root = root.canonicalize().unwrap();
+        (dir, root)
+    }
+
+    #[test]
+    fn rules_auto_approval_and_escapes() {
+        let (_dir, root) = root();
+        let rules = AllowRules {
+            exact: vec!["cat ../notes.txt".into()],
+            prefixes: vec!["cargo test".into()],
+        };
+        let ask = ShellPolicy::assistant(&root, rules.clone(), false);
+        assert_eq!(
+            ask.decide("cat ../notes.txt ", None),
+            Verdict::Allow(AllowedBy::ExactRule),
+            "a trailing space does not defeat an exact rule"
+        );
+        assert_eq!(
+            ask.decide("cargo test -p x", None),
+            Verdict::Allow(AllowedBy::PrefixRule("cargo test".into()))
+        );
+        assert!(matches!(
+            ask.decide("cargo test; rm -r src", None),
+            Verdict::Ask(AskReason::NotApproved)
+        ));
+        assert!(matches!(
+            ask.decide("cargo testx", None),
+            Verdict::Ask(AskReason::NotApproved)
+        ));
+        assert!(matches!(
+            ask.decide("cargo test ../other", None),
+            Verdict::Ask(AskReason::Escapes(_))
+        ));
+        let auto = ShellPolicy::assistant(&root, AllowRules::default(), true);
+        assert_eq!(
+            auto.decide("ls src && cat src/a.rs", None),
+            Verdict::Allow(AllowedBy::AutoApprove)
+        );
+        for escape in ["cat /etc/passwd", "cat ~/.ssh/id_rsa", "cat ../*", "cd .. && ls"] {
+            assert!(
+                matches!(auto.decide(escape, None), Verdict::Ask(AskReason::Escapes(_))),
+                "{escape}"
+            );
+        }
+        for unverifiable in ["cat $HOME/x", "python3 -c 'print(1)'", "ls > out.txt"] {
+            assert!(
+                matches!(
+                    auto.decide(unverifiable, None),
+                    Verdict::Ask(AskReason::Unverifiable(_))
+                ),
+                "{unverifiable}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_mesh_profile_denies_instead_of_asking() {
+        let (_dir, root) = root();
+        let policy = MeshPolicy::default();
+        let mesh = ShellPolicy::mesh(&root, &policy, AllowRules::default(), true);
+        assert_eq!(
+            mesh.decide("cat src/a.rs", None),
+            Verdict::Allow(AllowedBy::AutoApprove)
+        );
+        for denied in ["cat /etc/passwd", "cat ~+/../x", "rm src/a.rs", "cat ../*"] {
+            let Verdict::Deny(d) = mesh.decide(denied, None) else {
+                panic!("{denied} must be denied");
+            };
+            assert!(d.to_string().starts_with("Command denied by policy"), "{d}");
+        }
+    }
+}
