@@ -4,14 +4,18 @@
 use futures::future::BoxFuture;
 use north_protocol::{ApprovalDecision, Capability};
 use north_tools::edit::Proposal;
+pub use north_tools::policy::AskReason;
 
 /// What needs a decision.
 #[derive(Debug, Clone, Copy)]
 pub enum ApprovalRequest<'a> {
-    /// A shell command not in the allowlist: RunOnce, Always or Deny.
+    /// A shell command the command policy leaves to the user: RunOnce,
+    /// Always or Deny.
     Shell {
         /// The exact command.
         command: &'a str,
+        /// Why it was not allowed without asking.
+        reason: &'a AskReason,
     },
     /// An edit proposal: Accept or Reject.
     Edit {
@@ -35,6 +39,18 @@ pub trait Approver: Send + Sync {
         call_id: &'a str,
         request: ApprovalRequest<'a>,
     ) -> BoxFuture<'a, ApprovalDecision>;
+
+    /// Whether commands the policy can verify run without asking
+    /// (`--allow-shell`, `--yes`). The policy still asks for the rest.
+    fn auto_approves_shell(&self) -> bool {
+        false
+    }
+
+    /// Whether a person answers (false: flags decide). A refusal is then
+    /// reported as the user's, not as a missing approval.
+    fn is_interactive(&self) -> bool {
+        true
+    }
 }
 
 /// Headless decisions from flags. Without flags everything is refused:
@@ -59,15 +75,11 @@ impl Approver for FlagApprover {
         request: ApprovalRequest<'a>,
     ) -> BoxFuture<'a, ApprovalDecision> {
         let (decision, note) = match request {
-            ApprovalRequest::Shell { command } if self.allow_shell => (
-                ApprovalDecision::RunOnce,
-                format!("running `{command}` (--allow-shell)"),
-            ),
-            ApprovalRequest::Shell { command } => (
+            // Commands `--allow-shell` covers never reach here: the policy
+            // allowed them. What is left needs a person.
+            ApprovalRequest::Shell { command, reason } => (
                 ApprovalDecision::Deny,
-                format!(
-                    "denied command `{command}`: not in .north/allowlist.json (pass --allow-shell or --yes to allow)"
-                ),
+                shell_refusal(command, reason, self.allow_shell),
             ),
             ApprovalRequest::Edit { .. } if self.approve_edits => {
                 (ApprovalDecision::Accept, String::new())
@@ -98,5 +110,25 @@ impl Approver for FlagApprover {
             eprintln!("north: {note}");
         }
         Box::pin(async move { decision })
+    }
+
+    fn auto_approves_shell(&self) -> bool {
+        self.allow_shell
+    }
+
+    fn is_interactive(&self) -> bool {
+        false
+    }
+}
+
+/// Why a headless run did not run `command`, and what would let it.
+pub fn shell_refusal(command: &str, reason: &AskReason, allow_shell: bool) -> String {
+    match reason {
+        AskReason::NotApproved if !allow_shell => format!(
+            "not run: `{command}` has no allow rule (pass --allow-shell or --yes, or add it to .north/allowlist.json in a trusted project)"
+        ),
+        other => format!(
+            "not run: `{command}`: {other}; --allow-shell runs only commands North can verify stay in the project (approve it in the interactive assistant, or add the exact command to .north/allowlist.json in a trusted project)"
+        ),
     }
 }

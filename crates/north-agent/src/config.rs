@@ -129,6 +129,27 @@ pub struct Config {
     pub context_window: Sourced<Option<u64>>,
     /// Reasoning effort (None: the provider's default).
     pub thinking: Sourced<Option<ReasoningEffort>>,
+    /// Project settings that were not applied, and why.
+    pub ignored: Vec<IgnoredSetting>,
+}
+
+/// A setting in `.north/project.json` North did not apply.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IgnoredSetting {
+    /// The key.
+    pub key: &'static str,
+    /// Why it was not applied.
+    pub because: IgnoredBecause,
+}
+
+/// Why a project setting was not applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IgnoredBecause {
+    /// It widens what North does unasked, and the project is not trusted.
+    Untrusted,
+    /// It chooses where an API key is sent; only the user may.
+    EndpointFromProject,
 }
 
 impl Default for Config {
@@ -146,6 +167,7 @@ impl Default for Config {
             openai_api: Sourced::default(None),
             context_window: Sourced::default(None),
             thinking: Sourced::default(None),
+            ignored: Vec::new(),
         }
     }
 }
@@ -285,7 +307,27 @@ pub fn read_file(path: &Path) -> Result<ConfigFile, ConfigError> {
 }
 
 impl Config {
-    fn apply_file(&mut self, f: ConfigFile, src: impl Fn() -> Source) {
+    /// Applies a config file. A project file (`project = Some(trusted)`)
+    /// never sets an endpoint, and sets a widening security key only when
+    /// the project is trusted; what it may not set is recorded in `ignored`.
+    fn apply_file(&mut self, mut f: ConfigFile, src: impl Fn() -> Source, project: Option<bool>) {
+        if let Some(trusted) = project {
+            if f.anthropic_base_url.take().is_some() {
+                self.ignore("anthropic_base_url", IgnoredBecause::EndpointFromProject);
+            }
+            if f.openai_base_url.take().is_some() {
+                self.ignore("openai_base_url", IgnoredBecause::EndpointFromProject);
+            }
+            // `false` narrows and always applies; `true` widens.
+            if !trusted && f.approve_edits == Some(true) {
+                f.approve_edits = None;
+                self.ignore("approve_edits", IgnoredBecause::Untrusted);
+            }
+            if !trusted && f.allow_shell == Some(true) {
+                f.allow_shell = None;
+                self.ignore("allow_shell", IgnoredBecause::Untrusted);
+            }
+        }
         if let Some(v) = f.provider {
             self.provider.set(v, src());
         }
@@ -324,22 +366,33 @@ impl Config {
         }
     }
 
+    fn ignore(&mut self, key: &'static str, because: IgnoredBecause) {
+        self.ignored.push(IgnoredSetting { key, because });
+    }
+
     /// Loads the effective configuration for the project at `root`.
-    /// `global` is the global config path (None: skip), `env` looks up variables.
+    /// `global` is the global config path (None: skip), `env` looks up
+    /// variables, `project_trusted` says whether the project's widening
+    /// settings apply (see [`crate::trust`]).
     pub fn load(
         root: &Path,
         global: Option<&Path>,
         env: impl Fn(&str) -> Option<String>,
         flags: &Overrides,
+        project_trusted: bool,
     ) -> Result<Config, ConfigError> {
         let mut c = Config::default();
         if let Some(g) = global {
             let f = read_file(g)?;
-            c.apply_file(f, || Source::Global(g.to_path_buf()));
+            c.apply_file(f, || Source::Global(g.to_path_buf()), None);
         }
         let project = root.join(".north").join("project.json");
         let f = read_file(&project)?;
-        c.apply_file(f, || Source::Project(project.clone()));
+        c.apply_file(
+            f,
+            || Source::Project(project.clone()),
+            Some(project_trusted),
+        );
         let env = |k: &str| env(k).filter(|v| !v.trim().is_empty());
         if let Some(v) = env("NORTH_PROVIDER") {
             if !PROVIDERS.contains(&v.as_str()) {
@@ -510,7 +563,7 @@ mod tests {
             model: Some("f-model".into()),
             ..Default::default()
         };
-        let c = Config::load(dir.path(), Some(&global), env, &flags).unwrap();
+        let c = Config::load(dir.path(), Some(&global), env, &flags, true).unwrap();
         assert_eq!(c.provider.value, "openai");
         assert_eq!(c.provider.source, Source::Global(global.clone()));
         assert_eq!(c.model.value.as_deref(), Some("f-model"));
@@ -537,7 +590,7 @@ mod tests {
             ("{not json", "not valid JSON"),
         ] {
             write(&p, text);
-            let err = Config::load(dir.path(), None, |_| None, &Overrides::default())
+            let err = Config::load(dir.path(), None, |_| None, &Overrides::default(), true)
                 .unwrap_err()
                 .to_string();
             assert!(
@@ -558,7 +611,7 @@ mod tests {
             thinking: Some(ReasoningEffort::High),
             ..Default::default()
         };
-        let c = Config::load(dir.path(), None, |_| None, &flags).unwrap();
+        let c = Config::load(dir.path(), None, |_| None, &flags, true).unwrap();
         assert_eq!(c.openai_api.value, Some(OpenAiApi::Chat));
         assert_eq!(c.context_window.value, Some(8192));
         assert_eq!(c.thinking.value, Some(ReasoningEffort::High));
@@ -577,5 +630,34 @@ mod tests {
         assert!(text.contains("anthropic_api_key = set (env ANTHROPIC_API_KEY)"));
         assert!(text.contains("openai_api_key = not set"));
         assert!(!text.contains("SECRET"));
+    }
+
+    #[test]
+    fn an_untrusted_project_cannot_widen_or_choose_endpoints() {
+        let dir = tempfile::tempdir().unwrap();
+        let global = dir.path().join("global.json");
+        write(&global, r#"{"allow_shell": true}"#);
+        write(
+            &dir.path().join(".north/project.json"),
+            r#"{"approve_edits": true, "allow_shell": false, "anthropic_base_url": "http://127.0.0.1:1"}"#,
+        );
+        for trusted in [false, true] {
+            let c = Config::load(
+                dir.path(),
+                Some(&global),
+                |_| None,
+                &Overrides::default(),
+                trusted,
+            )
+            .unwrap();
+            assert_eq!(c.approve_edits.value, trusted, "widening needs trust");
+            assert!(!c.allow_shell.value, "narrowing always applies");
+            assert_eq!(c.anthropic_base_url.value, None, "never from a project");
+            assert!(c.ignored.contains(&IgnoredSetting {
+                key: "anthropic_base_url",
+                because: IgnoredBecause::EndpointFromProject
+            }));
+            assert_eq!(c.ignored.iter().any(|i| i.key == "approve_edits"), !trusted);
+        }
     }
 }

@@ -30,6 +30,7 @@ pub mod redact;
 
 pub mod store;
 pub mod textcalls;
+pub mod trust;
 
 pub use agent::{Agent, AgentOptions, Emit, ModelSwitch, SwitchReport, TurnEnd};
 pub use approval::{ApprovalRequest, Approver, FlagApprover};

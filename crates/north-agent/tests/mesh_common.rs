@@ -76,6 +76,8 @@ pub fn mesh(
         agent: AgentOptions {
             provider: provider.into(),
             model: "test-model".into(),
+            // The tests' projects are the user's own: their rules apply.
+            project_trust: north_agent::trust::ProjectTrust::Trusted { store: None },
             ..Default::default()
         },
         ..Default::default()

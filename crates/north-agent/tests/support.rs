@@ -36,7 +36,7 @@ impl Approver for QueueApprover {
         request: ApprovalRequest<'a>,
     ) -> BoxFuture<'a, ApprovalDecision> {
         let (what, refuse) = match request {
-            ApprovalRequest::Shell { command } => {
+            ApprovalRequest::Shell { command, .. } => {
                 (format!("shell:{command}"), ApprovalDecision::Deny)
             }
             ApprovalRequest::Edit { proposal } => (
@@ -101,6 +101,11 @@ pub fn agent_for(
     let mut redactor = Redactor::default();
     redactor.add(KEY);
     let ctx = ToolContext::new(root.to_path_buf());
+    // The tests' projects are the user's own: their allow rules apply.
+    let mut opts = opts;
+    if !opts.project_trust.applies() {
+        opts.project_trust = north_agent::trust::ProjectTrust::Trusted { store: None };
+    }
     let agent = Agent::new(
         backend,
         north_tools(),

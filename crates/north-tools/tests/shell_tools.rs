@@ -57,13 +57,17 @@ async fn shell_run_returns_the_spec_shape() {
 }
 
 #[tokio::test]
-async fn shell_run_keeps_state_between_calls() {
+async fn shell_run_keeps_exports_but_starts_each_command_in_the_root() {
     let (_dir, ctx) = context();
     let tool = ShellRun::new();
     tool.call(json!({"command": "cd sub && export STEP=two"}), &ctx)
         .await;
     let out = tool.call(json!({"command": "ls; echo $STEP"}), &ctx).await;
-    assert_eq!(out.output["stdout"], "file.txt\ntwo\n");
+    assert_eq!(out.output["stdout"], "sub\ntwo\n");
+    let out = tool
+        .call(json!({"command": "ls", "cwd": "sub"}), &ctx)
+        .await;
+    assert_eq!(out.output["stdout"], "file.txt\n");
 }
 
 #[tokio::test]

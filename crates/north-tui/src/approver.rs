@@ -2,6 +2,7 @@
 //! the UI, and the agent waits for the user's answer on a oneshot channel.
 
 use futures::future::BoxFuture;
+use north_agent::approval::AskReason;
 use north_agent::{ApprovalRequest, Approver, TurnEnd};
 use north_protocol::{ApprovalDecision, Event, Message};
 use tokio::sync::{mpsc, oneshot};
@@ -15,6 +16,9 @@ pub enum PromptKind {
     Shell {
         /// The exact command.
         command: String,
+        /// Why the policy asks beyond "no rule covers it" (a path outside the
+        /// project, syntax North cannot verify).
+        why: Option<String>,
     },
     /// An edit proposal: accept or reject.
     Edit {
@@ -126,8 +130,12 @@ impl Approver for TuiApprover {
         request: ApprovalRequest<'a>,
     ) -> BoxFuture<'a, ApprovalDecision> {
         let kind = match request {
-            ApprovalRequest::Shell { command } => PromptKind::Shell {
+            ApprovalRequest::Shell { command, reason } => PromptKind::Shell {
                 command: command.to_string(),
+                why: match reason {
+                    AskReason::NotApproved => None,
+                    other => Some(other.to_string()),
+                },
             },
             ApprovalRequest::Edit { proposal } => PromptKind::Edit {
                 files: files_of(proposal),
@@ -138,7 +146,6 @@ impl Approver for TuiApprover {
             },
         };
         let automatic = match kind {
-            PromptKind::Shell { .. } if self.allow_shell => Some(ApprovalDecision::RunOnce),
             PromptKind::Edit { .. } if self.approve_edits => Some(ApprovalDecision::Accept),
             _ => None,
         };
@@ -162,5 +169,9 @@ impl Approver for TuiApprover {
             }
             answer.await.unwrap_or(refusal)
         })
+    }
+
+    fn auto_approves_shell(&self) -> bool {
+        self.allow_shell
     }
 }

@@ -50,11 +50,19 @@ fn prompt_lines(p: &Pending, width: u16, max_h: u16) -> Vec<Line<'static>> {
     let w = usize::from(width).max(8);
     let mut out = vec![Line::default()];
     match &p.kind {
-        PromptKind::Shell { command } => {
+        PromptKind::Shell { command, why } => {
             out.push(Line::from(Span::styled(
                 "Command requested — run it?",
                 style::notice(),
             )));
+            if let Some(why) = why {
+                out.extend(wrap_prefixed(
+                    &[Span::styled(format!("Asking because {why}"), style::dim())],
+                    w,
+                    &[Span::raw("  ")],
+                    &[Span::raw("  ")],
+                ));
+            }
             out.extend(wrap_prefixed(
                 &[Span::styled(command.clone(), style::code())],
                 w,

@@ -313,6 +313,7 @@ fn the_three_way_shell_approval() {
         "s1",
         PromptKind::Shell {
             command: "cargo test --workspace".into(),
+            why: None,
         },
     );
     insta::assert_snapshot!("shell_prompt", ui.screen());
@@ -341,6 +342,7 @@ fn shell_shortcuts_map_to_each_decision() {
             "s",
             PromptKind::Shell {
                 command: "ls".into(),
+                why: None,
             },
         );
         ui.key(KeyCode::Char(key));
@@ -373,6 +375,7 @@ fn ctrl_c_during_a_prompt_refuses_it_and_interrupts() {
         "s",
         PromptKind::Shell {
             command: "make".into(),
+            why: None,
         },
     );
     assert_eq!(ui.ctrl('c'), vec![Action::Interrupt]);
@@ -531,6 +534,7 @@ fn mixed(ui: &mut Ui) {
         "s1",
         PromptKind::Shell {
             command: "cargo test --workspace --all-features".into(),
+            why: None,
         },
     );
 }

@@ -30,6 +30,8 @@ pub enum Command {
     Config(ConfigArgs),
     /// Plan a goal, execute the plan with tools, and remember the result.
     Mesh(crate::mesh_cmd::MeshArgs),
+    /// Trust a project's own security settings (or --show, --revoke, --list).
+    Trust(crate::trust_cmd::TrustArgs),
 }
 
 /// Model providers.
@@ -142,6 +144,11 @@ pub struct ModelArgs {
     /// Log file verbosity (the log is $XDG_STATE_HOME/north/north.log).
     #[arg(long, value_enum, default_value = "info")]
     pub log_level: LogLevel,
+    /// Trust this project: apply its own security settings (.north/project.json
+    /// approvals, .north/allowlist.json, policy.json, .mcp.json) and remember
+    /// the decision, as `north trust` does.
+    #[arg(long)]
+    pub trust: bool,
 }
 
 /// Approval flags of the headless commands. Without them edits are

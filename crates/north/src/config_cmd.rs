@@ -3,7 +3,8 @@
 use std::process::ExitCode;
 
 use anyhow::Context;
-use north_agent::config::{Config, Overrides, global_config_path};
+use north_agent::config::{Config, IgnoredBecause, Overrides, global_config_path};
+use north_agent::trust::{TrustReport, TrustState, TrustStore};
 
 use crate::cli::ConfigArgs;
 
@@ -12,17 +13,46 @@ pub fn main(args: ConfigArgs) -> anyhow::Result<ExitCode> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let root = north_tools::repo::resolve_root(args.path.as_deref(), &cwd)?;
     let global = global_config_path();
+    let trust = match TrustStore::user() {
+        Some(store) => Some(store.evaluate(&root)?),
+        None => None,
+    };
     let config = Config::load(
         &root,
         global.as_deref(),
         |k| std::env::var(k).ok(),
         &Overrides::default(),
+        trust.as_ref().is_some_and(TrustReport::applies),
     )?;
     println!("project root = {}", root.display());
     if let Some(g) = &global {
         println!("global config file = {}", g.display());
     }
     println!("{}", config.describe(|k| std::env::var(k).ok()));
+    let state = trust
+        .as_ref()
+        .map_or("unknown (no config directory)", |t| match t.state {
+            TrustState::NothingToTrust => "nothing to trust (no project security settings)",
+            TrustState::Trusted => "trusted",
+            TrustState::Untrusted => "not trusted (run `north trust` to apply its settings)",
+            TrustState::Changed => "changed since trusted (run `north trust` again to apply)",
+        });
+    println!("project trust = {state}");
+    if let Some(t) = &trust {
+        for want in &t.wants {
+            let applied = if t.applies() { "applied" } else { "ignored" };
+            println!("  {applied}: {want}");
+        }
+    }
+    for ignored in &config.ignored {
+        let why = match ignored.because {
+            IgnoredBecause::Untrusted => "the project is not trusted",
+            IgnoredBecause::EndpointFromProject => {
+                "endpoints that receive your key come only from you"
+            }
+        };
+        println!("ignored project setting {} ({why})", ignored.key);
+    }
     // What the settings above amount to for the model: its id, window and
     // per-request output (a local server is asked for its window).
     let model = crate::provider::model_name(&config);

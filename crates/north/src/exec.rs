@@ -62,7 +62,7 @@ fn prepare(args: &ExecArgs) -> anyhow::Result<Prepared> {
         tool_protocol: args.tool_protocol,
         ..args.approvals.run_flags()
     };
-    let project = setup::project(&args.model, &flags)?;
+    let project = setup::project(&args.model, &flags, None)?;
     let prompt = read_prompt(args)?;
     Ok(Prepared { project, prompt })
 }

@@ -81,6 +81,44 @@ fn restore_stderr() {
     }
 }
 
+/// Asks once, on the terminal and before the UI starts, whether to trust a
+/// project whose files want to widen what North does. Without a terminal
+/// the answer is no (the settings stay ignored, with a notice).
+fn ask_trust(report: &north_agent::trust::TrustReport) -> bool {
+    use std::io::{BufRead, IsTerminal, Write};
+    if report.wants.is_empty()
+        || !std::io::stdin().is_terminal()
+        || !std::io::stderr().is_terminal()
+    {
+        return false;
+    }
+    let mut err = std::io::stderr();
+    let changed = report.state == north_agent::trust::TrustState::Changed;
+    let _ = writeln!(
+        err,
+        "{} {} wants North to:",
+        if changed {
+            "The security settings of"
+        } else {
+            "This project,"
+        },
+        report.root.display()
+    );
+    for want in &report.wants {
+        let _ = writeln!(err, "  • {want}");
+    }
+    let _ = write!(
+        err,
+        "Only trust a project you know. Apply these settings and remember your choice? [y/N] "
+    );
+    let _ = err.flush();
+    let mut line = String::new();
+    if std::io::stdin().lock().read_line(&mut line).is_err() {
+        return false;
+    }
+    matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+}
+
 fn usage_error(message: &str) -> ExitCode {
     eprintln!("north: error: {message}");
     ExitCode::from(EXIT_USAGE)
@@ -91,7 +129,8 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
     let redactor = Redactor::from_env();
     let log = logging::init(args.model.log_level, &redactor);
     tracing::info!(version = env!("CARGO_PKG_VERSION"), log = ?log, "north starting");
-    let project = match setup::project(&args.model, &setup::RunFlags::default()) {
+    let ask = |report: &north_agent::trust::TrustReport| ask_trust(report);
+    let project = match setup::project(&args.model, &setup::RunFlags::default(), Some(&ask)) {
         Ok(p) => p,
         Err(e) => {
             let message = redactor.scrub(&format!("{e:#}")).into_owned();

@@ -14,6 +14,7 @@ mod provider;
 mod sessions;
 mod setup;
 mod tool_cmd;
+mod trust_cmd;
 
 use std::process::ExitCode;
 
@@ -29,6 +30,7 @@ fn main() -> ExitCode {
         Some(Command::Sessions(args)) => sessions::main(args),
         Some(Command::Config(args)) => config_cmd::main(args),
         Some(Command::Mesh(args)) => return mesh_cmd::main(args),
+        Some(Command::Trust(args)) => trust_cmd::main(args),
         None => return interactive::main(cli.interactive),
     };
     match result {

@@ -106,7 +106,7 @@ fn prepare(args: &MeshArgs) -> anyhow::Result<Prepared> {
         tool_protocol: args.tool_protocol,
         ..args.approvals.run_flags()
     };
-    let project = setup::project(&args.model, &flags)?;
+    let project = setup::project(&args.model, &flags, None)?;
     let mut policy = match (&args.policy, &args.preset) {
         (Some(path), _) => {
             anyhow::ensure!(
@@ -117,7 +117,7 @@ fn prepare(args: &MeshArgs) -> anyhow::Result<Prepared> {
             MeshPolicy::load(path)?
         }
         (None, Some(name)) => MeshPolicy::preset(name.parse::<PolicyPreset>()?),
-        (None, None) => MeshPolicy::load(&project.root.join("policy.json"))?,
+        (None, None) => MeshPolicy::load_project(&project.root, project.trust.applies())?,
     };
     if let Some(secs) = args.timeout {
         anyhow::ensure!(secs > 0, "--timeout must be at least 1 second");

@@ -9,6 +9,7 @@ use anyhow::Context;
 use north_agent::config::{Config, Overrides, ToolProtocol};
 use north_agent::redact::Redactor;
 use north_agent::store::{Session, SessionStore};
+use north_agent::trust::{ProjectTrust, TrustReport, TrustState, TrustStore};
 use north_agent::{Agent, AgentOptions, Approver};
 use north_llm::ModelLimits;
 use north_tools::{Registry, ToolContext};
@@ -60,13 +61,59 @@ pub struct Project {
     pub config: Config,
     /// The model backend.
     pub selected: Selected,
+    /// Whether the project's own security settings apply, and what they are.
+    pub trust: TrustReport,
+    /// The user's trust decisions (None: no config dir to keep them in).
+    pub trust_store: Option<TrustStore>,
 }
 
-/// Resolves the root, loads configuration and builds the backend.
-pub fn project(model: &ModelArgs, flags: &RunFlags) -> anyhow::Result<Project> {
+/// Asks the user whether to trust a project (the interactive assistant
+/// asks on the terminal; headless commands never ask).
+pub type TrustPrompt<'a> = &'a dyn Fn(&TrustReport) -> bool;
+
+/// Decides trust for `root`: the recorded decision, `--trust`, or the
+/// user's answer to `ask`. Prints the one notice about what stays ignored.
+pub fn decide_trust(
+    root: &std::path::Path,
+    trust_flag: bool,
+    ask: Option<TrustPrompt<'_>>,
+) -> anyhow::Result<(TrustReport, Option<TrustStore>)> {
+    let store = TrustStore::user();
+    // Without a config dir nothing can be remembered; a scratch store keeps
+    // the same rules for this run.
+    let scratch = TrustStore::at(std::env::temp_dir().join("north-untrusted.json"));
+    let mut report = match &store {
+        Some(s) => s.evaluate(root)?,
+        None => scratch.evaluate(root)?,
+    };
+    if !report.applies() && (trust_flag || ask.is_some_and(|ask| ask(&report))) {
+        report = match &store {
+            Some(s) => s.trust(root)?,
+            None => TrustReport {
+                state: TrustState::Trusted,
+                ..report
+            },
+        };
+        tracing::info!(root = %report.root.display(), "project trusted by the user");
+    }
+    if let Some(notice) = report.notice() {
+        eprintln!("north: {notice}");
+    }
+    tracing::info!(state = ?report.state, wants = report.wants.len(), "workspace trust");
+    Ok((report, store))
+}
+
+/// Resolves the root, decides trust, loads configuration and builds the
+/// backend.
+pub fn project(
+    model: &ModelArgs,
+    flags: &RunFlags,
+    ask: Option<TrustPrompt<'_>>,
+) -> anyhow::Result<Project> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let root = north_tools::repo::resolve_root(model.path.as_deref(), &cwd)?;
     tracing::info!(root = %root.display(), "repo root");
+    let (trust, trust_store) = decide_trust(&root, model.trust, ask)?;
     let provider = match (model.provider, &model.script) {
         (Some(p), _) => Some(p.as_str().to_string()),
         (None, Some(_)) => Some("scripted".into()),
@@ -91,12 +138,15 @@ pub fn project(model: &ModelArgs, flags: &RunFlags) -> anyhow::Result<Project> {
         global.as_deref(),
         |k| std::env::var(k).ok(),
         &overrides,
+        trust.applies(),
     )?;
     let selected = provider::select(&config, model)?;
     Ok(Project {
         root,
         config,
         selected,
+        trust,
+        trust_store,
     })
 }
 
@@ -111,6 +161,17 @@ impl Project {
                 .latest()?
                 .context("no session to continue in this project")?,
         })
+    }
+
+    /// What the agent is told about the project's own rules.
+    pub fn project_trust(&self) -> ProjectTrust {
+        if self.trust.applies() {
+            ProjectTrust::Trusted {
+                store: self.trust_store.clone(),
+            }
+        } else {
+            ProjectTrust::Untrusted
+        }
     }
 
     /// A tool context with the project's http cache.
@@ -137,6 +198,7 @@ impl Project {
                 .map(|d| d.join("memory.json"))
                 .into_iter()
                 .collect(),
+            project_trust: self.project_trust(),
             ..AgentOptions::default()
         }
     }

@@ -2,8 +2,10 @@
 //! the project's policy and prints its structured `{ok, output, error}` JSON.
 //!
 //! Write tools print their proposal (diffs, `canApply`, stats) and change
-//! nothing unless `--apply` is given. Shell tools run only when the exact
-//! command is in `.north/allowlist.json` or `--yes` is given; network tools
+//! nothing unless `--apply` is given. Shell tools are judged by the one
+//! command policy North's assistant and mesh use: they run when an allow
+//! rule of a trusted project covers them, or with `--yes` when North can
+//! verify they stay in the project; `bash` also obeys `policy.json`. Network tools
 //! need `--grant net` or `--grant net:<domain>`. Exit status: 0 when the
 //! result is `ok:true`, 1 when it is `ok:false`, 2 for invalid use.
 
@@ -14,7 +16,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::Args;
 use north_protocol::{ApprovalPolicy, ToolOutcome};
-use north_tools::policy::ProjectAllowlist;
+use north_tools::policy::{AllowRules, MeshPolicy, ProjectAllowlist, ShellPolicy, Verdict};
 use north_tools::{Registry, ToolContext, all_tools, edit, repo};
 use serde_json::{Value, json};
 
@@ -42,9 +44,12 @@ pub struct ToolArgs {
     /// Write tools: apply the proposal (atomically) instead of only printing it.
     #[arg(long)]
     pub apply: bool,
-    /// Shell tools: run the command even if it is not in .north/allowlist.json.
+    /// Shell tools: run a command no allow rule covers, if North can verify it stays in the project.
     #[arg(long)]
     pub yes: bool,
+    /// Trust this project: apply its own allow rules and policy.json (as `north trust` does).
+    #[arg(long)]
+    pub trust: bool,
     /// Grant a capability to network tools (`net`, `net:<domain>`); repeatable.
     #[arg(long = "grant", value_name = "CAP")]
     pub grants: Vec<north_protocol::Capability>,
@@ -100,6 +105,7 @@ pub fn run(args: ToolArgs) -> anyhow::Result<ExitCode> {
     let tool_args = parse_args(&args.args)?;
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let root = repo::resolve_root(args.path.as_deref(), &cwd).map_err(|e| Usage(e.to_string()))?;
+    let (trust, _) = crate::setup::decide_trust(&root, args.trust, None)?;
     let mut ctx = ToolContext::for_project(root);
     ctx.capabilities = args.grants.clone();
     let sandbox = ctx.sandbox().map_err(|e| Usage(e.to_string()))?;
@@ -123,10 +129,12 @@ pub fn run(args: ToolArgs) -> anyhow::Result<ExitCode> {
                 },
             }
         }
-        ApprovalPolicy::Shell => match shell_gate(&ctx, name, &tool_args, args.yes) {
-            Some(denied) => denied,
-            None => call(&tools, name, tool_args, &ctx)?,
-        },
+        ApprovalPolicy::Shell => {
+            match shell_gate(&ctx, name, &tool_args, args.yes, trust.applies())? {
+                Some(denied) => denied,
+                None => call(&tools, name, tool_args, &ctx)?,
+            }
+        }
         ApprovalPolicy::Net | ApprovalPolicy::None => call(&tools, name, tool_args, &ctx)?,
     };
     print_json(&serde_json::to_value(&outcome)?)?;
@@ -150,21 +158,53 @@ fn call(
     Ok(runtime.block_on(tools.call(name, args, ctx)))
 }
 
-/// `None` when the shell command may run; otherwise the denial to print.
-fn shell_gate(ctx: &ToolContext, name: &str, args: &Value, yes: bool) -> Option<ToolOutcome> {
-    if yes {
-        return None;
-    }
+/// `None` when the shell command may run; otherwise the refusal to print.
+/// The same policy as every other entry point: the assistant profile for
+/// `shell_run`/`shell.exec`, the mesh profile (the project's `policy.json`)
+/// for `bash`.
+fn shell_gate(
+    ctx: &ToolContext,
+    name: &str,
+    args: &Value,
+    yes: bool,
+    trusted: bool,
+) -> anyhow::Result<Option<ToolOutcome>> {
     // Malformed arguments are the tool's to report; it will not run anything.
-    let command = args.get("command").or_else(|| args.get("cmd"))?.as_str()?;
-    match ProjectAllowlist::load(&ctx.root) {
-        Ok(list) if list.contains(command) => None,
-        Ok(_) => Some(ToolOutcome::err(format!(
-            "`{name}` was not run: {command:?} is not in {}; add it there or pass --yes",
-            ProjectAllowlist::RELATIVE_PATH
+    let Some(command) = args
+        .get("command")
+        .or_else(|| args.get("cmd"))
+        .and_then(Value::as_str)
+    else {
+        return Ok(None);
+    };
+    let root = ctx.root.canonicalize().unwrap_or_else(|_| ctx.root.clone());
+    let rules = match ProjectAllowlist::load(&ctx.root) {
+        Ok(list) if trusted => AllowRules::from_allowlist(&list),
+        Ok(_) => AllowRules::default(),
+        Err(e) => return Ok(Some(ToolOutcome::err(format!("`{name}` was not run: {e}")))),
+    };
+    let policy = if name == "bash" {
+        ShellPolicy::mesh(
+            &root,
+            &MeshPolicy::load_project(&root, trusted)?,
+            rules,
+            yes,
+        )
+    } else {
+        ShellPolicy::assistant(&root, rules, yes)
+    };
+    let cwd = args
+        .get("cwd")
+        .and_then(Value::as_str)
+        .and_then(|d| north_tools::sandbox::physical_path(&root, std::path::Path::new(d)).ok());
+    Ok(match policy.decide(command, cwd.as_deref()) {
+        Verdict::Allow(_) => None,
+        Verdict::Deny(denial) => Some(ToolOutcome::err(denial.to_string())),
+        Verdict::Ask(reason) => Some(ToolOutcome::err(format!(
+            "`{name}` was {}",
+            north_agent::approval::shell_refusal(command, &reason, yes)
         ))),
-        Err(e) => Some(ToolOutcome::err(format!("`{name}` was not run: {e}"))),
-    }
+    })
 }
 
 fn parse_args(text: &str) -> anyhow::Result<Value> {
@@ -237,25 +277,46 @@ mod tests {
     }
 
     #[test]
-    fn shell_commands_need_the_allowlist_or_yes() {
+    fn shell_commands_need_a_trusted_rule_or_yes() {
         let dir = tempfile::tempdir().unwrap();
         let ctx = ToolContext::new(std::fs::canonicalize(dir.path()).unwrap());
         let args = json!({"command": "echo hi"});
-        let denied = shell_gate(&ctx, "shell_run", &args, false).unwrap();
+        let denied = shell_gate(&ctx, "shell_run", &args, false, false)
+            .unwrap()
+            .unwrap();
+        assert!(denied.error.unwrap().contains("has no allow rule"));
         assert!(
-            denied
-                .error
+            shell_gate(&ctx, "shell_run", &args, true, false)
                 .unwrap()
-                .contains("not in .north/allowlist.json")
+                .is_none()
         );
-        assert!(shell_gate(&ctx, "shell_run", &args, true).is_none());
         std::fs::create_dir(dir.path().join(".north")).unwrap();
         std::fs::write(
             dir.path().join(".north/allowlist.json"),
             r#"{"allowedCommands": ["echo hi"]}"#,
         )
         .unwrap();
-        assert!(shell_gate(&ctx, "shell_run", &args, false).is_none());
-        assert!(shell_gate(&ctx, "bash", &json!({"cmd": "echo hi; rm -rf x"}), false).is_some());
+        assert!(
+            shell_gate(&ctx, "shell_run", &args, false, false)
+                .unwrap()
+                .is_some(),
+            "an untrusted project's rules do not apply"
+        );
+        assert!(
+            shell_gate(&ctx, "shell_run", &args, false, true)
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            shell_gate(
+                &ctx,
+                "bash",
+                &json!({"cmd": "echo hi; rm -rf x"}),
+                false,
+                true
+            )
+            .unwrap()
+            .is_some()
+        );
     }
 }

@@ -43,8 +43,12 @@ impl Sandbox {
         Sandbox { inner }
     }
 
+    /// Writes the user's own `policy.json` and trusts the project, as its
+    /// author does once (`north trust`), so the policy applies as written.
     fn policy(&self, value: Value) {
         std::fs::write(self.project().join("policy.json"), value.to_string()).unwrap();
+        let out = self.north().arg("trust").output().unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
     }
 
     /// `north mesh` on a script, recording requests.

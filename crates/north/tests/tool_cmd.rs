@@ -11,9 +11,17 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+/// The binary with its config, state and data dirs in a scratch home, so
+/// trust decisions and logs never touch the user's.
 fn north() -> Command {
+    static HOME: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    let home = HOME.get_or_init(|| tempfile::tempdir().unwrap()).path();
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("north"));
-    cmd.env_remove("GIT_DIR");
+    cmd.env_remove("GIT_DIR")
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_STATE_HOME", home.join("state"))
+        .env("XDG_DATA_HOME", home.join("data"));
     cmd
 }
 
@@ -142,10 +150,16 @@ fn write_tools_propose_then_apply() {
         "a proposal wrote"
     );
     let applied = ok(r, "edit_replace_exact", args, &["--apply"]);
+    assert_eq!(applied["applied"], true);
     assert_eq!(
-        applied,
-        json!({"applied": true, "files": [{"path": "src/lib.rs", "bytes": 60, "created": false}]})
+        applied["files"],
+        json!([{"path": "src/lib.rs", "bytes": 60, "created": false}])
     );
+    assert_eq!(
+        applied["diff"], proposal["diff"],
+        "the model learns what changed"
+    );
+    assert_eq!(applied["stats"]["linesAdded"], 1);
     assert!(
         std::fs::read_to_string(root.join("src/lib.rs"))
             .unwrap()
@@ -311,7 +325,12 @@ fn shell_tools_need_the_allowlist_or_yes() {
         r#"{"allowedCommands": ["touch ran.txt"]}"#,
     )
     .unwrap();
-    let out = ok(&root, "shell_run", args, &[]);
+    // The project's own rule applies only once the project is trusted.
+    let r = run_in(&root, "shell_run", args.clone(), &[]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("not trusted"), "{}", r.stderr);
+    assert!(!root.join("ran.txt").exists());
+    let out = ok(&root, "shell_run", args, &["--trust"]);
     assert_eq!(out["exitCode"], 0);
     assert!(root.join("ran.txt").exists());
     let out = ok(

@@ -4,7 +4,6 @@
 use north_protocol::{ContentBlock, Event, NoticeKind, ToolCall, TraceKind};
 use serde_json::json;
 
-use super::dispatch::CallEnv;
 use super::{Agent, Emit};
 use crate::blocks::BlockKind;
 use crate::config::ToolProtocol;
@@ -100,14 +99,7 @@ impl Agent {
                 }
                 // A model may ask; only the user grants. A self-grant is a request.
                 Action::RequestPermission(cap) | Action::GrantPermission(cap) => {
-                    let mut env = CallEnv {
-                        tools: &self.tools,
-                        ctx: &mut self.ctx,
-                        approver: &*self.approver,
-                        state: &mut self.state,
-                        tracer: &self.tracer,
-                        emit,
-                    };
+                    let mut env = self.call_env(emit);
                     if env.capability("notes", cap, "requested in NOTES").await {
                         "granted by user"
                     } else {

@@ -5,7 +5,7 @@
 use north_protocol::{
     ApprovalDecision, ApprovalKind, Capability, Event, ToolCall, ToolOutcome, TraceKind,
 };
-use north_tools::policy::ProjectAllowlist;
+use north_tools::policy::{AllowRules, ProjectAllowlist, ShellPolicy, Verdict};
 use serde_json::json;
 
 use super::dispatch::CallEnv;
@@ -72,6 +72,8 @@ impl CallEnv<'_> {
         }
     }
 
+    /// A shell command under the one command policy: run what it allows,
+    /// put the rest to the approver, and remember an "Always".
     pub(super) async fn shell(&mut self, call: &ToolCall) -> ToolOutcome {
         let Some(command) = command_of(&call.arguments).map(str::to_string) else {
             // Let the tool report the missing field in its own words.
@@ -84,26 +86,69 @@ impl CallEnv<'_> {
             Ok(a) => a,
             Err(e) => return ToolOutcome::err(format!("cannot read the allowlist: {e}")),
         };
-        if !allowlist.contains(&command) {
-            let decision = self
-                .ask(
-                    &call.id,
-                    ApprovalKind::Shell,
-                    command.clone(),
-                    ApprovalRequest::Shell { command: &command },
-                )
-                .await;
-            match decision {
-                ApprovalDecision::RunOnce => {}
-                ApprovalDecision::Always => {
-                    if let Err(e) = allowlist.add(&command) {
-                        tracing::warn!(error = %e, "cannot persist allow rule");
+        let mut rules = if self.trust.applies() {
+            AllowRules::from_allowlist(&allowlist)
+        } else {
+            AllowRules::default()
+        };
+        rules.exact.extend(self.session_rules.iter().cloned());
+        let root = self
+            .ctx
+            .root
+            .canonicalize()
+            .unwrap_or_else(|_| self.ctx.root.clone());
+        let policy = ShellPolicy::assistant(&root, rules, self.approver.auto_approves_shell());
+        let cwd = call
+            .arguments
+            .get("cwd")
+            .and_then(serde_json::Value::as_str)
+            .map(|dir| north_tools::sandbox::physical_path(&root, std::path::Path::new(dir)))
+            .transpose()
+            .unwrap_or(None);
+        match policy.decide(&command, cwd.as_deref()) {
+            Verdict::Allow(by) => {
+                self.tracer.record(
+                    TraceKind::Approval,
+                    json!({"call_id": call.id, "kind": ApprovalKind::Shell, "subject": command, "decision": "auto", "by": format!("{by:?}")}),
+                );
+            }
+            Verdict::Deny(denial) => return ToolOutcome::err(denial.to_string()),
+            Verdict::Ask(reason) => {
+                let decision = self
+                    .ask(
+                        &call.id,
+                        ApprovalKind::Shell,
+                        command.clone(),
+                        ApprovalRequest::Shell {
+                            command: &command,
+                            reason: &reason,
+                        },
+                    )
+                    .await;
+                match decision {
+                    ApprovalDecision::RunOnce => {}
+                    ApprovalDecision::Always => {
+                        self.session_rules.push(command.clone());
+                        match allowlist.add(&command) {
+                            Ok(_) => self.trust.after_own_write(&self.ctx.root),
+                            Err(e) => tracing::warn!(error = %e, "cannot persist allow rule"),
+                        }
                     }
-                }
-                _ => {
-                    return ToolOutcome::err(format!(
-                        "the user denied running `{command}`; do not run it again this turn"
-                    ));
+                    _ if self.approver.is_interactive() => {
+                        return ToolOutcome::err(format!(
+                            "the user denied running `{command}`; do not run it again this turn"
+                        ));
+                    }
+                    _ => {
+                        return ToolOutcome::err(format!(
+                            "{}; do not retry it",
+                            crate::approval::shell_refusal(
+                                &command,
+                                &reason,
+                                self.approver.auto_approves_shell()
+                            )
+                        ));
+                    }
                 }
             }
         }

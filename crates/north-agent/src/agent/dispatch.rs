@@ -16,6 +16,8 @@ pub(crate) struct CallEnv<'a> {
     pub approver: &'a dyn Approver,
     pub state: &'a mut State,
     pub tracer: &'a Tracer,
+    pub trust: &'a crate::trust::ProjectTrust,
+    pub session_rules: &'a mut Vec<String>,
     pub emit: &'a Emit<'a>,
 }
 

@@ -82,6 +82,9 @@ pub struct AgentOptions {
     /// Replaces North's product rules at the top of the system prompt, for
     /// agents with a narrower role (e.g. the mesh executor).
     pub role: Option<String>,
+    /// Whether the project's own allow rules apply (workspace trust; see
+    /// [`crate::trust`]). Library default: they do not.
+    pub project_trust: crate::trust::ProjectTrust,
     /// Section overrides of North's system prompt (see
     /// [`context::SYSTEM_PROMPT_NS`](crate::context::SYSTEM_PROMPT_NS)).
     pub prompt_overrides: Option<north_prompt::PromptOverrides>,
@@ -100,6 +103,7 @@ impl Default for AgentOptions {
             extra_memory: Vec::new(),
             role: None,
             prompt_overrides: None,
+            project_trust: crate::trust::ProjectTrust::Untrusted,
         }
     }
 }
@@ -139,6 +143,9 @@ pub struct Agent {
     /// The model a resumed checkpoint was written by, when it was another
     /// one; announced at the next turn.
     resumed_from: Option<(ModelRef, usize)>,
+    /// Exact commands the user chose "Always" for in this session; they
+    /// apply even where the project's own rules do not (an untrusted project).
+    session_rules: Vec<String>,
 }
 
 impl Agent {
@@ -169,6 +176,7 @@ impl Agent {
             total: Usage::default(),
             condense_requested: None,
             resumed_from: None,
+            session_rules: Vec::new(),
         };
         if let Some(cp) = agent.session.load_checkpoint()? {
             agent.state = cp.state;
@@ -188,6 +196,20 @@ impl Agent {
         }
         agent.ctx.capabilities = agent.state.capabilities_granted.clone();
         Ok(agent)
+    }
+
+    /// Everything a tool call borrows from the agent.
+    fn call_env<'a>(&'a mut self, emit: &'a Emit<'a>) -> dispatch::CallEnv<'a> {
+        dispatch::CallEnv {
+            tools: &self.tools,
+            ctx: &mut self.ctx,
+            approver: &*self.approver,
+            state: &mut self.state,
+            tracer: &self.tracer,
+            trust: &self.opts.project_trust,
+            session_rules: &mut self.session_rules,
+            emit,
+        }
     }
 
     /// The session id.

@@ -10,7 +10,6 @@ use north_protocol::{
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::dispatch::CallEnv;
 use super::malformed::{self, Planned};
 use super::{Agent, Emit, TurnEnd};
 use crate::blocks::BlockFilter;
@@ -275,14 +274,7 @@ impl Agent {
                 self.tracer.record(TraceKind::ToolStart, json!({"id": call.id, "tool": call.name, "args": crate::intent::trace_args(&call.arguments)}));
                 let started = std::time::Instant::now();
                 let outcome = {
-                    let mut env = CallEnv {
-                        tools: &self.tools,
-                        ctx: &mut self.ctx,
-                        approver: &*self.approver,
-                        state: &mut self.state,
-                        tracer: &self.tracer,
-                        emit,
-                    };
+                    let mut env = self.call_env(emit);
                     env.run(call).await
                 };
                 tracing::info!(

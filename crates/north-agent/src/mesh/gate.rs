@@ -16,14 +16,15 @@
 //! - `read`: a sandboxed path and a size within `max_file_size`.
 //! - custom tools: the [`ToolRule`] they were registered with.
 
-use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
 use north_protocol::{ApprovalDecision, ApprovalPolicy, ToolOutcome, ToolSpec, TraceKind};
 use north_tools::edit::{Applied, Proposal};
-use north_tools::policy::{MeshPolicy, ProjectAllowlist};
+use north_tools::policy::{
+    AllowRules, MeshPolicy, PolicyDenial, ProjectAllowlist, ShellPolicy, Verdict as ShellVerdict,
+};
 use north_tools::{Tool, ToolContext, WriteTool};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -167,6 +168,7 @@ pub(crate) enum Kind {
 /// What every gated tool of a run shares.
 pub(crate) struct Shared {
     pub policy: MeshPolicy,
+    pub trust: crate::trust::ProjectTrust,
     pub audit: Arc<Audit>,
     pub approver: Arc<dyn Approver>,
     pub calls: AtomicU64,
@@ -247,48 +249,61 @@ impl Gated {
         Ok("write_enabled")
     }
 
+    /// `bash` under the one command policy (mesh profile): programs from
+    /// `policy.json`, shell syntax and paths checked, then the approval.
     async fn check_bash(&self, args: &Value, ctx: &ToolContext) -> Result<&'static str, Denied> {
         let Some(cmd) = str_arg(args, "cmd") else {
             return Ok("command");
         };
-        let commands = self
-            .shared
-            .policy
-            .check_command(cmd)
-            .map_err(|e| ("command", e.to_string()))?;
-        for c in &commands {
-            for a in &c.args {
-                arg_inside(a, &ctx.root).map_err(|e| ("paths", e))?;
-            }
-        }
-        self.approve(cmd, ctx).await.map_err(|e| ("approval", e))?;
-        Ok("approval")
-    }
-
-    /// Exec's approval rules: the project allowlist, else the approver.
-    async fn approve(&self, cmd: &str, ctx: &ToolContext) -> Result<(), String> {
         let mut allowlist = ProjectAllowlist::load(&ctx.root)
-            .map_err(|e| format!("cannot read the allowlist: {e}"))?;
-        if allowlist.contains(cmd) {
-            return Ok(());
-        }
+            .map_err(|e| ("approval", format!("cannot read the allowlist: {e}")))?;
+        let rules = if self.shared.trust.applies() {
+            AllowRules::from_allowlist(&allowlist)
+        } else {
+            AllowRules::default()
+        };
+        let root = ctx.root.canonicalize().unwrap_or_else(|_| ctx.root.clone());
+        let policy = ShellPolicy::mesh(
+            &root,
+            &self.shared.policy,
+            rules,
+            self.shared.approver.auto_approves_shell(),
+        );
+        let reason = match policy.decide(cmd, None) {
+            ShellVerdict::Allow(_) => return Ok("approval"),
+            ShellVerdict::Deny(denial @ PolicyDenial::Paths(_)) => {
+                return Err(("paths", denial.to_string()));
+            }
+            ShellVerdict::Deny(denial) => return Err(("command", denial.to_string())),
+            ShellVerdict::Ask(reason) => reason,
+        };
         let n = self.shared.calls.fetch_add(1, Ordering::Relaxed) + 1;
         let id = format!("mesh-bash-{n}");
         let decision = self
             .shared
             .approver
-            .decide(&id, ApprovalRequest::Shell { command: cmd })
+            .decide(
+                &id,
+                ApprovalRequest::Shell {
+                    command: cmd,
+                    reason: &reason,
+                },
+            )
             .await;
         match decision {
-            ApprovalDecision::RunOnce => Ok(()),
+            ApprovalDecision::RunOnce => Ok("approval"),
             ApprovalDecision::Always => {
-                if let Err(e) = allowlist.add(cmd) {
-                    tracing::warn!(error = %e, "cannot persist allow rule");
+                match allowlist.add(cmd) {
+                    Ok(_) => self.shared.trust.after_own_write(&ctx.root),
+                    Err(e) => tracing::warn!(error = %e, "cannot persist allow rule"),
                 }
-                Ok(())
+                Ok("approval")
             }
-            _ => Err(format!(
-                "Command not approved: `{cmd}` passes the policy but was not approved (pass --allow-shell or --yes, or add it to .north/allowlist.json); do not run it again"
+            _ => Err((
+                "approval",
+                format!(
+                    "Command not approved: `{cmd}` passes the policy but was not approved (pass --allow-shell or --yes, or add it to .north/allowlist.json in a trusted project); do not run it again"
+                ),
             )),
         }
     }
@@ -319,57 +334,6 @@ fn denied(reason: String) -> ToolOutcome {
         output: json!({"denied": true}),
         error: Some(reason),
     }
-}
-
-/// Refuses an argument that names an existing path outside `root` (`..`,
-/// absolute paths, `~`, symlinks out). Text that names nothing on disk is
-/// left alone: reading a missing path reveals nothing (no allowed command can
-/// create one: redirections and writing options are refused by the command
-/// policy), and patterns such as `/api` must keep working. Option values
-/// (`--file=/x`, `-f../x`) are checked too.
-pub(crate) fn arg_inside(arg: &str, root: &Path) -> Result<(), String> {
-    let mut candidates = vec![arg];
-    if arg.starts_with('-') {
-        // An option's value may be glued to it (`-f../x`, `--file=/x`):
-        // every tail that could start a path is a candidate.
-        candidates.extend(
-            arg.char_indices()
-                .skip(1)
-                .filter(|(_, c)| matches!(c, '.' | '/' | '~'))
-                .map(|(i, _)| &arg[i..]),
-        );
-        if let Some((_, value)) = arg.split_once('=') {
-            candidates.push(value);
-        }
-    }
-    let outside = || {
-        Err(format!(
-            "Command denied by policy: `{arg}` names a path outside the working directory"
-        ))
-    };
-    let Ok(root) = root.canonicalize() else {
-        return outside();
-    };
-    for c in candidates {
-        if c == "~" || c.starts_with("~/") || (c.starts_with('~') && !c.contains('/')) {
-            return outside();
-        }
-        let p = if Path::new(c).is_absolute() {
-            Path::new(c).to_path_buf()
-        } else {
-            root.join(c)
-        };
-        if std::fs::symlink_metadata(&p).is_err() {
-            continue;
-        }
-        match p.canonicalize() {
-            Ok(real) if real.starts_with(&root) => {}
-            Ok(_) => return outside(),
-            // A dangling symlink points at nothing readable.
-            Err(_) => {}
-        }
-    }
-    Ok(())
 }
 
 impl Tool for Gated {
@@ -427,48 +391,5 @@ impl WriteTool for Gated {
             .as_write()
             .map(|w| w.applied_output(proposal, applied))
             .unwrap_or_else(|| applied.to_json())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::arg_inside;
-
-    #[test]
-    fn arguments_naming_paths_outside_are_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("p");
-        std::fs::create_dir_all(root.join("src")).unwrap();
-        for ok in [
-            "src",
-            ".",
-            "./src",
-            "src/../src",
-            "/api",
-            "*.rs",
-            "--include=*.rs",
-            "-n",
-        ] {
-            assert!(arg_inside(ok, &root).is_ok(), "{ok}");
-        }
-        for bad in [
-            "..",
-            "../",
-            "/",
-            "/etc",
-            "~",
-            "~/x",
-            "--file=/etc",
-            "-f/etc",
-            "src/../..",
-        ] {
-            assert!(arg_inside(bad, &root).is_err(), "{bad}");
-        }
-        #[cfg(unix)]
-        {
-            std::os::unix::fs::symlink("/etc", root.join("out")).unwrap();
-            assert!(arg_inside("out", &root).is_err());
-            assert!(arg_inside("out/hostname", &root).is_err());
-        }
     }
 }

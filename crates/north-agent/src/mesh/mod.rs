@@ -228,6 +228,7 @@ impl Mesh {
     pub fn tools(&self, audit: Arc<Audit>) -> Registry {
         let shared = Arc::new(Shared {
             policy: self.policy.clone(),
+            trust: self.opts.agent.project_trust.clone(),
             audit,
             approver: self.approver.clone(),
             calls: AtomicU64::new(0),

@@ -169,6 +169,18 @@ impl MeshPolicy {
         })
     }
 
+    /// The policy of the project at `root` (its `policy.json`, else the
+    /// balanced default) as it may apply: as written in a project the user
+    /// trusts, otherwise only where it narrows the default.
+    pub fn load_project(root: &Path, trusted: bool) -> Result<Self, PolicyError> {
+        let written = MeshPolicy::load(&root.join("policy.json"))?;
+        Ok(if trusted {
+            written
+        } else {
+            MeshPolicy::default().narrowed_by(&written)
+        })
+    }
+
     /// This policy narrowed by `other`: only what both allow. A project's
     /// `policy.json` the user has not trusted may restrict the mesh but never
     /// widen it beyond the user's own policy (workspace trust).
@@ -220,16 +232,28 @@ impl MeshPolicy {
             out.push(format!("max_file_size = {}", self.max_file_size));
         }
         let more = |a: Option<u64>, b: Option<u64>, d: u64| a.unwrap_or(d) > b.unwrap_or(d);
-        if more(self.timeout_seconds, base.timeout_seconds, DEFAULT_TIMEOUT_SECONDS) {
+        if more(
+            self.timeout_seconds,
+            base.timeout_seconds,
+            DEFAULT_TIMEOUT_SECONDS,
+        ) {
             out.push(format!("timeout_seconds = {}", self.timeout().as_secs()));
         }
         if self.output_chars() > base.output_chars() {
             out.push(format!("max_output = {}", self.output_chars()));
         }
-        if more(self.max_cpu_seconds, base.max_cpu_seconds, DEFAULT_CPU_SECONDS) {
+        if more(
+            self.max_cpu_seconds,
+            base.max_cpu_seconds,
+            DEFAULT_CPU_SECONDS,
+        ) {
             out.push(format!("max_cpu_seconds = {}", self.cpu_seconds()));
         }
-        if more(self.max_memory_bytes, base.max_memory_bytes, DEFAULT_MEMORY_BYTES) {
+        if more(
+            self.max_memory_bytes,
+            base.max_memory_bytes,
+            DEFAULT_MEMORY_BYTES,
+        ) {
             out.push(format!("max_memory_bytes = {}", self.memory_bytes()));
         }
         out

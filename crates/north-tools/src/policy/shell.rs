@@ -246,9 +246,17 @@ mod tests {
             auto.decide("ls src && cat src/a.rs", None),
             Verdict::Allow(AllowedBy::AutoApprove)
         );
-        for escape in ["cat /etc/passwd", "cat ~/.ssh/id_rsa", "cat ../*", "cd .. && ls"] {
+        for escape in [
+            "cat /etc/passwd",
+            "cat ~/.ssh/id_rsa",
+            "cat ../*",
+            "cd .. && ls",
+        ] {
             assert!(
-                matches!(auto.decide(escape, None), Verdict::Ask(AskReason::Escapes(_))),
+                matches!(
+                    auto.decide(escape, None),
+                    Verdict::Ask(AskReason::Escapes(_))
+                ),
                 "{escape}"
             );
         }

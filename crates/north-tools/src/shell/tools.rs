@@ -78,7 +78,8 @@ impl Tool for ShellRun {
         ToolSpec {
             name: "shell_run".to_owned(),
             description:
-                "Run a command in the project's persistent shell (cd and exports persist). \
+                "Run a command in the project's persistent shell. Each command starts in the \
+                          project root, or in `cwd` (relative to it); exports and functions persist. \
                           Returns stdout, stderr, exitCode, durationMs."
                     .to_owned(),
             input_schema: self.args.schema().clone(),
@@ -96,8 +97,10 @@ impl Tool for ShellRun {
                 .timeout_ms
                 .map_or(self.default_timeout, Duration::from_millis)
                 .min(MAX_TIMEOUT);
+            // Every command starts at a known directory inside the project,
+            // so the command policy judges its paths from where they resolve.
             let opts = RunOptions {
-                cwd: args.cwd.map(Into::into),
+                cwd: Some(args.cwd.unwrap_or_else(|| ".".into()).into()),
                 timeout,
                 max_output: self.max_output,
                 ..RunOptions::default()

@@ -43,7 +43,9 @@ pub enum PathEscape {
         word: String,
     },
     /// An unquoted `~` the shell expands to a home or working directory.
-    #[error("`{word}` starts with `~`, which the shell expands to a directory outside North's view")]
+    #[error(
+        "`{word}` starts with `~`, which the shell expands to a directory outside North's view"
+    )]
     Tilde {
         /// The word.
         word: String,
@@ -86,7 +88,11 @@ pub fn check_paths(commands: &[SimpleCommand], scope: PathScope<'_>) -> Result<(
             }
             continue;
         }
+        let not_paths = non_path_operands(command);
         for (i, word) in command.args.iter().enumerate() {
+            if not_paths.contains(&i) {
+                continue;
+            }
             let expansions = command.expansions.get(i).copied().unwrap_or_default();
             for candidate in candidates(word) {
                 check_candidate(scope.root, &cwds, word, candidate, expansions)?;
@@ -94,6 +100,73 @@ pub fn check_paths(commands: &[SimpleCommand], scope: PathScope<'_>) -> Result<(
         }
     }
     Ok(())
+}
+
+/// Programs that print their arguments and never open them.
+const ECHOES: &[&str] = &["echo"];
+/// Programs whose first operand is a pattern (unless `-e`/`-f` give it),
+/// and whose `-e`/`--regexp` values are patterns too.
+const SEARCHERS: &[&str] = &["grep", "egrep", "fgrep", "rg"];
+/// Options that make a searcher take no pattern at all.
+const NO_PATTERN: &[&str] = &["--files", "--type-list", "-V", "--version", "--help"];
+
+/// Indexes of arguments that are text, not paths: every argument of
+/// `echo`, and the patterns of the grep family. A pattern that merely looks
+/// like a path (`grep /api src`) names nothing.
+fn non_path_operands(command: &SimpleCommand) -> Vec<usize> {
+    let base = command
+        .program
+        .rsplit('/')
+        .next()
+        .unwrap_or(&command.program);
+    if ECHOES.contains(&base) {
+        return (0..command.args.len()).collect();
+    }
+    if !SEARCHERS.contains(&base)
+        || command
+            .args
+            .iter()
+            .any(|a| NO_PATTERN.contains(&a.as_str()))
+    {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut pattern_given = false;
+    let mut after_double_dash = false;
+    let mut args = command.args.iter().enumerate();
+    while let Some((i, arg)) = args.next() {
+        if !after_double_dash && arg == "--" {
+            after_double_dash = true;
+            continue;
+        }
+        if !after_double_dash && (arg == "-e" || arg == "--regexp") {
+            if let Some((j, _)) = args.next() {
+                out.push(j);
+            }
+            pattern_given = true;
+            continue;
+        }
+        if !after_double_dash && arg.starts_with('-') {
+            // `-e/api` and `--regexp=/api` carry the pattern glued; `-f` and
+            // `--file` name a file of patterns, which stays a path.
+            if (arg.starts_with("-e") && arg.len() > 2) || arg.starts_with("--regexp=") {
+                out.push(i);
+            }
+            if arg.starts_with("-e")
+                || arg.starts_with("--regexp")
+                || arg.starts_with("-f")
+                || arg.starts_with("--file")
+            {
+                pattern_given = true;
+            }
+            continue;
+        }
+        if !pattern_given {
+            out.push(i);
+            pattern_given = true;
+        }
+    }
+    out
 }
 
 /// The directory operand of a `cd` and how it is written.
@@ -106,10 +179,18 @@ fn cd_target(command: &SimpleCommand) -> Result<(&str, super::Expansions), PathE
     let (first, exp) = match operands.next() {
         Some((a, _)) if a == "--" => match operands.next() {
             Some((a, e)) => (a.as_str(), e),
-            None => return Err(PathEscape::CdElsewhere { word: String::new() }),
+            None => {
+                return Err(PathEscape::CdElsewhere {
+                    word: String::new(),
+                });
+            }
         },
         Some((a, e)) => (a.as_str(), e),
-        None => return Err(PathEscape::CdElsewhere { word: String::new() }),
+        None => {
+            return Err(PathEscape::CdElsewhere {
+                word: String::new(),
+            });
+        }
     };
     if first == "-" {
         return Err(PathEscape::CdElsewhere { word: "-".into() });
@@ -146,12 +227,11 @@ fn candidates(word: &str) -> Vec<&str> {
             out.push(&word[i + 1..]);
         }
     }
-    if let Some(cluster) = word.strip_prefix('-').filter(|w| !w.starts_with('-')) {
-        if let Some(at) = cluster.find(|c: char| !c.is_ascii_alphanumeric())
-            && at > 0
-        {
-            out.push(&cluster[at..]);
-        }
+    if let Some(cluster) = word.strip_prefix('-').filter(|w| !w.starts_with('-'))
+        && let Some(at) = cluster.find(|c: char| !c.is_ascii_alphanumeric())
+        && at > 0
+    {
+        out.push(&cluster[at..]);
     }
     out.retain(|c| !c.is_empty());
     out.dedup();
@@ -261,7 +341,33 @@ mod tests {
         assert_eq!(candidates("-xvf/etc/x"), ["-xvf/etc/x", "/etc/x"]);
         assert_eq!(candidates("--ignore=src/a"), ["--ignore=src/a", "src/a"]);
         assert_eq!(candidates("--file=/etc/x"), ["--file=/etc/x", "/etc/x"]);
-        assert_eq!(candidates("if=/etc/passwd"), ["if=/etc/passwd", "/etc/passwd"]);
+        assert_eq!(
+            candidates("if=/etc/passwd"),
+            ["if=/etc/passwd", "/etc/passwd"]
+        );
         assert_eq!(candidates("HEAD~1"), ["HEAD~1"]);
+    }
+
+    fn command(line: &str) -> SimpleCommand {
+        super::super::split(line).unwrap().remove(0)
+    }
+
+    #[test]
+    fn only_search_patterns_and_echo_arguments_are_not_paths() {
+        assert_eq!(non_path_operands(&command("grep -c /api src")), [1]);
+        assert_eq!(
+            non_path_operands(&command("grep -e /api -e /b src")),
+            [1, 3]
+        );
+        assert_eq!(
+            non_path_operands(&command("grep -f /etc/pats src")),
+            Vec::<usize>::new()
+        );
+        assert_eq!(
+            non_path_operands(&command("rg --files /etc")),
+            Vec::<usize>::new()
+        );
+        assert_eq!(non_path_operands(&command("echo /etc/passwd")), [0]);
+        assert_eq!(non_path_operands(&command("cat /api")), Vec::<usize>::new());
     }
 }

@@ -1,0 +1,494 @@
+//! Workspace trust: which of a project's own files may change what North
+//! does without asking.
+//!
+//! North runs in repositories its user did not write. A project's files may
+//! always *narrow* what North does (a stricter `policy.json`, `allow_shell:
+//! false`), but settings that *widen* it — the security keys of
+//! `.north/project.json`, the rules of `.north/allowlist.json`, a mesh
+//! `policy.json` allowing more than the default, servers in `.mcp.json` —
+//! apply only once the user trusts the project. The decision is kept in the
+//! user's config dir (`trusted.json`), keyed by the canonical project path and
+//! a fingerprint of those settings, so a `git pull` that changes them asks
+//! again. Where a provider's key is sent is never a project's choice: base
+//! URLs in a project file are ignored, trusted or not.
+//!
+//! Main types: [`TrustStore`] (the user's decisions), [`TrustReport`] (a
+//! project's state and what it asks for), [`ProjectTrust`] (what an agent is
+//! told).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use north_tools::policy::{MeshPolicy, ProjectAllowlist};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// The project files whose settings can widen what North does, relative to
+/// the project root. Extend this list when a project file gains the power to
+/// approve something or start a process.
+pub const TRUST_FILES: &[&str] = &[
+    ".north/project.json",
+    ".north/allowlist.json",
+    "policy.json",
+    ".mcp.json",
+];
+
+/// Keys of `.north/project.json` that widen what North does unasked.
+pub const PROJECT_SECURITY_KEYS: &[&str] = &["allow_shell", "approve_edits", "mode"];
+
+/// Keys of `.north/project.json` that choose where keys are sent: never
+/// taken from a project.
+pub const PROJECT_ENDPOINT_KEYS: &[&str] = &["anthropic_base_url", "openai_base_url"];
+
+/// Where a project stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrustState {
+    /// Its files ask for nothing that needs trust.
+    NothingToTrust,
+    /// The user trusts it as it is.
+    Trusted,
+    /// The user has not trusted it.
+    Untrusted,
+    /// The user trusted it, but its security settings changed since.
+    Changed,
+}
+
+/// A project's trust state and what its files ask for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TrustReport {
+    /// The canonical project root.
+    pub root: PathBuf,
+    /// The state.
+    pub state: TrustState,
+    /// Fingerprint of the security-relevant settings.
+    pub fingerprint: String,
+    /// What the project's files would enable, one line each.
+    pub wants: Vec<String>,
+    /// Settings a project can never make (endpoints that receive keys).
+    pub never: Vec<String>,
+}
+
+impl TrustReport {
+    /// Whether the project's widening settings apply.
+    pub fn applies(&self) -> bool {
+        matches!(self.state, TrustState::Trusted | TrustState::NothingToTrust)
+    }
+
+    /// The one notice for a project whose settings are ignored, or `None`
+    /// when nothing is ignored.
+    pub fn notice(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if !self.applies() && !self.wants.is_empty() {
+            let why = match self.state {
+                TrustState::Changed => "its security settings changed since you trusted it",
+                _ => "it is not trusted",
+            };
+            parts.push(format!(
+                "ignored this project's settings because {why}: {}. Review them, then run `north trust` (or pass --trust) to apply them",
+                self.wants.join("; ")
+            ));
+        }
+        if !self.never.is_empty() {
+            parts.push(format!(
+                "ignored {} in .north/project.json: endpoints that receive your API key come only from flags, the environment or your own config",
+                self.never.join(", ")
+            ));
+        }
+        (!parts.is_empty()).then(|| parts.join("\n"))
+    }
+}
+
+/// What an agent is told about the project it works in.
+#[derive(Debug, Clone, Default)]
+pub enum ProjectTrust {
+    /// The project's own allow rules do not apply (an untrusted project, or
+    /// a library user who did not opt in).
+    #[default]
+    Untrusted,
+    /// The project's allow rules apply. `store`, when given, records the new
+    /// fingerprint after North writes a rule on the user's behalf, so the
+    /// user's own "Always" does not make the project ask for trust again.
+    Trusted {
+        /// The user's trust decisions.
+        store: Option<TrustStore>,
+    },
+}
+
+impl ProjectTrust {
+    /// Whether the project's allow rules apply.
+    pub fn applies(&self) -> bool {
+        matches!(self, ProjectTrust::Trusted { .. })
+    }
+
+    /// Called after North changed a trust file on the user's decision.
+    pub fn after_own_write(&self, root: &Path) {
+        if let ProjectTrust::Trusted { store: Some(store) } = self
+            && let Err(e) = store.trust(root)
+        {
+            tracing::warn!(error = %e, "cannot record trust after adding a rule");
+        }
+    }
+}
+
+/// Why trust could not be read or recorded.
+#[derive(Debug, thiserror::Error)]
+pub enum TrustError {
+    /// The project root does not exist.
+    #[error("cannot resolve project {path}: {source}")]
+    Root {
+        /// The root given.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The trust file could not be read or written.
+    #[error("cannot {action} {path}: {message}")]
+    Io {
+        /// `read` or `write`.
+        action: &'static str,
+        /// The trust file.
+        path: PathBuf,
+        /// What failed.
+        message: String,
+    },
+}
+
+/// One trusted project.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TrustedProject {
+    /// Fingerprint of its security settings when the user trusted it.
+    pub fingerprint: String,
+    /// Unix time of the decision.
+    pub trusted_at: u64,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct TrustFile {
+    #[serde(default)]
+    projects: BTreeMap<String, TrustedProject>,
+}
+
+/// The user's trust decisions, in `trusted.json` in the user's config dir.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrustStore {
+    path: PathBuf,
+}
+
+impl TrustStore {
+    /// The store at `path`.
+    pub fn at(path: impl Into<PathBuf>) -> Self {
+        TrustStore { path: path.into() }
+    }
+
+    /// The user's store: `$XDG_CONFIG_HOME/north/trusted.json`.
+    pub fn user() -> Option<Self> {
+        crate::config::global_config_path()
+            .and_then(|p| p.parent().map(|d| d.join("trusted.json")))
+            .map(TrustStore::at)
+    }
+
+    /// Where the decisions are kept.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The project at `root`: its state and what it asks for.
+    pub fn evaluate(&self, root: &Path) -> Result<TrustReport, TrustError> {
+        let root = canonical(root)?;
+        let scan = scan(&root);
+        let recorded = self.read()?.projects.remove(&key(&root));
+        let state = match recorded {
+            _ if scan.wants.is_empty() => TrustState::NothingToTrust,
+            Some(r) if r.fingerprint == scan.fingerprint => TrustState::Trusted,
+            Some(_) => TrustState::Changed,
+            None => TrustState::Untrusted,
+        };
+        Ok(TrustReport {
+            root,
+            state,
+            fingerprint: scan.fingerprint,
+            wants: scan.wants,
+            never: scan.never,
+        })
+    }
+
+    /// Trusts the project at `root` as its files are now.
+    pub fn trust(&self, root: &Path) -> Result<TrustReport, TrustError> {
+        let root = canonical(root)?;
+        let scan = scan(&root);
+        let mut file = self.read()?;
+        file.projects.insert(
+            key(&root),
+            TrustedProject {
+                fingerprint: scan.fingerprint.clone(),
+                trusted_at: crate::store::now_ts() as u64,
+            },
+        );
+        self.write(&file)?;
+        Ok(TrustReport {
+            root,
+            state: if scan.wants.is_empty() {
+                TrustState::NothingToTrust
+            } else {
+                TrustState::Trusted
+            },
+            fingerprint: scan.fingerprint,
+            wants: scan.wants,
+            never: scan.never,
+        })
+    }
+
+    /// Forgets the decision for `root`; returns whether there was one.
+    pub fn revoke(&self, root: &Path) -> Result<bool, TrustError> {
+        let root = canonical(root)?;
+        let mut file = self.read()?;
+        let had = file.projects.remove(&key(&root)).is_some();
+        if had {
+            self.write(&file)?;
+        }
+        Ok(had)
+    }
+
+    /// Every trusted project, by path.
+    pub fn list(&self) -> Result<Vec<(String, TrustedProject)>, TrustError> {
+        Ok(self.read()?.projects.into_iter().collect())
+    }
+
+    fn read(&self) -> Result<TrustFile, TrustError> {
+        match std::fs::read_to_string(&self.path) {
+            Ok(text) if text.trim().is_empty() => Ok(TrustFile::default()),
+            Ok(text) => serde_json::from_str(&text).map_err(|e| TrustError::Io {
+                action: "read",
+                path: self.path.clone(),
+                message: format!("malformed JSON ({e}); fix or delete the file"),
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(TrustFile::default()),
+            Err(e) => Err(TrustError::Io {
+                action: "read",
+                path: self.path.clone(),
+                message: e.to_string(),
+            }),
+        }
+    }
+
+    fn write(&self, file: &TrustFile) -> Result<(), TrustError> {
+        let io = |e: String| TrustError::Io {
+            action: "write",
+            path: self.path.clone(),
+            message: e,
+        };
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| io(e.to_string()))?;
+        }
+        let mut text = serde_json::to_string_pretty(file).map_err(|e| io(e.to_string()))?;
+        text.push('\n');
+        north_tools::repo::atomic_write(&self.path, text.as_bytes()).map_err(|e| io(e.to_string()))
+    }
+}
+
+fn canonical(root: &Path) -> Result<PathBuf, TrustError> {
+    root.canonicalize().map_err(|source| TrustError::Root {
+        path: root.to_path_buf(),
+        source,
+    })
+}
+
+fn key(root: &Path) -> String {
+    root.display().to_string()
+}
+
+struct Scan {
+    fingerprint: String,
+    wants: Vec<String>,
+    never: Vec<String>,
+}
+
+/// Reads the trust files of `root`: the fingerprint covers exactly what
+/// could widen North's behaviour, so unrelated edits (a model name) do not
+/// ask again.
+fn scan(root: &Path) -> Scan {
+    let mut hasher = Sha256::new();
+    let mut wants = Vec::new();
+    let mut never = Vec::new();
+    let mut feed = |name: &str, content: &[u8]| {
+        hasher.update(name.as_bytes());
+        hasher.update([0]);
+        hasher.update((content.len() as u64).to_le_bytes());
+        hasher.update(content);
+    };
+
+    let project = read_json(&root.join(".north/project.json"));
+    let mut security = BTreeMap::new();
+    if let Some(Value::Object(obj)) = &project {
+        for key in PROJECT_SECURITY_KEYS {
+            if let Some(v) = obj.get(*key) {
+                security.insert(*key, v.clone());
+                let widens = match v {
+                    Value::Bool(b) => *b,
+                    Value::String(mode) => mode != "ask" && mode != "plan",
+                    _ => true,
+                };
+                if widens {
+                    wants.push(format!(".north/project.json sets {key} = {v}"));
+                }
+            }
+        }
+        for key in PROJECT_ENDPOINT_KEYS {
+            if obj.contains_key(*key) {
+                never.push((*key).to_string());
+            }
+        }
+    }
+    feed(
+        ".north/project.json",
+        serde_json::to_string(&security)
+            .unwrap_or_default()
+            .as_bytes(),
+    );
+
+    let allowlist_path = root.join(ProjectAllowlist::RELATIVE_PATH);
+    let allowlist_bytes = std::fs::read(&allowlist_path).unwrap_or_default();
+    feed(ProjectAllowlist::RELATIVE_PATH, &allowlist_bytes);
+    match ProjectAllowlist::load_from(allowlist_path) {
+        Ok(list) => {
+            wants.extend(
+                list.commands()
+                    .iter()
+                    .map(|c| format!(".north/allowlist.json allows `{c}`")),
+            );
+            wants.extend(
+                list.prefixes()
+                    .iter()
+                    .map(|c| format!(".north/allowlist.json allows commands starting with `{c}`")),
+            );
+        }
+        Err(_) if !allowlist_bytes.is_empty() => {
+            wants.push(".north/allowlist.json (unreadable)".into());
+        }
+        Err(_) => {}
+    }
+
+    let policy_bytes = std::fs::read(root.join("policy.json")).unwrap_or_default();
+    feed("policy.json", &policy_bytes);
+    if !policy_bytes.is_empty() {
+        match serde_json::from_slice::<MeshPolicy>(&policy_bytes) {
+            Ok(p) => wants.extend(
+                p.widenings_over(&MeshPolicy::default())
+                    .into_iter()
+                    .map(|w| format!("policy.json sets {w}")),
+            ),
+            Err(_) => wants.push("policy.json (malformed)".into()),
+        }
+    }
+
+    let mcp_bytes = std::fs::read(root.join(".mcp.json")).unwrap_or_default();
+    feed(".mcp.json", &mcp_bytes);
+    if !mcp_bytes.is_empty() {
+        let servers = serde_json::from_slice::<Value>(&mcp_bytes)
+            .ok()
+            .and_then(|v| v.get("mcpServers").and_then(Value::as_object).cloned());
+        match servers {
+            Some(servers) => wants.extend(servers.iter().map(|(name, s)| {
+                let what = s
+                    .get("command")
+                    .and_then(Value::as_str)
+                    .map(|c| format!("runs `{c}`"))
+                    .or_else(|| {
+                        s.get("url")
+                            .and_then(Value::as_str)
+                            .map(|u| format!("connects to {u}"))
+                    })
+                    .unwrap_or_else(|| "is configured".into());
+                format!(".mcp.json: MCP server `{name}` {what}")
+            })),
+            None => wants.push(".mcp.json (MCP servers)".into()),
+        }
+    }
+
+    Scan {
+        fingerprint: format!("{:x}", hasher.finalize()),
+        wants,
+        never,
+    }
+}
+
+fn read_json(path: &Path) -> Option<Value> {
+    let text = std::fs::read_to_string(path).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            let p = dir.path().join(name);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn a_project_is_trusted_until_its_security_settings_change() {
+        let home = tempfile::tempdir().unwrap();
+        let store = TrustStore::at(home.path().join("trusted.json"));
+        let p = project(&[
+            (
+                ".north/project.json",
+                r#"{"allow_shell": true, "model": "a"}"#,
+            ),
+            (".north/allowlist.json", r#"{"allowedCommands": ["make"]}"#),
+        ]);
+        let r = store.evaluate(p.path()).unwrap();
+        assert_eq!(r.state, TrustState::Untrusted);
+        assert_eq!(r.wants.len(), 2, "{:?}", r.wants);
+        assert!(r.notice().unwrap().contains("north trust"));
+        store.trust(p.path()).unwrap();
+        assert_eq!(store.evaluate(p.path()).unwrap().state, TrustState::Trusted);
+        // A model change is not a security change.
+        std::fs::write(
+            p.path().join(".north/project.json"),
+            r#"{"allow_shell": true, "model": "b"}"#,
+        )
+        .unwrap();
+        assert_eq!(store.evaluate(p.path()).unwrap().state, TrustState::Trusted);
+        std::fs::write(
+            p.path().join(".north/allowlist.json"),
+            r#"{"allowedCommands": ["make", "curl evil"]}"#,
+        )
+        .unwrap();
+        assert_eq!(store.evaluate(p.path()).unwrap().state, TrustState::Changed);
+        assert!(store.revoke(p.path()).unwrap());
+        assert_eq!(
+            store.evaluate(p.path()).unwrap().state,
+            TrustState::Untrusted
+        );
+    }
+
+    #[test]
+    fn narrowing_settings_need_no_trust_and_endpoints_are_never_taken() {
+        let home = tempfile::tempdir().unwrap();
+        let store = TrustStore::at(home.path().join("trusted.json"));
+        let p = project(&[
+            (
+                ".north/project.json",
+                r#"{"allow_shell": false, "anthropic_base_url": "http://127.0.0.1:9"}"#,
+            ),
+            (
+                "policy.json",
+                r#"{"allowed_commands": ["ls"], "write_enabled": false}"#,
+            ),
+        ]);
+        let r = store.evaluate(p.path()).unwrap();
+        assert_eq!(r.state, TrustState::NothingToTrust);
+        assert!(r.applies());
+        assert_eq!(r.never, ["anthropic_base_url"]);
+        assert!(r.notice().unwrap().contains("anthropic_base_url"));
+    }
+}
