@@ -74,3 +74,95 @@ impl Redactor {
         Cow::Owned(out)
     }
 }
+/// Scrubs a text stream delta by delta: a secret split across deltas is
+/// still replaced, because the tail that could begin a secret is held back
+/// until the next delta (or [`StreamScrubber::finish`]) shows what follows.
+#[derive(Debug)]
+pub struct StreamScrubber<'a> {
+    redactor: &'a Redactor,
+    pending: String,
+}
+
+impl<'a> StreamScrubber<'a> {
+    /// A scrubber for one stream.
+    pub fn new(redactor: &'a Redactor) -> Self {
+        StreamScrubber {
+            redactor,
+            pending: String::new(),
+        }
+    }
+
+    /// What of the stream so far can be shown safely, given `delta`.
+    pub fn push(&mut self, delta: &str) -> String {
+        if self.redactor.is_empty() {
+            return delta.to_string();
+        }
+        self.pending.push_str(delta);
+        let scrubbed = self.redactor.scrub(&self.pending).into_owned();
+        let mut hold = self.held_suffix(&scrubbed);
+        while !scrubbed.is_char_boundary(scrubbed.len() - hold) {
+            hold += 1;
+        }
+        let (out, keep) = scrubbed.split_at(scrubbed.len() - hold);
+        let out = out.to_string();
+        self.pending = keep.to_string();
+        out
+    }
+
+    /// The rest of the stream, scrubbed.
+    pub fn finish(self) -> String {
+        self.redactor.scrub(&self.pending).into_owned()
+    }
+
+    /// The length of the longest end of `text` that begins some secret.
+    fn held_suffix(&self, text: &str) -> usize {
+        let bytes = text.as_bytes();
+        self.redactor
+            .secrets
+            .iter()
+            .filter_map(|secret| {
+                let secret = secret.as_bytes();
+                (1..secret.len().min(bytes.len() + 1))
+                    .rev()
+                    .find(|&k| bytes.ends_with(&secret[..k]))
+            })
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_secret_split_across_deltas_is_never_shown() {
+        let mut r = Redactor::default();
+        r.add("sk-ant-SPLITKEY-0123456789");
+        let text = "the key is sk-ant-SPLITKEY-0123456789, keep it safe";
+        // Every split into three pieces.
+        for a in 0..text.len() {
+            for b in a..text.len() {
+                let mut s = StreamScrubber::new(&r);
+                let mut shown = String::new();
+                for piece in [&text[..a], &text[a..b], &text[b..]] {
+                    shown.push_str(&s.push(piece));
+                    assert!(!shown.contains("SPLITKEY"), "{a} {b}: {shown}");
+                }
+                shown.push_str(&s.finish());
+                assert_eq!(shown, "the key is [REDACTED], keep it safe");
+            }
+        }
+    }
+
+    #[test]
+    fn text_that_only_looks_like_a_secret_start_is_released_at_the_end() {
+        let mut r = Redactor::default();
+        r.add("sk-ant-SPLITKEY-0123456789");
+        let mut s = StreamScrubber::new(&r);
+        assert_eq!(s.push("use sk-"), "use ");
+        assert_eq!(s.push("ant"), "");
+        assert_eq!(s.finish(), "sk-ant");
+    }
+}

@@ -88,5 +88,12 @@ pub fn init(level: LogLevel, redactor: &Redactor) -> Option<std::path::PathBuf> 
         .with(stderr)
         .with(file_layer)
         .try_init();
+    if let Some(p) = crate::guard::PROTECTION.get() {
+        tracing::info!(
+            secrets_scrubbed = p.scrubbed,
+            non_dumpable = p.non_dumpable,
+            "process protection"
+        );
+    }
     if opened { path } else { None }
 }

@@ -6,6 +6,7 @@
 mod cli;
 mod config_cmd;
 mod exec;
+mod guard;
 mod interactive;
 mod logging;
 mod mesh_cmd;
@@ -23,6 +24,9 @@ use clap::Parser;
 use cli::{Cli, Command};
 
 fn main() -> ExitCode {
+    // First, while single-threaded: keys leave the environment block child
+    // processes could read through /proc.
+    guard::protect_process();
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Exec(args)) => return exec::main(args),

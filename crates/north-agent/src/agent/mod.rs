@@ -34,6 +34,7 @@ pub(crate) mod dispatch;
 mod history;
 mod malformed;
 mod model;
+mod stream;
 mod system;
 mod turn;
 

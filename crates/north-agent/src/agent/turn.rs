@@ -1,18 +1,15 @@
 //! The turn loop: model steps, streamed output, tool calls in order, and
 //! how a turn ends.
 
-use futures::StreamExt;
-use north_llm::{LlmError, ResponseBuilder};
 use north_protocol::{
     ChatRequest, ContentBlock, ErrorKind, Event, Message, NoticeKind, Role, StopReason,
-    StreamDelta, ToolOutcome, TraceKind, Usage,
+    ToolOutcome, TraceKind, Usage,
 };
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::malformed::{self, Planned};
 use super::{Agent, Emit, TurnEnd};
-use crate::blocks::BlockFilter;
 use crate::condense::estimate_tokens;
 use crate::config::ToolProtocol;
 use crate::context::SystemPromptError;
@@ -317,59 +314,5 @@ impl Agent {
             json!({"max_steps": self.opts.max_steps}),
         );
         TurnEnd::StepLimit
-    }
-
-    async fn stream(
-        &mut self,
-        request: ChatRequest,
-        emit: &Emit<'_>,
-        cancel: &CancellationToken,
-    ) -> (
-        north_protocol::ChatResponse,
-        String,
-        Vec<crate::blocks::Block>,
-        Option<LlmError>,
-    ) {
-        let mut stream = self.backend.stream_chat(request, cancel.clone());
-        let mut builder = ResponseBuilder::new();
-        let mut filter = BlockFilter::new();
-        let mut visible = String::new();
-        let mut failure = None;
-        let mut deltas = 0u64;
-        while let Some(item) = stream.next().await {
-            match item {
-                Ok(delta) => {
-                    deltas += 1;
-                    match &delta {
-                        StreamDelta::Text { text } => {
-                            let shown = filter.feed(text);
-                            if !shown.is_empty() {
-                                visible.push_str(&shown);
-                                emit(Event::AssistantText { text: shown });
-                            }
-                        }
-                        StreamDelta::Thinking { text } => {
-                            emit(Event::Thinking { text: text.clone() });
-                        }
-                        _ => {}
-                    }
-                    builder.push(&delta);
-                }
-                Err(e) => {
-                    failure = Some(e);
-                    break;
-                }
-            }
-        }
-        let (tail, blocks) = filter.finish();
-        if !tail.is_empty() {
-            visible.push_str(&tail);
-            emit(Event::AssistantText { text: tail });
-        }
-        self.tracer.record(
-            TraceKind::LlmStream,
-            json!({"deltas": deltas, "failed": failure.is_some()}),
-        );
-        (builder.finish(), visible, blocks, failure)
     }
 }

@@ -104,8 +104,11 @@ pub enum Refusal {
         /// The program.
         program: String,
     },
-    /// An option that makes an otherwise allowed program run or write something else.
-    #[error("`{program} {arg}` can run other commands or write files")]
+    /// An option that makes an otherwise allowed program run or write
+    /// something else, or follow symlinks out of the project.
+    #[error(
+        "`{program} {arg}` can run other commands, write files or follow links out of the project"
+    )]
     DangerousOption {
         /// The program.
         program: String,

@@ -56,6 +56,13 @@ pub enum PathEscape {
         /// What followed `cd` (empty for none).
         word: String,
     },
+    /// A recursive search that follows every symlink it meets (`grep -R`):
+    /// a link inside the project may lead out of it.
+    #[error("`{word}` follows symlinks wherever they lead; use `-r`, which does not")]
+    FollowsLinks {
+        /// The program and option.
+        word: String,
+    },
     /// A glob too broad to verify, or a `cd` into a glob.
     #[error("`{word}` expands to too many paths to verify; name the files more precisely")]
     Unverifiable {
@@ -87,6 +94,11 @@ pub fn check_paths(commands: &[SimpleCommand], scope: PathScope<'_>) -> Result<(
                 });
             }
             continue;
+        }
+        if let Some(option) = follows_links(command) {
+            return Err(PathEscape::FollowsLinks {
+                word: format!("{} {option}", command.program),
+            });
         }
         let not_paths = non_path_operands(command);
         for (i, word) in command.args.iter().enumerate() {
@@ -167,6 +179,29 @@ fn non_path_operands(command: &SimpleCommand) -> Vec<usize> {
         }
     }
     out
+}
+
+/// The option of a grep that makes it follow every symlink (`-R`, also in a
+/// cluster like `-nR`, or `--dereference-recursive`), if any. (Other
+/// programs' link-following options are refused by the program rules.)
+fn follows_links(command: &SimpleCommand) -> Option<&str> {
+    let base = command
+        .program
+        .rsplit('/')
+        .next()
+        .unwrap_or(&command.program);
+    if !matches!(base, "grep" | "egrep" | "fgrep") {
+        return None;
+    }
+    command
+        .args
+        .iter()
+        .take_while(|a| a.as_str() != "--")
+        .find(|a| {
+            a.starts_with("--dereference-recursive")
+                || (a.starts_with('-') && !a.starts_with("--") && a.contains('R'))
+        })
+        .map(String::as_str)
 }
 
 /// The directory operand of a `cd` and how it is written.
@@ -265,6 +300,16 @@ fn check_candidate(
             })?;
             if matches.iter().any(|m| !is_inside(root, cwd, m)) {
                 return Err(outside());
+            }
+            // A file named like an option (`-R`, `--files0-from=...`) would
+            // reach the program as one.
+            if matches.iter().any(|m| {
+                m.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with('-'))
+            }) {
+                return Err(PathEscape::Unverifiable {
+                    word: word.to_string(),
+                });
             }
         }
     }

@@ -58,8 +58,9 @@ enum ArgRule {
     Short(char),
 }
 
-/// Options that make an otherwise harmless program run commands or write
-/// files it was not asked to.
+/// Options that make an otherwise harmless program run commands, write
+/// files it was not asked to, or follow symlinks wherever they lead (a link
+/// inside the project may point out of it).
 const ARG_RULES: &[(&str, &[ArgRule])] = {
     use ArgRule::*;
     &[
@@ -75,8 +76,13 @@ const ARG_RULES: &[(&str, &[ArgRule])] = {
                 Exact("-fprint0"),
                 Exact("-fprintf"),
                 Exact("-fls"),
+                Exact("-L"),
+                Exact("-H"),
+                Exact("-follow"),
             ],
         ),
+        ("du", &[Short('L'), Long("--dereference")]),
+        ("cp", &[Short('L'), Short('H'), Long("--dereference")]),
         (
             "git",
             &[
@@ -110,6 +116,8 @@ const ARG_RULES: &[(&str, &[ArgRule])] = {
                 Long("--new-volume-script"),
                 Short('I'),
                 Short('F'),
+                Short('h'),
+                Long("--dereference"),
             ],
         ),
         (
@@ -118,6 +126,9 @@ const ARG_RULES: &[(&str, &[ArgRule])] = {
                 Long("--rsh"),
                 Long("--rsync-path"),
                 Short('e'),
+                Short('L'),
+                Long("--copy-links"),
+                Long("--copy-unsafe-links"),
                 Contains("proxycommand"),
             ],
         ),
@@ -125,7 +136,15 @@ const ARG_RULES: &[(&str, &[ArgRule])] = {
             "sort",
             &[Long("--compress-program"), Long("--output"), Short('o')],
         ),
-        ("rg", &[Long("--pre"), Long("--pre-glob")]),
+        (
+            "rg",
+            &[
+                Long("--pre"),
+                Long("--pre-glob"),
+                Short('L'),
+                Long("--follow"),
+            ],
+        ),
         (
             "fd",
             &[Long("--exec"), Long("--exec-batch"), Short('x'), Short('X')],
