@@ -13,6 +13,7 @@
 //! bind anything but loopback.
 
 pub mod anthropic;
+pub mod corpus;
 pub mod discovery;
 pub mod openai;
 pub mod responses;

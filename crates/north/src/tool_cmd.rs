@@ -17,6 +17,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use north_protocol::{ApprovalPolicy, ToolOutcome};
 use north_tools::policy::{AllowRules, MeshPolicy, ProjectAllowlist, ShellPolicy, Verdict};
+use north_tools::tools::mesh_tools_with;
 use north_tools::{Registry, ToolContext, all_tools, edit, repo};
 use serde_json::{Value, json};
 
@@ -106,6 +107,15 @@ pub fn run(args: ToolArgs) -> anyhow::Result<ExitCode> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let root = repo::resolve_root(args.path.as_deref(), &cwd).map_err(|e| Usage(e.to_string()))?;
     let (trust, _) = crate::setup::decide_trust(&root, args.trust, None)?;
+    // The mesh's tools obey the project's policy.json, as in `north mesh`.
+    let mut tools = tools;
+    tools.extend(&mesh_tools_with(&MeshPolicy::load_project(
+        &root,
+        trust.applies(),
+    )?));
+    let Some(tool) = tools.get(name).cloned() else {
+        bail!(Usage(format!("unknown tool `{name}`")));
+    };
     let mut ctx = ToolContext::for_project(root);
     ctx.capabilities = args.grants.clone();
     let sandbox = ctx.sandbox().map_err(|e| Usage(e.to_string()))?;

@@ -1,6 +1,6 @@
 //! The lexer: words, quotes and connectors, refusing everything else.
 
-use super::Refusal;
+use super::{Connector, Refusal};
 
 /// A word as written: its text after quote removal and how it was written.
 #[derive(Debug, Default)]
@@ -20,8 +20,9 @@ fn syntax(found: impl Into<String>, at: usize, what: &'static str) -> Refusal {
     }
 }
 
-/// Lexes `line` into segments (simple commands) of words.
-pub(super) fn tokenize(line: &str) -> Result<Vec<Vec<Word>>, Refusal> {
+/// Lexes `line` into segments (simple commands) of words, each with the
+/// connector that joins it to the one before.
+pub(super) fn tokenize(line: &str) -> Result<Vec<(Option<Connector>, Vec<Word>)>, Refusal> {
     for (at, c) in line.char_indices() {
         if !c.is_ascii() {
             return Err(Refusal::NonAscii { found: c, at });
@@ -34,17 +35,24 @@ pub(super) fn tokenize(line: &str) -> Result<Vec<Vec<Word>>, Refusal> {
         return Err(Refusal::Empty);
     }
     let bytes = line.as_bytes();
-    let mut segments: Vec<Vec<Word>> = Vec::new();
+    let mut segments: Vec<(Option<Connector>, Vec<Word>)> = Vec::new();
     let mut words: Vec<Word> = Vec::new();
     let mut word: Option<Word> = None;
     let mut i = 0;
+    let mut before: Option<Connector> = None;
     let mut end_segment =
         |words: &mut Vec<Word>, word: &mut Option<Word>, op: &str| -> Result<(), Refusal> {
             words.extend(word.take());
             if words.is_empty() {
                 return Err(Refusal::EmptySegment(op.to_owned()));
             }
-            segments.push(std::mem::take(words));
+            segments.push((before.take(), std::mem::take(words)));
+            before = Some(match op {
+                "&&" => Connector::And,
+                "||" => Connector::Or,
+                "|" => Connector::Pipe,
+                _ => Connector::Seq,
+            });
             Ok(())
         };
     while i < bytes.len() {
@@ -142,6 +150,6 @@ pub(super) fn tokenize(line: &str) -> Result<Vec<Vec<Word>>, Refusal> {
             .unwrap_or(";");
         return Err(Refusal::EmptySegment(op.to_owned()));
     }
-    segments.push(words);
+    segments.push((before, words));
     Ok(segments)
 }

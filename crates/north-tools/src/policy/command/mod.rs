@@ -38,6 +38,21 @@ pub struct SimpleCommand {
     pub args: Vec<String>,
     /// For each argument, what the shell will expand in it.
     pub expansions: Vec<Expansions>,
+    /// The connector joining it to the command before (None for the first).
+    pub after: Option<Connector>,
+}
+
+/// How a simple command is joined to the one before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Connector {
+    /// `;`: runs whatever happened before.
+    Seq,
+    /// `&&`: runs only if the one before succeeded.
+    And,
+    /// `||`: runs only if the one before failed.
+    Or,
+    /// `|`: runs beside it, in a subshell of its own.
+    Pipe,
 }
 
 /// What the shell expands in one word: unquoted glob characters and an
@@ -135,8 +150,10 @@ pub enum Refusal {
 pub fn parse(line: &str) -> Result<Vec<SimpleCommand>, Refusal> {
     let segments = tokenize(line)?;
     let mut commands = Vec::with_capacity(segments.len());
-    for words in segments {
-        commands.push(check_segment(words)?);
+    for (after, words) in segments {
+        let mut command = check_segment(words)?;
+        command.after = after;
+        commands.push(command);
     }
     Ok(commands)
 }
@@ -148,7 +165,7 @@ pub fn parse(line: &str) -> Result<Vec<SimpleCommand>, Refusal> {
 pub fn split(line: &str) -> Result<Vec<SimpleCommand>, Refusal> {
     let segments = tokenize(line)?;
     let mut commands = Vec::with_capacity(segments.len());
-    for mut words in segments {
+    for (after, mut words) in segments {
         if words.is_empty() {
             return Err(Refusal::Empty);
         }
@@ -159,7 +176,9 @@ pub fn split(line: &str) -> Result<Vec<SimpleCommand>, Refusal> {
                 why: "only a plain program name can match a rule",
             });
         }
-        commands.push(rules::simple_command(first.text, words));
+        let mut command = rules::simple_command(first.text, words);
+        command.after = after;
+        commands.push(command);
     }
     Ok(commands)
 }

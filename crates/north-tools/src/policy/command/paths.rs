@@ -73,26 +73,36 @@ pub enum PathEscape {
 
 /// Checks every path the commands could name, in order, following `cd`s.
 pub fn check_paths(commands: &[SimpleCommand], scope: PathScope<'_>) -> Result<(), PathEscape> {
-    // A `cd` that fails (or runs in a pipeline's subshell) leaves the old
-    // directory in place, so every directory reached so far stays possible.
-    let mut cwds: Vec<PathBuf> = vec![scope.cwd.to_path_buf()];
+    // Every directory reached so far stays possible: a `cd` that fails, or
+    // runs in a pipeline's subshell, leaves the old one in place. Only the
+    // command right after a `cd ... &&` knows the `cd` succeeded.
+    let mut seen: Vec<PathBuf> = vec![scope.cwd.to_path_buf()];
+    let mut last_cd: Option<Vec<PathBuf>> = None;
     for command in commands {
+        let cwds = match (last_cd.take(), command.after) {
+            (Some(reached), Some(super::Connector::And)) => reached,
+            _ => seen.clone(),
+        };
         if command.program == "cd" {
             let target = cd_target(command)?;
             let mut reached = Vec::new();
             for cwd in &cwds {
-                reached.push(cd_into(scope.root, cwd, target)?);
-            }
-            for dir in reached {
-                if !cwds.contains(&dir) {
-                    cwds.push(dir);
+                let dir = cd_into(scope.root, cwd, target)?;
+                if !reached.contains(&dir) {
+                    reached.push(dir);
                 }
             }
-            if cwds.len() > MAX_CWDS {
+            for dir in &reached {
+                if !seen.contains(dir) {
+                    seen.push(dir.clone());
+                }
+            }
+            if seen.len() > MAX_CWDS {
                 return Err(PathEscape::Unverifiable {
                     word: format!("cd {}", target.0),
                 });
             }
+            last_cd = Some(reached);
             continue;
         }
         if let Some(option) = follows_links(command) {

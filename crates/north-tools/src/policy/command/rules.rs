@@ -264,6 +264,7 @@ pub(super) fn simple_command(program: String, rest: Vec<Word>) -> SimpleCommand 
         program,
         args: rest.into_iter().map(|w| w.text).collect(),
         expansions,
+        after: None,
     }
 }
 
