@@ -20,9 +20,12 @@ fn syntax(found: impl Into<String>, at: usize, what: &'static str) -> Refusal {
     }
 }
 
+/// One simple command's words and the connector joining it to the one before.
+pub(super) type Segment = (Option<Connector>, Vec<Word>);
+
 /// Lexes `line` into segments (simple commands) of words, each with the
 /// connector that joins it to the one before.
-pub(super) fn tokenize(line: &str) -> Result<Vec<(Option<Connector>, Vec<Word>)>, Refusal> {
+pub(super) fn tokenize(line: &str) -> Result<Vec<Segment>, Refusal> {
     for (at, c) in line.char_indices() {
         if !c.is_ascii() {
             return Err(Refusal::NonAscii { found: c, at });
@@ -35,7 +38,7 @@ pub(super) fn tokenize(line: &str) -> Result<Vec<(Option<Connector>, Vec<Word>)>
         return Err(Refusal::Empty);
     }
     let bytes = line.as_bytes();
-    let mut segments: Vec<(Option<Connector>, Vec<Word>)> = Vec::new();
+    let mut segments: Vec<Segment> = Vec::new();
     let mut words: Vec<Word> = Vec::new();
     let mut word: Option<Word> = None;
     let mut i = 0;
