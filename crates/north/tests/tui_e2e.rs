@@ -530,3 +530,63 @@ fn resize_redraws_and_sigterm_restores_the_terminal() {
     tty.wait_exit();
     tty.assert_restored();
 }
+
+#[test]
+fn an_untrusted_project_is_asked_about_once_and_escapes_always_ask() {
+    let _tty = one_tty();
+    let sb = Sandbox::new();
+    std::fs::create_dir_all(sb.project().join(".north")).unwrap();
+    std::fs::write(
+        sb.project().join(".north/allowlist.json"),
+        r#"{"allowedCommands": ["touch ran.txt"]}"#,
+    )
+    .unwrap();
+    std::fs::write(sb.dir.path().join("outside.txt"), "OUTSIDE-TUI-SECRET\n").unwrap();
+    let script = sb.file(
+        "script.json",
+        &json!({"turns": [
+            {"tool_calls": [{"id": "t1", "name": "shell_run", "args": {"command": "touch ran.txt"}}]},
+            {"tool_calls": [{"id": "t2", "name": "shell_run", "args": {"command": "cat ../outside.txt"}}]},
+            {"text": "ALL-DONE"}
+        ]}),
+    );
+    let mut tty = Tty::spawn(
+        &sb,
+        &format!(
+            "\"$NORTH\" --script '{}'; echo EXIT=$?",
+            script.display()
+        ),
+    );
+    let screen = tty.wait_for("remember your choice? [y/N]");
+    assert!(screen.contains("allows `touch ran.txt`"), "{screen}");
+    tty.send("y\r");
+    tty.wait_for("/help for commands");
+    tty.type_text("go");
+    tty.send("\r");
+    // The trusted rule runs unasked; the escape asks, saying why.
+    let screen = tty.wait_for("Command requested — run it?");
+    assert!(screen.contains("cat ../outside.txt"), "{screen}");
+    assert!(screen.contains("outside the project"), "{screen}");
+    assert!(sb.project().join("ran.txt").exists());
+    tty.send("3");
+    tty.wait_for("ALL-DONE");
+    assert!(!tty.screen().contains("OUTSIDE-TUI-SECRET"));
+    tty.send("\x04");
+    tty.wait_for("EXIT=0");
+    tty.wait_exit();
+    tty.assert_restored();
+
+    // Trusted now: the next start asks nothing.
+    let mut tty = Tty::spawn(
+        &sb,
+        &format!(
+            "\"$NORTH\" --script '{}'; echo EXIT=$?",
+            script.display()
+        ),
+    );
+    let screen = tty.wait_for("/help for commands");
+    assert!(!screen.contains("remember your choice"), "{screen}");
+    tty.send("\x04");
+    tty.wait_for("EXIT=0");
+    tty.wait_exit();
+}
