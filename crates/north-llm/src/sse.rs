@@ -41,7 +41,8 @@ impl SseParser {
     /// Feeds bytes; returns the events completed by them, in order.
     pub fn feed(&mut self, mut bytes: &[u8]) -> Vec<SseEvent> {
         let mut out = Vec::new();
-        if self.pending_cr {
+        // An empty chunk says nothing about the byte after a CR: keep waiting.
+        if self.pending_cr && !bytes.is_empty() {
             self.pending_cr = false;
             if bytes.first() == Some(&b'\n') {
                 bytes = &bytes[1..];
@@ -163,6 +164,17 @@ mod tests {
         assert_eq!(
             evs.iter().map(|e| e.data.as_str()).collect::<Vec<_>>(),
             vec!["a", "b"]
+        );
+    }
+
+    /// Regression: `feed(b"")` dropped a pending CR, so CR | empty chunk |
+    /// LF split one event in two.
+    #[test]
+    fn an_empty_chunk_between_cr_and_lf_keeps_the_event_whole() {
+        let evs = all(&[b"data: a\r", b"", b"\ndata: b\r", b"", b"", b"\n\r\n"]);
+        assert_eq!(
+            evs.iter().map(|e| e.data.as_str()).collect::<Vec<_>>(),
+            vec!["a\nb"]
         );
     }
 

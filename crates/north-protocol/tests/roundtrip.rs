@@ -239,3 +239,22 @@ fn new_events_are_tagged_snake_case() {
     req.reasoning = Some(ReasoningEffort::High);
     assert_eq!(roundtrip(&req)["reasoning"], "high");
 }
+
+/// Regression: `Usage::add` overflowed on large server-reported usage
+/// (a panic in debug builds, a silent wrap in release).
+#[test]
+fn usage_accounting_saturates_instead_of_overflowing() {
+    let huge = Usage {
+        input_tokens: u64::MAX - 1,
+        output_tokens: u64::MAX,
+        cache_read_input_tokens: u64::MAX,
+        cache_creation_input_tokens: 5,
+        reasoning_tokens: u64::MAX,
+    };
+    let mut total = huge;
+    total.add(&huge);
+    assert_eq!(total.input_tokens, u64::MAX);
+    assert_eq!(total.output_tokens, u64::MAX);
+    assert_eq!(total.cache_creation_input_tokens, 10);
+    assert_eq!(total.total(), u64::MAX);
+}
