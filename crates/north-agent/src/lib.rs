@@ -32,5 +32,5 @@ pub mod store;
 pub mod textcalls;
 pub mod trust;
 
-pub use agent::{Agent, AgentOptions, Emit, ModelSwitch, SwitchReport, TurnEnd};
+pub use agent::{Agent, AgentError, AgentOptions, Emit, ModelSwitch, SwitchReport, TurnEnd};
 pub use approval::{ApprovalRequest, Approver, FlagApprover};

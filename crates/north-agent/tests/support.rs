@@ -156,12 +156,13 @@ impl Run {
             .collect()
     }
 
+    /// The session as stored: the snapshot with the log replayed over it.
     pub fn checkpoint(&self) -> north_protocol::Checkpoint {
-        let path = self
-            .root
-            .join(".north/sessions")
-            .join(self.agent.session_id())
-            .join("checkpoint.json");
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+        SessionStore::new(&self.root)
+            .open(self.agent.session_id())
+            .unwrap()
+            .load_checkpoint()
+            .unwrap()
+            .unwrap()
     }
 }

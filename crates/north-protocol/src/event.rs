@@ -64,6 +64,9 @@ pub enum NoticeKind {
     MalformedToolCall,
     /// The session continues on another provider or model.
     ModelSwitched,
+    /// An edit batch a killed process left half applied was settled before
+    /// anything else (completed or undone, file by file).
+    Recovered,
 }
 
 /// One thing that happened, for a front end to render.

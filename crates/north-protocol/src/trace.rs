@@ -53,6 +53,8 @@ pub enum TraceKind {
     ToolRejected,
     /// The session moved to another provider or model (`model_switch`).
     ModelSwitch,
+    /// An apply a killed process left was settled at start-up (`recovery`).
+    Recovery,
     /// A kind this version does not know.
     Other(String),
 }
@@ -79,6 +81,7 @@ const NAMES: &[(TraceKind, &str)] = &[
     (TraceKind::MeshDone, "mesh_done"),
     (TraceKind::ToolRejected, "tool_rejected"),
     (TraceKind::ModelSwitch, "model_switch"),
+    (TraceKind::Recovery, "recovery"),
 ];
 
 impl TraceKind {

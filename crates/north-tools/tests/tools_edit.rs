@@ -512,7 +512,12 @@ fn apply_preserves_permissions_and_leaves_no_temp_files() {
         .map(|e| e.unwrap().file_name())
         .collect();
     assert_eq!(names.len(), 2, "{names:?}");
-    assert_eq!(std::fs::read_dir(p.path(".north/txn")).unwrap().count(), 0);
+    // Only the apply lock stays: no journal, no temp file.
+    let txn: Vec<_> = std::fs::read_dir(p.path(".north/txn"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(txn, ["lock"], "{txn:?}");
 }
 
 #[test]

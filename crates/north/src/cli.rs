@@ -229,12 +229,19 @@ pub struct SessionsArgs {
 /// `north sessions` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum SessionsCommand {
-    /// List sessions, newest first.
-    List,
-    /// Show a session's checkpoint (state and recent messages).
+    /// List sessions, newest first: id, last update, size and first prompt.
+    List {
+        /// One JSON object per session instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a session as a readable transcript (or its stored form with --json).
     Show {
         /// Session id.
         id: String,
+        /// The session as stored (state and full history) as JSON.
+        #[arg(long)]
+        json: bool,
     },
 }
 

@@ -103,6 +103,22 @@ pub fn decide_trust(
     Ok((report, store))
 }
 
+/// Settles an edit batch a killed process left half applied, before anything
+/// reads or edits a file, and says what became of each file.
+pub fn settle_interrupted_edits(root: &std::path::Path) -> anyhow::Result<()> {
+    let sandbox = north_tools::Sandbox::new(root)?;
+    let recovery = north_tools::edit::recover(&sandbox).with_context(|| {
+        format!(
+            "an edit batch in {} was interrupted and could not be settled",
+            root.display()
+        )
+    })?;
+    if !recovery.settled.is_empty() {
+        eprintln!("north: {recovery}");
+    }
+    Ok(())
+}
+
 /// Resolves the root, decides trust, loads configuration and builds the
 /// backend.
 pub fn project(
@@ -113,6 +129,7 @@ pub fn project(
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let root = north_tools::repo::resolve_root(model.path.as_deref(), &cwd)?;
     tracing::info!(root = %root.display(), "repo root");
+    settle_interrupted_edits(&root)?;
     let (trust, trust_store) = decide_trust(&root, model.trust, ask)?;
     let provider = match (model.provider, &model.script) {
         (Some(p), _) => Some(p.as_str().to_string()),

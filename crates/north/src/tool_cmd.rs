@@ -121,8 +121,10 @@ pub fn run(args: ToolArgs) -> anyhow::Result<ExitCode> {
     let sandbox = ctx.sandbox().map_err(|e| Usage(e.to_string()))?;
 
     // Finish any apply a killed process left half done before looking at files.
-    if let Err(e) = edit::recover(&sandbox) {
-        eprintln!("north tool: warning: {e}");
+    match edit::recover(&sandbox) {
+        Ok(r) if !r.settled.is_empty() => eprintln!("north tool: {r}"),
+        Ok(_) => {}
+        Err(e) => eprintln!("north tool: warning: {e}"),
     }
 
     let outcome = match approval {

@@ -80,12 +80,22 @@ fn sessions_are_listed_and_shown() {
     assert!(out.status.success());
     let list = stdout(&run(&h, &["sessions", "list"]));
     assert!(list.contains("remember this question"), "{list}");
+    assert!(list.contains("   2 msgs"), "a size: {list}");
     let id = list.split_whitespace().next().unwrap().to_string();
-    let show = run(&h, &["sessions", "show", &id]);
+    // A date: `YYYY-MM-DD HH:MM` after the id.
+    let date = list.split_whitespace().nth(1).unwrap();
+    assert!(date.len() == 10 && date.as_bytes()[4] == b'-', "{list}");
+    // A readable transcript by default ...
+    let show = stdout(&run(&h, &["sessions", "show", &id]));
+    assert!(show.contains("you: remember this question"), "{show}");
+    assert!(show.contains("north: first answer"), "{show}");
+    // ... and the stored form with --json.
+    let show = run(&h, &["sessions", "show", &id, "--json"]);
     assert!(show.status.success());
     let cp: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
     assert_eq!(cp["session_id"], id.as_str());
     assert_eq!(cp["recent_messages"][1]["content"], "first answer");
+    assert_eq!(cp["messages"][1]["content"][0]["text"], "first answer");
     let missing = run(&h, &["sessions", "show", "20000101-000000-dead"]);
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("no session"));

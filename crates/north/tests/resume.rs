@@ -1,6 +1,6 @@
 //! Killing `north exec` mid-turn loses nothing: the session resumes from its
-//! last checkpoint without duplicates, and a checkpoint always parses no
-//! matter when the process dies.
+//! log without duplicates, and the session always reads back no matter when
+//! the process dies.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader};
@@ -13,15 +13,32 @@ use serde_json::{Value, json};
 mod common;
 use common::Sandbox;
 
-fn checkpoint(project: &Path, id: &str) -> Value {
-    let text = std::fs::read_to_string(
-        project
-            .join(".north/sessions")
-            .join(id)
-            .join("checkpoint.json"),
-    )
-    .unwrap();
-    serde_json::from_str(&text).unwrap()
+/// The session as North reads it back (`north sessions show ID --json`):
+/// the snapshot with the log replayed over it.
+fn checkpoint(home: &Sandbox, id: &str) -> Value {
+    let out = home
+        .north()
+        .args(["sessions", "show", id, "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Every complete line of a session log parses; only the last may be torn.
+fn log_replays(log: &Path) -> usize {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    for (i, line) in lines.iter().enumerate() {
+        let last = i + 1 == lines.len();
+        let ok = line.ends_with('\n') && serde_json::from_str::<Value>(line).is_ok();
+        assert!(ok || last, "line {i} of {} is torn: {line}", log.display());
+    }
+    lines.len()
 }
 
 #[test]
@@ -58,7 +75,7 @@ fn a_session_killed_mid_turn_resumes_with_nothing_lost_or_duplicated() {
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
 
-    let before = checkpoint(&home.project(), &session);
+    let before = checkpoint(&home, &session);
     let msgs = before["messages"].as_array().unwrap();
     assert_eq!(
         msgs.len(),
@@ -118,13 +135,13 @@ fn a_session_killed_mid_turn_resumes_with_nothing_lost_or_duplicated() {
         texts.contains("interrupted"),
         "the unfinished call is answered as interrupted"
     );
-    let after = checkpoint(&home.project(), &session);
+    let after = checkpoint(&home, &session);
     assert!(after["revision"].as_u64().unwrap() > before["revision"].as_u64().unwrap());
     assert_eq!(after["session_id"], session.as_str());
 }
 
 #[test]
-fn the_checkpoint_always_parses_when_the_process_is_killed_during_writes() {
+fn the_session_always_reads_back_when_the_process_is_killed_during_writes() {
     let home = Sandbox::new();
     let turns: Vec<Value> = (0..400)
         .map(|i| json!({"text": format!("step {i} "), "tool_calls": [{"id": format!("c{i}"), "name": "list_root", "args": {}}]}))
@@ -159,15 +176,19 @@ fn the_checkpoint_always_parses_when_the_process_is_killed_during_writes() {
             let cp = entry.path().join("checkpoint.json");
             if cp.exists() {
                 let text = std::fs::read_to_string(&cp).unwrap();
-                let v: Value = serde_json::from_str(&text)
+                serde_json::from_str::<Value>(&text)
                     .unwrap_or_else(|e| panic!("torn checkpoint {}: {e}", cp.display()));
-                assert!(v["revision"].as_u64().unwrap() >= 1);
+            }
+            if log_replays(&entry.path().join("log.jsonl")) > 0 {
+                let id = entry.file_name().to_string_lossy().into_owned();
+                let session = checkpoint(&home, &id);
+                assert!(session["revision"].as_u64().unwrap() >= 1);
                 parsed += 1;
             }
         }
     }
     assert!(
         parsed >= 30,
-        "checkpoints were being written when killed ({parsed})"
+        "sessions were being written when killed ({parsed})"
     );
 }

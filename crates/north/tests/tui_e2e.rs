@@ -552,10 +552,7 @@ fn an_untrusted_project_is_asked_about_once_and_escapes_always_ask() {
     );
     let mut tty = Tty::spawn(
         &sb,
-        &format!(
-            "\"$NORTH\" --script '{}'; echo EXIT=$?",
-            script.display()
-        ),
+        &format!("\"$NORTH\" --script '{}'; echo EXIT=$?", script.display()),
     );
     let screen = tty.wait_for("remember your choice? [y/N]");
     assert!(screen.contains("allows `touch ran.txt`"), "{screen}");
@@ -579,10 +576,7 @@ fn an_untrusted_project_is_asked_about_once_and_escapes_always_ask() {
     // Trusted now: the next start asks nothing.
     let mut tty = Tty::spawn(
         &sb,
-        &format!(
-            "\"$NORTH\" --script '{}'; echo EXIT=$?",
-            script.display()
-        ),
+        &format!("\"$NORTH\" --script '{}'; echo EXIT=$?", script.display()),
     );
     let screen = tty.wait_for("/help for commands");
     assert!(!screen.contains("remember your choice"), "{screen}");

@@ -87,6 +87,7 @@ impl Agent {
                     .find(|m| crate::condense::is_user_input(m))
                     .map(Message::text_content);
                 self.messages.drain(..cut);
+                self.touched(0);
                 // Providers want a user message first; restate the request
                 // the kept messages belong to.
                 if self.messages.first().is_some_and(|m| m.role != Role::User) {

@@ -1,9 +1,9 @@
 //! The conversation history and its durability: results appended in
-//! order, interrupted calls closed on resume, the checkpoint after every step.
+//! order, interrupted calls closed on resume, the session log synced after
+//! every step and result, and the compact snapshot at the end of a turn.
 
 use north_protocol::{
-    ChatMessage, Checkpoint, ContentBlock, ErrorKind, Event, Message, ModelRef, Role, ToolCall,
-    ToolOutcome,
+    Checkpoint, ContentBlock, ErrorKind, Event, Message, ModelRef, Role, ToolCall, ToolOutcome,
 };
 
 use super::{Agent, Emit};
@@ -11,32 +11,6 @@ use crate::config::ToolProtocol;
 use crate::intent::summary;
 use crate::store::{StoreError, now_ts};
 use crate::textcalls;
-
-fn chat_message(m: &Message) -> ChatMessage {
-    let mut content = String::new();
-    for b in &m.content {
-        match b {
-            ContentBlock::Text { text } => content.push_str(text),
-            ContentBlock::ToolCall(c) => content.push_str(&format!(
-                "\n[tool_call {} {} {}]",
-                c.id, c.name, c.arguments
-            )),
-            ContentBlock::ToolResult {
-                call_id,
-                content: c,
-                ..
-            } => content.push_str(&format!("[tool_result {call_id}] {c}")),
-            // Reasoning is for the model that wrote it, not the plain transcript.
-            ContentBlock::Thinking { .. }
-            | ContentBlock::RedactedThinking { .. }
-            | ContentBlock::Reasoning { .. } => {}
-        }
-    }
-    ChatMessage {
-        role: m.role,
-        content,
-    }
-}
 
 impl Agent {
     /// A killed process can leave tool calls without results; they are
@@ -78,7 +52,11 @@ impl Agent {
 
     pub(super) fn push_results(&mut self, blocks: Vec<ContentBlock>) {
         match self.messages.last_mut() {
-            Some(m) if m.role == Role::Tool => m.content.extend(blocks),
+            Some(m) if m.role == Role::Tool => {
+                m.content.extend(blocks);
+                // The last message changed in place.
+                self.touched(self.messages.len() - 1);
+            }
             _ => self.messages.push(Message {
                 role: Role::Tool,
                 content: blocks,
@@ -86,15 +64,50 @@ impl Agent {
         }
     }
 
-    /// Writes the checkpoint atomically (secrets scrubbed).
+    /// Notes that messages from `index` on changed in place, so the next
+    /// sync writes them again.
+    pub(super) fn touched(&mut self, index: usize) {
+        self.clean = self.clean.min(index);
+    }
+
+    fn model_ref(&self) -> ModelRef {
+        ModelRef {
+            provider: self.opts.provider.clone(),
+            model: self.opts.model.clone(),
+        }
+    }
+
+    /// Makes the session durable: appends what changed to the session log
+    /// and syncs it to disk (secrets scrubbed). Called before every model
+    /// request and after every tool result.
     pub fn checkpoint(&mut self) -> Result<(), StoreError> {
         self.revision += 1;
+        let model = self.model_ref();
+        self.log.sync(
+            self.revision,
+            &self.messages,
+            self.clean,
+            &self.state,
+            &model,
+        )?;
+        self.clean = self.messages.len();
+        Ok(())
+    }
+
+    /// Writes the compact snapshot (`checkpoint.json`) when the log has grown
+    /// by at least the snapshot's own size since the last one: snapshots
+    /// then never cost more than the log itself, however many turns.
+    pub(super) fn snapshot(&mut self, emit: &Emit<'_>) {
+        let grown = self.log.bytes_written() - self.snapshot_at;
+        if self.snapshot_at > 0 && grown < self.snapshot_bytes {
+            return;
+        }
         let cp = Checkpoint {
             session_id: self.session.id.clone(),
             revision: self.revision,
             updated_ts: now_ts(),
             state: self.state.clone(),
-            recent_messages: self.messages.iter().map(chat_message).collect(),
+            recent_messages: Vec::new(),
             trace_tail: vec![
                 self.tracer
                     .path()
@@ -104,19 +117,31 @@ impl Agent {
                     .to_string(),
             ],
             messages: self.messages.clone(),
-            model: Some(ModelRef {
-                provider: self.opts.provider.clone(),
-                model: self.opts.model.clone(),
-            }),
+            model: Some(self.model_ref()),
         };
-        self.session.save_checkpoint(&cp, &self.redactor)
+        match self.session.save_checkpoint(&cp, &self.redactor) {
+            Ok(()) => {
+                self.snapshot_at = self.log.bytes_written().max(1);
+                self.snapshot_bytes =
+                    std::fs::metadata(self.session.checkpoint_path()).map_or(0, |m| m.len());
+            }
+            Err(e) => emit(Event::Error {
+                kind: ErrorKind::Internal,
+                message: format!("session snapshot not saved: {e}"),
+            }),
+        }
+    }
+
+    /// Bytes this agent wrote to its session log.
+    pub fn session_bytes_written(&self) -> u64 {
+        self.log.bytes_written()
     }
 
     pub(super) fn save(&mut self, emit: &Emit<'_>) {
         if let Err(e) = self.checkpoint() {
             emit(Event::Error {
                 kind: ErrorKind::Internal,
-                message: format!("checkpoint not saved: {e}"),
+                message: format!("session not saved: {e}"),
             });
         }
     }

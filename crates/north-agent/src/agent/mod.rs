@@ -54,7 +54,7 @@ use crate::approval::Approver;
 use crate::config::ToolProtocol;
 use crate::context::ProjectCard;
 use crate::redact::Redactor;
-use crate::store::{Session, StoreError, Tracer};
+use crate::store::{Session, SessionLog, StoreError, Tracer};
 
 /// Where events go: any thread-safe callback (a channel sender, a printer).
 pub type Emit<'a> = dyn Fn(Event) + Send + Sync + 'a;
@@ -147,6 +147,31 @@ pub struct Agent {
     /// Exact commands the user chose "Always" for in this session; they
     /// apply even where the project's own rules do not (an untrusted project).
     session_rules: Vec<String>,
+    /// The session's append-only log (holds the session's lock).
+    log: SessionLog,
+    /// How many leading messages are on disk exactly as in memory.
+    clean: usize,
+    /// Log bytes written when the last snapshot was taken (0: none yet).
+    snapshot_at: u64,
+    /// The last snapshot's size.
+    snapshot_bytes: u64,
+    /// What settling an interrupted edit did at start-up, told at the next turn.
+    recovered: Option<north_tools::edit::Recovery>,
+}
+
+/// Why an agent could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// The session could not be opened or read.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// An edit a killed process left half applied could not be settled;
+    /// nothing was read or changed.
+    #[error("cannot settle an interrupted edit before starting: {0}")]
+    Recovery(#[from] north_tools::edit::ApplyError),
+    /// The project root is not usable.
+    #[error("project root: {0}")]
+    Root(#[from] north_tools::sandbox::SandboxError),
 }
 
 impl Agent {
@@ -159,8 +184,11 @@ impl Agent {
         session: Session,
         redactor: Redactor,
         opts: AgentOptions,
-    ) -> Result<Agent, StoreError> {
+    ) -> Result<Agent, AgentError> {
+        // Nothing is read or written before an interrupted apply is settled.
+        let recovery = north_tools::edit::recover(&ctx.sandbox()?)?;
         let tracer = session.tracer(redactor.clone())?;
+        let (log, resumed) = session.open_log(redactor.clone())?;
         let mut agent = Agent {
             backend,
             tools,
@@ -178,12 +206,27 @@ impl Agent {
             condense_requested: None,
             resumed_from: None,
             session_rules: Vec::new(),
+            log,
+            clean: 0,
+            snapshot_at: 0,
+            snapshot_bytes: 0,
+            recovered: None,
         };
-        if let Some(cp) = agent.session.load_checkpoint()? {
+        if !recovery.settled.is_empty() {
+            agent.tracer.record(
+                TraceKind::Recovery,
+                json!({"settled": recovery.to_string()}),
+            );
+            agent.recovered = Some(recovery);
+        }
+        if let Some(cp) = resumed {
             agent.state = cp.state;
             agent.state.normalize();
             agent.revision = cp.revision;
             agent.messages = cp.messages;
+            // What came from the log is on disk as it is; an old session's
+            // history (from its checkpoint) is written to the log at the first sync.
+            agent.clean = agent.log.messages_on_disk();
             agent.close_interrupted_calls();
             let mut dropped = 0;
             if let Some(previous) = cp.model.filter(|m| *m != agent.model()) {

@@ -95,6 +95,9 @@ impl Agent {
             dropped += before - m.content.len();
         }
         self.messages.retain(|m| !m.content.is_empty());
+        if dropped > 0 {
+            self.touched(0);
+        }
         dropped
     }
 }

@@ -70,7 +70,15 @@ impl Agent {
     ) -> TurnEnd {
         let redactor = self.redactor.clone();
         let scrubbed = move |e: Event| emit(redactor.scrub_event(e));
-        self.run_turn_inner(input, &scrubbed, cancel).await
+        if let Some(recovery) = self.recovered.take() {
+            scrubbed(Event::Notice {
+                kind: NoticeKind::Recovered,
+                message: recovery.to_string(),
+            });
+        }
+        let end = self.run_turn_inner(input, &scrubbed, cancel).await;
+        self.snapshot(&scrubbed);
+        end
     }
 
     async fn run_turn_inner(

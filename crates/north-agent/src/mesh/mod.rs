@@ -92,7 +92,7 @@ use crate::approval::Approver;
 use crate::memory::{MemoryEntry, MemoryFile};
 use crate::redact::Redactor;
 use crate::store::StoreError;
-use crate::{Agent, AgentOptions};
+use crate::{Agent, AgentError, AgentOptions};
 use gate::{Gated, Kind, Shared};
 
 /// How many recent memories the executor sees (the spec's context window).
@@ -278,7 +278,7 @@ impl Mesh {
         &self,
         session: crate::store::Session,
         audit: Arc<Audit>,
-    ) -> Result<Agent, StoreError> {
+    ) -> Result<Agent, AgentError> {
         Agent::new(
             self.backend.clone(),
             self.tools(audit),

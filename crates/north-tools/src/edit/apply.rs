@@ -8,9 +8,11 @@
 //! 3. Temp files are renamed over their targets, directories fsynced.
 //! 4. Backups and the journal are removed.
 //!
-//! [`recover`] (run before every apply, and by `north tool`) finishes what a
-//! killed process left: a prepared transaction is rolled back (temps
-//! deleted, targets were never touched), a committed one is rolled forward
+//! The whole apply runs under the project's [`ApplyLock`], so applies of two
+//! processes never interleave. [`recover`](super::recover) (run first by
+//! every apply and at every entry point's start) finishes what a killed
+//! process left: a prepared transaction is rolled back (temps deleted,
+//! targets were never touched), a committed one is rolled forward
 //! (remaining temps renamed), one rolling back is rolled back from backups.
 //! Each rename is atomic, so a file is always entirely old or entirely new.
 
@@ -21,13 +23,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::lock::ApplyLock;
+use super::recover::{Fate, Fates};
 use super::{Proposal, content_hash};
 use crate::repo::atomic::{mode_for, write_synced};
 use crate::repo::{atomic_write, fsync_dir, temp_path_for};
 use crate::sandbox::{Sandbox, SandboxError};
 
 /// Where transaction journals live, relative to the root.
-const TXN_DIR: &str = ".north/txn";
+pub(super) const TXN_DIR: &str = ".north/txn";
 
 /// Why an apply wrote nothing (or put everything back).
 #[derive(Debug, thiserror::Error)]
@@ -53,14 +57,19 @@ pub enum ApplyError {
         /// The OS error.
         source: std::io::Error,
     },
-    /// Renaming into place failed; the files already replaced were restored.
-    #[error("cannot replace {path}: {source}; every file was restored to its old content")]
+    /// Renaming into place failed; what was already replaced was put back.
+    #[error("cannot replace {path}: {source}; nothing of the batch was kept: {fates}")]
     RolledBack {
         /// The file whose rename failed.
         path: String,
         /// The OS error.
         source: std::io::Error,
+        /// What became of each file.
+        fates: super::recover::Fates,
     },
+    /// Another apply in this project did not finish in time.
+    #[error(transparent)]
+    Lock(#[from] super::lock::LockError),
     /// Finishing an earlier interrupted apply failed.
     #[error("cannot recover an interrupted apply ({path}): {message}")]
     Recovery {
@@ -103,35 +112,35 @@ impl Applied {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-enum TxState {
+pub(super) enum TxState {
     Prepared,
     Committed,
     RollingBack,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-struct Entry {
-    target: String,
-    temp: String,
-    backup: Option<String>,
+pub(super) struct Entry {
+    pub(super) target: String,
+    pub(super) temp: String,
+    pub(super) backup: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-struct Journal {
-    state: TxState,
-    entries: Vec<Entry>,
+pub(super) struct Journal {
+    pub(super) state: TxState,
+    pub(super) entries: Vec<Entry>,
     /// Directories created for new files, outermost first.
-    dirs: Vec<String>,
+    pub(super) dirs: Vec<String>,
 }
 
-struct Tx<'a> {
-    sandbox: &'a Sandbox,
-    journal_path: PathBuf,
-    journal: Journal,
+pub(super) struct Tx<'a> {
+    pub(super) sandbox: &'a Sandbox,
+    pub(super) journal_path: PathBuf,
+    pub(super) journal: Journal,
 }
 
 impl Tx<'_> {
-    fn abs(&self, rel: &str) -> PathBuf {
+    pub(super) fn abs(&self, rel: &str) -> PathBuf {
         self.sandbox.root().join(rel)
     }
 
@@ -141,7 +150,7 @@ impl Tx<'_> {
     }
 
     /// Undoes a prepared transaction: targets were never touched.
-    fn discard(&self) {
+    pub(super) fn discard(&self) {
         for e in &self.journal.entries {
             let _ = std::fs::remove_file(self.abs(&e.temp));
             if let Some(b) = &e.backup {
@@ -178,7 +187,11 @@ fn apply_inner(
     sandbox: &Sandbox,
     stop: Option<Stop>,
 ) -> Result<Applied, ApplyError> {
-    recover(sandbox)?;
+    let _lock = ApplyLock::acquire(&sandbox.root().join(TXN_DIR))?;
+    let recovered = super::recover::recover_locked(sandbox)?;
+    if !recovered.settled.is_empty() {
+        tracing::warn!(%recovered, "recovered an interrupted apply before applying");
+    }
     let tag = tx_tag();
     let mut entries = Vec::new();
     let mut targets = Vec::new();
@@ -240,8 +253,12 @@ fn apply_inner(
         };
         if let Err(source) = renamed {
             let path = entry.target.clone();
-            roll_back(&mut tx, i);
-            return Err(ApplyError::RolledBack { path, source });
+            let fates = roll_back(&mut tx, i);
+            return Err(ApplyError::RolledBack {
+                path,
+                source,
+                fates,
+            });
         }
         if let Some(parent) = target.parent() {
             synced_dirs.insert(parent.to_path_buf());
@@ -261,92 +278,6 @@ fn apply_inner(
             })
             .collect(),
     })
-}
-
-/// Finishes or undoes applies that a killed process left half done. Returns
-/// how many transactions it settled.
-pub fn recover(sandbox: &Sandbox) -> Result<usize, ApplyError> {
-    let txn_dir = sandbox.root().join(TXN_DIR);
-    let Ok(read) = std::fs::read_dir(&txn_dir) else {
-        return Ok(0);
-    };
-    let mut journals: Vec<PathBuf> = read
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    journals.sort();
-    let mut settled = 0;
-    for path in journals {
-        let shown = path.display().to_string();
-        let bytes = std::fs::read(&path).map_err(|e| ApplyError::Recovery {
-            path: shown.clone(),
-            message: e.to_string(),
-        })?;
-        let journal: Journal = match serde_json::from_slice(&bytes) {
-            Ok(j) => j,
-            Err(e) => {
-                return Err(ApplyError::Recovery {
-                    path: shown,
-                    message: format!("unreadable journal: {e}"),
-                });
-            }
-        };
-        // Journal paths were produced by the sandbox, but the journal is a
-        // file on disk: check every path again, symlinks included.
-        let all_paths = journal
-            .entries
-            .iter()
-            .flat_map(|e| [Some(&e.target), Some(&e.temp), e.backup.as_ref()])
-            .flatten()
-            .chain(journal.dirs.iter());
-        for p in all_paths {
-            let resolved = sandbox
-                .resolve_for_write(p)
-                .map_err(|e| ApplyError::Recovery {
-                    path: shown.clone(),
-                    message: format!("{e}; delete the journal to discard it"),
-                })?;
-            if resolved.rel != *p {
-                return Err(ApplyError::Recovery {
-                    path: shown.clone(),
-                    message: format!(
-                        "{p:?} goes through a symlink; delete the journal to discard it"
-                    ),
-                });
-            }
-        }
-        let mut tx = Tx {
-            sandbox,
-            journal_path: path,
-            journal,
-        };
-        match tx.journal.state {
-            TxState::Prepared => tx.discard(),
-            TxState::Committed => {
-                for e in &tx.journal.entries {
-                    let temp = tx.abs(&e.temp);
-                    let target = tx.abs(&e.target);
-                    if temp.exists() {
-                        std::fs::rename(&temp, &target).map_err(|err| ApplyError::Recovery {
-                            path: e.target.clone(),
-                            message: err.to_string(),
-                        })?;
-                        if let Some(parent) = target.parent() {
-                            let _ = fsync_dir(parent);
-                        }
-                    }
-                }
-                finish(&tx);
-            }
-            TxState::RollingBack => {
-                let n = tx.journal.entries.len();
-                roll_back(&mut tx, n);
-            }
-        }
-        settled += 1;
-    }
-    Ok(settled)
 }
 
 fn interrupted() -> ApplyError {
@@ -429,35 +360,49 @@ fn prepare(
 }
 
 /// Puts back the old content of the first `done` entries (already renamed)
-/// and discards the rest.
-fn roll_back(tx: &mut Tx<'_>, done: usize) {
+/// and discards the rest; says what became of each file.
+pub(super) fn roll_back(tx: &mut Tx<'_>, done: usize) -> Fates {
     tx.journal.state = TxState::RollingBack;
     let _ = tx.save();
+    let mut fates = Vec::new();
     for (i, e) in tx.journal.entries.iter().enumerate() {
         let target = tx.abs(&e.target);
         let temp = tx.abs(&e.temp);
-        match &e.backup {
+        let fate = match &e.backup {
             Some(b) => {
                 let backup = tx.abs(b);
                 if backup.exists() && (i < done || !temp.exists()) {
-                    let _ = std::fs::rename(&backup, &target);
+                    match std::fs::rename(&backup, &target) {
+                        Ok(()) => Fate::Restored,
+                        Err(err) => Fate::Failed(err.to_string()),
+                    }
+                } else {
+                    Fate::Unchanged
                 }
             }
             None => {
                 // A created file that was already renamed in goes away again.
                 if i < done || !temp.exists() {
-                    let _ = std::fs::remove_file(&target);
+                    match std::fs::remove_file(&target) {
+                        Ok(()) => Fate::Removed,
+                        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Fate::NotCreated,
+                        Err(err) => Fate::Failed(err.to_string()),
+                    }
+                } else {
+                    Fate::NotCreated
                 }
             }
-        }
+        };
+        fates.push((e.target.clone(), fate));
         if let Some(parent) = target.parent() {
             let _ = fsync_dir(parent);
         }
     }
     tx.discard();
+    Fates(fates)
 }
 
-fn finish(tx: &Tx<'_>) {
+pub(super) fn finish(tx: &Tx<'_>) {
     for e in &tx.journal.entries {
         if let Some(b) = &e.backup {
             let _ = std::fs::remove_file(tx.abs(b));

@@ -85,7 +85,7 @@ fn killed_while_preparing_rolls_back() {
         !leftovers(&f).is_empty(),
         "the interrupted apply left its temps"
     );
-    assert_eq!(recover(&f.sandbox).unwrap(), 1);
+    assert_eq!(super::super::recover(&f.sandbox).unwrap().settled.len(), 1);
     assert_eq!(state(&f), old());
     assert_eq!(leftovers(&f), Vec::<String>::new());
     assert!(
@@ -99,7 +99,7 @@ fn killed_after_commit_rolls_forward() {
     for renames in 0..3 {
         let f = fixture();
         assert!(apply_inner(&f.proposal, &f.sandbox, Some(Stop::AfterRenames(renames))).is_err());
-        assert_eq!(recover(&f.sandbox).unwrap(), 1);
+        assert_eq!(super::super::recover(&f.sandbox).unwrap().settled.len(), 1);
         assert_eq!(state(&f), new(), "after {renames} renames");
         assert_eq!(leftovers(&f), Vec::<String>::new());
     }

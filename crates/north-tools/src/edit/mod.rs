@@ -4,8 +4,10 @@
 //! all of its files, refusing files that changed since the proposal.
 
 mod apply;
+mod lock;
 mod ops;
 mod proposal;
+mod recover;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -18,11 +20,13 @@ use sha2::{Digest, Sha256};
 use crate::repo::{self, MAX_TEXT_FILE_BYTES, RepoError};
 use crate::sandbox::Sandbox;
 
-pub use apply::{Applied, AppliedFile, ApplyError, apply, recover};
+pub use apply::{Applied, AppliedFile, ApplyError, apply};
+pub use lock::{ApplyLock, LockError};
 pub use ops::{
     EditProblem, Eol, LineHint, closest_lines, insert_at_line, line_count, replace_exact,
 };
 pub use proposal::{FileChange, Proposal, Stats};
+pub use recover::{Fate, Fates, Recovery, SettledApply, recover};
 
 /// Arguments of `edit_replace_exact`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

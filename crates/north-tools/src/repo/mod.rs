@@ -2,11 +2,13 @@
 //! detection with size limits, and atomic writes.
 
 pub(crate) mod atomic;
+mod flock;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 pub use atomic::{atomic_write, fsync_dir, temp_path_for};
+pub use flock::try_lock_exclusive;
 
 /// Largest file an edit or a full read will load into memory.
 pub const MAX_TEXT_FILE_BYTES: u64 = 16 * 1024 * 1024;

@@ -1,17 +1,35 @@
-//! Sessions on disk: `.north/sessions/<id>/checkpoint.json` (written
-//! atomically after every turn) and `trace.jsonl` (append-only).
+//! Sessions on disk, in `.north/sessions/<id>/`:
+//!
+//! - `log.jsonl` — the history, append-only ([`log`]): what the agent
+//!   resumes from, synced to disk before every model request and tool run;
+//! - `checkpoint.json` — a compact snapshot in the runtime-contracts §1
+//!   shape (state, the most recent messages as text), written atomically at
+//!   the end of a turn, for people and tools that read sessions;
+//! - `trace.jsonl` — the trace, append-only ([`trace`]).
+//!
+//! Sessions written before the log existed (a checkpoint with full
+//! `messages`) still resume: the checkpoint is their history.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+mod log;
+mod trace;
+
+use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use north_protocol::{Checkpoint, TraceEvent, TraceKind};
-use serde_json::Value;
+use north_protocol::{ChatMessage, Checkpoint, ContentBlock, Message};
 use thiserror::Error;
 
+pub use log::{LOG_FILE, Replayed, SessionLog};
+pub use trace::Tracer;
+
 use crate::redact::Redactor;
+
+/// Messages kept (as text) in a checkpoint's `recent_messages`.
+pub const RECENT_MESSAGES: usize = 20;
+/// Characters kept of each of them.
+const RECENT_CHARS: usize = 2_000;
 
 /// A storage failure, naming the file.
 #[derive(Debug, Error)]
@@ -42,9 +60,17 @@ pub enum StoreError {
     /// A session id with characters that are not allowed.
     #[error("invalid session id `{0}`")]
     InvalidId(String),
+    /// Another process has the session open.
+    #[error(
+        "the session in {0} is open in another North process; wait for it to end, or start a new session"
+    )]
+    Busy(PathBuf),
 }
 
-fn io_err<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> StoreError + 'a {
+pub(crate) fn io_err<'a>(
+    action: &'static str,
+    path: &'a Path,
+) -> impl FnOnce(io::Error) -> StoreError + 'a {
     move |source| StoreError::Io {
         action,
         path: path.to_path_buf(),
@@ -69,6 +95,10 @@ pub fn now_ts() -> f64 {
 }
 
 /// `YYYYMMDD-HHMMSS` in UTC for a Unix time.
+pub fn utc_stamp(secs: u64) -> String {
+    stamp(secs)
+}
+
 fn stamp(secs: u64) -> String {
     let days = (secs / 86_400) as i64;
     let rem = secs % 86_400;
@@ -212,8 +242,40 @@ impl Session {
         self.dir.join("trace.jsonl")
     }
 
-    /// The last checkpoint written, if any.
+    /// The session as it is on disk (snapshot and log together), without
+    /// taking its lock: for listing and showing. `None` for a session with
+    /// nothing written yet.
     pub fn load_checkpoint(&self) -> Result<Option<Checkpoint>, StoreError> {
+        let snapshot = self.read_snapshot()?;
+        let replayed = log::replay(&self.dir.join(LOG_FILE), false)?;
+        Ok(merge(snapshot, replayed, &self.id, self.log_mtime()))
+    }
+
+    /// Opens the session for writing (its lock held until the log is
+    /// dropped) and returns what to resume from.
+    pub fn open_log(
+        &self,
+        redactor: Redactor,
+    ) -> Result<(SessionLog, Option<Checkpoint>), StoreError> {
+        let (log, replayed) = SessionLog::open(&self.dir, redactor)?;
+        if replayed.dropped_torn_bytes > 0 {
+            tracing::warn!(session = %self.id, bytes = replayed.dropped_torn_bytes, "dropped a torn last record of the session log");
+        }
+        let snapshot = self.read_snapshot()?;
+        let mtime = self.log_mtime();
+        Ok((log, merge(snapshot, replayed, &self.id, mtime)))
+    }
+
+    /// When the log was last written (Unix seconds; 0 without a log).
+    fn log_mtime(&self) -> f64 {
+        std::fs::metadata(self.dir.join(LOG_FILE))
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map_or(0.0, |d| d.as_secs_f64())
+    }
+
+    fn read_snapshot(&self) -> Result<Option<Checkpoint>, StoreError> {
         let path = self.checkpoint_path();
         let text = match fs::read_to_string(&path) {
             Ok(t) => t,
@@ -229,14 +291,20 @@ impl Session {
             })
     }
 
-    /// Writes `checkpoint` atomically (secrets scrubbed).
+    /// Writes the compact snapshot atomically (secrets scrubbed): the
+    /// checkpoint with only its most recent messages, as text.
     pub fn save_checkpoint(
         &self,
         checkpoint: &Checkpoint,
         redactor: &Redactor,
     ) -> Result<(), StoreError> {
         let path = self.checkpoint_path();
-        let text = serde_json::to_string_pretty(checkpoint).map_err(|e| StoreError::Parse {
+        let compact = Checkpoint {
+            recent_messages: recent(&checkpoint.messages, &checkpoint.recent_messages),
+            messages: Vec::new(),
+            ..checkpoint.clone()
+        };
+        let text = serde_json::to_string_pretty(&compact).map_err(|e| StoreError::Parse {
             path: path.clone(),
             what: "checkpoint",
             message: e.to_string(),
@@ -250,54 +318,87 @@ impl Session {
     }
 }
 
-/// Append-only JSONL trace (runtime-contracts §6).
-#[derive(Debug)]
-pub struct Tracer {
-    file: Mutex<File>,
-    path: PathBuf,
-    redactor: Redactor,
+/// The snapshot and the log together: the log is the history when it
+/// exists; an old session's checkpoint is its own history.
+fn merge(
+    snapshot: Option<Checkpoint>,
+    replayed: Replayed,
+    id: &str,
+    log_mtime: f64,
+) -> Option<Checkpoint> {
+    if !replayed.found {
+        return snapshot.map(|mut cp| {
+            if cp.messages.is_empty() {
+                return cp;
+            }
+            cp.recent_messages = cp.messages.iter().map(chat_message).collect();
+            cp
+        });
+    }
+    let base = snapshot.unwrap_or_else(|| Checkpoint {
+        session_id: id.to_string(),
+        revision: 0,
+        updated_ts: 0.0,
+        state: Default::default(),
+        recent_messages: Vec::new(),
+        trace_tail: vec!["trace.jsonl".into()],
+        messages: Vec::new(),
+        model: None,
+    });
+    Some(Checkpoint {
+        revision: replayed.revision.max(base.revision),
+        updated_ts: base.updated_ts.max(log_mtime),
+        state: replayed.state,
+        recent_messages: replayed.messages.iter().map(chat_message).collect(),
+        messages: replayed.messages,
+        model: replayed.model.or(base.model),
+        ..base
+    })
 }
 
-impl Tracer {
-    /// Opens (creating) `path` for appending.
-    pub fn open(path: &Path, redactor: Redactor) -> Result<Self, StoreError> {
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(io_err("open", path))?;
-        Ok(Tracer {
-            file: Mutex::new(file),
-            path: path.to_path_buf(),
-            redactor,
-        })
-    }
-
-    /// Where the trace is.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// Appends one event. Failures are logged, never fatal: a full disk
-    /// must not end the user's session.
-    pub fn record(&self, kind: TraceKind, data: Value) {
-        let event = TraceEvent {
-            ts: now_ts(),
-            kind,
-            data,
-        };
-        let Ok(mut line) = serde_json::to_string(&event) else {
-            return;
-        };
-        line = self.redactor.scrub(&line).into_owned();
-        line.push('\n');
-        // One write call per line: O_APPEND keeps concurrent lines whole.
-        if let Ok(mut f) = self.file.lock()
-            && let Err(e) = f.write_all(line.as_bytes())
-        {
-            tracing::warn!(path = %self.path.display(), error = %e, "cannot append to trace");
+/// The text form of a message (runtime-contracts §1.3).
+pub fn chat_message(m: &Message) -> ChatMessage {
+    let mut content = String::new();
+    for b in &m.content {
+        match b {
+            ContentBlock::Text { text } => content.push_str(text),
+            ContentBlock::ToolCall(c) => content.push_str(&format!(
+                "\n[tool_call {} {} {}]",
+                c.id, c.name, c.arguments
+            )),
+            ContentBlock::ToolResult {
+                call_id,
+                content: c,
+                ..
+            } => content.push_str(&format!("[tool_result {call_id}] {c}")),
+            _ => {}
         }
     }
+    ChatMessage {
+        role: m.role,
+        content,
+    }
+}
+
+/// The last [`RECENT_MESSAGES`] messages as text, each cut to a readable
+/// length: a snapshot stays small however long the session grows.
+fn recent(messages: &[Message], fallback: &[ChatMessage]) -> Vec<ChatMessage> {
+    let all: Vec<ChatMessage> = if messages.is_empty() {
+        fallback.to_vec()
+    } else {
+        messages.iter().map(chat_message).collect()
+    };
+    let skip = all.len().saturating_sub(RECENT_MESSAGES);
+    all.into_iter()
+        .skip(skip)
+        .map(|mut m| {
+            if m.content.chars().count() > RECENT_CHARS {
+                let cut: String = m.content.chars().take(RECENT_CHARS).collect();
+                m.content = format!("{cut}… [cut; the whole message is in log.jsonl]");
+            }
+            m
+        })
+        .collect()
 }
 
 #[cfg(test)]

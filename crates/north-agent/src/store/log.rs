@@ -1,0 +1,469 @@
+//! A session's history as an append-only log: `log.jsonl` in the session
+//! directory, one scrubbed JSON record per line.
+//!
+//! Records say how the history changed — "keep the first `keep` messages,
+//! then append these", "the state is now", "the model is now" — so an
+//! ordinary step appends only what is new and bytes written grow with the
+//! transcript, not with its square. When the log holds much more than the
+//! history it describes (after condensation, say), it is rewritten compactly
+//! by an atomic rename.
+//!
+//! Durability: every append is `fdatasync`ed before the agent acts on it
+//! (before a model request and before a tool runs), so a crash loses at most
+//! the record being written. A torn last line is dropped on the next open;
+//! a torn line anywhere else is corruption and is reported, never guessed
+//! at. One process at a time writes a session: the log holds an advisory
+//! lock on `lock` in the session directory.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use north_protocol::{Message, ModelRef, State};
+use serde::{Deserialize, Serialize};
+
+use super::{StoreError, io_err, write_atomic};
+use crate::redact::Redactor;
+
+/// The log's file name in the session directory.
+pub const LOG_FILE: &str = "log.jsonl";
+/// Compaction starts once the log is this much larger than the history.
+const COMPACT_FACTOR: u64 = 2;
+/// ... and at least this large, so small sessions never compact.
+const COMPACT_MIN_BYTES: u64 = 256 * 1024;
+
+/// One line of the log.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub(crate) enum Record {
+    /// Keep the first `keep` messages, then append `messages`.
+    Sync {
+        /// Revision after this record.
+        rev: u64,
+        /// Messages kept.
+        keep: usize,
+        /// Messages appended.
+        messages: Vec<Message>,
+    },
+    /// The agent state is now `state`.
+    State {
+        /// The state.
+        state: State,
+    },
+    /// The session continues on `model`.
+    Model {
+        /// The model.
+        model: ModelRef,
+    },
+}
+
+/// A session replayed from disk.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Replayed {
+    /// The history.
+    pub messages: Vec<Message>,
+    /// The state.
+    pub state: State,
+    /// The model that wrote the last records.
+    pub model: Option<ModelRef>,
+    /// The revision of the last record.
+    pub revision: u64,
+    /// Whether anything was read.
+    pub found: bool,
+    /// A torn last line that was dropped (its length), if any.
+    pub dropped_torn_bytes: u64,
+}
+
+impl Replayed {
+    fn apply(&mut self, record: Record) {
+        self.found = true;
+        match record {
+            Record::Sync {
+                rev,
+                keep,
+                messages,
+            } => {
+                self.messages.truncate(keep);
+                self.messages.extend(messages);
+                self.revision = rev;
+            }
+            Record::State { state } => self.state = state,
+            Record::Model { model } => self.model = Some(model),
+        }
+    }
+}
+
+/// Reads `path`; a missing file replays to nothing. With `repair`, a torn
+/// last line is cut off the file (only the writer may do that).
+pub(crate) fn replay(path: &Path, repair: bool) -> Result<Replayed, StoreError> {
+    let mut out = Replayed::default();
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+        Err(e) => return Err(io_err("read", path)(e)),
+    };
+    let mut reader = BufReader::new(file);
+    let mut line = Vec::new();
+    let mut good: u64 = 0;
+    let mut pending_error: Option<(u64, String)> = None;
+    loop {
+        line.clear();
+        let n = reader
+            .read_until(b'\n', &mut line)
+            .map_err(io_err("read", path))?;
+        if n == 0 {
+            break;
+        }
+        if let Some((at, message)) = pending_error.take() {
+            // A bad line followed by more lines is not a torn tail.
+            return Err(StoreError::Parse {
+                path: path.to_path_buf(),
+                what: "session log",
+                message: format!("line at byte {at}: {message}"),
+            });
+        }
+        let complete = line.last() == Some(&b'\n');
+        match serde_json::from_slice::<Record>(&line) {
+            Ok(record) if complete => {
+                out.apply(record);
+                good += n as u64;
+            }
+            Ok(_) => pending_error = Some((good, "no line end".into())),
+            Err(e) => pending_error = Some((good, e.to_string())),
+        }
+    }
+    if pending_error.is_some() {
+        let len = std::fs::metadata(path)
+            .map(|m| m.len())
+            .map_err(io_err("read", path))?;
+        out.dropped_torn_bytes = len - good;
+        if repair {
+            let f = OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(io_err("open", path))?;
+            f.set_len(good).map_err(io_err("truncate", path))?;
+            f.sync_all().map_err(io_err("sync", path))?;
+        }
+    }
+    Ok(out)
+}
+
+/// The writer of one session's log; holds the session's lock.
+#[derive(Debug)]
+pub struct SessionLog {
+    dir: PathBuf,
+    path: PathBuf,
+    file: File,
+    _lock: File,
+    redactor: Redactor,
+    /// Messages known to be on disk as they are in memory.
+    on_disk: usize,
+    state_on_disk: Option<State>,
+    model_on_disk: Option<ModelRef>,
+    /// The log's size.
+    log_bytes: u64,
+    /// The serialized size of each message on disk, to know what a compact
+    /// log of the current history would take.
+    sizes: Vec<u64>,
+    /// Bytes this process wrote to the session (log, compactions).
+    written: u64,
+}
+
+impl SessionLog {
+    /// Opens the log of the session in `dir` for writing: takes the
+    /// session's lock, removes temp files a killed write left, drops a torn
+    /// last line, and replays what is there.
+    pub(crate) fn open(dir: &Path, redactor: Redactor) -> Result<(Self, Replayed), StoreError> {
+        let lock_path = dir.join("lock");
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(io_err("open", &lock_path))?;
+        if !north_tools::repo::try_lock_exclusive(&lock).map_err(io_err("lock", &lock_path))? {
+            return Err(StoreError::Busy(dir.to_path_buf()));
+        }
+        remove_stale_temps(dir);
+        let path = dir.join(LOG_FILE);
+        let replayed = replay(&path, true)?;
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(io_err("open", &path))?;
+        let log_bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let sizes = replayed
+            .messages
+            .iter()
+            .map(|m| serde_json::to_string(m).map_or(0, |j| j.len() as u64))
+            .collect();
+        let log = SessionLog {
+            dir: dir.to_path_buf(),
+            path,
+            file,
+            _lock: lock,
+            redactor,
+            on_disk: replayed.messages.len(),
+            state_on_disk: replayed.found.then(|| replayed.state.clone()),
+            model_on_disk: replayed.model.clone(),
+            log_bytes,
+            sizes,
+            written: 0,
+        };
+        Ok((log, replayed))
+    }
+
+    /// Brings the log up to date: `messages[..clean]` are unchanged since
+    /// the last sync (as far as the caller knows), the rest are new or
+    /// changed. Appends only what differs, then syncs the file to disk.
+    pub(crate) fn sync(
+        &mut self,
+        rev: u64,
+        messages: &[Message],
+        clean: usize,
+        state: &State,
+        model: &ModelRef,
+    ) -> Result<(), StoreError> {
+        let keep = clean.min(self.on_disk).min(messages.len());
+        let mut lines = String::new();
+        let mut new_sizes = Vec::new();
+        if keep < messages.len() || keep < self.on_disk {
+            // Each message serialized once: for the record and its size.
+            let mut json = Vec::with_capacity(messages.len() - keep);
+            for m in &messages[keep..] {
+                let j = serde_json::to_string(m).map_err(|e| StoreError::Parse {
+                    path: self.path.clone(),
+                    what: "session log record",
+                    message: e.to_string(),
+                })?;
+                new_sizes.push(j.len() as u64);
+                json.push(j);
+            }
+            let record = format!(
+                r#"{{"op":"sync","rev":{rev},"keep":{keep},"messages":[{}]}}"#,
+                json.join(",")
+            );
+            lines.push_str(&self.redactor.scrub(&record));
+            lines.push('\n');
+        }
+        if self.state_on_disk.as_ref() != Some(state) {
+            self.push(
+                &mut lines,
+                &Record::State {
+                    state: state.clone(),
+                },
+            )?;
+        }
+        if self.model_on_disk.as_ref() != Some(model) {
+            self.push(
+                &mut lines,
+                &Record::Model {
+                    model: model.clone(),
+                },
+            )?;
+        }
+        if lines.is_empty() {
+            return Ok(());
+        }
+        // One write per sync: O_APPEND keeps it whole against another
+        // reader, and a crash tears at most this last piece.
+        self.file
+            .write_all(lines.as_bytes())
+            .map_err(io_err("append to", &self.path))?;
+        self.file.sync_data().map_err(io_err("sync", &self.path))?;
+        self.log_bytes += lines.len() as u64;
+        self.written += lines.len() as u64;
+        if !new_sizes.is_empty() || keep < self.on_disk {
+            self.sizes.truncate(keep);
+            self.sizes.extend(new_sizes);
+        }
+        self.on_disk = messages.len();
+        self.state_on_disk = Some(state.clone());
+        self.model_on_disk = Some(model.clone());
+        let live: u64 = self.sizes.iter().sum::<u64>() + 1024;
+        if self.log_bytes > COMPACT_MIN_BYTES && self.log_bytes > live * COMPACT_FACTOR {
+            self.compact(rev, messages, state, model)?;
+        }
+        Ok(())
+    }
+
+    /// Rewrites the log as one record per kind (atomic rename).
+    fn compact(
+        &mut self,
+        rev: u64,
+        messages: &[Message],
+        state: &State,
+        model: &ModelRef,
+    ) -> Result<(), StoreError> {
+        let mut lines = String::new();
+        self.push(
+            &mut lines,
+            &Record::Sync {
+                rev,
+                keep: 0,
+                messages: messages.to_vec(),
+            },
+        )?;
+        self.push(
+            &mut lines,
+            &Record::State {
+                state: state.clone(),
+            },
+        )?;
+        self.push(
+            &mut lines,
+            &Record::Model {
+                model: model.clone(),
+            },
+        )?;
+        write_atomic(&self.path, lines.as_bytes()).map_err(io_err("compact", &self.path))?;
+        self.file = OpenOptions::new()
+            .append(true)
+            .open(&self.path)
+            .map_err(io_err("open", &self.path))?;
+        self.log_bytes = lines.len() as u64;
+        self.written += self.log_bytes;
+        tracing::info!(path = %self.path.display(), bytes = self.log_bytes, "session log compacted");
+        Ok(())
+    }
+
+    fn push(&self, lines: &mut String, record: &Record) -> Result<(), StoreError> {
+        let json = serde_json::to_string(record).map_err(|e| StoreError::Parse {
+            path: self.path.clone(),
+            what: "session log record",
+            message: e.to_string(),
+        })?;
+        lines.push_str(&self.redactor.scrub(&json));
+        lines.push('\n');
+        Ok(())
+    }
+
+    /// How many messages the log holds.
+    pub(crate) fn messages_on_disk(&self) -> usize {
+        self.on_disk
+    }
+
+    /// Bytes this process wrote to the log (appends and compactions).
+    pub fn bytes_written(&self) -> u64 {
+        self.written
+    }
+
+    /// The session directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+/// Temp files of atomic writes a killed process left in `dir`
+/// (`.checkpoint.json.north-*.tmp`, `.log.jsonl.north-*.tmp`).
+fn remove_stale_temps(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with('.') && name.contains(".north-") && name.ends_with(".tmp") {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn model() -> ModelRef {
+        ModelRef {
+            provider: "scripted".into(),
+            model: "m".into(),
+        }
+    }
+
+    #[test]
+    fn appends_only_what_changed_and_replays_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut log, replayed) = SessionLog::open(dir.path(), Redactor::default()).unwrap();
+        assert!(!replayed.found);
+        let mut messages = vec![Message::user("one")];
+        let state = State::default();
+        log.sync(1, &messages, 0, &state, &model()).unwrap();
+        let first = std::fs::metadata(dir.path().join(LOG_FILE)).unwrap().len();
+        messages.push(Message::user("two"));
+        log.sync(2, &messages, 1, &state, &model()).unwrap();
+        let grown = std::fs::metadata(dir.path().join(LOG_FILE)).unwrap().len() - first;
+        assert!(
+            grown < first,
+            "the second sync appends one message, not two"
+        );
+        // The last message changes in place (a result added to it).
+        messages[1] = Message::user("two, amended");
+        log.sync(3, &messages, 1, &state, &model()).unwrap();
+        drop(log);
+        let back = replay(&dir.path().join(LOG_FILE), false).unwrap();
+        assert_eq!(back.messages, messages);
+        assert_eq!(back.revision, 3);
+        assert_eq!(back.model, Some(model()));
+    }
+
+    #[test]
+    fn a_torn_last_line_is_dropped_and_a_torn_middle_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(LOG_FILE);
+        {
+            let (mut log, _) = SessionLog::open(dir.path(), Redactor::default()).unwrap();
+            log.sync(1, &[Message::user("kept")], 0, &State::default(), &model())
+                .unwrap();
+        }
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(br#"{"op":"sync","rev":2,"keep":1,"messa"#)
+            .unwrap();
+        drop(f);
+        let (_log, back) = SessionLog::open(dir.path(), Redactor::default()).unwrap();
+        assert_eq!(back.messages, [Message::user("kept")]);
+        assert!(back.dropped_torn_bytes > 0);
+        drop(_log);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.ends_with('\n'), "the torn tail was cut: {text}");
+        std::fs::write(&path, format!("{{bad\n{text}")).unwrap();
+        assert!(matches!(
+            SessionLog::open(dir.path(), Redactor::default()),
+            Err(StoreError::Parse { .. })
+        ));
+    }
+
+    #[test]
+    fn one_writer_per_session_and_stale_temps_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".checkpoint.json.north-123-0.tmp"), "x").unwrap();
+        let (log, _) = SessionLog::open(dir.path(), Redactor::default()).unwrap();
+        assert!(!dir.path().join(".checkpoint.json.north-123-0.tmp").exists());
+        assert!(matches!(
+            SessionLog::open(dir.path(), Redactor::default()),
+            Err(StoreError::Busy(_))
+        ));
+        drop(log);
+        assert!(SessionLog::open(dir.path(), Redactor::default()).is_ok());
+    }
+
+    #[test]
+    fn a_log_much_larger_than_its_history_is_compacted() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut log, _) = SessionLog::open(dir.path(), Redactor::default()).unwrap();
+        let big = "x".repeat(64 * 1024);
+        let state = State::default();
+        // The last message is rewritten again and again: the log grows, the
+        // history does not.
+        for rev in 0..20 {
+            let messages = vec![Message::user(format!("{rev}{big}"))];
+            log.sync(rev, &messages, 0, &state, &model()).unwrap();
+        }
+        let size = std::fs::metadata(dir.path().join(LOG_FILE)).unwrap().len();
+        assert!(size < 3 * 70 * 1024, "compacted: {size}");
+        let back = replay(&dir.path().join(LOG_FILE), false).unwrap();
+        assert!(back.messages[0].text_content().starts_with("19"));
+    }
+}

@@ -1,0 +1,242 @@
+//! Recovery: settling the applies a killed process left half done, and
+//! saying exactly what became of each file.
+//!
+//! Every entry point runs [`recover`] before it reads or edits a file, and
+//! every apply runs it first under the project's lock. A journal found while
+//! holding the lock belongs to a process that died mid-apply; one that is
+//! still running would hold the lock.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use super::apply::{ApplyError, TXN_DIR, Tx, TxState, finish, roll_back};
+use super::lock::ApplyLock;
+use crate::repo::fsync_dir;
+use crate::sandbox::Sandbox;
+
+/// What became of one file of a settled apply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fate {
+    /// It holds the batch's new content.
+    New,
+    /// It was created with the batch's content.
+    Created,
+    /// Its old content was put back.
+    Restored,
+    /// It was never touched: it holds its old content.
+    Unchanged,
+    /// It was created and removed again.
+    Removed,
+    /// It was never created.
+    NotCreated,
+    /// Settling it failed; it may need a look.
+    Failed(String),
+}
+
+impl fmt::Display for Fate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Fate::New => f.write_str("new content"),
+            Fate::Created => f.write_str("created"),
+            Fate::Restored => f.write_str("old content restored"),
+            Fate::Unchanged => f.write_str("old content, untouched"),
+            Fate::Removed => f.write_str("removed again"),
+            Fate::NotCreated => f.write_str("not created"),
+            Fate::Failed(why) => write!(f, "NOT settled: {why}"),
+        }
+    }
+}
+
+/// The fate of every file of one apply, in batch order.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Fates(pub Vec<(String, Fate)>);
+
+impl fmt::Display for Fates {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, (path, fate)) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{path} ({fate})")?;
+        }
+        Ok(())
+    }
+}
+
+/// One apply a killed process left, now settled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettledApply {
+    /// Its journal (relative to the root).
+    pub journal: String,
+    /// Whether the batch was completed (it had reached its commit point);
+    /// otherwise it was undone.
+    pub completed: bool,
+    /// What became of each file.
+    pub fates: Fates,
+}
+
+/// What [`recover`] did.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Recovery {
+    /// The applies it settled, oldest first.
+    pub settled: Vec<SettledApply>,
+}
+
+impl fmt::Display for Recovery {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, s) in self.settled.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            let what = if s.completed {
+                "completed an edit batch interrupted after it was committed"
+            } else {
+                "undid an edit batch interrupted before it was committed"
+            };
+            write!(f, "{what}: {}", s.fates)?;
+        }
+        Ok(())
+    }
+}
+
+/// Finishes or undoes the applies a killed process left half done, under
+/// the project's apply lock.
+pub fn recover(sandbox: &Sandbox) -> Result<Recovery, ApplyError> {
+    let txn_dir = sandbox.root().join(TXN_DIR);
+    if !txn_dir.is_dir() {
+        return Ok(Recovery::default());
+    }
+    let _lock = ApplyLock::acquire(&txn_dir)?;
+    recover_locked(sandbox)
+}
+
+/// [`recover`] for a caller that already holds the lock.
+pub(super) fn recover_locked(sandbox: &Sandbox) -> Result<Recovery, ApplyError> {
+    let txn_dir = sandbox.root().join(TXN_DIR);
+    let Ok(read) = std::fs::read_dir(&txn_dir) else {
+        return Ok(Recovery::default());
+    };
+    let mut journals: Vec<PathBuf> = read
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    journals.sort();
+    let mut recovery = Recovery::default();
+    for path in journals {
+        let shown = path.display().to_string();
+        let bytes = std::fs::read(&path).map_err(|e| ApplyError::Recovery {
+            path: shown.clone(),
+            message: e.to_string(),
+        })?;
+        let journal = match serde_json::from_slice(&bytes) {
+            Ok(j) => j,
+            Err(e) => {
+                return Err(ApplyError::Recovery {
+                    path: shown,
+                    message: format!("unreadable journal: {e}"),
+                });
+            }
+        };
+        let mut tx = Tx {
+            sandbox,
+            journal_path: path,
+            journal,
+        };
+        check_paths(&tx, &shown)?;
+        let journal_rel = sandbox
+            .relative(&tx.journal_path)
+            .unwrap_or_else(|| shown.clone());
+        let settled = match tx.journal.state {
+            TxState::Prepared => {
+                let fates = tx
+                    .journal
+                    .entries
+                    .iter()
+                    .map(|e| {
+                        let fate = if e.backup.is_some() {
+                            Fate::Unchanged
+                        } else {
+                            Fate::NotCreated
+                        };
+                        (e.target.clone(), fate)
+                    })
+                    .collect();
+                tx.discard();
+                SettledApply {
+                    journal: journal_rel,
+                    completed: false,
+                    fates: Fates(fates),
+                }
+            }
+            TxState::Committed => {
+                let mut fates = Vec::new();
+                for e in &tx.journal.entries {
+                    let temp = tx.abs(&e.temp);
+                    let target = tx.abs(&e.target);
+                    if temp.exists() {
+                        std::fs::rename(&temp, &target).map_err(|err| ApplyError::Recovery {
+                            path: e.target.clone(),
+                            message: err.to_string(),
+                        })?;
+                        if let Some(parent) = target.parent() {
+                            let _ = fsync_dir(parent);
+                        }
+                    }
+                    let fate = if e.backup.is_some() {
+                        Fate::New
+                    } else {
+                        Fate::Created
+                    };
+                    fates.push((e.target.clone(), fate));
+                }
+                finish(&tx);
+                SettledApply {
+                    journal: journal_rel,
+                    completed: true,
+                    fates: Fates(fates),
+                }
+            }
+            TxState::RollingBack => {
+                let n = tx.journal.entries.len();
+                let fates = roll_back(&mut tx, n);
+                SettledApply {
+                    journal: journal_rel,
+                    completed: false,
+                    fates,
+                }
+            }
+        };
+        tracing::warn!(journal = %settled.journal, completed = settled.completed, files = %settled.fates, "settled an interrupted apply");
+        recovery.settled.push(settled);
+    }
+    Ok(recovery)
+}
+
+/// Journal paths were produced by the sandbox, but the journal is a file on
+/// disk: every path is checked again, symlinks included.
+fn check_paths(tx: &Tx<'_>, shown: &str) -> Result<(), ApplyError> {
+    let journal = &tx.journal;
+    let all_paths = journal
+        .entries
+        .iter()
+        .flat_map(|e| [Some(&e.target), Some(&e.temp), e.backup.as_ref()])
+        .flatten()
+        .chain(journal.dirs.iter());
+    for p in all_paths {
+        let resolved = tx
+            .sandbox
+            .resolve_for_write(p)
+            .map_err(|e| ApplyError::Recovery {
+                path: shown.to_owned(),
+                message: format!("{e}; delete the journal to discard it"),
+            })?;
+        if resolved.rel != *p {
+            return Err(ApplyError::Recovery {
+                path: shown.to_owned(),
+                message: format!("{p:?} goes through a symlink; delete the journal to discard it"),
+            });
+        }
+    }
+    Ok(())
+}
