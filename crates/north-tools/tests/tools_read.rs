@@ -279,8 +279,17 @@ fn search_limit_and_errors() {
     let p = Project::new();
     let body: String = (0..50).map(|i| format!("hit {i}\n")).collect();
     p.write("many.txt", body);
+    // At the limit the result says so (it used to be silently short).
     let out = p.ok("search_text", json!({"query": "hit", "limit": 7}));
-    assert_eq!(out.as_array().unwrap().len(), 7);
+    assert_eq!(out["matches"].as_array().unwrap().len(), 7);
+    assert_eq!(out["truncated"], true);
+    assert!(out["note"].as_str().unwrap().contains("limit"));
+    let all = p.ok("search_text", json!({"query": "hit", "limit": 50}));
+    assert_eq!(
+        all.as_array().unwrap().len(),
+        50,
+        "under the limit: the spec's array"
+    );
     assert!(
         p.fail("search_text", json!({"query": ""}))
             .contains("empty")
@@ -289,6 +298,43 @@ fn search_limit_and_errors() {
         p.fail("search_text", json!({"query": "x", "path": "nope"}))
             .contains("does not exist")
     );
+}
+
+/// Regression: `search_text` held a whole huge line in memory (422 MiB on
+/// a 200 MB one-line file). Lines over the searcher's limit are scanned in
+/// chunks, and every match says where it is.
+#[test]
+fn a_line_over_the_memory_limit_is_searched_in_chunks() {
+    let p = Project::new();
+    let mut body = String::from("first line needle\n");
+    let long_start = body.len();
+    let mut line = "x".repeat(3 << 20);
+    // Matches near chunk boundaries and at the end.
+    for at in [10, (1 << 20) - 3, (2 << 20) + 100, (3 << 20) - 6] {
+        line.replace_range(at..at + 6, "needle");
+    }
+    body.push_str(&line);
+    body.push_str("\nlast needle\n");
+    p.write("dump.json", body);
+    let out = p.ok("search_text", json!({"query": "needle", "limit": 100}));
+    let hits = out.as_array().unwrap();
+    assert_eq!(hits.len(), 6, "{hits:?}");
+    assert_eq!(hits[0]["line"], 1);
+    let long: Vec<_> = hits.iter().filter(|h| h["line"] == 2).collect();
+    assert_eq!(long.len(), 4);
+    for (h, at) in long
+        .iter()
+        .zip([10u64, (1 << 20) - 3, (2 << 20) + 100, (3 << 20) - 6])
+    {
+        assert_eq!(h["byteOffset"], long_start as u64 + at);
+        assert_eq!(h["column"], at + 1);
+        let preview = h["preview"].as_str().unwrap();
+        assert!(
+            preview.contains("needle") && preview.len() < 600,
+            "{preview}"
+        );
+    }
+    assert_eq!(hits[5]["line"], 3);
 }
 
 #[test]
@@ -414,6 +460,60 @@ fn read_very_large_file_is_cut_and_ranges_reach_the_end() {
         json!({"path": "big.txt", "range": {"start": 199_999, "end": 200_000}}),
     );
     assert_eq!(tail["content"], "line 199999\nline 200000\n");
+}
+
+/// Regression: a file that is one huge line came back empty with advice to
+/// re-read the same range, so the model looped.
+#[test]
+fn a_line_too_long_to_return_is_read_in_byte_ranges_to_the_end() {
+    let p = Project::new();
+    // Multi-byte characters so a cut could land inside one.
+    let line: String = (0..120_000)
+        .map(|i| if i % 7 == 0 { 'é' } else { 'x' })
+        .collect();
+    let body = format!("first\n{line}\nlast\n");
+    p.write("min.js", body.clone());
+    // Reading lines stops at the long one with the offset to continue from.
+    let head = p.ok("read_file", json!({"path": "min.js"}));
+    assert_eq!(head["content"], "first\n");
+    assert_eq!(head["truncated"], true);
+    let from_line = p.ok(
+        "read_file",
+        json!({"path": "min.js", "range": {"start": 2, "end": 2}}),
+    );
+    assert_eq!(from_line["startLine"], 2);
+    assert!(from_line["note"].as_str().unwrap().contains("\"offset\""));
+    let mut text = from_line["content"].as_str().unwrap().to_string();
+    assert!(!text.is_empty() && text.len() <= 100_000);
+    let mut next = from_line["nextOffset"].as_u64().unwrap();
+    let mut calls = 0;
+    loop {
+        calls += 1;
+        assert!(calls < 10, "the continuation converges");
+        let part = p.ok("read_file", json!({"path": "min.js", "offset": next}));
+        assert_eq!(part["offset"], next, "starts where asked");
+        assert_eq!(part["startLine"], 2);
+        text.push_str(part["content"].as_str().unwrap());
+        match part["nextOffset"].as_u64() {
+            Some(n) => {
+                assert!(n > next);
+                next = n;
+            }
+            None => {
+                assert_eq!(part["totalLines"], 3);
+                assert_eq!(part["endLine"], 3);
+                break;
+            }
+        }
+    }
+    assert_eq!(format!("first\n{text}"), body, "nothing lost or repeated");
+    let err = p.fail("read_file", json!({"path": "min.js", "offset": 1_000_000}));
+    assert!(err.contains("past the end"), "{err}");
+    let err = p.fail(
+        "read_file",
+        json!({"path": "min.js", "offset": 0, "range": {"start": 1, "end": 2}}),
+    );
+    assert!(err.contains("not both"), "{err}");
 }
 
 // ---------- read_readme ----------

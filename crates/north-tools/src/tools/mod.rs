@@ -6,6 +6,7 @@
 mod context;
 mod nav;
 mod profiles;
+mod read;
 mod search;
 mod write;
 

@@ -1,8 +1,5 @@
 //! Read and navigate tools: `list_root`, `find_files`, `read_file`, `read_readme`.
 
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-
 use globset::{GlobBuilder, GlobMatcher};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -12,12 +9,11 @@ use crate::repo;
 use crate::sandbox::Sandbox;
 use crate::tool::{Failure, Handler, ToolContext};
 
+use super::read::read_from_offset;
+pub(crate) use super::read::read_lines;
+
 /// Most entries a listing returns.
 pub(crate) const MAX_LIST_ENTRIES: usize = 1000;
-/// Most lines `read_file` returns in one call.
-const MAX_READ_LINES: usize = 2000;
-/// Most bytes `read_file` returns in one call.
-const MAX_READ_BYTES: usize = 100_000;
 /// How much of a README `read_readme` returns.
 const README_BYTES: usize = 8_000;
 const README_LINES: usize = 200;
@@ -208,89 +204,10 @@ pub struct ReadFileArgs {
     /// Lines to read; null reads from the top.
     #[serde(default)]
     pub range: Option<LineRange>,
-}
-
-/// What `read_file` returns.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct ReadOutput {
-    pub path: String,
-    pub content: String,
-    pub start_line: usize,
-    pub end_line: usize,
-    pub total_lines: usize,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub truncated: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-}
-
-/// Reads lines `start..=end` of a text file, streaming so huge files are fine.
-pub(crate) fn read_lines(
-    abs: &Path,
-    rel: &str,
-    start: usize,
-    end: usize,
-) -> Result<ReadOutput, Failure> {
-    if repo::file_is_binary(abs).map_err(|e| Failure::new(format!("cannot read {rel}: {e}")))? {
-        let size = std::fs::metadata(abs).map(|m| m.len()).unwrap_or(0);
-        return Err(Failure::new(format!(
-            "{rel} is a binary file ({size} bytes); only text can be read"
-        )));
-    }
-    let file =
-        std::fs::File::open(abs).map_err(|e| Failure::new(format!("cannot read {rel}: {e}")))?;
-    let mut reader = BufReader::new(file);
-    let mut buf = Vec::new();
-    let mut content = Vec::new();
-    let (mut total, mut last, mut truncated) = (0usize, 0usize, false);
-    loop {
-        buf.clear();
-        let n = reader
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| Failure::new(format!("cannot read {rel}: {e}")))?;
-        if n == 0 {
-            break;
-        }
-        total += 1;
-        if total < start || total > end || truncated {
-            continue;
-        }
-        if total - start >= MAX_READ_LINES || content.len() + buf.len() > MAX_READ_BYTES {
-            truncated = true;
-            continue;
-        }
-        content.extend_from_slice(&buf);
-        last = total;
-    }
-    if total > 0 && start > total {
-        return Err(Failure::new(format!(
-            "range.start {start} is past the end of {rel}, which has {total} lines"
-        )));
-    }
-    let (content, note) = match String::from_utf8(content) {
-        Ok(s) => (s, None),
-        Err(e) => (
-            String::from_utf8_lossy(e.as_bytes()).into_owned(),
-            Some("not valid UTF-8; invalid bytes are shown as U+FFFD".to_owned()),
-        ),
-    };
-    let note = match (truncated, note) {
-        (true, None) => Some(format!(
-            "output cut at line {last}; read more with range {{start: {}, end: ...}}",
-            last + 1
-        )),
-        (_, note) => note,
-    };
-    Ok(ReadOutput {
-        path: rel.to_owned(),
-        content,
-        start_line: if total == 0 { 0 } else { start },
-        end_line: last,
-        total_lines: total,
-        truncated,
-        note,
-    })
+    /// Byte offset to read from instead of lines: for files whose lines are
+    /// too long to return whole (a previous result's `nextOffset`).
+    #[serde(default)]
+    pub offset: Option<u64>,
 }
 
 /// `read_file`.
@@ -299,12 +216,21 @@ pub(crate) struct ReadFile;
 impl Handler for ReadFile {
     type Args = ReadFileArgs;
     const NAME: &'static str = "read_file";
-    const DESCRIPTION: &'static str = "Read a text file, optionally lines start..=end (1-based). Returns {path, content, startLine, endLine, totalLines}; long output is cut (truncated:true).";
+    const DESCRIPTION: &'static str = "Read a text file, optionally lines start..=end (1-based). Returns {path, content, startLine, endLine, totalLines}; long output is cut (truncated:true, with a note saying how to continue: a later range, or `offset` for a very long line).";
 
     fn run(&self, args: ReadFileArgs, ctx: &ToolContext) -> Result<Value, Failure> {
         let resolved = ctx.sandbox()?.resolve_existing(&args.path)?;
         if !resolved.abs.is_file() {
             return Err(Failure::new(format!("{} is not a file", resolved.rel)));
+        }
+        if let Some(offset) = args.offset {
+            if args.range.is_some() {
+                return Err(Failure::new(
+                    "give either range (lines) or offset (bytes), not both",
+                ));
+            }
+            let out = read_from_offset(&resolved.abs, &resolved.rel, offset)?;
+            return Ok(serde_json::to_value(out)?);
         }
         let (start, end) = match args.range {
             None => (1, usize::MAX),
