@@ -144,8 +144,123 @@ fn compiled(expression: &str) -> Result<Rc<Filter>, String> {
     Ok(filter)
 }
 
-/// Runs `expression` on `input`; it must produce exactly one value.
+/// How long one expression may run.
+pub(crate) const TIME_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+/// The largest result (serialized) an expression may produce.
+pub(crate) const MAX_RESULT_BYTES: usize = 16 << 20;
+/// Stack of the evaluating thread, deep enough that recursion bounded by
+/// the data never reaches its end.
+const WORKER_STACK: usize = 256 << 20;
+/// Evaluations that ran past their time limit and still run; past this
+/// many, new ones are refused rather than piling up busy threads.
+const MAX_RUNAWAY: usize = 4;
+
+struct Job {
+    expression: String,
+    input: Value,
+    reply: std::sync::mpsc::SyncSender<Result<Value, String>>,
+}
+
+struct Worker {
+    jobs: std::sync::mpsc::Sender<Job>,
+}
+
+thread_local! {
+    /// Each calling thread has its own evaluator, so one slow expression
+    /// never holds up another block's.
+    static WORKER: RefCell<Option<Worker>> = const { RefCell::new(None) };
+}
+static RUNAWAY: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn spawn_worker() -> Result<Worker, String> {
+    let (jobs, rx) = std::sync::mpsc::channel::<Job>();
+    std::thread::Builder::new()
+        .name("north-jq".into())
+        .stack_size(WORKER_STACK)
+        .spawn(move || {
+            for job in rx {
+                let result = eval_here(&job.expression, &job.input).and_then(bounded);
+                // The caller may have given up waiting (a time-out).
+                let _ = job.reply.send(result);
+            }
+        })
+        .map_err(|e| format!("cannot start the jq evaluator: {e}"))?;
+    Ok(Worker { jobs })
+}
+
+/// A result too large to hand back is an error.
+fn bounded(value: Value) -> Result<Value, String> {
+    let size = serde_json::to_vec(&value).map(|v| v.len()).unwrap_or(0);
+    if size > MAX_RESULT_BYTES {
+        return Err(format!(
+            "the result is {size} bytes, over the limit of {MAX_RESULT_BYTES}; select less"
+        ));
+    }
+    Ok(value)
+}
+
+/// Runs `expression` on `input`; it must produce exactly one value, within
+/// [`TIME_LIMIT`] and [`MAX_RESULT_BYTES`]. The filter runs on a worker
+/// thread, so an endless loop cannot hang the program: a time-out is an
+/// error the model sees (the stuck evaluation is abandoned; its thread ends
+/// when it does, and new ones are refused while two are stuck).
 pub(crate) fn eval(expression: &str, input: &Value) -> Result<Value, String> {
+    if expression.trim().is_empty() {
+        return Err("the expression is empty".to_owned());
+    }
+    // A JSON literal is a jq filter that yields itself: no worker needed.
+    if let Ok(literal) = serde_json::from_str::<Value>(expression) {
+        return Ok(literal);
+    }
+    use std::sync::atomic::Ordering;
+    if RUNAWAY.load(Ordering::SeqCst) >= MAX_RUNAWAY {
+        return Err(
+            "earlier expressions are still running past their time limit; no more are evaluated"
+                .to_owned(),
+        );
+    }
+    let (reply, answer) = std::sync::mpsc::sync_channel(1);
+    let job = Job {
+        expression: expression.to_owned(),
+        input: input.clone(),
+        reply,
+    };
+    WORKER.with(|cell| {
+        let mut worker = cell.borrow_mut();
+        if worker.is_none() {
+            *worker = Some(spawn_worker()?);
+        }
+        let sent = worker
+            .as_ref()
+            .map(|w| w.jobs.send(job))
+            .ok_or("no jq evaluator")?;
+        if sent.is_err() {
+            *worker = None;
+            return Err("the jq evaluator stopped; try again".to_owned());
+        }
+        Ok::<(), String>(())
+    })?;
+    match answer.recv_timeout(TIME_LIMIT) {
+        Ok(result) => result,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            // Abandon the stuck worker; the next call starts a fresh one.
+            if WORKER.with(|cell| cell.borrow_mut().take()).is_some() {
+                RUNAWAY.fetch_add(1, Ordering::SeqCst);
+            }
+            Err(format!(
+                "the expression ran longer than {} s and was stopped; it may loop forever, or do less",
+                TIME_LIMIT.as_secs()
+            ))
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            WORKER.with(|cell| cell.borrow_mut().take());
+            Err("the jq evaluator failed on this expression".to_owned())
+        }
+    }
+}
+
+/// Runs `expression` on `input` on this thread; exactly one value.
+fn eval_here(expression: &str, input: &Value) -> Result<Value, String> {
     if expression.trim().is_empty() {
         return Err("the expression is empty".to_owned());
     }
@@ -268,6 +383,24 @@ mod tests {
         assert!(eval(".xs + 1", &input).unwrap_err().contains("cannot"));
         assert!(eval("halt(1)", &input).is_err());
         assert!(eval("", &input).is_err());
+    }
+
+    /// Regression: jq expressions of natural blocks had no time bound.
+    #[test]
+    fn an_endless_filter_is_stopped_with_a_clear_error() {
+        let started = std::time::Instant::now();
+        let err = eval("def f: f; f", &json!({})).unwrap_err();
+        assert!(err.contains("longer than"), "{err}");
+        assert!(started.elapsed() < TIME_LIMIT * 3);
+        // The evaluator still works afterwards.
+        assert_eq!(eval(".a + 1", &json!({"a": 1})).unwrap(), json!(2));
+    }
+
+    #[test]
+    fn a_result_too_large_to_return_is_an_error() {
+        let huge = Value::String("x".repeat(MAX_RESULT_BYTES));
+        assert!(bounded(huge).unwrap_err().contains("over the limit"));
+        assert_eq!(bounded(json!([1])).unwrap(), json!([1]));
     }
 
     #[test]
