@@ -261,10 +261,17 @@ pub fn read_file(path: &Path) -> Result<ConfigFile, ConfigError> {
             });
         }
     };
+    parse_file(&text, path)
+}
+
+/// Parses the text of a config file; `path` names it in errors. Empty text
+/// is an empty file; a key field, an unknown field or a bad value is an
+/// error naming the field.
+pub fn parse_file(text: &str, path: &Path) -> Result<ConfigFile, ConfigError> {
     if text.trim().is_empty() {
         return Ok(ConfigFile::default());
     }
-    let raw: serde_json::Value = serde_json::from_str(&text).map_err(|e| ConfigError::Invalid {
+    let raw: serde_json::Value = serde_json::from_str(text).map_err(|e| ConfigError::Invalid {
         path: path.into(),
         message: format!("not valid JSON: {e}"),
     })?;
