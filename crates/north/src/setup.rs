@@ -116,6 +116,7 @@ pub fn settle_interrupted_edits(root: &std::path::Path) -> anyhow::Result<()> {
     if !recovery.settled.is_empty() {
         eprintln!("north: {recovery}");
     }
+    SessionStore::new(root).clean_stale_temps();
     Ok(())
 }
 

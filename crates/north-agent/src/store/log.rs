@@ -356,6 +356,23 @@ impl SessionLog {
     }
 }
 
+/// Removes the temp files a killed write left in the session `dir`, unless
+/// another process has the session open (its writes may be in flight).
+pub(crate) fn clean_session_dir(dir: &Path) {
+    let lock_path = dir.join("lock");
+    let Ok(lock) = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+    else {
+        return;
+    };
+    if north_tools::repo::try_lock_exclusive(&lock).unwrap_or(false) {
+        remove_stale_temps(dir);
+    }
+}
+
 /// Temp files of atomic writes a killed process left in `dir`
 /// (`.checkpoint.json.north-*.tmp`, `.log.jsonl.north-*.tmp`).
 fn remove_stale_temps(dir: &Path) {

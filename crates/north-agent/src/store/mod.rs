@@ -221,6 +221,19 @@ impl SessionStore {
         Ok(out)
     }
 
+    /// Removes the temp files killed writes left in every session nobody
+    /// has open, so none survive a start.
+    pub fn clean_stale_temps(&self) {
+        let Ok(entries) = fs::read_dir(&self.dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            if entry.path().is_dir() {
+                log::clean_session_dir(&entry.path());
+            }
+        }
+    }
+
     /// The most recently updated session with a checkpoint.
     pub fn latest(&self) -> Result<Option<Session>, StoreError> {
         Ok(self
