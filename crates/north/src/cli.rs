@@ -210,7 +210,7 @@ pub struct ExecArgs {
     /// Maximum output tokens per model request [default: 8192, at most a quarter of the model's context window].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_tokens: Option<u32>,
-    /// The prompt; `-` or nothing reads it from standard input.
+    /// The prompt; `-` or nothing reads it from standard input. With --resume or --continue and no prompt, the session's unfinished turn goes on.
     #[arg(value_name = "PROMPT", num_args = 0..)]
     pub prompt: Vec<String>,
 }

@@ -53,7 +53,8 @@ pub fn main(args: ExecArgs) -> ExitCode {
 
 struct Prepared {
     project: setup::Project,
-    prompt: String,
+    /// None: continue the resumed session's unfinished turn.
+    prompt: Option<String>,
 }
 
 fn prepare(args: &ExecArgs) -> anyhow::Result<Prepared> {
@@ -67,23 +68,32 @@ fn prepare(args: &ExecArgs) -> anyhow::Result<Prepared> {
     Ok(Prepared { project, prompt })
 }
 
-fn read_prompt(args: &ExecArgs) -> anyhow::Result<String> {
+/// The prompt from the arguments or standard input. Resuming without one
+/// continues the session's unfinished turn (None).
+fn read_prompt(args: &ExecArgs) -> anyhow::Result<Option<String>> {
+    let resuming = args.resume.is_some() || args.continue_latest;
     let joined = args.prompt.join(" ");
     if !joined.is_empty() && joined != "-" {
-        return Ok(joined);
+        return Ok(Some(joined));
     }
     let stdin = std::io::stdin();
-    anyhow::ensure!(
-        !stdin.is_terminal(),
-        "no prompt given; pass it as an argument or on standard input"
-    );
+    if stdin.is_terminal() {
+        anyhow::ensure!(
+            resuming,
+            "no prompt given; pass it as an argument or on standard input"
+        );
+        return Ok(None);
+    }
     let mut text = String::new();
     stdin
         .lock()
         .read_to_string(&mut text)
         .context("cannot read the prompt from standard input")?;
+    if text.trim().is_empty() && resuming {
+        return Ok(None);
+    }
     anyhow::ensure!(!text.trim().is_empty(), "the prompt is empty");
-    Ok(text)
+    Ok(Some(text))
 }
 
 async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
@@ -147,7 +157,10 @@ async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
         provider: p.project.selected.provider.clone(),
         model: p.project.selected.model.clone(),
     });
-    let end = agent.run_turn(&p.prompt, &emit, &cancel).await;
+    let end = match &p.prompt {
+        Some(prompt) => agent.run_turn(prompt, &emit, &cancel).await,
+        None => agent.continue_turn(&emit, &cancel).await,
+    };
     if !json {
         human.finish();
         eprintln!("north: session {session_id} (resume with --resume {session_id})");

@@ -192,3 +192,82 @@ fn the_session_always_reads_back_when_the_process_is_killed_during_writes() {
         "sessions were being written when killed ({parsed})"
     );
 }
+
+/// A session killed while its next model request is in flight resumes
+/// (`north exec --resume ID`, no new prompt) by sending exactly that
+/// request: nothing on disk differs from what the process held in memory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resuming_after_a_kill_sends_the_same_next_request_as_the_uninterrupted_run() {
+    use north_test_support::{FakeServer, Fault, Reply, anthropic};
+    for steps in [1usize, 4, 9] {
+        let home = Sandbox::new();
+        for i in 0..steps {
+            std::fs::write(
+                home.project().join(format!("f{i}.txt")),
+                format!("file {i}\n"),
+            )
+            .unwrap();
+        }
+        let live = FakeServer::start().await.unwrap();
+        for i in 0..steps {
+            let args = format!(r#"{{"path": "f{i}.txt"}}"#);
+            live.push(Reply::sse(
+                anthropic::StreamBuilder::new()
+                    .text(&[&format!("Reading f{i}. ")])
+                    .tool_use(&format!("r{i}"), "read_file", &[&args])
+                    .build(),
+            ));
+        }
+        // The next request hangs: the process is killed while it waits.
+        live.push(Reply::sse(anthropic::text_stream(&["never"])).with_fault(Fault::StallAfter(0)));
+        let mut cmd = home.north();
+        cmd.env("ANTHROPIC_API_KEY", "sk-ant-RESUMECHECK-0123456789")
+            .env("ANTHROPIC_BASE_URL", live.url())
+            .args(["exec", "--json", "read the files"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        let mut child = cmd.spawn().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while live.requests_to("/v1/messages").len() < steps + 1 {
+            assert!(
+                Instant::now() < deadline,
+                "the session never reached step {}",
+                steps + 1
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        child.kill().unwrap(); // SIGKILL, mid-request
+        child.wait().unwrap();
+        let in_flight = live.requests_to("/v1/messages")[steps].json();
+
+        let session = std::fs::read_dir(home.project().join(".north/sessions"))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .into_owned();
+        let resumed = FakeServer::start().await.unwrap();
+        resumed.push(Reply::sse(anthropic::text_stream(&["Done."])));
+        let out = home
+            .north()
+            .env("ANTHROPIC_API_KEY", "sk-ant-RESUMECHECK-0123456789")
+            .env("ANTHROPIC_BASE_URL", resumed.url())
+            .args(["exec", "--resume", &session])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let next = resumed.requests_to("/v1/messages")[0].json();
+        assert_eq!(
+            next["messages"], in_flight["messages"],
+            "after {steps} steps the resumed request differs"
+        );
+        assert_eq!(next["system"], in_flight["system"]);
+        assert_eq!(next["tools"], in_flight["tools"]);
+    }
+}

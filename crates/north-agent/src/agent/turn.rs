@@ -76,14 +76,38 @@ impl Agent {
                 message: recovery.to_string(),
             });
         }
-        let end = self.run_turn_inner(input, &scrubbed, cancel).await;
+        let end = self.run_turn_inner(Some(input), &scrubbed, cancel).await;
+        self.snapshot(&scrubbed);
+        end
+    }
+
+    /// Continues a turn a killed process left unfinished (its last message
+    /// is the user's input or tool results), sending exactly the request
+    /// the interrupted process would have sent next. A session whose last
+    /// turn ended has nothing to continue.
+    pub async fn continue_turn(&mut self, emit: &Emit<'_>, cancel: &CancellationToken) -> TurnEnd {
+        let redactor = self.redactor.clone();
+        let scrubbed = move |e: Event| emit(redactor.scrub_event(e));
+        let unfinished = self.messages.last().is_some_and(|m| {
+            m.role == Role::User || m.role == Role::Tool || m.tool_calls().next().is_some()
+        });
+        if !unfinished {
+            let message =
+                "nothing to continue: the session's last turn ended; give a prompt".to_string();
+            scrubbed(Event::Error {
+                kind: ErrorKind::Config,
+                message: message.clone(),
+            });
+            return TurnEnd::PromptFailed(message);
+        }
+        let end = self.run_turn_inner(None, &scrubbed, cancel).await;
         self.snapshot(&scrubbed);
         end
     }
 
     async fn run_turn_inner(
         &mut self,
-        input: &str,
+        input: Option<&str>,
         emit: &Emit<'_>,
         cancel: &CancellationToken,
     ) -> TurnEnd {
@@ -94,9 +118,23 @@ impl Agent {
                 message: super::model::switch_message(&from, &self.model(), dropped),
             });
         }
-        self.messages.push(Message::user(input));
-        // The input is durable before the model sees it.
-        self.save(emit);
+        let input = match input {
+            Some(input) => {
+                self.messages.push(Message::user(input));
+                // The input is durable before the model sees it.
+                self.save(emit);
+                input.to_string()
+            }
+            // Continuing: memory is retrieved for the request being worked on.
+            None => self
+                .messages
+                .iter()
+                .rev()
+                .find(|m| crate::condense::is_user_input(m))
+                .map(Message::text_content)
+                .unwrap_or_default(),
+        };
+        let input = input.as_str();
         let mut system = match self.system(input).await {
             Ok(s) => s,
             Err(e) => return self.prompt_failed(&e, emit),

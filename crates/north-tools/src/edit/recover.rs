@@ -116,9 +116,17 @@ pub(super) fn recover_locked(sandbox: &Sandbox) -> Result<Recovery, ApplyError> 
     let Ok(read) = std::fs::read_dir(&txn_dir) else {
         return Ok(Recovery::default());
     };
-    let mut journals: Vec<PathBuf> = read
-        .filter_map(Result::ok)
-        .map(|e| e.path())
+    let entries: Vec<PathBuf> = read.filter_map(Result::ok).map(|e| e.path()).collect();
+    // A journal whose own atomic write was killed left only its temp file:
+    // that apply never prepared anything (journal first, then temps).
+    for temp in entries
+        .iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "tmp"))
+    {
+        let _ = std::fs::remove_file(temp);
+    }
+    let mut journals: Vec<PathBuf> = entries
+        .into_iter()
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     journals.sort();
