@@ -120,11 +120,10 @@ pub fn run(args: ToolArgs) -> anyhow::Result<ExitCode> {
     ctx.capabilities = args.grants.clone();
     let sandbox = ctx.sandbox().map_err(|e| Usage(e.to_string()))?;
 
-    // Finish any apply a killed process left half done before looking at files.
-    match edit::recover(&sandbox) {
-        Ok(r) if !r.settled.is_empty() => eprintln!("north tool: {r}"),
-        Ok(_) => {}
-        Err(e) => eprintln!("north tool: warning: {e}"),
+    // Finish any apply a killed process left half done before looking at
+    // files, as every entry point does.
+    if let Err(e) = crate::setup::settle_interrupted_edits(sandbox.root()) {
+        eprintln!("north tool: warning: {e:#}");
     }
 
     let outcome = match approval {
