@@ -310,6 +310,12 @@ pub fn parse_file(text: &str, path: &Path) -> Result<ConfigFile, ConfigError> {
             ),
         });
     }
+    if file.max_steps == Some(0) {
+        return Err(ConfigError::Invalid {
+            path: path.into(),
+            message: "field `max_steps`: must be at least 1".into(),
+        });
+    }
     Ok(file)
 }
 
@@ -422,10 +428,14 @@ impl Config {
                 .set(Some(v), Source::Env("OPENAI_BASE_URL"));
         }
         if let Some(v) = env("NORTH_MAX_STEPS") {
-            let n = v.parse().map_err(|_| ConfigError::Env {
-                var: "NORTH_MAX_STEPS",
-                message: format!("`{v}` is not a whole number"),
-            })?;
+            let n = v
+                .parse()
+                .ok()
+                .filter(|n: &u32| *n > 0)
+                .ok_or_else(|| ConfigError::Env {
+                    var: "NORTH_MAX_STEPS",
+                    message: format!("`{v}` is not a whole number of at least 1"),
+                })?;
             c.max_steps.set(n, Source::Env("NORTH_MAX_STEPS"));
         }
         if let Some(v) = &flags.provider {

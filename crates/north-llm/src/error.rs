@@ -78,7 +78,7 @@ impl ResponseError {
 pub enum LlmError {
     /// No API key is configured for a provider that needs one.
     #[error(
-        "{provider}: no API key; set {env_var} (or use --provider scripted to run without a model)"
+        "{provider}: no API key; set {env_var} (or use --provider scripted --script FILE to run without a model)"
     )]
     MissingKey {
         /// Provider name.

@@ -81,6 +81,24 @@ impl ArgsSchema {
     }
 }
 
+/// Checks `args` against a tool's published input schema (as in its
+/// [`ToolSpec`](north_protocol::ToolSpec)) without running the tool, so a
+/// front end can tell a usage error from a tool failure.
+pub fn check_against(tool: &str, schema: &Value, args: &Value) -> Result<(), ArgsError> {
+    let args = normalize(tool, args.clone())?;
+    let Ok(validator) = jsonschema::validator_for(schema) else {
+        return Ok(());
+    };
+    match validator.iter_errors(&args).next() {
+        Some(error) => Err(ArgsError {
+            tool: tool.to_owned(),
+            field: field_name(error.instance_path().as_str()),
+            message: error.to_string(),
+        }),
+        None => Ok(()),
+    }
+}
+
 fn normalize(tool: &str, args: Value) -> Result<Value, ArgsError> {
     match args {
         Value::Null => Ok(Value::Object(Default::default())),

@@ -79,7 +79,7 @@ pub(crate) fn run(app: &mut App, line: &str) -> Vec<Action> {
                     kv("model", &info.model),
                     kv("provider", &info.provider),
                     Line::from(Span::styled(
-                        "Choose another with --model / --provider, or `model` in .north/config.json.",
+                        "Choose another with --model / --provider, or set `model` in .north/project.json or your user config (see `north config`).",
                         style::dim(),
                     )),
                 ],

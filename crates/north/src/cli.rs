@@ -32,6 +32,16 @@ pub enum Command {
     Mesh(crate::mesh_cmd::MeshArgs),
     /// Trust a project's own security settings (or --show, --revoke, --list).
     Trust(crate::trust_cmd::TrustArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(CompletionsArgs),
+}
+
+/// `north completions`.
+#[derive(Debug, clap::Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 /// Model providers.
@@ -202,7 +212,7 @@ pub struct ExecArgs {
     #[arg(long = "continue", short = 'c')]
     pub continue_latest: bool,
     /// Model steps per turn before stopping [default: 25].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_steps: Option<u32>,
     /// Tool-call protocol [default: native].
     #[arg(long, value_enum)]

@@ -1,6 +1,6 @@
 //! Logging: one append-only log file at `$XDG_STATE_HOME/north/north.log`
 //! (info or debug), plus warnings on stderr (`NORTH_LOG` overrides that
-//! filter). Every line passes through the redactor: no key reaches the log.
+//! filter; errors are left to the front end's own report unless it is set). Every line passes through the redactor: no key reaches the log.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
@@ -53,8 +53,14 @@ impl<'a, W: Write + 'a> MakeWriter<'a> for Redacting<W> {
 /// Starts logging; returns the log file path when it could be opened.
 pub fn init(level: LogLevel, redactor: &Redactor) -> Option<std::path::PathBuf> {
     let redactor = Arc::new(redactor.clone());
+    // Errors reach the user through the front end's own report (`north:
+    // error: …`, the TUI's ✗ line); echoing them here too printed each twice.
+    let user_set = std::env::var_os("NORTH_LOG").is_some();
     let stderr_filter =
         EnvFilter::try_from_env("NORTH_LOG").unwrap_or_else(|_| EnvFilter::new("warn"));
+    let not_error = tracing_subscriber::filter::filter_fn(move |meta| {
+        user_set || *meta.level() != tracing::Level::ERROR
+    });
     let stderr = tracing_subscriber::fmt::layer()
         .with_writer(Redacting {
             inner: Arc::new(Mutex::new(io::stderr())),
@@ -62,7 +68,8 @@ pub fn init(level: LogLevel, redactor: &Redactor) -> Option<std::path::PathBuf> 
         })
         .with_target(false)
         .without_time()
-        .with_filter(stderr_filter);
+        .with_filter(stderr_filter)
+        .with_filter(not_error);
     let path = north_agent::config::state_dir().map(|d| d.join("north.log"));
     let file: Option<File> = path.as_ref().and_then(|p| {
         std::fs::create_dir_all(p.parent()?).ok()?;

@@ -35,6 +35,11 @@ fn main() -> ExitCode {
         Some(Command::Config(args)) => config_cmd::main(args),
         Some(Command::Mesh(args)) => return mesh_cmd::main(args),
         Some(Command::Trust(args)) => trust_cmd::main(args),
+        Some(Command::Completions(args)) => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(args.shell, &mut cmd, "north", &mut std::io::stdout());
+            return ExitCode::SUCCESS;
+        }
         None => return interactive::main(cli.interactive),
     };
     match result {

@@ -82,14 +82,48 @@ impl Text {
         }
     }
 
+    /// A command's output under its result line: the last lines of stdout
+    /// and stderr, so the human output shows what the model saw.
+    fn command_output(&self, details: &serde_json::Value) {
+        const SHOWN: usize = 20;
+        // `details` is the tool's whole result envelope.
+        let details = details.get("output").unwrap_or(details);
+        if details.get("exitCode").is_none() && details.get("exit_code").is_none() {
+            return;
+        }
+        for (stream, mark) in [("stdout", "│"), ("stderr", "┆")] {
+            let Some(text) = details.get(stream).and_then(serde_json::Value::as_str) else {
+                continue;
+            };
+            let lines: Vec<&str> = text.lines().collect();
+            if lines.len() > SHOWN {
+                self.line(&format!(
+                    "    {mark} … {} earlier line(s) of {stream}",
+                    lines.len() - SHOWN
+                ));
+            }
+            for line in &lines[lines.len().saturating_sub(SHOWN)..] {
+                self.line(&format!("    {mark} {line}"));
+            }
+        }
+    }
+
     /// Renders an agent event. `announce_interrupt`: print "interrupted"
     /// here (exec) or leave it to the caller's own status (mesh).
     pub fn event(&self, event: &Event, announce_interrupt: bool) {
         match event {
             Event::AssistantText { text } => self.out(text),
             Event::ToolIntent { line, .. } => self.line(&format!("• {line}")),
-            Event::ToolResult { ok, summary, .. } => {
-                self.line(&format!("  {} {summary}", if *ok { "↳" } else { "✗" }))
+            Event::ToolResult {
+                ok,
+                summary,
+                details,
+                ..
+            } => {
+                self.line(&format!("  {} {summary}", if *ok { "↳" } else { "✗" }));
+                if let Some(details) = details {
+                    self.command_output(details);
+                }
             }
             Event::Diff { diff, .. } => self.line(diff.trim_end()),
             Event::ApprovalDecided { decision, .. } => {

@@ -104,6 +104,12 @@ pub fn run(args: ToolArgs) -> anyhow::Result<ExitCode> {
         )));
     }
     let tool_args = parse_args(&args.args)?;
+    // Arguments that do not fit the tool's schema are a usage error (exit 2),
+    // reported in the tool's own result shape.
+    if let Err(e) = north_tools::args::check_against(name, &tool.spec().input_schema, &tool_args) {
+        print_json(&serde_json::to_value(ToolOutcome::err(e.to_string()))?)?;
+        return Ok(ExitCode::from(2));
+    }
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let root = repo::resolve_root(args.path.as_deref(), &cwd).map_err(|e| Usage(e.to_string()))?;
     let (trust, _) = crate::setup::decide_trust(&root, args.trust, None)?;

@@ -3,7 +3,7 @@
 //! exit codes, secrets kept out of `bash`, and the audit in trace and log.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use north_agent::memory::{MemoryEntry, MemoryFile, memory_id};
@@ -507,4 +507,29 @@ async fn the_same_run_against_anthropic_with_native_tool_use() {
         memory[0].id
     )));
     assert!(!sb.everything_written().contains(FAKE_KEY));
+}
+
+#[test]
+fn the_documented_mesh_script_example_runs_as_the_readme_says() {
+    let sb = Sandbox::new();
+    sb.policy(json!({"allowed_commands": ["ls"], "write_enabled": false}));
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/mesh.json");
+    let out = sb
+        .north()
+        .arg("mesh")
+        .arg("--script")
+        .arg(&example)
+        .args(["--yes", "Count the files"])
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    assert!(stdout.contains("Step 1/2: List the files"), "{stdout}");
+    assert!(
+        stdout.contains("Step 2/2: Say how many there are"),
+        "{stdout}"
+    );
+    let memory = sb.memory();
+    assert_eq!(memory.len(), 1);
+    assert_eq!(memory[0].summary, "Listed the project's top-level files.");
 }

@@ -158,6 +158,10 @@ impl SessionStore {
 
     /// Creates a new, empty session.
     pub fn create(&self) -> Result<Session, StoreError> {
+        if let Some(root) = self.dir.parent().and_then(Path::parent) {
+            north_tools::repo::ensure_state_dir(root)
+                .map_err(io_err("create", &root.join(north_tools::repo::STATE_DIR)))?;
+        }
         fs::create_dir_all(&self.dir).map_err(io_err("create", &self.dir))?;
         let secs = SystemTime::now()
             .duration_since(UNIX_EPOCH)

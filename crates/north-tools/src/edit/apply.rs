@@ -212,6 +212,8 @@ fn apply_inner(
         targets.push((resolved, file));
     }
 
+    crate::repo::ensure_state_dir(sandbox.root())
+        .map_err(|e| prepare_err("create", crate::repo::STATE_DIR, e))?;
     let txn_dir = sandbox.root().join(TXN_DIR);
     std::fs::create_dir_all(&txn_dir).map_err(|e| prepare_err("create", TXN_DIR, e))?;
     let mut tx = Tx {

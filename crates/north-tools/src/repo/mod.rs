@@ -10,6 +10,42 @@ use std::path::{Path, PathBuf};
 pub use atomic::{atomic_write, fsync_dir, temp_path_for};
 pub use flock::try_lock_exclusive;
 
+/// North's per-project state directory, relative to the project root.
+pub const STATE_DIR: &str = ".north";
+
+/// What `.north/.gitignore` says: North's own state (sessions, logs, caches,
+/// apply journals) stays out of the user's repository; the files a team
+/// shares are kept trackable.
+const STATE_GITIGNORE: &str = "\
+# Written by North: its local state (sessions, caches, apply journals) is not
+# for version control. The settings a team shares stay trackable.
+*
+!project.json
+!allowlist.json
+!policy.json
+!commands/
+!commands/**
+";
+
+/// Creates `root/.north` when missing and, on first use, the `.gitignore`
+/// that keeps North's state out of `git status`. An existing `.gitignore` is
+/// the user's and is never rewritten.
+pub fn ensure_state_dir(root: &Path) -> std::io::Result<PathBuf> {
+    let dir = root.join(STATE_DIR);
+    std::fs::create_dir_all(&dir)?;
+    let ignore = dir.join(".gitignore");
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&ignore)
+    {
+        Ok(mut f) => std::io::Write::write_all(&mut f, STATE_GITIGNORE.as_bytes())?,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    Ok(dir)
+}
+
 /// Largest file an edit or a full read will load into memory.
 pub const MAX_TEXT_FILE_BYTES: u64 = 16 * 1024 * 1024;
 /// How many leading bytes binary detection looks at.
