@@ -92,20 +92,26 @@ fn arguments_sent_as_json_text_are_accepted() {
 // ---------- list_root ----------
 
 #[test]
-fn list_root_respects_gitignore_and_hidden_files() {
+fn list_root_respects_gitignore_shows_dotfiles_but_not_secret_env_files() {
     let p = Project::new();
     p.write(".gitignore", "target/\n*.log\n")
         .write("src/main.rs", "fn main() {}\n")
         .write("target/debug/x", "bin")
         .write("build.log", "log")
         .write(".env", "SECRET=1")
+        .write(".env.local", "SECRET=2")
+        .write(".env.example", "SECRET=")
+        .write(".github/workflows/ci.yml", "on: push\n")
         .write("README.md", "# hi\n")
         .write("Cargo.toml", "[package]\n");
     let out = p.ok("list_root", json!({}));
     assert_eq!(
         out,
         json!([
+            {"path": ".github", "type": "dir"},
             {"path": "src", "type": "dir"},
+            {"path": ".env.example", "type": "file"},
+            {"path": ".gitignore", "type": "file"},
             {"path": "Cargo.toml", "type": "file"},
             {"path": "README.md", "type": "file"},
         ])
@@ -693,4 +699,30 @@ fn mesh_read_returns_meta_and_truncated_content() {
         p.fail("read", json!({"path": "huge.txt"}))
             .contains("max_file_size")
     );
+}
+
+#[test]
+fn search_and_find_include_dotfiles_but_never_git_north_state_or_secrets() {
+    let p = Project::new();
+    p.write(".github/workflows/ci.yml", "run: needle\n")
+        .write(".cargo/config.toml", "# needle\n")
+        .write(".env.example", "NEEDLE_URL=\n")
+        .write(".env", "needle=hunter2\n")
+        .write(".git/config", "needle\n")
+        .write(".north/sessions/s/log.jsonl", "needle\n")
+        .write("src/lib.rs", "// needle\n");
+    let out = p.ok("search_text", json!({"query": "needle"}));
+    let mut paths: Vec<&str> = out
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["path"].as_str().unwrap())
+        .collect();
+    paths.sort();
+    assert_eq!(
+        paths,
+        [".cargo/config.toml", ".github/workflows/ci.yml", "src/lib.rs"]
+    );
+    let out = p.ok("search_text", json!({"query": "NEEDLE_URL"}));
+    assert_eq!(out[0]["path"], ".env.example");
 }

@@ -123,12 +123,13 @@ pub fn is_git_repo(root: &Path) -> bool {
 }
 
 /// A walker over `dir` that honours `.gitignore`, `.ignore`, git's global
-/// excludes and `.git/info/exclude`, skips hidden files, never follows
-/// symlinks, and never enters `.git`.
+/// excludes and `.git/info/exclude`, includes dotfiles (`.github/`,
+/// `.cargo/`, `.env.example` are part of a project), never follows
+/// symlinks, and never enters `.git` or North's own state (`.north`).
 pub fn walker(dir: &Path) -> ignore::WalkBuilder {
     let mut builder = ignore::WalkBuilder::new(dir);
     builder
-        .hidden(true)
+        .hidden(false)
         .ignore(true)
         .git_ignore(true)
         .git_global(true)
@@ -136,8 +137,29 @@ pub fn walker(dir: &Path) -> ignore::WalkBuilder {
         .parents(true)
         .require_git(false)
         .follow_links(false)
-        .filter_entry(|entry| entry.file_name() != ".git");
+        .filter_entry(|entry| {
+            let name = entry.file_name();
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            name != ".git"
+                && !(name == STATE_DIR && is_dir)
+                && !(!is_dir && is_secret_env_file(&name.to_string_lossy()))
+        });
     builder
+}
+
+/// `.env`, `.env.local`, `.env.production`…: files that hold a project's
+/// secrets, which the walk never offers to the model. Their templates
+/// (`.env.example`, `.env.sample`, `.env.template`, `.env.dist`) are shown.
+pub fn is_secret_env_file(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix(".env") else {
+        return false;
+    };
+    match rest.strip_prefix('.') {
+        None => rest.is_empty(),
+        Some(suffix) => !["example", "sample", "template", "dist", "defaults"]
+            .iter()
+            .any(|t| suffix.eq_ignore_ascii_case(t) || suffix.ends_with(&format!(".{t}"))),
+    }
 }
 
 /// Whether `bytes` look binary: a NUL byte in the first few kilobytes.
