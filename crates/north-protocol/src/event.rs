@@ -62,6 +62,9 @@ pub enum NoticeKind {
     /// A tool call could not be used (cut off, invalid JSON, a malformed
     /// text-protocol block); the model was told and nothing ran.
     MalformedToolCall,
+    /// A NOTES block could not be used (not JSON, not a patch, or never
+    /// closed); the session state is unchanged and the model was told.
+    MalformedNotes,
     /// The session continues on another provider or model.
     ModelSwitched,
     /// An edit batch a killed process left half applied was settled before

@@ -721,7 +721,11 @@ fn search_and_find_include_dotfiles_but_never_git_north_state_or_secrets() {
     paths.sort();
     assert_eq!(
         paths,
-        [".cargo/config.toml", ".github/workflows/ci.yml", "src/lib.rs"]
+        [
+            ".cargo/config.toml",
+            ".github/workflows/ci.yml",
+            "src/lib.rs"
+        ]
     );
     let out = p.ok("search_text", json!({"query": "NEEDLE_URL"}));
     assert_eq!(out[0]["path"], ".env.example");

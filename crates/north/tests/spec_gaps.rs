@@ -155,3 +155,62 @@ async fn the_log_holds_requests_with_their_id_tool_inputs_and_errors_and_debug_a
         );
     }
 }
+
+/// runtime-contracts §2: a NOTES block that cannot be used is traced, the
+/// user is told, and the model learns at its next request that its notes
+/// were not saved; the visible answer keeps its text.
+#[test]
+fn a_malformed_notes_block_is_traced_told_to_the_user_and_to_the_model() {
+    let sb = Sandbox::new();
+    let script = sb.file(
+        "script.json",
+        &json!([
+            {"text": "Noting. <<<NOTES_JSON>>>{\"set_goals\": [\"x\"<<<END_NOTES_JSON>>> Now reading.",
+             "tool_calls": [{"id": "r1", "name": "read_file", "args": {"path": "README.md"}}]},
+            {"text": "Done."}
+        ]),
+    );
+    let requests = sb.dir.path().join("requests.jsonl");
+    let out = sb
+        .north()
+        .args(["exec", "--script"])
+        .arg(&script)
+        .arg("--record-requests")
+        .arg(&requests)
+        .arg("go")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stdout.contains("Noting.") && stdout.contains("Now reading."),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("NOTES_JSON"), "{stdout}");
+    assert!(
+        stderr.contains("the model's NOTES block was rejected"),
+        "{stderr}"
+    );
+
+    let sent = recorded(&requests);
+    let second = sent[1].to_string();
+    assert!(
+        second.contains("NOTES_JSON rejected, your notes were not changed"),
+        "{second}"
+    );
+
+    let sessions = sb.project().join(".north/sessions");
+    let session = std::fs::read_dir(sessions)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    let trace = std::fs::read_to_string(session.path().join("trace.jsonl")).unwrap();
+    let patch: Value = trace
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|e| e["kind"] == "notes_patch")
+        .expect("the patch is traced");
+    assert_eq!(patch["data"]["ok"], false, "{patch}");
+}

@@ -43,9 +43,23 @@ impl Agent {
                             self.tracer.record(TraceKind::NotesPatch, json!({"ok": true, "unknown_keys": patch.unknown_keys, "state": self.state}));
                             actions.extend(patch.actions);
                         }
-                        Err(e) => self
-                            .tracer
-                            .record(TraceKind::NotesPatch, json!({"ok": false, "error": e})),
+                        Err(e) => {
+                            self.tracer
+                                .record(TraceKind::NotesPatch, json!({"ok": false, "error": e}));
+                            // The model believes its notes were saved; the
+                            // next request tells it they were not, and why.
+                            self.push_results(vec![ContentBlock::text(format!(
+                                "NOTES_JSON rejected, your notes were not changed: {e}. Send the patch again as one JSON object between {} and {}.",
+                                crate::blocks::NOTES.0,
+                                crate::blocks::NOTES.1
+                            ))]);
+                            emit(Event::Notice {
+                                kind: NoticeKind::MalformedNotes,
+                                message: format!(
+                                    "the model's NOTES block was rejected ({e}); its notes are unchanged and it was told"
+                                ),
+                            });
+                        }
                     }
                 }
                 BlockKind::ToolCalls => {
