@@ -3,7 +3,8 @@
 # reads a file, so every step appends an assistant message and a tool result),
 # run by the release binary under strace. Reports the bytes North wrote into
 # the session directory against the session's final size on disk, the peak
-# RSS, and the wall time.
+# RSS, and the wall time. The files are small enough that the session never
+# needs condensing (a condensation rewrites the history once, by design).
 #
 #   scripts/bench-session.sh [STEPS]    default 300
 set -euo pipefail
@@ -16,7 +17,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/project" "$work/home"
 for i in $(seq 0 9); do
-  python3 -c "print('\n'.join('line %d of file $i, with some text to read back' % n for n in range(60)))" \
+  python3 -c "print('\n'.join('line %d of file $i, with some text to read back' % n for n in range(12)))" \
     > "$work/project/f$i.txt"
 done
 python3 - "$steps" "$work/script.json" <<'PY'
