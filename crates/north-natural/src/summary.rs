@@ -11,17 +11,7 @@ const STRING_SLICE: usize = 160;
 /// Elements or entries sampled from a container.
 const SAMPLE: usize = 3;
 
-/// The JSON type of a value, as a word.
-pub(crate) fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
+pub(crate) use north_protocol::json_type;
 
 /// A one-line summary of `value`.
 pub(crate) fn summarize(value: &Value) -> String {

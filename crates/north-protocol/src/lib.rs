@@ -12,6 +12,7 @@
 
 mod capability;
 mod event;
+mod json;
 mod message;
 mod request;
 mod state;
@@ -21,6 +22,7 @@ mod trace;
 
 pub use capability::{Capability, CapabilityError};
 pub use event::{ApprovalDecision, ApprovalKind, ErrorKind, Event, NoticeKind};
+pub use json::{json_kind, json_type};
 pub use message::{ContentBlock, Message, Role};
 pub use request::{ChatRequest, ChatResponse, ReasoningEffort};
 pub use state::{ChatMessage, Checkpoint, ModelRef, State};

@@ -27,17 +27,6 @@ fn excerpt(raw: &str) -> String {
     out
 }
 
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 /// Checks each call of a response; `cut` when the response stopped at the
 /// output limit of `max_tokens`.
 pub(super) fn vet(calls: Vec<ToolCall>, cut: bool, max_tokens: u32) -> Vec<Planned> {
@@ -89,9 +78,12 @@ fn problem(call: &ToolCall, cut: bool, max_tokens: u32) -> Option<(String, Strin
     let why = match &call.arguments {
         Value::String(raw) => match serde_json::from_str::<Value>(raw) {
             Err(e) => format!("they are not valid JSON ({e})"),
-            Ok(v) => format!("they are {}, not an object", kind(&v)),
+            Ok(v) => format!("they are {}, not an object", north_protocol::json_kind(&v)),
         },
-        other => format!("they are {}, not an object", kind(other)),
+        other => format!(
+            "they are {}, not an object",
+            north_protocol::json_kind(other)
+        ),
     };
     Some((
         format!(

@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use north_protocol::json_kind;
 use serde_json::{Map, Value};
 
 use super::{ARRAY_WRAPPER_KEY, Output, OutputContainer, StructuredOutputConfig, resolve};
@@ -258,17 +259,6 @@ fn scan_for(text: &str, open: u8) -> Vec<Value> {
         }
     }
     found
-}
-
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 struct Checker<'a> {

@@ -9,6 +9,7 @@ use std::any::{Any, TypeId};
 use std::fmt;
 
 use north_protocol::ToolSpec;
+use north_protocol::json_kind;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -223,17 +224,6 @@ impl RenderContext<'_> {
         let mut out = String::new();
         parsed.render_with(&mut out, |name, out| self.fill(name, values, extra, out))?;
         Ok(out)
-    }
-}
-
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

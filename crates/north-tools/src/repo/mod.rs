@@ -142,7 +142,7 @@ pub fn walker(dir: &Path) -> ignore::WalkBuilder {
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
             name != ".git"
                 && !(name == STATE_DIR && is_dir)
-                && !(!is_dir && is_secret_env_file(&name.to_string_lossy()))
+                && (is_dir || !is_secret_env_file(&name.to_string_lossy()))
         });
     builder
 }
