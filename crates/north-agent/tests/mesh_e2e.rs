@@ -357,7 +357,7 @@ async fn a_custom_tool_and_agent_plug_in() {
             Arc::new(WordCount),
             |args: &Value, _: &MeshPolicy, _: &ToolContext| match args["path"].as_str() {
                 Some(p) if !p.contains("..") => Ok(()),
-                _ => Err("Command denied by policy: word_count stays in the project".to_owned()),
+                _ => Err("Command denied by policy: word_count stays in the project".into()),
             },
         )
         .with_agent(Arc::new(Reviewer(reviewer)));

@@ -33,20 +33,60 @@ use crate::approval::{ApprovalRequest, Approver};
 use crate::intent::trace_args;
 use crate::store::Tracer;
 
-/// The policy check of a custom tool: `Err(reason)` refuses the call.
+/// A custom tool's rule refused a call; the message is what the model sees
+/// (and what the audit records).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct RuleRefusal {
+    /// Why the call was refused, e.g. "Command denied by policy: …".
+    pub message: String,
+}
+
+impl RuleRefusal {
+    /// A refusal with this message.
+    pub fn new(message: impl Into<String>) -> Self {
+        RuleRefusal {
+            message: message.into(),
+        }
+    }
+}
+
+impl From<&str> for RuleRefusal {
+    fn from(message: &str) -> Self {
+        RuleRefusal::new(message)
+    }
+}
+
+impl From<String> for RuleRefusal {
+    fn from(message: String) -> Self {
+        RuleRefusal::new(message)
+    }
+}
+
+/// The policy check of a custom tool: `Err(refusal)` refuses the call.
 ///
 /// Implemented for closures `Fn(&Value, &MeshPolicy, &ToolContext) ->
-/// Result<(), String>`; see [`super`] for how to register a tool with one.
+/// Result<(), RuleRefusal>`; see [`super`] for how to register a tool with one.
 pub trait ToolRule: Send + Sync {
     /// Checks one call's arguments before the tool runs.
-    fn check(&self, args: &Value, policy: &MeshPolicy, ctx: &ToolContext) -> Result<(), String>;
+    fn check(
+        &self,
+        args: &Value,
+        policy: &MeshPolicy,
+        ctx: &ToolContext,
+    ) -> Result<(), RuleRefusal>;
 }
 
 impl<F> ToolRule for F
 where
-    F: Fn(&Value, &MeshPolicy, &ToolContext) -> Result<(), String> + Send + Sync,
+    F: Fn(&Value, &MeshPolicy, &ToolContext) -> Result<(), RuleRefusal> + Send + Sync,
 {
-    fn check(&self, args: &Value, policy: &MeshPolicy, ctx: &ToolContext) -> Result<(), String> {
+    fn check(
+        &self,
+        args: &Value,
+        policy: &MeshPolicy,
+        ctx: &ToolContext,
+    ) -> Result<(), RuleRefusal> {
         self(args, policy, ctx)
     }
 }
@@ -324,7 +364,7 @@ impl Gated {
     ) -> Result<&'static str, Denied> {
         rule.check(args, &self.shared.policy, ctx)
             .map(|()| "rule")
-            .map_err(|e| ("rule", e))
+            .map_err(|e| ("rule", e.message))
     }
 }
 

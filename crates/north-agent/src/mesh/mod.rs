@@ -80,7 +80,7 @@ use north_tools::tools::mesh_tools_with;
 use north_tools::{Registry, Tool, ToolContext};
 
 pub use events::{MeshEvent, MeshNote, MeshPhase, MeshStatus};
-pub use gate::{Audit, AuditEntry, ToolRule, Verdict};
+pub use gate::{Audit, AuditEntry, RuleRefusal, ToolRule, Verdict};
 pub use log::{AgentNote, CallLog, ExecutionLog, RESULT_CHARS, StepLog};
 pub use prompts::{
     EXECUTOR_ROLE, MEMORY_ROLE, PLANNER_ROLE, Prompts, Step, memory_text, plan_text, policy_text,
