@@ -133,3 +133,24 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
         }
     }
 }
+
+/// The paths of a listing or search result (strings or `{path}` objects).
+pub fn paths(v: &serde_json::Value) -> Vec<String> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            e.as_str()
+                .map(str::to_owned)
+                .unwrap_or_else(|| e["path"].as_str().unwrap().to_owned())
+        })
+        .collect()
+}
+
+/// Two small source files, the fixture of the batch and apply tests.
+pub fn batch_fixture() -> Project {
+    let p = Project::new();
+    p.write("src/a.rs", "fn a() {}\n")
+        .write("src/b.rs", "fn b() {}\n");
+    p
+}
