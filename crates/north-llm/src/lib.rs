@@ -42,7 +42,7 @@ pub use anthropic::{AnthropicBackend, AnthropicConfig};
 pub use catalog::{LimitSource, ModelInfo, ModelLimits};
 pub use discovery::{Discovered, DiscoverySource, discover_context_window};
 pub use error::{LlmError, PartialOutput, ResponseError};
-pub use key::{ApiKey, scrub_secret};
+pub use key::{ApiKey, env_setting, scrub_secret};
 pub use openai::{OpenAiApi, OpenAiBackend, OpenAiConfig};
 pub use scripted::ScriptedBackend;
 pub use transport::{RetryPolicy, TransportConfig, USER_AGENT};

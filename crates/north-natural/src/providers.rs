@@ -11,7 +11,7 @@ use crate::env::Configuration;
 /// model) when `ANTHROPIC_API_KEY` is set, else `None`. `NORTH_NATURAL_MODEL`
 /// overrides the model name.
 pub fn backend_from_env() -> Option<(Arc<dyn Backend>, Configuration)> {
-    let set = |name: &str| std::env::var(name).is_ok_and(|v| !v.trim().is_empty());
+    let set = |name: &str| north_llm::env_setting(name).is_some();
     let (backend, model): (Arc<dyn Backend>, &str) = if set("OPENAI_API_KEY") {
         (
             Arc::new(OpenAiBackend::new(OpenAiConfig::from_env()).ok()?),
@@ -25,9 +25,6 @@ pub fn backend_from_env() -> Option<(Arc<dyn Backend>, Configuration)> {
     } else {
         return None;
     };
-    let model = std::env::var("NORTH_NATURAL_MODEL")
-        .ok()
-        .filter(|m| !m.trim().is_empty())
-        .unwrap_or_else(|| model.to_owned());
+    let model = north_llm::env_setting("NORTH_NATURAL_MODEL").unwrap_or_else(|| model.to_owned());
     Some((backend, Configuration::with_model(model)))
 }

@@ -25,7 +25,7 @@ use crate::{logging, setup};
 /// `north mesh` options.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "POLICY:\n  Every tool call is checked against the policy before it runs: policy.json at the\n  project root (or --policy FILE, or --preset NAME; default: the balanced preset).\n  Fields: allowed_commands, write_enabled, max_file_size, and optionally\n  timeout_seconds, max_output, max_cpu_seconds, max_memory_bytes. No flag overrides a\n  refusal; commands and edits the policy allows still need --allow-shell /\n  --approve-edits / --yes (or .north/allowlist.json), as for north exec.\n\nEXIT STATUS:\n  0    plan, steps and memory completed\n  1    the model or provider failed, or the plan was unusable; no memory was written\n  2    invalid use or configuration (missing key, bad flags, bad policy)\n  3    completed, but a command, edit or read was denied (by policy or approval)\n  4    a step reached the step limit\n  130  interrupted (Ctrl+C)"
+    after_help = "POLICY:\n  Every tool call is checked against the policy before it runs: policy.json at the\n  project root (or --policy FILE, or --preset NAME; default: the balanced preset).\n  Fields: allowed_commands, write_enabled, max_file_size, and optionally\n  timeout_seconds, max_output, max_cpu_seconds, max_memory_bytes, max_disk_bytes. No flag\n  overrides a\n  refusal; commands and edits the policy allows still need --allow-shell /\n  --approve-edits / --yes (or .north/allowlist.json), as for north exec.\n\nENVIRONMENT:\n  MODEL    the model, when neither --model nor NORTH_MODEL is set\n  WORKDIR  the project directory, when --path is not given\n\nEXIT STATUS:\n  0    plan, steps and memory completed\n  1    the model or provider failed, or the plan was unusable; no memory was written\n  2    invalid use or configuration (missing key, bad flags, bad policy)\n  3    completed, but a command, edit or read was denied (by policy or approval)\n  4    a step reached the step limit\n  130  interrupted (Ctrl+C)"
 )]
 pub struct MeshArgs {
     /// Model and project options.
@@ -50,7 +50,7 @@ pub struct MeshArgs {
     #[arg(long, value_name = "CHARS")]
     pub max_output: Option<usize>,
     /// Executor model steps per plan step [default: 25].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_steps: Option<u32>,
     /// Tool-call protocol [default: native].
     #[arg(long, value_enum)]
@@ -98,6 +98,20 @@ struct Prepared {
     goal: String,
 }
 
+/// The mesh's own environment settings (mesh.md): `MODEL` names the model
+/// when neither `--model` nor `NORTH_MODEL` does, and `WORKDIR` is the
+/// project when `--path` is not given.
+fn mesh_model_args(args: &ModelArgs) -> ModelArgs {
+    let mut args = args.clone();
+    if args.model.is_none() && north_llm::env_setting("NORTH_MODEL").is_none() {
+        args.model = north_llm::env_setting("MODEL");
+    }
+    if args.path.is_none() {
+        args.path = north_llm::env_setting("WORKDIR").map(PathBuf::from);
+    }
+    args
+}
+
 fn prepare(args: &MeshArgs) -> anyhow::Result<Prepared> {
     let goal = args.goal.join(" ");
     anyhow::ensure!(!goal.trim().is_empty(), "the goal is empty");
@@ -106,7 +120,7 @@ fn prepare(args: &MeshArgs) -> anyhow::Result<Prepared> {
         tool_protocol: args.tool_protocol,
         ..args.approvals.run_flags()
     };
-    let project = setup::project(&args.model, &flags, None)?;
+    let project = setup::project(&mesh_model_args(&args.model), &flags, None)?;
     let mut policy = match (&args.policy, &args.preset) {
         (Some(path), _) => {
             anyhow::ensure!(

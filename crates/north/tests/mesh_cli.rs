@@ -533,3 +533,60 @@ fn the_documented_mesh_script_example_runs_as_the_readme_says() {
     assert_eq!(memory.len(), 1);
     assert_eq!(memory[0].summary, "Listed the project's top-level files.");
 }
+
+/// mesh.md's environment: `MODEL` names the model (below `--model` and
+/// `NORTH_MODEL`), `WORKDIR` the project when `--path` is not given.
+#[test]
+fn model_and_workdir_come_from_the_environment() {
+    let sb = Sandbox::new();
+    sb.policy(json!({"allowed_commands": ["ls"], "write_enabled": false}));
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/mesh.json");
+    let elsewhere = sb.dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let run = |extra_env: &[(&str, &str)]| {
+        let _ = std::fs::remove_file(sb.requests_path());
+        let mut cmd = sb.north();
+        cmd.current_dir(&elsewhere)
+            .env("WORKDIR", sb.project())
+            .env("MODEL", "model-from-env")
+            .arg("mesh")
+            .arg("--script")
+            .arg(&example)
+            .arg("--record-requests")
+            .arg(sb.requests_path())
+            .args(["--yes", "Count the files"]);
+        for (k, v) in extra_env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        sb.requests()
+    };
+    let requests = run(&[]);
+    assert!(!requests.is_empty());
+    assert!(
+        requests.iter().all(|r| r["model"] == "model-from-env"),
+        "{:?}",
+        requests[0]["model"]
+    );
+    assert_eq!(sb.memory().len(), 1, "the run used WORKDIR's project");
+    assert!(!elsewhere.join(".north").exists());
+
+    let requests = run(&[("NORTH_MODEL", "north-model")]);
+    assert!(requests.iter().all(|r| r["model"] == "north-model"));
+
+    let out = sb
+        .north()
+        .env("WORKDIR", sb.dir.path().join("missing"))
+        .args(["mesh", "--script"])
+        .arg(&example)
+        .arg("go")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("missing"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -577,3 +577,47 @@ fn sigkill_during_a_batch_apply_never_leaves_a_partial_file() {
         "{iterations} SIGKILLs (run {full:?}, transaction {tx:?}): {all_old} rolled back, {all_new} completed or rolled forward, {mixed} caught mid-rename"
     );
 }
+
+/// mesh.md's resource quotas include disk: under `max_disk_bytes` a `bash`
+/// command cannot write a file larger than the quota (the kernel stops it),
+/// while smaller writes work.
+#[test]
+fn the_mesh_disk_quota_stops_a_command_writing_past_it() {
+    let (_d, root) = project();
+    std::fs::write(root.join("big.bin"), vec![b'x'; 64 * 1024]).unwrap();
+    std::fs::write(root.join("small.bin"), vec![b'y'; 2 * 1024]).unwrap();
+    std::fs::write(
+        root.join("policy.json"),
+        r#"{"allowed_commands": ["cp"], "write_enabled": true, "max_file_size": 100000, "max_disk_bytes": 8192}"#,
+    )
+    .unwrap();
+    let small = ok(
+        &root,
+        "bash",
+        json!({"cmd": "cp small.bin small-copy.bin"}),
+        &["--yes", "--trust"],
+    );
+    assert_eq!(small, "", "a copy under the quota succeeds silently");
+    assert_eq!(
+        std::fs::metadata(root.join("small-copy.bin"))
+            .unwrap()
+            .len(),
+        2048
+    );
+
+    let big = ok(
+        &root,
+        "bash",
+        json!({"cmd": "cp big.bin big-copy.bin"}),
+        &["--yes", "--trust"],
+    );
+    let written = std::fs::metadata(root.join("big-copy.bin")).map_or(0, |m| m.len());
+    assert!(
+        written <= 8192,
+        "the copy stopped at the quota: {written} bytes"
+    );
+    assert!(
+        big.as_str().unwrap().contains("disk quota exceeded"),
+        "the model is told why: {big}"
+    );
+}

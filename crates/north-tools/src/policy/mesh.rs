@@ -35,6 +35,11 @@ pub struct MeshPolicy {
     /// default 2 GiB).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_memory_bytes: Option<u64>,
+    /// The disk quota of a `bash` command: the largest file it may write, in
+    /// bytes (`ulimit -f`, default 1 GiB); a command writing past it is
+    /// stopped by the kernel ("File size limit exceeded").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_disk_bytes: Option<u64>,
 }
 
 /// Default `bash` timeout in seconds.
@@ -45,6 +50,8 @@ pub const DEFAULT_MAX_OUTPUT: usize = 4000;
 pub const DEFAULT_CPU_SECONDS: u64 = 20;
 /// Default virtual-memory quota of a `bash` command, in bytes (2 GiB).
 pub const DEFAULT_MEMORY_BYTES: u64 = 2 << 30;
+/// Default disk quota of a `bash` command (largest file written), in bytes (1 GiB).
+pub const DEFAULT_DISK_BYTES: u64 = 1 << 30;
 
 /// The three documented policy presets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -147,6 +154,7 @@ impl MeshPolicy {
             max_output: None,
             max_cpu_seconds: None,
             max_memory_bytes: None,
+            max_disk_bytes: None,
         }
     }
 
@@ -213,6 +221,11 @@ impl MeshPolicy {
                 other.max_memory_bytes,
                 DEFAULT_MEMORY_BYTES,
             ),
+            max_disk_bytes: min(
+                self.max_disk_bytes,
+                other.max_disk_bytes,
+                DEFAULT_DISK_BYTES,
+            ),
         }
     }
 
@@ -256,6 +269,9 @@ impl MeshPolicy {
         ) {
             out.push(format!("max_memory_bytes = {}", self.memory_bytes()));
         }
+        if more(self.max_disk_bytes, base.max_disk_bytes, DEFAULT_DISK_BYTES) {
+            out.push(format!("max_disk_bytes = {}", self.disk_bytes()));
+        }
         out
     }
 
@@ -277,6 +293,12 @@ impl MeshPolicy {
     /// The virtual-memory quota in bytes (`max_memory_bytes`, default 2 GiB).
     pub fn memory_bytes(&self) -> u64 {
         self.max_memory_bytes.unwrap_or(DEFAULT_MEMORY_BYTES)
+    }
+
+    /// The disk quota in bytes: the largest file a `bash` command may write
+    /// (`max_disk_bytes`, default 1 GiB).
+    pub fn disk_bytes(&self) -> u64 {
+        self.max_disk_bytes.unwrap_or(DEFAULT_DISK_BYTES)
     }
 
     /// Checks a `bash` command line: every simple command must start with an

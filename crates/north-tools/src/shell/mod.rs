@@ -48,6 +48,9 @@ pub struct RunOptions {
     pub cpu_seconds: Option<u64>,
     /// Virtual-memory quota in bytes (`ulimit -v`), also in a subshell.
     pub memory_bytes: Option<u64>,
+    /// Disk quota: the largest file the command may write, in bytes
+    /// (`ulimit -f`), also in a subshell.
+    pub file_bytes: Option<u64>,
 }
 
 impl Default for RunOptions {
@@ -58,6 +61,7 @@ impl Default for RunOptions {
             max_output: 30_000,
             cpu_seconds: None,
             memory_bytes: None,
+            file_bytes: None,
         }
     }
 }

@@ -510,6 +510,11 @@ fn wrapper_script(
         let kib = bytes.div_ceil(1024).max(1);
         limits.push_str(&format!("ulimit -v {kib} || exit 126; "));
     }
+    if let Some(bytes) = opts.file_bytes {
+        // bash counts `ulimit -f` in 1024-byte blocks.
+        let blocks = bytes.div_ceil(1024).max(1);
+        limits.push_str(&format!("ulimit -f {blocks} || exit 126; "));
+    }
     // Quotas apply in a subshell so they do not stick to the session.
     let body = if limits.is_empty() {
         format!("{{ . {cmd}; }} 2>{err}")

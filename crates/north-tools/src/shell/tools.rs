@@ -234,7 +234,7 @@ pub struct BashArgs {
 /// stderr text when there is any, and `[exit code N]` when N is not 0.
 ///
 /// Timeout, output limit and the resource quotas (CPU seconds and virtual
-/// memory, applied with `ulimit` in a subshell) come from the policy's
+/// memory, the largest file written; applied with `ulimit` in a subshell) come from the policy's
 /// optional fields, with the defaults of [`crate::policy::mesh`].
 pub struct Bash {
     policy: MeshPolicy,
@@ -242,6 +242,7 @@ pub struct Bash {
     max_output_chars: usize,
     cpu_seconds: Option<u64>,
     memory_bytes: Option<u64>,
+    file_bytes: Option<u64>,
     args: ArgsSchema,
 }
 
@@ -265,6 +266,7 @@ impl Bash {
             max_output_chars: policy.output_chars(),
             cpu_seconds: Some(policy.cpu_seconds()),
             memory_bytes: Some(policy.memory_bytes()),
+            file_bytes: Some(policy.disk_bytes()),
             policy,
             args: ArgsSchema::of::<BashArgs>(),
         }
@@ -323,6 +325,7 @@ impl Tool for Bash {
                 max_output: self.max_output_chars.saturating_mul(4).max(64),
                 cpu_seconds: self.cpu_seconds,
                 memory_bytes: self.memory_bytes,
+                file_bytes: self.file_bytes,
             };
             let result = match ctx
                 .shell
@@ -356,6 +359,12 @@ impl Tool for Bash {
                             " [killed: CPU time quota of {cpu} s reached, or out of memory]"
                         ));
                     }
+                }
+                // SIGXFSZ (128 + 25): a file grew past the disk quota.
+                if let Some(bytes) = self.file_bytes.filter(|_| code == 153) {
+                    text.push_str(&format!(
+                        " [stopped: disk quota exceeded, no file may grow past {bytes} bytes (max_disk_bytes)]"
+                    ));
                 }
             }
             let (text, _) = truncate_chars(&text, self.max_output_chars);
