@@ -70,6 +70,12 @@ impl MemoryFile {
         Self::new(root.join(".north").join("memory.json"))
     }
 
+    /// Global memory, shared by every project:
+    /// `$XDG_DATA_HOME/north/memory.json` (`None` without a home directory).
+    pub fn global() -> Option<Self> {
+        crate::config::data_dir().map(|d| Self::new(d.join("memory.json")))
+    }
+
     /// Where it is.
     pub fn path(&self) -> &Path {
         &self.path
@@ -96,6 +102,30 @@ impl MemoryFile {
     /// Appends an entry (skipping an identical id) and writes atomically
     /// under an exclusive lock, so concurrent runs never lose or corrupt entries.
     pub fn append(&self, entry: MemoryEntry) -> Result<(), StoreError> {
+        self.update(|entries| {
+            if !entries.iter().any(|e| e.id == entry.id) {
+                entries.push(entry);
+            }
+        })
+    }
+
+    /// Removes the entries whose id starts with `id` (at least 4 characters);
+    /// returns how many were removed.
+    pub fn remove(&self, id: &str) -> Result<usize, StoreError> {
+        if id.len() < 4 {
+            return Ok(0);
+        }
+        let mut removed = 0;
+        self.update(|entries| {
+            let before = entries.len();
+            entries.retain(|e| !e.id.starts_with(id));
+            removed = before - entries.len();
+        })?;
+        Ok(removed)
+    }
+
+    /// Loads, changes and writes the entries under the file's exclusive lock.
+    fn update(&self, change: impl FnOnce(&mut Vec<MemoryEntry>)) -> Result<(), StoreError> {
         let io_err = |action, source| StoreError::Io {
             action,
             path: self.path.clone(),
@@ -113,9 +143,7 @@ impl MemoryFile {
             .map_err(|e| io_err("lock", e))?;
         lock.lock().map_err(|e| io_err("lock", e))?;
         let mut entries = self.load()?;
-        if !entries.iter().any(|e| e.id == entry.id) {
-            entries.push(entry);
-        }
+        change(&mut entries);
         let text = serde_json::to_string_pretty(&entries).unwrap_or_else(|_| "[]".into());
         let result = write_atomic(&self.path, text.as_bytes()).map_err(|e| io_err("write", e));
         let _ = lock.unlock();

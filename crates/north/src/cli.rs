@@ -32,6 +32,8 @@ pub enum Command {
     Mesh(crate::mesh_cmd::MeshArgs),
     /// Trust a project's own security settings (or --show, --revoke, --list).
     Trust(crate::trust_cmd::TrustArgs),
+    /// List, add or remove memories (the project's, or --global).
+    Memory(crate::memory_cmd::MemoryArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(CompletionsArgs),
 }

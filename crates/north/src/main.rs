@@ -9,6 +9,7 @@ mod exec;
 mod guard;
 mod interactive;
 mod logging;
+mod memory_cmd;
 mod mesh_cmd;
 mod output;
 mod provider;
@@ -35,6 +36,7 @@ fn main() -> ExitCode {
         Some(Command::Config(args)) => config_cmd::main(args),
         Some(Command::Mesh(args)) => return mesh_cmd::main(args),
         Some(Command::Trust(args)) => trust_cmd::main(args),
+        Some(Command::Memory(args)) => memory_cmd::main(args),
         Some(Command::Completions(args)) => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(args.shell, &mut cmd, "north", &mut std::io::stdout());

@@ -214,3 +214,106 @@ fn a_malformed_notes_block_is_traced_told_to_the_user_and_to_the_model() {
         .expect("the patch is traced");
     assert_eq!(patch["data"]["ok"], false, "{patch}");
 }
+
+/// north.md §4.2 and runtime-contracts §1: global memory is written by the
+/// product (`north memory add --global`), retrieved in any project, recorded
+/// in the session's `memory_refs`; NOTES `memory_tags` steer retrieval.
+#[test]
+fn global_memory_is_written_retrieved_referenced_and_steered_by_tags() {
+    let sb = Sandbox::new();
+    let out = sb
+        .north()
+        .args(["memory", "add", "--global", "--tag", "errors"])
+        .args(["Binaries", "report", "failures", "with", "anyhow"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let global = sb.home().join("data/north/memory.json");
+    let entries: Value = serde_json::from_str(&std::fs::read_to_string(&global).unwrap()).unwrap();
+    let id = entries[0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        entries[0]["summary"],
+        "Binaries report failures with anyhow"
+    );
+    assert_eq!(entries[0]["tags"], json!(["errors"]));
+    let listed = sb
+        .north()
+        .args(["memory", "list", "--global"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&listed.stdout).contains(&id));
+    let project = sb.north().args(["memory", "list"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&project.stdout).contains("no memories"));
+
+    // The user's words do not match the memory; the model's memory tag
+    // does, from the session's next turn on (a turn keeps one system prompt).
+    let script = sb.file(
+        "script.json",
+        &json!([
+            {"text": "<<<NOTES_JSON>>>{\"add_memory_tags\": [\"errors\"]}<<<END_NOTES_JSON>>>Noted."},
+            {"text": "Done."}
+        ]),
+    );
+    let requests = sb.dir.path().join("requests.jsonl");
+    let exec = |extra: &[&str], prompt: &str| {
+        let out = sb
+            .north()
+            .args(["exec", "--script"])
+            .arg(&script)
+            .arg("--record-requests")
+            .arg(&requests)
+            .args(extra)
+            .arg(prompt)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    exec(&[], "hello there");
+    assert!(
+        !recorded(&requests)[0]
+            .to_string()
+            .contains("report failures with anyhow")
+    );
+    exec(&["--continue"], "hello again");
+    assert!(
+        recorded(&requests)[1]
+            .to_string()
+            .contains("report failures with anyhow"),
+        "the tag retrieved the global memory"
+    );
+    let sessions = sb.project().join(".north/sessions");
+    let session = std::fs::read_dir(sessions)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    let checkpoint: Value = serde_json::from_str(
+        &std::fs::read_to_string(session.path().join("checkpoint.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(checkpoint["state"]["memory_refs"], json!([id]));
+    assert_eq!(checkpoint["state"]["memory_tags"], json!(["errors"]));
+
+    let out = sb
+        .north()
+        .args(["memory", "remove", "--global", &id[..6]])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let entries: Value = serde_json::from_str(&std::fs::read_to_string(&global).unwrap()).unwrap();
+    assert_eq!(entries, json!([]));
+    let out = sb
+        .north()
+        .args(["memory", "remove", "--global", "abcd"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -82,7 +82,11 @@ fn read_tools_from_the_command_line() {
     let r = &root;
     assert_eq!(
         ok(r, "list_root", json!({}), &[]),
-        json!([{"path": "src", "type": "dir"}, {"path": "README.md", "type": "file"}])
+        json!([
+            {"path": "src", "type": "dir"},
+            {"path": ".gitignore", "type": "file"},
+            {"path": "README.md", "type": "file"}
+        ])
     );
     assert_eq!(
         ok(

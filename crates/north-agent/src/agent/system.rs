@@ -24,7 +24,20 @@ impl Agent {
         for extra in &self.opts.extra_memory {
             entries.extend(MemoryFile::new(extra.clone()).load().unwrap_or_default());
         }
-        let hits = retrieve(&entries, user_input, 5);
+        // The session's memory tags (NOTES `add_memory_tags`) steer retrieval
+        // toward the memories they name, turn after turn.
+        let query = if self.state.memory_tags.is_empty() {
+            user_input.to_string()
+        } else {
+            format!("{user_input} {}", self.state.memory_tags.join(" "))
+        };
+        let hits = retrieve(&entries, &query, 5);
+        // memory_refs: which memories this session has been shown.
+        for hit in &hits {
+            if !self.state.memory_refs.contains(&hit.entry.id) {
+                self.state.memory_refs.push(hit.entry.id.clone());
+            }
+        }
         if !hits.is_empty() {
             self.tracer.record(
                 TraceKind::Retrieval,
