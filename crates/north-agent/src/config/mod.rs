@@ -4,6 +4,9 @@
 //!
 //! Config files never hold API keys: keys come from the environment only,
 //! and a file naming a key field is rejected.
+//!
+//! Modules: `file` (one config file and its parser), `dirs` (the XDG
+//! locations of the global files); this module merges the sources.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -12,6 +15,13 @@ use north_llm::OpenAiApi;
 use north_protocol::ReasoningEffort;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
+
+mod dirs;
+mod file;
+
+pub use dirs::{data_dir, global_config_path, state_dir};
+use file::PROVIDERS;
+pub use file::{ConfigFile, parse_file, read_file};
 
 /// Where a value came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -70,36 +80,6 @@ pub enum ToolProtocol {
     Native,
     /// `<<<TOOL_CALLS_JSON>>>` blocks in text (runtime-contracts §3).
     Text,
-}
-
-/// One config file's contents; every field optional.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "snake_case")]
-pub struct ConfigFile {
-    /// `anthropic`, `openai` or `scripted`.
-    pub provider: Option<String>,
-    /// Model name.
-    pub model: Option<String>,
-    /// Anthropic base URL.
-    pub anthropic_base_url: Option<String>,
-    /// OpenAI (or compatible) base URL.
-    pub openai_base_url: Option<String>,
-    /// Maximum model steps per turn.
-    pub max_steps: Option<u32>,
-    /// Approve edit proposals without asking (headless).
-    pub approve_edits: Option<bool>,
-    /// Run shell commands without asking (headless).
-    pub allow_shell: Option<bool>,
-    /// Native or text tool calls.
-    pub tool_protocol: Option<ToolProtocol>,
-    /// Context budget in tokens before condensation.
-    pub context_budget: Option<u64>,
-    /// OpenAI API: `responses` or `chat`.
-    pub openai_api: Option<OpenAiApi>,
-    /// The model's context window in tokens, when the server cannot say.
-    pub context_window: Option<u64>,
-    /// Reasoning (thinking): `off`, `low`, `medium` or `high`.
-    pub thinking: Option<ReasoningEffort>,
 }
 
 /// The effective configuration.
@@ -220,103 +200,6 @@ pub struct Overrides {
     pub openai_api: Option<OpenAiApi>,
     /// `--thinking`.
     pub thinking: Option<ReasoningEffort>,
-}
-
-const PROVIDERS: &[&str] = &["anthropic", "openai", "scripted"];
-
-/// The global config path: `$XDG_CONFIG_HOME/north/config.json` (default `~/.config`).
-pub fn global_config_path() -> Option<PathBuf> {
-    use etcetera::BaseStrategy;
-    etcetera::base_strategy::Xdg::new()
-        .ok()
-        .map(|x| x.config_dir().join("north").join("config.json"))
-}
-
-/// The global state dir: `$XDG_STATE_HOME/north` (default `~/.local/state`), for the log.
-pub fn state_dir() -> Option<PathBuf> {
-    use etcetera::BaseStrategy;
-    etcetera::base_strategy::Xdg::new()
-        .ok()
-        .and_then(|x| x.state_dir())
-        .map(|d| d.join("north"))
-}
-
-/// The global data dir: `$XDG_DATA_HOME/north` (default `~/.local/share`), for global memory.
-pub fn data_dir() -> Option<PathBuf> {
-    use etcetera::BaseStrategy;
-    etcetera::base_strategy::Xdg::new()
-        .ok()
-        .map(|x| x.data_dir().join("north"))
-}
-
-/// Reads a config file; a missing file is empty.
-pub fn read_file(path: &Path) -> Result<ConfigFile, ConfigError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ConfigFile::default()),
-        Err(source) => {
-            return Err(ConfigError::Read {
-                path: path.into(),
-                source,
-            });
-        }
-    };
-    parse_file(&text, path)
-}
-
-/// Parses the text of a config file; `path` names it in errors. Empty text
-/// is an empty file; a key field, an unknown field or a bad value is an
-/// error naming the field.
-pub fn parse_file(text: &str, path: &Path) -> Result<ConfigFile, ConfigError> {
-    if text.trim().is_empty() {
-        return Ok(ConfigFile::default());
-    }
-    let raw: serde_json::Value = serde_json::from_str(text).map_err(|e| ConfigError::Invalid {
-        path: path.into(),
-        message: format!("not valid JSON: {e}"),
-    })?;
-    if let Some(obj) = raw.as_object()
-        && let Some(k) = obj
-            .keys()
-            .find(|k| k.to_ascii_lowercase().contains("key") || k.contains("token"))
-    {
-        return Err(ConfigError::Invalid {
-            path: path.into(),
-            message: format!(
-                "field `{k}`: API keys are read from the environment only (ANTHROPIC_API_KEY, OPENAI_API_KEY), never from config files"
-            ),
-        });
-    }
-    let file: ConfigFile = serde_path_to_error::deserialize(raw).map_err(|e| {
-        let field = e.path().to_string();
-        let message = if field == "." {
-            e.inner().to_string()
-        } else {
-            format!("field `{field}`: {}", e.inner())
-        };
-        ConfigError::Invalid {
-            path: path.into(),
-            message,
-        }
-    })?;
-    if let Some(p) = &file.provider
-        && !PROVIDERS.contains(&p.as_str())
-    {
-        return Err(ConfigError::Invalid {
-            path: path.into(),
-            message: format!(
-                "field `provider`: `{p}` is not one of {}",
-                PROVIDERS.join(", ")
-            ),
-        });
-    }
-    if file.max_steps == Some(0) {
-        return Err(ConfigError::Invalid {
-            path: path.into(),
-            message: "field `max_steps`: must be at least 1".into(),
-        });
-    }
-    Ok(file)
 }
 
 impl Config {
@@ -555,126 +438,4 @@ impl Config {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn write(path: &Path, text: &str) {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-
-    #[test]
-    fn precedence_is_flags_env_project_global_default() {
-        let dir = tempfile::tempdir().unwrap();
-        let global = dir.path().join("global.json");
-        write(
-            &global,
-            r#"{"provider":"openai","model":"g-model","max_steps":5,"allow_shell":true}"#,
-        );
-        write(
-            &dir.path().join(".north/project.json"),
-            r#"{"model":"p-model","max_steps":7}"#,
-        );
-        let env = |k: &str| (k == "NORTH_MAX_STEPS").then(|| "9".to_string());
-        let flags = Overrides {
-            model: Some("f-model".into()),
-            ..Default::default()
-        };
-        let c = Config::load(dir.path(), Some(&global), env, &flags, true).unwrap();
-        assert_eq!(c.provider.value, "openai");
-        assert_eq!(c.provider.source, Source::Global(global.clone()));
-        assert_eq!(c.model.value.as_deref(), Some("f-model"));
-        assert_eq!(c.max_steps.value, 9);
-        assert_eq!(c.max_steps.source, Source::Env("NORTH_MAX_STEPS"));
-        assert!(c.allow_shell.value);
-        assert_eq!(c.approve_edits.source, Source::Default);
-    }
-
-    #[test]
-    fn malformed_files_name_the_file_and_field() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join(".north/project.json");
-        for (text, needle) in [
-            (r#"{"max_steps":"many"}"#, "max_steps"),
-            (r#"{"modle":"x"}"#, "unknown field `modle`"),
-            (r#"{"provider":"gemini"}"#, "field `provider`"),
-            (r#"{"openai_api":"completions"}"#, "field `openai_api`"),
-            (r#"{"thinking":"max"}"#, "field `thinking`"),
-            (
-                r#"{"anthropic_api_key":"sk-x"}"#,
-                "field `anthropic_api_key`",
-            ),
-            ("{not json", "not valid JSON"),
-        ] {
-            write(&p, text);
-            let err = Config::load(dir.path(), None, |_| None, &Overrides::default(), true)
-                .unwrap_err()
-                .to_string();
-            assert!(
-                err.contains("project.json") && err.contains(needle),
-                "{text}: {err}"
-            );
-        }
-    }
-
-    #[test]
-    fn model_settings_load_from_files_and_flags() {
-        let dir = tempfile::tempdir().unwrap();
-        write(
-            &dir.path().join(".north/project.json"),
-            r#"{"openai_api":"chat","context_window":8192,"thinking":"low"}"#,
-        );
-        let flags = Overrides {
-            thinking: Some(ReasoningEffort::High),
-            ..Default::default()
-        };
-        let c = Config::load(dir.path(), None, |_| None, &flags, true).unwrap();
-        assert_eq!(c.openai_api.value, Some(OpenAiApi::Chat));
-        assert_eq!(c.context_window.value, Some(8192));
-        assert_eq!(c.thinking.value, Some(ReasoningEffort::High));
-        assert_eq!(c.thinking.source, Source::Flag("--thinking"));
-        let text = c.describe(|_| None);
-        assert!(
-            text.contains("openai_api = chat") && text.contains("context_window = 8192"),
-            "{text}"
-        );
-    }
-
-    #[test]
-    fn describe_never_shows_key_values() {
-        let c = Config::default();
-        let text = c.describe(|k| (k == "ANTHROPIC_API_KEY").then(|| "sk-ant-SECRET".to_string()));
-        assert!(text.contains("anthropic_api_key = set (env ANTHROPIC_API_KEY)"));
-        assert!(text.contains("openai_api_key = not set"));
-        assert!(!text.contains("SECRET"));
-    }
-
-    #[test]
-    fn an_untrusted_project_cannot_widen_or_choose_endpoints() {
-        let dir = tempfile::tempdir().unwrap();
-        let global = dir.path().join("global.json");
-        write(&global, r#"{"allow_shell": true}"#);
-        write(
-            &dir.path().join(".north/project.json"),
-            r#"{"approve_edits": true, "allow_shell": false, "anthropic_base_url": "http://127.0.0.1:1"}"#,
-        );
-        for trusted in [false, true] {
-            let c = Config::load(
-                dir.path(),
-                Some(&global),
-                |_| None,
-                &Overrides::default(),
-                trusted,
-            )
-            .unwrap();
-            assert_eq!(c.approve_edits.value, trusted, "widening needs trust");
-            assert!(!c.allow_shell.value, "narrowing always applies");
-            assert_eq!(c.anthropic_base_url.value, None, "never from a project");
-            assert!(c.ignored.contains(&IgnoredSetting {
-                key: "anthropic_base_url",
-                because: IgnoredBecause::EndpointFromProject
-            }));
-            assert_eq!(c.ignored.iter().any(|i| i.key == "approve_edits"), !trusted);
-        }
-    }
-}
+mod tests;

@@ -1,0 +1,112 @@
+//! One config file: its fields, and parsing with errors that name the file
+//! and the field (never a key field: keys come from the environment only).
+
+use std::path::Path;
+
+use north_llm::OpenAiApi;
+use north_protocol::ReasoningEffort;
+use serde::Deserialize;
+
+use super::{ConfigError, ToolProtocol};
+
+/// One config file's contents; every field optional.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub struct ConfigFile {
+    /// `anthropic`, `openai` or `scripted`.
+    pub provider: Option<String>,
+    /// Model name.
+    pub model: Option<String>,
+    /// Anthropic base URL.
+    pub anthropic_base_url: Option<String>,
+    /// OpenAI (or compatible) base URL.
+    pub openai_base_url: Option<String>,
+    /// Maximum model steps per turn.
+    pub max_steps: Option<u32>,
+    /// Approve edit proposals without asking (headless).
+    pub approve_edits: Option<bool>,
+    /// Run shell commands without asking (headless).
+    pub allow_shell: Option<bool>,
+    /// Native or text tool calls.
+    pub tool_protocol: Option<ToolProtocol>,
+    /// Context budget in tokens before condensation.
+    pub context_budget: Option<u64>,
+    /// OpenAI API: `responses` or `chat`.
+    pub openai_api: Option<OpenAiApi>,
+    /// The model's context window in tokens, when the server cannot say.
+    pub context_window: Option<u64>,
+    /// Reasoning (thinking): `off`, `low`, `medium` or `high`.
+    pub thinking: Option<ReasoningEffort>,
+}
+
+pub(super) const PROVIDERS: &[&str] = &["anthropic", "openai", "scripted"];
+
+/// Reads a config file; a missing file is empty.
+pub fn read_file(path: &Path) -> Result<ConfigFile, ConfigError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ConfigFile::default()),
+        Err(source) => {
+            return Err(ConfigError::Read {
+                path: path.into(),
+                source,
+            });
+        }
+    };
+    parse_file(&text, path)
+}
+
+/// Parses the text of a config file; `path` names it in errors. Empty text
+/// is an empty file; a key field, an unknown field or a bad value is an
+/// error naming the field.
+pub fn parse_file(text: &str, path: &Path) -> Result<ConfigFile, ConfigError> {
+    if text.trim().is_empty() {
+        return Ok(ConfigFile::default());
+    }
+    let raw: serde_json::Value = serde_json::from_str(text).map_err(|e| ConfigError::Invalid {
+        path: path.into(),
+        message: format!("not valid JSON: {e}"),
+    })?;
+    if let Some(obj) = raw.as_object()
+        && let Some(k) = obj
+            .keys()
+            .find(|k| k.to_ascii_lowercase().contains("key") || k.contains("token"))
+    {
+        return Err(ConfigError::Invalid {
+            path: path.into(),
+            message: format!(
+                "field `{k}`: API keys are read from the environment only (ANTHROPIC_API_KEY, OPENAI_API_KEY), never from config files"
+            ),
+        });
+    }
+    let file: ConfigFile = serde_path_to_error::deserialize(raw).map_err(|e| {
+        let field = e.path().to_string();
+        let message = if field == "." {
+            e.inner().to_string()
+        } else {
+            format!("field `{field}`: {}", e.inner())
+        };
+        ConfigError::Invalid {
+            path: path.into(),
+            message,
+        }
+    })?;
+    if let Some(p) = &file.provider
+        && !PROVIDERS.contains(&p.as_str())
+    {
+        return Err(ConfigError::Invalid {
+            path: path.into(),
+            message: format!(
+                "field `provider`: `{p}` is not one of {}",
+                PROVIDERS.join(", ")
+            ),
+        });
+    }
+    if file.max_steps == Some(0) {
+        return Err(ConfigError::Invalid {
+            path: path.into(),
+            message: "field `max_steps`: must be at least 1".into(),
+        });
+    }
+    Ok(file)
+}

@@ -1,0 +1,121 @@
+use super::*;
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn precedence_is_flags_env_project_global_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let global = dir.path().join("global.json");
+    write(
+        &global,
+        r#"{"provider":"openai","model":"g-model","max_steps":5,"allow_shell":true}"#,
+    );
+    write(
+        &dir.path().join(".north/project.json"),
+        r#"{"model":"p-model","max_steps":7}"#,
+    );
+    let env = |k: &str| (k == "NORTH_MAX_STEPS").then(|| "9".to_string());
+    let flags = Overrides {
+        model: Some("f-model".into()),
+        ..Default::default()
+    };
+    let c = Config::load(dir.path(), Some(&global), env, &flags, true).unwrap();
+    assert_eq!(c.provider.value, "openai");
+    assert_eq!(c.provider.source, Source::Global(global.clone()));
+    assert_eq!(c.model.value.as_deref(), Some("f-model"));
+    assert_eq!(c.max_steps.value, 9);
+    assert_eq!(c.max_steps.source, Source::Env("NORTH_MAX_STEPS"));
+    assert!(c.allow_shell.value);
+    assert_eq!(c.approve_edits.source, Source::Default);
+}
+
+#[test]
+fn malformed_files_name_the_file_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join(".north/project.json");
+    for (text, needle) in [
+        (r#"{"max_steps":"many"}"#, "max_steps"),
+        (r#"{"modle":"x"}"#, "unknown field `modle`"),
+        (r#"{"provider":"gemini"}"#, "field `provider`"),
+        (r#"{"openai_api":"completions"}"#, "field `openai_api`"),
+        (r#"{"thinking":"max"}"#, "field `thinking`"),
+        (
+            r#"{"anthropic_api_key":"sk-x"}"#,
+            "field `anthropic_api_key`",
+        ),
+        ("{not json", "not valid JSON"),
+    ] {
+        write(&p, text);
+        let err = Config::load(dir.path(), None, |_| None, &Overrides::default(), true)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("project.json") && err.contains(needle),
+            "{text}: {err}"
+        );
+    }
+}
+
+#[test]
+fn model_settings_load_from_files_and_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join(".north/project.json"),
+        r#"{"openai_api":"chat","context_window":8192,"thinking":"low"}"#,
+    );
+    let flags = Overrides {
+        thinking: Some(ReasoningEffort::High),
+        ..Default::default()
+    };
+    let c = Config::load(dir.path(), None, |_| None, &flags, true).unwrap();
+    assert_eq!(c.openai_api.value, Some(OpenAiApi::Chat));
+    assert_eq!(c.context_window.value, Some(8192));
+    assert_eq!(c.thinking.value, Some(ReasoningEffort::High));
+    assert_eq!(c.thinking.source, Source::Flag("--thinking"));
+    let text = c.describe(|_| None);
+    assert!(
+        text.contains("openai_api = chat") && text.contains("context_window = 8192"),
+        "{text}"
+    );
+}
+
+#[test]
+fn describe_never_shows_key_values() {
+    let c = Config::default();
+    let text = c.describe(|k| (k == "ANTHROPIC_API_KEY").then(|| "sk-ant-SECRET".to_string()));
+    assert!(text.contains("anthropic_api_key = set (env ANTHROPIC_API_KEY)"));
+    assert!(text.contains("openai_api_key = not set"));
+    assert!(!text.contains("SECRET"));
+}
+
+#[test]
+fn an_untrusted_project_cannot_widen_or_choose_endpoints() {
+    let dir = tempfile::tempdir().unwrap();
+    let global = dir.path().join("global.json");
+    write(&global, r#"{"allow_shell": true}"#);
+    write(
+        &dir.path().join(".north/project.json"),
+        r#"{"approve_edits": true, "allow_shell": false, "anthropic_base_url": "http://127.0.0.1:1"}"#,
+    );
+    for trusted in [false, true] {
+        let c = Config::load(
+            dir.path(),
+            Some(&global),
+            |_| None,
+            &Overrides::default(),
+            trusted,
+        )
+        .unwrap();
+        assert_eq!(c.approve_edits.value, trusted, "widening needs trust");
+        assert!(!c.allow_shell.value, "narrowing always applies");
+        assert_eq!(c.anthropic_base_url.value, None, "never from a project");
+        assert!(c.ignored.contains(&IgnoredSetting {
+            key: "anthropic_base_url",
+            because: IgnoredBecause::EndpointFromProject
+        }));
+        assert_eq!(c.ignored.iter().any(|i| i.key == "approve_edits"), !trusted);
+    }
+}
