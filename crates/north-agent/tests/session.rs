@@ -391,3 +391,50 @@ async fn a_role_replaces_the_product_rules_in_the_system_prompt() {
     );
     assert!(!system.contains("You are North"));
 }
+
+/// Interrupting while a command runs ends the turn: the command is stopped,
+/// its result recorded as interrupted, and no further model request is sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupt_during_a_command_sends_no_further_request() {
+    let dir = project();
+    let backend = Arc::new(
+        ScriptedBackend::from_json(
+            &json!([
+                {"text": "Running.", "tool_calls": [{"id": "s1", "name": "shell_run",
+                    "args": {"command": "touch started && sleep 30", "timeoutMs": 60000}}]},
+                {"text": "SHOULD-NOT-BE-ASKED"}
+            ])
+            .to_string(),
+        )
+        .unwrap(),
+    );
+    let mut run = agent_for(
+        dir.path(),
+        backend.clone(),
+        QueueApprover::new([ApprovalDecision::RunOnce]),
+        AgentOptions::default(),
+        None,
+    );
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let started = dir.path().join("started");
+    let canceller = {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            while !started.exists() && std::time::Instant::now() < deadline {
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+            cancel.cancel();
+        })
+    };
+    let events = run.events.clone();
+    let emit = move |e: Event| events.lock().unwrap().push(e);
+    let end = run.agent.run_turn("run it", &emit, &cancel).await;
+    canceller.await.unwrap();
+    assert_eq!(end, TurnEnd::Interrupted);
+    assert_eq!(
+        backend.remaining(),
+        1,
+        "the second turn was never requested"
+    );
+}

@@ -343,6 +343,11 @@ impl Agent {
                 // Each result is durable as soon as it exists.
                 self.save(emit);
             }
+            // An interrupt that stopped the last call ends the turn here: the
+            // user asked North to stop, not to tell the model and go on.
+            if cancel.is_cancelled() {
+                return interrupted(emit, turn_usage);
+            }
         }
         let message = format!(
             "Stopped after {} model steps (the step limit). Send another message to let me continue.",
