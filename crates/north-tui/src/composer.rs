@@ -70,10 +70,30 @@ impl Composer {
         text
     }
 
-    /// Clears without recording.
-    pub fn clear(&mut self) {
-        self.set_text("");
-        self.browsing = None;
+    /// Clears the composer but keeps its text in history, so a cleared draft
+    /// is one ↑ away.
+    pub fn stash(&mut self) {
+        let _ = self.take();
+    }
+
+    /// Ctrl+U: deletes from the cursor to the start of the line.
+    pub fn kill_to_line_start(&mut self) {
+        self.area.delete_line_by_head();
+    }
+
+    /// Ctrl+Z / Ctrl+_: undoes the last edit.
+    pub fn undo(&mut self) {
+        self.area.undo();
+    }
+
+    /// Alt+B: moves back a word.
+    pub fn word_back(&mut self) {
+        self.area.move_cursor(CursorMove::WordBack);
+    }
+
+    /// Alt+F: moves forward a word.
+    pub fn word_forward(&mut self) {
+        self.area.move_cursor(CursorMove::WordForward);
     }
 
     /// Inserts a line break at the cursor.

@@ -1,5 +1,6 @@
-//! Key handling: the composer, prompts, the session picker, and Ctrl+C /
-//! Ctrl+D semantics (interrupt first, quit on the second press).
+//! Key handling: the composer (readline keys), prompts, the session picker,
+//! and Ctrl+C / Esc / Ctrl+D semantics (Ctrl+C clears a draft first, then
+//! interrupts, then quits on a second press; Esc interrupts).
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use north_protocol::ApprovalDecision;
@@ -47,6 +48,15 @@ impl App {
         if self.picker.is_some() {
             return self.picker_key(key);
         }
+        if key.code == KeyCode::Esc {
+            if self.is_busy() && !self.interrupting {
+                return self.interrupt();
+            }
+            return Vec::new();
+        }
+        if self.readline_key(&key) {
+            return Vec::new();
+        }
         match key.code {
             KeyCode::Enter
                 if key
@@ -73,27 +83,64 @@ impl App {
         Vec::new()
     }
 
+    /// Ctrl+C, in the order users know: refuse an open prompt and stop its
+    /// turn; else clear a
+    /// non-empty composer (the draft goes to history, ↑ brings it back);
+    /// else interrupt a running turn; else ask for a second press to quit.
     fn ctrl_c(&mut self) -> Vec<Action> {
+        if let Some(p) = self.pending.take() {
+            // A prompt is refused and the turn it belongs to stops.
+            let refusal = p.kind.refusal();
+            self.pending = Some(p);
+            self.decide(refusal);
+            return self.interrupt();
+        }
+        if self.picker.take().is_some() {
+            self.quit_armed = false;
+            return Vec::new();
+        }
+        if !self.composer.is_empty() {
+            self.composer.stash();
+            self.quit_armed = false;
+            self.hint = Some("Draft cleared · ↑ brings it back".into());
+            return Vec::new();
+        }
+        if self.is_busy() && !self.interrupting {
+            return self.interrupt();
+        }
         if self.quit_armed {
             return vec![Action::Quit];
         }
         self.quit_armed = true;
-        if let Some(p) = self.pending.take() {
-            let refusal = p.kind.refusal();
-            self.pending = Some(p);
-            self.decide(refusal);
-        }
-        if self.is_busy() {
-            self.interrupting = true;
-            self.queued.clear();
-            self.hint = Some("Interrupting… (ctrl+c again quits)".into());
-            return vec![Action::Interrupt];
-        }
-        if self.picker.take().is_some() || !self.composer.is_empty() {
-            self.composer.clear();
-        }
         self.hint = Some("Press ctrl+c again (or ctrl+d) to quit".into());
         Vec::new()
+    }
+
+    /// Stops the running turn (Esc, or Ctrl+C with an empty composer); a
+    /// further Ctrl+C quits.
+    fn interrupt(&mut self) -> Vec<Action> {
+        self.interrupting = true;
+        self.quit_armed = true;
+        self.queued.clear();
+        self.hint = Some("Interrupting… (ctrl+c again quits)".into());
+        vec![Action::Interrupt]
+    }
+
+    /// Readline-style editing keys the text area does not bind the way
+    /// terminal users expect; `true` when `key` was one of them.
+    fn readline_key(&mut self, key: &KeyEvent) -> bool {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        match key.code {
+            KeyCode::Char('u') if ctrl => self.composer.kill_to_line_start(),
+            KeyCode::Char('z') | KeyCode::Char('_') | KeyCode::Char('7') if ctrl => {
+                self.composer.undo()
+            }
+            KeyCode::Char('b') if alt => self.composer.word_back(),
+            KeyCode::Char('f') if alt => self.composer.word_forward(),
+            _ => return false,
+        }
+        true
     }
 
     fn submit(&mut self) -> Vec<Action> {

@@ -30,7 +30,11 @@ pub const COMMANDS: &[(&str, &str)] = &[
 
 fn kv(key: &str, value: &str) -> Line<'static> {
     Line::from(vec![
-        Span::styled(format!("{key:<14}"), style::key()),
+        // A key longer than the column still gets a space before its text.
+        Span::styled(
+            format!("{key:<pad$}", pad = 14.max(key.chars().count() + 1)),
+            style::key(),
+        ),
         Span::raw(value.to_string()),
     ])
 }
@@ -110,8 +114,19 @@ fn help(app: &mut App) {
         ("newline", newline),
         ("↑ / ↓", "previous / next input"),
         ("ctrl+o", "details of the last large tool result"),
-        ("ctrl+c", "interrupt the running turn; twice to quit"),
+        ("esc", "interrupt the running turn"),
+        (
+            "ctrl+c",
+            "clear the draft (↑ recalls it), else interrupt, else twice to quit",
+        ),
         ("ctrl+d", "quit (on an empty composer)"),
+        ("ctrl+a / e", "start / end of line"),
+        (
+            "ctrl+u / k / w",
+            "delete to line start / to line end / the word before",
+        ),
+        ("alt+b / alt+f", "word back / forward"),
+        ("ctrl+z / _", "undo"),
     ] {
         body.push(kv(k, d));
     }

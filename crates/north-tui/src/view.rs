@@ -218,7 +218,17 @@ impl App {
             vec![
                 Span::styled(format!(" {} ", SPINNER[frame]), style::ok()),
                 Span::styled(format!("{what} {}s", self.elapsed.as_secs()), style::key()),
-                Span::styled(" · ctrl+c interrupts", style::dim()),
+                Span::styled(
+                    if self.interrupting {
+                        " · ctrl+c quits"
+                    } else if self.pending.is_some() {
+                        // Esc answers the prompt here; Ctrl+C stops the turn.
+                        " · ctrl+c stops"
+                    } else {
+                        " · esc interrupts"
+                    },
+                    style::dim(),
+                ),
             ]
         } else {
             let newline = if self.keyboard_enhanced {

@@ -409,7 +409,7 @@ fn a_full_session_streams_reviews_diffs_approves_commands_and_restores_the_termi
 }
 
 #[test]
-fn ctrl_c_interrupts_a_running_command_and_twice_quits() {
+fn esc_interrupts_a_running_command_without_another_request_and_ctrl_c_keeps_drafts() {
     let _tty = one_tty();
     let sb = Sandbox::new();
     let script = sb.file(
@@ -419,11 +419,13 @@ fn ctrl_c_interrupts_a_running_command_and_twice_quits() {
             {"text": "AFTER-INTERRUPT"}
         ]}),
     );
+    let requests = sb.dir.path().join("requests.jsonl");
     let mut tty = Tty::spawn(
         &sb,
         &format!(
-            "\"$NORTH\" --script '{}'; echo EXIT=$?; stty -a",
-            script.display()
+            "\"$NORTH\" --script '{}' --record-requests '{}'; echo EXIT=$?; stty -a",
+            script.display(),
+            requests.display()
         ),
     );
     tty.wait_for("/help for commands");
@@ -436,14 +438,32 @@ fn ctrl_c_interrupts_a_running_command_and_twice_quits() {
     // While the command runs the UI still takes input.
     tty.type_text("typed while busy");
     tty.wait_for("typed while busy");
-    tty.send("\x03");
+    tty.send("\x1b");
     let screen = tty.wait_for("Interrupted");
     assert!(
         !screen.contains("AFTER-INTERRUPT"),
         "the model is not asked again:\n{screen}"
     );
     tty.wait_gone("Working");
-    // The interrupt armed ctrl+c: the next press quits.
+    assert!(
+        tty.screen().contains("typed while busy"),
+        "esc keeps the draft"
+    );
+    assert_eq!(
+        recorded(&requests).len(),
+        1,
+        "no request after the interrupt"
+    );
+    // Ctrl+C clears the draft first, and never quits with one.
+    tty.send("\x03");
+    tty.wait_gone("typed while busy");
+    tty.send("\x1b[A");
+    tty.wait_for("typed while busy");
+    tty.send("\x03");
+    tty.wait_gone("typed while busy");
+    // On an empty composer: the first press asks, the second quits.
+    tty.send("\x03");
+    tty.wait_for("again");
     tty.send("\x03");
     let screen = tty.wait_for("EXIT=0");
     tty.wait_for("speed");
@@ -451,6 +471,7 @@ fn ctrl_c_interrupts_a_running_command_and_twice_quits() {
     assert!(screen.contains("north: session"), "{screen}");
     tty.wait_exit();
     tty.assert_restored();
+    assert_eq!(recorded(&requests).len(), 1);
 }
 
 #[test]

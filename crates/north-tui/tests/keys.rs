@@ -1,0 +1,116 @@
+//! The composer's keys as terminal users know them: Ctrl+C clears a draft
+//! (kept in history), then interrupts, then quits on a second press; Esc
+//! interrupts; readline editing keys; undo.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use north_tui::{Action, App, SessionInfo};
+
+fn app() -> App {
+    App::new(SessionInfo {
+        root: std::env::temp_dir(),
+        provider: "scripted".into(),
+        model: "scripted".into(),
+        session_id: "s".into(),
+    })
+}
+
+fn press(app: &mut App, code: KeyCode, mods: KeyModifiers) -> Vec<Action> {
+    app.handle_key(KeyEvent::new(code, mods))
+}
+
+fn ctrl(app: &mut App, c: char) -> Vec<Action> {
+    press(app, KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+
+fn typed(app: &mut App, s: &str) {
+    for c in s.chars() {
+        press(app, KeyCode::Char(c), KeyModifiers::NONE);
+    }
+}
+
+#[test]
+fn ctrl_c_after_a_paste_clears_the_draft_without_quitting_and_up_brings_it_back() {
+    let mut app = app();
+    app.handle_paste("a long pasted draft\nwith two lines");
+    assert_eq!(ctrl(&mut app, 'c'), Vec::<Action>::new());
+    assert_eq!(app.composer_text(), "");
+    assert_eq!(
+        ctrl(&mut app, 'c'),
+        Vec::<Action>::new(),
+        "the first press on an empty composer only asks"
+    );
+    press(&mut app, KeyCode::Up, KeyModifiers::NONE);
+    assert_eq!(app.composer_text(), "a long pasted draft\nwith two lines");
+}
+
+#[test]
+fn ctrl_c_on_an_empty_composer_quits_on_the_second_press() {
+    let mut app = app();
+    assert_eq!(ctrl(&mut app, 'c'), Vec::<Action>::new());
+    assert_eq!(ctrl(&mut app, 'c'), vec![Action::Quit]);
+}
+
+#[test]
+fn during_a_turn_ctrl_c_clears_the_draft_first_then_interrupts() {
+    let mut app = app();
+    app.start_turn("work");
+    typed(&mut app, "next question");
+    assert_eq!(
+        ctrl(&mut app, 'c'),
+        Vec::<Action>::new(),
+        "the draft goes first"
+    );
+    assert_eq!(ctrl(&mut app, 'c'), vec![Action::Interrupt]);
+    assert_eq!(
+        ctrl(&mut app, 'c'),
+        vec![Action::Quit],
+        "after an interrupt a press quits"
+    );
+}
+
+#[test]
+fn esc_interrupts_a_running_turn_and_does_nothing_when_idle() {
+    let mut app = app();
+    assert_eq!(
+        press(&mut app, KeyCode::Esc, KeyModifiers::NONE),
+        Vec::<Action>::new()
+    );
+    app.start_turn("work");
+    typed(&mut app, "kept");
+    assert_eq!(
+        press(&mut app, KeyCode::Esc, KeyModifiers::NONE),
+        vec![Action::Interrupt]
+    );
+    assert_eq!(app.composer_text(), "kept", "esc never touches the draft");
+    assert_eq!(
+        press(&mut app, KeyCode::Esc, KeyModifiers::NONE),
+        Vec::<Action>::new()
+    );
+}
+
+#[test]
+fn readline_keys_edit_the_composer_and_undo_restores() {
+    let mut app = app();
+    typed(&mut app, "hello brave world");
+    ctrl(&mut app, 'w');
+    assert_eq!(app.composer_text(), "hello brave ");
+    ctrl(&mut app, 'a');
+    ctrl(&mut app, 'k');
+    assert_eq!(app.composer_text(), "");
+    ctrl(&mut app, 'z');
+    assert_eq!(app.composer_text(), "hello brave ");
+    typed(&mut app, "new");
+    press(&mut app, KeyCode::Char('b'), KeyModifiers::ALT);
+    typed(&mut app, "X");
+    assert_eq!(app.composer_text(), "hello brave Xnew");
+    ctrl(&mut app, 'e');
+    ctrl(&mut app, 'u');
+    assert_eq!(
+        app.composer_text(),
+        "",
+        "ctrl+u deletes to the start of the line, not undo"
+    );
+    ctrl(&mut app, '_');
+    assert_eq!(app.composer_text(), "hello brave Xnew");
+}
