@@ -30,7 +30,9 @@ pub mod wrap;
 
 pub use app::{Action, App, SessionInfo};
 pub use approver::{Inbox, Prompt, PromptKind, TuiApprover, UiMsg, channel};
-pub use run::{Exit, STREAM_FPS, SessionOpener, Start, TuiError, draw, restore_terminal, run};
+pub use run::{
+    Exit, OpenSessionError, STREAM_FPS, SessionOpener, Start, TuiError, draw, restore_terminal, run,
+};
 pub use slash::COMMANDS;
 pub use term::{FrameBackend, InlineTerminal, SharedWriter, TtyBackend};
 pub use transcript::Item;

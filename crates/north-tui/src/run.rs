@@ -26,7 +26,25 @@ pub const STREAM_FPS: u64 = 30;
 const SPINNER_TICK: Duration = Duration::from_millis(100);
 
 /// Opens another session for `/resume`: the binary's setup behind a closure.
-pub type SessionOpener = Box<dyn FnMut(&str) -> Result<Agent, String> + Send>;
+pub type SessionOpener = Box<dyn FnMut(&str) -> Result<Agent, OpenSessionError> + Send>;
+
+/// A session `/resume` asked for could not be opened; the message says why
+/// (shown to the user as "cannot resume ID: …").
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct OpenSessionError {
+    /// What failed, with its causes.
+    pub message: String,
+}
+
+impl OpenSessionError {
+    /// An error with this message.
+    pub fn new(message: impl Into<String>) -> Self {
+        OpenSessionError {
+            message: message.into(),
+        }
+    }
+}
 
 /// Why the UI ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -177,7 +177,7 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
     let opener: north_tui::SessionOpener = Box::new(move |id: &str| {
         let session = project
             .session(&setup::SessionChoice::Resume(id.to_string()))
-            .map_err(|e| format!("{e:#}"))?;
+            .map_err(|e| north_tui::OpenSessionError::new(format!("{e:#}")))?;
         project
             .agent(
                 north_tools(),
@@ -186,7 +186,7 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
                 opener_redactor.clone(),
                 max_tokens,
             )
-            .map_err(|e| format!("{e:#}"))
+            .map_err(|e| north_tui::OpenSessionError::new(format!("{e:#}")))
     });
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
