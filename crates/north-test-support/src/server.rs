@@ -39,6 +39,8 @@ pub struct Reply {
     pub chunk_size: usize,
     /// Injected fault.
     pub fault: Fault,
+    /// A pause after each chunk: a model's real streaming pace.
+    pub pace: Option<std::time::Duration>,
 }
 
 impl Reply {
@@ -51,6 +53,7 @@ impl Reply {
             body: body.into(),
             chunk_size: 0,
             fault: Fault::None,
+            pace: None,
         }
     }
 
@@ -63,6 +66,7 @@ impl Reply {
             body: body.into().into_bytes(),
             chunk_size: 0,
             fault: Fault::None,
+            pace: None,
         }
     }
 
@@ -80,6 +84,13 @@ impl Reply {
     /// Sends the body in HTTP chunks of `n` bytes (0 = one chunk per SSE event).
     pub fn chunked(mut self, n: usize) -> Self {
         self.chunk_size = n;
+        self
+    }
+
+    /// Sends at a real model's pace: `pause` after every chunk (with
+    /// [`Reply::chunked`], or after every SSE event).
+    pub fn paced(mut self, pause: std::time::Duration) -> Self {
+        self.pace = Some(pause);
         self
     }
 
@@ -395,7 +406,10 @@ async fn serve(mut conn: TcpStream, shared: Arc<Shared>) -> std::io::Result<()> 
         conn.write_all(b"\r\n").await?;
         conn.flush().await?;
         // Let the client see each chunk separately, as a real stream would.
-        tokio::task::yield_now().await;
+        match reply.pace {
+            Some(pause) => tokio::time::sleep(pause).await,
+            None => tokio::task::yield_now().await,
+        }
     }
     match reply.fault {
         Fault::ResetAfter(_) => reset(conn),

@@ -99,6 +99,9 @@ pub struct App {
     pub(crate) busy_since: Option<Instant>,
     pub(crate) elapsed: Duration,
     pub(crate) tokens: u64,
+    /// Bytes streamed since the last usage report: the status line counts
+    /// them (about 4 bytes a token) so the number moves with the stream.
+    pub(crate) streamed_bytes: u64,
     pub(crate) queued: VecDeque<String>,
     pub(crate) quit_armed: bool,
     pub(crate) interrupting: bool,
@@ -127,6 +130,7 @@ impl App {
             busy_since: None,
             elapsed: Duration::ZERO,
             tokens: 0,
+            streamed_bytes: 0,
             queued: VecDeque::new(),
             quit_armed: false,
             interrupting: false,
@@ -272,7 +276,11 @@ impl App {
     /// Renders one agent event into the timeline.
     pub fn handle_event(&mut self, event: Event) {
         self.dirty = true;
+        if let Event::Thinking { text } = &event {
+            self.streamed_bytes += text.len() as u64;
+        }
         if let Event::AssistantText { text } = event {
+            self.streamed_bytes += text.len() as u64;
             self.streaming.push_str(&text);
             let cut = stable_prefix(&self.streaming);
             if cut > 0 {
@@ -348,10 +356,12 @@ impl App {
                     .or_insert_with(|| parse_unified(&diff));
             }
             Event::Usage { total, .. } => {
-                self.tokens = total.input_tokens
-                    + total.output_tokens
-                    + total.cache_read_input_tokens
-                    + total.cache_creation_input_tokens;
+                self.tokens = total
+                    .input_tokens
+                    .saturating_add(total.output_tokens)
+                    .saturating_add(total.cache_read_input_tokens)
+                    .saturating_add(total.cache_creation_input_tokens);
+                self.streamed_bytes = 0;
             }
             Event::Error {
                 kind: ErrorKind::Interrupted,

@@ -215,7 +215,26 @@ impl Loop {
         Ok(None)
     }
 
+    /// Follows a terminal size change; the resize event can trail the
+    /// change by a frame or two, and a frame drawn at the old size would
+    /// overwrite the transcript.
+    fn follow_size(&mut self, size: Size) -> io::Result<()> {
+        if size == self.term.size() {
+            return Ok(());
+        }
+        self.term.backend_mut().set_size(size);
+        self.term.resize(size)?;
+        self.app.mark_dirty();
+        Ok(())
+    }
+
     fn draw_now(&mut self) -> io::Result<()> {
+        if let Ok((cols, rows)) = terminal::size() {
+            self.follow_size(Size::new(cols, rows))?;
+        }
+        // The elapsed timer advances with every frame, not only on the
+        // timer branch a busy stream can starve.
+        self.app.tick(Instant::now());
         draw(&mut self.term, &mut self.app)?;
         self.last_draw = Instant::now();
         Ok(())
@@ -319,10 +338,7 @@ pub async fn run(start: Start) -> Result<Exit, TuiError> {
                         Vec::new()
                     }
                     TermEvent::Resize(c, r) => {
-                        let size = Size::new(c, r);
-                        l.term.backend_mut().set_size(size);
-                        l.term.resize(size)?;
-                        l.app.mark_dirty();
+                        l.follow_size(Size::new(c, r))?;
                         Vec::new()
                     }
                     _ => Vec::new(),
@@ -348,6 +364,8 @@ pub async fn run(start: Start) -> Result<Exit, TuiError> {
                 if let Some(exit) = l.act(actions)? {
                     break exit;
                 }
+                // A steady stream still gets a frame at least every frame
+                // period (the spinner and timer move with it).
                 if l.app.has_prompt() || l.last_draw.elapsed() >= frame {
                     l.app.take_dirty();
                     l.draw_now()?;

@@ -324,10 +324,16 @@ impl<B: FrameBackend> InlineTerminal<B> {
         self.screen = screen;
         let height = self.height.min(screen.height.max(1));
         if shrunk {
-            // Narrower rows may have re-wrapped: start from a clean screen
-            // rather than draw over half-moved text.
+            // Narrower rows may have re-wrapped, so the live area starts on
+            // a clean screen; the transcript above it is scrolled into the
+            // scrollback rather than erased.
+            let top = self.top.min(screen.height.saturating_sub(1));
             let b = self.term.backend_mut();
-            b.clear_region(ClearType::All).map_err(io_err)?;
+            b.set_cursor_position(Position::new(0, top))
+                .map_err(io_err)?;
+            b.clear_region(ClearType::AfterCursor).map_err(io_err)?;
+            self.top = top;
+            self.scroll_up(top)?;
             self.top = 0;
         } else {
             self.top = self.top.min(screen.height.saturating_sub(height));

@@ -251,7 +251,12 @@ impl App {
         } else {
             format!("session {}", self.info.session_id)
         };
-        let tokens = format!("{} tokens", thousands(self.tokens));
+        // Until the provider reports usage, what streamed counts as an
+        // estimate, so the number follows the stream.
+        let tokens = format!(
+            "{} tokens",
+            thousands(self.tokens.saturating_add(self.streamed_bytes.div_ceil(4)))
+        );
         // Least important first out when the line is too narrow.
         let mut parts = vec![model, session, tokens];
         let left_w = spans_width(&left);
