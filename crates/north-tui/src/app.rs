@@ -311,6 +311,18 @@ impl App {
                 details,
                 ..
             } => {
+                // The user's own "deny"/"reject" line already says it: one
+                // ✗ per refusal, not a second for the result it produced.
+                let refused_just_now = matches!(
+                    self.items.last(),
+                    Some(Item::Decision {
+                        decision: ApprovalDecision::Deny | ApprovalDecision::Reject,
+                        ..
+                    })
+                );
+                if !ok && refused_just_now {
+                    return;
+                }
                 let text = details.as_ref().map(details_text).unwrap_or_default();
                 let has_details = is_large(&text);
                 if has_details {
@@ -420,37 +432,26 @@ impl App {
     }
 
     fn resumed(&mut self, session_id: String, messages: &[Message]) {
+        /// Timeline items replayed from a resumed session, at most.
+        const SHOWN: usize = 60;
         self.info.session_id = session_id.clone();
         self.tokens = 0;
-        let shown: Vec<&Message> = messages
-            .iter()
-            .filter(|m| matches!(m.role, Role::User | Role::Assistant))
-            .filter(|m| {
-                m.content
-                    .iter()
-                    .any(|b| matches!(b, ContentBlock::Text { .. }))
-            })
-            .collect();
-        let skip = shown.len().saturating_sub(10);
+        let items = replay(messages);
+        let skip = items.len().saturating_sub(SHOWN);
         self.notice(
             format!(
                 "Resumed session {session_id} ({} earlier messages{})",
-                shown.len(),
-                if skip > 0 { ", the last 10 shown" } else { "" }
+                messages.len(),
+                if skip > 0 {
+                    format!(", the last {SHOWN} lines of the timeline shown")
+                } else {
+                    String::new()
+                }
             ),
             Vec::new(),
         );
-        for m in shown.into_iter().skip(skip) {
-            let text = m.text_content();
-            let (visible, _) = north_agent::blocks::split_blocks(&text);
-            let visible = visible.trim().to_string();
-            if visible.is_empty() {
-                continue;
-            }
-            match m.role {
-                Role::User => self.push(Item::User(visible)),
-                _ => self.push(Item::Assistant(visible)),
-            }
+        for item in items.into_iter().skip(skip) {
+            self.push(item);
         }
     }
 
@@ -462,5 +463,60 @@ impl App {
         }
         self.composer.set_focused(true);
         self.dirty = true;
+    }
+}
+
+/// The timeline of a stored conversation, as it looked live: the user's
+/// messages, the answers, each tool call's intent line and its result.
+fn replay(messages: &[Message]) -> Vec<Item> {
+    let mut names: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+    let mut items = Vec::new();
+    for m in messages {
+        let mut text = String::new();
+        for block in &m.content {
+            match block {
+                ContentBlock::Text { text: t } => text.push_str(t),
+                ContentBlock::ToolCall(call) => {
+                    flush_text(&mut items, m.role, &mut text);
+                    names.insert(call.id.clone(), call.name.clone());
+                    items.push(Item::Intent(north_agent::intent::intent_line(
+                        &call.name,
+                        &call.arguments,
+                    )));
+                }
+                ContentBlock::ToolResult {
+                    call_id, content, ..
+                } => {
+                    let tool = names.get(call_id).cloned().unwrap_or_default();
+                    let outcome: north_protocol::ToolOutcome = serde_json::from_str(content)
+                        .unwrap_or_else(|_| {
+                            north_protocol::ToolOutcome::ok(content.clone().into())
+                        });
+                    items.push(Item::Result {
+                        summary: north_agent::intent::summary(&tool, &outcome),
+                        ok: outcome.ok,
+                        tool,
+                        has_details: false,
+                    });
+                }
+                _ => {}
+            }
+        }
+        flush_text(&mut items, m.role, &mut text);
+    }
+    items
+}
+
+fn flush_text(items: &mut Vec<Item>, role: Role, text: &mut String) {
+    let (visible, _) = north_agent::blocks::split_blocks(text);
+    let visible = visible.trim().to_string();
+    text.clear();
+    if visible.is_empty() {
+        return;
+    }
+    match role {
+        Role::User => items.push(Item::User(visible)),
+        Role::Assistant => items.push(Item::Assistant(visible)),
+        _ => {}
     }
 }

@@ -1,0 +1,143 @@
+//! The harness of the TUI rendering tests: the real `InlineTerminal` drawing
+//! into ratatui's `TestBackend`, read back as text (scrollback, then the
+//! screen), with helpers to feed events, keys and prompts.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use north_protocol::{ApprovalDecision, Event, Usage};
+use north_tools::edit::FileChange;
+use north_tui::diff::DiffFile;
+use north_tui::{Action, App, InlineTerminal, Prompt, PromptKind, SessionInfo, UiMsg, draw};
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Size;
+use tokio::sync::oneshot;
+
+pub const SESSION: &str = "20251122-101500-a1b2";
+
+pub struct Ui {
+    pub app: App,
+    pub term: InlineTerminal<TestBackend>,
+    pub dir: tempfile::TempDir,
+}
+
+pub fn rows(buf: &Buffer) -> Vec<String> {
+    let area = buf.area;
+    (0..area.height)
+        .map(|y| {
+            let mut s = String::new();
+            for x in 0..area.width {
+                s.push_str(buf.cell((x, y)).map(|c| c.symbol()).unwrap_or(" "));
+            }
+            s.trim_end().to_string()
+        })
+        .collect()
+}
+
+impl Ui {
+    pub fn new(width: u16, height: u16) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let app = App::new(SessionInfo {
+            root: dir.path().to_path_buf(),
+            provider: "scripted".into(),
+            model: "scripted".into(),
+            session_id: SESSION.into(),
+        });
+        let term =
+            InlineTerminal::new(TestBackend::new(width, height), Size::new(width, height), 0)
+                .unwrap();
+        Ui { app, term, dir }
+    }
+
+    pub fn event(&mut self, e: Event) -> &mut Self {
+        self.app.handle_event(e);
+        self
+    }
+
+    pub fn text(&mut self, t: &str) -> &mut Self {
+        self.event(Event::AssistantText { text: t.into() })
+    }
+
+    pub fn key(&mut self, code: KeyCode) -> Vec<Action> {
+        self.app.handle_key(KeyEvent::new(code, KeyModifiers::NONE))
+    }
+
+    pub fn ctrl(&mut self, c: char) -> Vec<Action> {
+        self.app
+            .handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL))
+    }
+
+    pub fn typed(&mut self, s: &str) {
+        for c in s.chars() {
+            self.key(KeyCode::Char(c));
+        }
+    }
+
+    pub fn command(&mut self, s: &str) -> Vec<Action> {
+        self.typed(s);
+        self.key(KeyCode::Enter)
+    }
+
+    pub fn prompt(
+        &mut self,
+        call_id: &str,
+        kind: PromptKind,
+    ) -> oneshot::Receiver<ApprovalDecision> {
+        let (reply, rx) = oneshot::channel();
+        self.app.handle_msg(UiMsg::Prompt(Prompt {
+            call_id: call_id.into(),
+            kind,
+            reply,
+        }));
+        rx
+    }
+
+    /// Scrollback (when any), a marker, then the screen.
+    pub fn screen(&mut self) -> String {
+        draw(&mut self.term, &mut self.app).unwrap();
+        let backend = self.term.backend();
+        let mut out = String::new();
+        let back = rows(backend.scrollback());
+        if !back.is_empty() {
+            for r in back {
+                out.push_str(&r);
+                out.push('\n');
+            }
+            out.push_str("~~~~~~~~ (scrollback above, screen below) ~~~~~~~~\n");
+        }
+        for r in rows(backend.buffer()) {
+            out.push_str(&r);
+            out.push('\n');
+        }
+        out
+    }
+}
+
+pub fn usage(i: u64, o: u64) -> Event {
+    let u = Usage {
+        input_tokens: i,
+        output_tokens: o,
+        ..Default::default()
+    };
+    Event::Usage { usage: u, total: u }
+}
+
+pub fn two_file_edit() -> Vec<DiffFile> {
+    let old = "fn main() {\n    println!(\"hello\");\n}\n";
+    let new = "fn main() {\n    println!(\"bonjour\");\n    greet();\n}\n";
+    let a = FileChange::new(
+        "src/main.rs".into(),
+        Some("x".into()),
+        Some(old),
+        new.into(),
+        1,
+    );
+    let b = FileChange::new(
+        "src/greet.rs".into(),
+        None,
+        None,
+        "pub fn greet() {\n    println!(\"salut\");\n}\n".into(),
+        1,
+    );
+    vec![DiffFile::from(&a), DiffFile::from(&b)]
+}
