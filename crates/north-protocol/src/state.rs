@@ -78,6 +78,10 @@ pub struct Checkpoint {
     /// Absent in old files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<ModelRef>,
+    /// Tokens used over the whole session so far, so a resumed session
+    /// continues its count. Absent in old files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<crate::Usage>,
 }
 
 /// A provider and a model name.

@@ -140,6 +140,11 @@ fn state_defaults_missing_fields_and_checkpoint_round_trips() {
             provider: "anthropic".into(),
             model: "claude-sonnet-4-5".into(),
         }),
+        usage: Some(Usage {
+            input_tokens: 10,
+            output_tokens: 2,
+            ..Default::default()
+        }),
     };
     roundtrip(&cp);
     roundtrip(&TraceEvent {

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use north_agent::TurnEnd;
 use north_protocol::{
-    ApprovalDecision, ApprovalKind, ContentBlock, ErrorKind, Event, Message, Role,
+    ApprovalDecision, ApprovalKind, ContentBlock, ErrorKind, Event, Message, Role, Usage,
 };
 use ratatui::text::Line;
 
@@ -267,7 +267,8 @@ impl App {
             UiMsg::Resumed {
                 session_id,
                 messages,
-            } => self.resumed(session_id, &messages),
+                usage,
+            } => self.resumed(session_id, &messages, &usage),
             UiMsg::Failed(message) => self.push(Item::Error(message)),
         }
         None
@@ -368,11 +369,7 @@ impl App {
                     .or_insert_with(|| parse_unified(&diff));
             }
             Event::Usage { total, .. } => {
-                self.tokens = total
-                    .input_tokens
-                    .saturating_add(total.output_tokens)
-                    .saturating_add(total.cache_read_input_tokens)
-                    .saturating_add(total.cache_creation_input_tokens);
+                self.tokens = total_tokens(&total);
                 self.streamed_bytes = 0;
             }
             Event::Error {
@@ -431,11 +428,12 @@ impl App {
         Some(Action::Submit(next))
     }
 
-    fn resumed(&mut self, session_id: String, messages: &[Message]) {
+    fn resumed(&mut self, session_id: String, messages: &[Message], usage: &Usage) {
         /// Timeline items replayed from a resumed session, at most.
         const SHOWN: usize = 60;
         self.info.session_id = session_id.clone();
-        self.tokens = 0;
+        self.tokens = total_tokens(usage);
+        self.streamed_bytes = 0;
         let items = replay(messages);
         let skip = items.len().saturating_sub(SHOWN);
         self.notice(
@@ -519,4 +517,12 @@ fn flush_text(items: &mut Vec<Item>, role: Role, text: &mut String) {
         Role::Assistant => items.push(Item::Assistant(visible)),
         _ => {}
     }
+}
+
+/// Every token a usage report counts (cached ones included).
+fn total_tokens(u: &Usage) -> u64 {
+    u.input_tokens
+        .saturating_add(u.output_tokens)
+        .saturating_add(u.cache_read_input_tokens)
+        .saturating_add(u.cache_creation_input_tokens)
 }

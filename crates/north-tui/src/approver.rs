@@ -70,6 +70,8 @@ pub enum UiMsg {
         session_id: String,
         /// Its conversation so far.
         messages: Vec<Message>,
+        /// Tokens it used so far, which the status line continues from.
+        usage: north_protocol::Usage,
     },
     /// Something the user asked for failed outside a turn.
     Failed(String),

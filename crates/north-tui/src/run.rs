@@ -147,6 +147,7 @@ async fn worker(
                     let _ = tx.send(UiMsg::Resumed {
                         session_id: agent.session_id().to_string(),
                         messages: agent.messages().to_vec(),
+                        usage: agent.total_usage(),
                     });
                 }
                 Err(e) => {
@@ -281,6 +282,7 @@ pub async fn run(start: Start) -> Result<Exit, TuiError> {
         ..
     } = start;
     let history = agent.messages().to_vec();
+    let usage = agent.total_usage();
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     let worker = tokio::spawn(worker(agent, opener, cmd_rx, inbox.sender()));
     if !history.is_empty() {
@@ -288,6 +290,7 @@ pub async fn run(start: Start) -> Result<Exit, TuiError> {
         app.handle_msg(UiMsg::Resumed {
             session_id: id,
             messages: history,
+            usage,
         });
     }
 

@@ -343,6 +343,7 @@ fn write_session(root: &std::path::Path, id: &str, ts: f64, first: &str) {
         trace_tail: Vec::new(),
         messages: Vec::new(),
         model: None,
+        usage: None,
     };
     std::fs::write(
         dir.join("checkpoint.json"),
@@ -382,6 +383,7 @@ fn slash_sessions_and_the_resume_picker() {
                 )],
             },
         ],
+        usage: Default::default(),
     });
     insta::assert_snapshot!("resumed", ui.screen());
 }

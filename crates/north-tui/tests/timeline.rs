@@ -46,6 +46,11 @@ fn a_resumed_session_replays_tool_calls_and_results() {
                 content: vec![ContentBlock::text("All **3** tests pass.")],
             },
         ],
+        usage: north_protocol::Usage {
+            input_tokens: 1200,
+            output_tokens: 34,
+            ..Default::default()
+        },
     });
     insta::assert_snapshot!("resumed_with_tools", ui.screen());
 }

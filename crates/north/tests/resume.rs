@@ -271,3 +271,44 @@ async fn resuming_after_a_kill_sends_the_same_next_request_as_the_uninterrupted_
         assert_eq!(next["tools"], in_flight["tools"]);
     }
 }
+
+/// A resumed session continues its token count: usage is part of the
+/// session log, and the totals a front end shows pick up where they were.
+#[test]
+fn a_resumed_session_continues_its_token_totals() {
+    let home = Sandbox::new();
+    let script = home.file(
+        "script.json",
+        &json!([
+            {"text": "One.", "usage": {"input_tokens": 100, "output_tokens": 10}},
+            {"text": "Two.", "usage": {"input_tokens": 100, "output_tokens": 10}}
+        ]),
+    );
+    let totals = |extra: &[&str]| -> Vec<Value> {
+        let out = home
+            .north()
+            .args(["exec", "--json", "--script"])
+            .arg(&script)
+            .args(extra)
+            .arg("count")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|e| e["type"] == "usage")
+            .map(|e| e["total"].clone())
+            .collect()
+    };
+    let first = totals(&[]);
+    assert_eq!(first.last().unwrap()["input_tokens"], 100);
+    let second = totals(&["--continue"]);
+    let last = second.last().unwrap();
+    assert_eq!(last["input_tokens"], 200, "{last}");
+    assert_eq!(last["output_tokens"], 20, "{last}");
+}

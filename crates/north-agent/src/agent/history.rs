@@ -83,6 +83,7 @@ impl Agent {
     pub fn checkpoint(&mut self) -> Result<(), StoreError> {
         self.revision += 1;
         let model = self.model_ref();
+        self.log.note_usage(self.total);
         self.log.sync(
             self.revision,
             &self.messages,
@@ -118,6 +119,7 @@ impl Agent {
             ],
             messages: self.messages.clone(),
             model: Some(self.model_ref()),
+            usage: Some(self.total),
         };
         match self.session.save_checkpoint(&cp, &self.redactor) {
             Ok(()) => {

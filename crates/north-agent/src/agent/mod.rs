@@ -224,6 +224,7 @@ impl Agent {
             agent.state.normalize();
             agent.revision = cp.revision;
             agent.messages = cp.messages;
+            agent.total = cp.usage.unwrap_or_default();
             // What came from the log is on disk as it is; an old session's
             // history (from its checkpoint) is written to the log at the first sync.
             agent.clean = agent.log.messages_on_disk();
@@ -271,7 +272,7 @@ impl Agent {
         &self.messages
     }
 
-    /// Usage over the session so far (this process).
+    /// Usage over the session so far (resumed sessions continue their count).
     pub fn total_usage(&self) -> Usage {
         self.total
     }

@@ -19,7 +19,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
-use north_protocol::{Message, ModelRef, State};
+use north_protocol::{Message, ModelRef, State, Usage};
 use serde::{Deserialize, Serialize};
 
 use super::{StoreError, io_err, write_atomic};
@@ -55,6 +55,11 @@ pub(crate) enum Record {
         /// The model.
         model: ModelRef,
     },
+    /// Tokens used over the session so far.
+    Usage {
+        /// The running total.
+        total: Usage,
+    },
 }
 
 /// A session replayed from disk.
@@ -66,6 +71,8 @@ pub struct Replayed {
     pub state: State,
     /// The model that wrote the last records.
     pub model: Option<ModelRef>,
+    /// Tokens used over the session, when recorded.
+    pub usage: Option<Usage>,
     /// The revision of the last record.
     pub revision: u64,
     /// Whether anything was read.
@@ -89,6 +96,7 @@ impl Replayed {
             }
             Record::State { state } => self.state = state,
             Record::Model { model } => self.model = Some(model),
+            Record::Usage { total } => self.usage = Some(total),
         }
     }
 }
@@ -161,6 +169,8 @@ pub struct SessionLog {
     on_disk: usize,
     state_on_disk: Option<State>,
     model_on_disk: Option<ModelRef>,
+    usage: Option<Usage>,
+    usage_on_disk: Option<Usage>,
     /// The log's size.
     log_bytes: u64,
     /// The serialized size of each message on disk, to know what a compact
@@ -208,11 +218,18 @@ impl SessionLog {
             on_disk: replayed.messages.len(),
             state_on_disk: replayed.found.then(|| replayed.state.clone()),
             model_on_disk: replayed.model.clone(),
+            usage: replayed.usage,
+            usage_on_disk: replayed.usage,
             log_bytes,
             sizes,
             written: 0,
         };
         Ok((log, replayed))
+    }
+
+    /// Records the session's running token total with the next sync.
+    pub(crate) fn note_usage(&mut self, total: Usage) {
+        self.usage = Some(total);
     }
 
     /// Brings the log up to date: `messages[..clean]` are unchanged since
@@ -264,6 +281,11 @@ impl SessionLog {
                 },
             )?;
         }
+        if let Some(total) = self.usage
+            && self.usage_on_disk != self.usage
+        {
+            self.push(&mut lines, &Record::Usage { total })?;
+        }
         if lines.is_empty() {
             return Ok(());
         }
@@ -282,6 +304,7 @@ impl SessionLog {
         self.on_disk = messages.len();
         self.state_on_disk = Some(state.clone());
         self.model_on_disk = Some(model.clone());
+        self.usage_on_disk = self.usage;
         let live: u64 = self.sizes.iter().sum::<u64>() + 1024;
         if self.log_bytes > COMPACT_MIN_BYTES && self.log_bytes > live * COMPACT_FACTOR {
             self.compact(rev, messages, state, model)?;
@@ -318,6 +341,9 @@ impl SessionLog {
                 model: model.clone(),
             },
         )?;
+        if let Some(total) = self.usage {
+            self.push(&mut lines, &Record::Usage { total })?;
+        }
         write_atomic(&self.path, lines.as_bytes()).map_err(io_err("compact", &self.path))?;
         self.file = OpenOptions::new()
             .append(true)

@@ -361,6 +361,7 @@ fn merge(
         trace_tail: vec!["trace.jsonl".into()],
         messages: Vec::new(),
         model: None,
+        usage: None,
     });
     Some(Checkpoint {
         revision: replayed.revision.max(base.revision),
@@ -369,6 +370,7 @@ fn merge(
         recent_messages: replayed.messages.iter().map(chat_message).collect(),
         messages: replayed.messages,
         model: replayed.model.or(base.model),
+        usage: replayed.usage.or(base.usage),
         ..base
     })
 }
