@@ -72,6 +72,16 @@ pub enum NoticeKind {
     Recovered,
 }
 
+/// The stream a piece of a command's output came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputStream {
+    /// Standard output.
+    Stdout,
+    /// Standard error.
+    Stderr,
+}
+
 /// One thing that happened, for a front end to render.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -108,6 +118,16 @@ pub enum Event {
         tool: String,
         /// Human intent line, e.g. "Searching: `foo` in `src/`".
         line: String,
+    },
+    /// Output a running tool (a shell command) produced just now, for a
+    /// live view; the tool's result still carries its whole (bounded) output.
+    ToolOutput {
+        /// Call id.
+        call_id: String,
+        /// Which stream it came from.
+        stream: OutputStream,
+        /// The text, possibly part of a line.
+        text: String,
     },
     /// A tool finished.
     ToolResult {

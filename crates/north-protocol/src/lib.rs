@@ -21,7 +21,7 @@ mod tool;
 mod trace;
 
 pub use capability::{Capability, CapabilityError};
-pub use event::{ApprovalDecision, ApprovalKind, ErrorKind, Event, NoticeKind};
+pub use event::{ApprovalDecision, ApprovalKind, ErrorKind, Event, NoticeKind, OutputStream};
 pub use json::{json_kind, json_type};
 pub use message::{ContentBlock, Message, Role};
 pub use request::{ChatRequest, ChatResponse, ReasoningEffort};

@@ -63,6 +63,9 @@ pub struct ToolContext {
     pub http: Arc<crate::net::HttpClient>,
     /// Cancelled when the user interrupts; long tools stop promptly.
     pub cancel: CancellationToken,
+    /// Where a running command's output goes as it is produced, while a
+    /// front end shows it live (set by the agent around each call).
+    pub live_output: Option<crate::shell::LiveOutput>,
 }
 
 impl ToolContext {
@@ -75,6 +78,7 @@ impl ToolContext {
             capabilities: Vec::new(),
             net_allowlist: None,
             cancel: CancellationToken::new(),
+            live_output: None,
         }
     }
 

@@ -102,6 +102,9 @@ pub struct App {
     /// Bytes streamed since the last usage report: the status line counts
     /// them (about 4 bytes a token) so the number moves with the stream.
     pub(crate) streamed_bytes: u64,
+    /// The last lines of the running command's output (stdout and stderr,
+    /// in arrival order), shown live until its result arrives.
+    pub(crate) live_output: crate::live::LiveLines,
     pub(crate) queued: VecDeque<String>,
     pub(crate) quit_armed: bool,
     pub(crate) interrupting: bool,
@@ -131,6 +134,7 @@ impl App {
             elapsed: Duration::ZERO,
             tokens: 0,
             streamed_bytes: 0,
+            live_output: Default::default(),
             queued: VecDeque::new(),
             quit_armed: false,
             interrupting: false,
@@ -293,6 +297,11 @@ impl App {
             }
             return;
         }
+        if let Event::ToolOutput { stream, text, .. } = &event {
+            // Live output does not end the streamed answer above it.
+            self.live_output.push(*stream, text);
+            return;
+        }
         self.finish_stream();
         match event {
             Event::SessionStarted {
@@ -312,6 +321,7 @@ impl App {
                 details,
                 ..
             } => {
+                self.live_output.clear();
                 // The user's own "deny"/"reject" line already says it: one
                 // ✗ per refusal, not a second for the result it produced.
                 let refused_just_now = matches!(
@@ -385,6 +395,7 @@ impl App {
             Event::Thinking { .. }
             | Event::ModelStopped { .. }
             | Event::AssistantText { .. }
+            | Event::ToolOutput { .. }
             | Event::TurnStarted { .. }
             | Event::TurnEnd { .. } => {}
         }

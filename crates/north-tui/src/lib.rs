@@ -19,6 +19,7 @@ mod approver;
 mod composer;
 pub mod diff;
 mod keys;
+mod live;
 pub mod markdown;
 mod run;
 mod slash;

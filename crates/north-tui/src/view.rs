@@ -183,6 +183,10 @@ impl App {
             }
             stream.extend(crate::markdown::render(&self.streaming, width));
         }
+        // A running command's newest output, under whatever streamed before.
+        if !self.live_output.is_empty() {
+            stream.extend(self.live_output.render(usize::from(width)));
+        }
         let stream_h = (stream.len() as u16).min(room.saturating_sub(panel_h));
         Layout {
             stream,

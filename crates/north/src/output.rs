@@ -150,8 +150,10 @@ impl Text {
                 self.finish();
                 eprintln!("north: note: {message}");
             }
-            // Thinking is in --json; the text output shows the answer only.
+            // Thinking and live command output are in --json; the text
+            // output shows the answer, and each command's output once it ends.
             Event::Thinking { .. }
+            | Event::ToolOutput { .. }
             | Event::ModelStopped { .. }
             | Event::SessionStarted { .. }
             | Event::TurnStarted { .. }

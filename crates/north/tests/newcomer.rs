@@ -280,3 +280,42 @@ fn completions_are_printed_for_each_shell() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("possible values"));
 }
+
+#[test]
+fn json_mode_streams_a_commands_output_before_its_result() {
+    let sb = Sandbox::new();
+    let s = script(
+        &sb,
+        serde_json::json!([
+            {"tool_calls": [{"id": "c1", "name": "shell_run",
+                "args": {"command": "echo live-out; ls no-such-live-err"}}]},
+            {"text": "Done."}
+        ]),
+    );
+    let out = sb
+        .north()
+        .args(["exec", "--json", "--yes", "--script", &s, "go"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let events: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let at = |pred: &dyn Fn(&serde_json::Value) -> bool| events.iter().position(pred);
+    let out_at = at(&|e| {
+        e["type"] == "tool_output"
+            && e["stream"] == "stdout"
+            && e["text"].as_str().unwrap().contains("live-out")
+    })
+    .expect("stdout streamed");
+    let err_at = at(&|e| {
+        e["type"] == "tool_output"
+            && e["stream"] == "stderr"
+            && e["text"].as_str().unwrap().contains("no-such-live-err")
+    })
+    .expect("stderr streamed");
+    let result_at = at(&|e| e["type"] == "tool_result").unwrap();
+    assert!(out_at < result_at && err_at < result_at);
+    assert_eq!(events[out_at]["call_id"], "c1");
+}

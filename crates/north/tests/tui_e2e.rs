@@ -321,3 +321,43 @@ fn an_untrusted_project_is_asked_about_once_and_escapes_always_ask() {
     tty.wait_for("EXIT=0");
     tty.wait_exit();
 }
+
+#[test]
+fn a_running_command_shows_its_output_and_errors_before_it_ends() {
+    let _tty = one_tty();
+    let sb = Sandbox::new();
+    let command = "echo OUT-LIVE; echo ERR-LIVE >&2; while [ ! -e go ]; do sleep 0.05; done; echo CMD-DONE-$((1+1))";
+    let script = sb.file(
+        "script.json",
+        &json!({"turns": [
+            {"text": "Running it.", "tool_calls": [{"id": "live", "name": "shell_run", "args": {"command": command, "timeoutMs": 120000}}]},
+            {"text": "FINISHED-TURN"}
+        ]}),
+    );
+    let mut tty = Tty::spawn(
+        &sb,
+        &format!("\"$NORTH\" --script '{}'; echo EXIT=$?", script.display()),
+    );
+    tty.wait_for("/help for commands");
+    tty.type_text("go");
+    tty.send("\r");
+    tty.wait_for("Command requested — run it?");
+    tty.send("1");
+    // Both streams are on screen while the command still runs (it waits
+    // for a file only this test creates).
+    let screen = tty.wait_until("stdout and stderr while running", |s| {
+        s.contains("│ OUT-LIVE") && s.contains("┆ ERR-LIVE")
+    });
+    assert!(screen.contains("Working"), "{screen}");
+    assert!(!screen.contains("CMD-DONE-2"), "{screen}");
+    std::fs::write(sb.project().join("go"), "").unwrap();
+    tty.wait_for("FINISHED-TURN");
+    let screen = tty.wait_gone_then("Working");
+    assert!(
+        !screen.contains("│ OUT-LIVE"),
+        "the live lines give way to the result:\n{screen}"
+    );
+    tty.send("\x04");
+    tty.wait_for("EXIT=0");
+    tty.wait_exit();
+}

@@ -317,8 +317,33 @@ impl Agent {
                 self.tracer.record(TraceKind::ToolStart, json!({"id": call.id, "tool": call.name, "args": crate::intent::trace_args(&call.arguments)}));
                 let started = std::time::Instant::now();
                 let outcome = {
-                    let mut env = self.call_env(emit);
-                    env.run(call).await
+                    // A running command's output reaches the front end as it
+                    // is produced (Event::ToolOutput), while the call runs.
+                    let (live, mut output) = tokio::sync::mpsc::unbounded_channel();
+                    self.ctx.live_output = Some(live);
+                    let forward = |(stream, text)| {
+                        emit(Event::ToolOutput {
+                            call_id: call.id.clone(),
+                            stream,
+                            text,
+                        })
+                    };
+                    let outcome = {
+                        let mut env = self.call_env(emit);
+                        let run = env.run(call);
+                        tokio::pin!(run);
+                        loop {
+                            tokio::select! {
+                                outcome = &mut run => break outcome,
+                                Some(chunk) = output.recv() => forward(chunk),
+                            }
+                        }
+                    };
+                    self.ctx.live_output = None;
+                    while let Ok(chunk) = output.try_recv() {
+                        forward(chunk);
+                    }
+                    outcome
                 };
                 tracing::info!(
                     tool = %call.name,

@@ -32,7 +32,7 @@ use tokio_util::sync::CancellationToken;
 use session::{Ending, PtySession};
 
 /// Options for one command.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct RunOptions {
     /// Directory to run in, relative to the project root or absolute inside
     /// it. The session returns to its previous directory afterwards unless
@@ -51,7 +51,13 @@ pub struct RunOptions {
     /// Disk quota: the largest file the command may write, in bytes
     /// (`ulimit -f`), also in a subshell.
     pub file_bytes: Option<u64>,
+    /// Where output goes while the command runs (a live view); the result
+    /// still holds the whole bounded output.
+    pub live: Option<LiveOutput>,
 }
+
+/// Receives a running command's output as it is produced.
+pub type LiveOutput = tokio::sync::mpsc::UnboundedSender<(north_protocol::OutputStream, String)>;
 
 impl Default for RunOptions {
     fn default() -> Self {
@@ -62,6 +68,7 @@ impl Default for RunOptions {
             cpu_seconds: None,
             memory_bytes: None,
             file_bytes: None,
+            live: None,
         }
     }
 }

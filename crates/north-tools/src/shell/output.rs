@@ -13,7 +13,14 @@ pub struct HeadTail {
     head: Vec<u8>,
     tail: VecDeque<u8>,
     total: u64,
+    /// Bytes pushed since the last [`HeadTail::take_fresh`], for a live
+    /// view (only the newest [`FRESH_MAX`] are kept).
+    fresh: Vec<u8>,
 }
+
+/// Most bytes held for the live view between two takes: it shows the last
+/// lines, so older ones are dropped rather than buffered.
+const FRESH_MAX: usize = 64 * 1024;
 
 impl HeadTail {
     /// A capture keeping at most `limit` bytes (half head, half tail).
@@ -25,12 +32,24 @@ impl HeadTail {
             head: Vec::new(),
             tail: VecDeque::new(),
             total: 0,
+            fresh: Vec::new(),
         }
+    }
+
+    /// The bytes pushed since the last call (at most the newest 64 KiB).
+    pub fn take_fresh(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.fresh)
     }
 
     /// Appends bytes.
     pub fn push(&mut self, mut bytes: &[u8]) {
         self.total += bytes.len() as u64;
+        let keep = bytes.len().min(FRESH_MAX);
+        self.fresh.extend_from_slice(&bytes[bytes.len() - keep..]);
+        if self.fresh.len() > FRESH_MAX {
+            let cut = self.fresh.len() - FRESH_MAX;
+            self.fresh.drain(..cut);
+        }
         if self.head.len() < self.head_cap {
             let take = (self.head_cap - self.head.len()).min(bytes.len());
             self.head.extend_from_slice(&bytes[..take]);
@@ -182,6 +201,11 @@ impl Collector {
         }
     }
 
+    /// The command output captured since the last call, for a live view.
+    pub fn take_fresh(&mut self) -> Vec<u8> {
+        self.output.take_fresh()
+    }
+
     /// Whether the end (or, when expected, the sync) marker was seen.
     pub fn is_done(&self) -> bool {
         self.phase == Phase::Done || (self.phase == Phase::AfterEnd && self.sync.is_none())
@@ -254,7 +278,9 @@ impl Collector {
                             self.phase = Phase::Done;
                         }
                         (None, None) => {
-                            let keep = self.longest_marker().min(self.pending.len());
+                            // Hold back only what could still become a
+                            // marker, so output shows as soon as it exists.
+                            let keep = self.marker_prefix_len();
                             let commit = self.pending.len() - keep;
                             self.output.push(&self.pending[..commit]);
                             self.pending.drain(..commit);
@@ -277,6 +303,22 @@ impl Collector {
             }
             return;
         }
+    }
+
+    /// The longest tail of `pending` that is the start of the end or sync
+    /// marker (and so cannot be released as output yet).
+    fn marker_prefix_len(&self) -> usize {
+        let p = &self.pending;
+        let mut longest = 0;
+        for marker in std::iter::once(&self.end).chain(self.sync.as_ref()) {
+            for k in (1..marker.len().min(p.len() + 1)).rev() {
+                if k > longest && p.ends_with(&marker[..k]) {
+                    longest = k;
+                    break;
+                }
+            }
+        }
+        longest
     }
 
     fn find_sync(&self) -> Option<usize> {

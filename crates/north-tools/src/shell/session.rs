@@ -21,6 +21,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use north_protocol::OutputStream;
 use portable_pty::{Child, CommandBuilder, MasterPty, PtySize, native_pty_system};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -301,6 +302,10 @@ impl PtySession {
         let deadline = tokio::time::Instant::now() + opts.timeout;
         let mut ending = Ending::Finished;
         let mut session_ended = false;
+        // stderr goes to a file (the PTY would merge it): a live view polls it.
+        let mut err_seen: u64 = 0;
+        let mut poll = tokio::time::interval(std::time::Duration::from_millis(200));
+        poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         while !collector.is_done() {
             // Deadline and cancellation first: a command that never stops
             // printing must not starve them.
@@ -315,13 +320,32 @@ impl PtySession {
                     break;
                 }
                 chunk = self.output.recv() => match chunk {
-                    Some(bytes) => collector.feed(&bytes),
+                    Some(bytes) => {
+                        collector.feed(&bytes);
+                        if let Some(live) = &opts.live {
+                            send_live(live, OutputStream::Stdout, &collector.take_fresh());
+                        }
+                    }
                     None => {
                         session_ended = true;
                         break;
                     }
                 },
+                _ = poll.tick(), if opts.live.is_some() => {
+                    if let Some(live) = &opts.live {
+                        let fresh = read_from(&err_file, &mut err_seen);
+                        send_live(live, OutputStream::Stderr, &fresh);
+                    }
+                }
             }
+        }
+        if let Some(live) = &opts.live {
+            send_live(live, OutputStream::Stdout, &collector.take_fresh());
+            send_live(
+                live,
+                OutputStream::Stderr,
+                &read_from(&err_file, &mut err_seen),
+            );
         }
         if ending != Ending::Finished && !session_ended {
             session_ended = !self.interrupt(&mut collector).await;
@@ -490,6 +514,33 @@ fn path_str(path: &Path) -> Result<String, ShellError> {
     path.to_str()
         .map(str::to_owned)
         .ok_or_else(|| ShellError::InvalidPath(path.to_owned()))
+}
+
+/// Sends a live chunk; a receiver that went away only means nobody watches.
+fn send_live(live: &super::LiveOutput, stream: OutputStream, bytes: &[u8]) {
+    if !bytes.is_empty() {
+        let _ = live.send((stream, String::from_utf8_lossy(bytes).into_owned()));
+    }
+}
+
+/// What `path` gained since byte `seen` (at most the newest 64 KiB of it).
+fn read_from(path: &Path, seen: &mut u64) -> Vec<u8> {
+    use std::io::{Read, Seek, SeekFrom};
+    const MAX: u64 = 64 * 1024;
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return Vec::new();
+    };
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if len <= *seen {
+        return Vec::new();
+    }
+    let from = (*seen).max(len.saturating_sub(MAX));
+    *seen = len;
+    let mut out = Vec::new();
+    if file.seek(SeekFrom::Start(from)).is_ok() {
+        let _ = file.take(len - from).read_to_end(&mut out);
+    }
+    out
 }
 
 /// The per-command wrapper sourced by the shell.

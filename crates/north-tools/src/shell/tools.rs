@@ -103,6 +103,7 @@ impl Tool for ShellRun {
                 cwd: Some(args.cwd.unwrap_or_else(|| ".".into()).into()),
                 timeout,
                 max_output: self.max_output,
+                live: ctx.live_output.clone(),
                 ..RunOptions::default()
             };
             let result = match ctx
@@ -196,6 +197,7 @@ impl Tool for ShellExec {
                 cwd: Some(".".into()),
                 timeout,
                 max_output: self.max_output,
+                live: ctx.live_output.clone(),
                 ..RunOptions::default()
             };
             let result = match ctx
@@ -326,6 +328,7 @@ impl Tool for Bash {
                 cpu_seconds: self.cpu_seconds,
                 memory_bytes: self.memory_bytes,
                 file_bytes: self.file_bytes,
+                live: ctx.live_output.clone(),
             };
             let result = match ctx
                 .shell

@@ -198,6 +198,11 @@ impl Tty {
         }
     }
 
+    /// Waits until `needle` is gone, then returns the screen.
+    pub fn wait_gone_then(&self, needle: &str) -> String {
+        self.wait_until(&format!("{needle:?} to go away"), |s| !s.contains(needle))
+    }
+
     pub fn wait_for(&self, needle: &str) -> String {
         let start = Instant::now();
         loop {
