@@ -44,6 +44,8 @@ pub enum Action {
     ClearScreen,
     /// Switch to this session.
     Resume(String),
+    /// Open the full-screen transcript view.
+    Transcript,
 }
 
 /// A prompt on screen.
@@ -115,6 +117,9 @@ pub struct App {
     diffs: HashMap<String, Vec<DiffFile>>,
     requests: HashMap<String, (ApprovalKind, String)>,
     pub(crate) last_details: Option<(String, String)>,
+    /// The full output of each tool result, by its item's index, for the
+    /// transcript view (the timeline shows a summary).
+    pub(crate) full_output: std::collections::HashMap<usize, String>,
     pub(crate) dirty: bool,
 }
 
@@ -144,6 +149,7 @@ impl App {
             diffs: HashMap::new(),
             requests: HashMap::new(),
             last_details: None,
+            full_output: Default::default(),
             dirty: true,
         }
     }
@@ -219,6 +225,30 @@ impl App {
             title: title.into(),
             body,
         });
+    }
+
+    /// The whole session as lines for the transcript view: every item, each
+    /// tool result's full output, and the answer still streaming.
+    pub fn transcript_lines(&self, width: u16) -> Vec<Line<'static>> {
+        let mut out = Vec::new();
+        let mut prev = None;
+        for (i, item) in self.items.iter().enumerate() {
+            out.extend(item.lines_after(prev, width));
+            prev = Some(item);
+            if let Some(text) = self.full_output.get(&i) {
+                for l in text.lines() {
+                    out.push(Line::from(vec![
+                        ratatui::text::Span::styled("    │ ", crate::style::dim()),
+                        ratatui::text::Span::raw(l.replace('\t', "    ")),
+                    ]));
+                }
+            }
+        }
+        if !self.streaming.trim().is_empty() {
+            out.push(Line::default());
+            out.extend(crate::markdown::render(&self.streaming, width));
+        }
+        out
     }
 
     /// Lines of the items not printed yet, and marks them printed.
@@ -337,7 +367,7 @@ impl App {
                 let text = details.as_ref().map(details_text).unwrap_or_default();
                 let has_details = is_large(&text);
                 if has_details {
-                    self.last_details = Some((tool.clone(), text));
+                    self.last_details = Some((tool.clone(), text.clone()));
                 }
                 self.push(Item::Result {
                     tool,
@@ -345,6 +375,9 @@ impl App {
                     summary,
                     has_details,
                 });
+                if !text.trim().is_empty() {
+                    self.full_output.insert(self.items.len() - 1, text);
+                }
             }
             Event::ApprovalRequested {
                 call_id,

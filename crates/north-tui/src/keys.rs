@@ -68,6 +68,7 @@ impl App {
             KeyCode::Enter => return self.submit(),
             KeyCode::Char('j') if ctrl => self.composer.newline(),
             KeyCode::Char('o') if ctrl => self.expand_details(),
+            KeyCode::Char('t') if ctrl => return vec![Action::Transcript],
             KeyCode::Up if self.composer.cursor().0 == 0 => {
                 if !self.composer.history_prev() {
                     self.composer.input(key);

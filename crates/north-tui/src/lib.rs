@@ -21,6 +21,7 @@ pub mod diff;
 mod keys;
 mod live;
 pub mod markdown;
+pub mod pager;
 mod run;
 mod slash;
 pub mod style;

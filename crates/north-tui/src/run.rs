@@ -175,6 +175,8 @@ struct Loop {
     cmds: mpsc::UnboundedSender<WorkerCmd>,
     cancel: Option<CancellationToken>,
     last_draw: Instant,
+    /// The user asked for the transcript view.
+    open_transcript: bool,
 }
 
 impl Loop {
@@ -211,6 +213,7 @@ impl Loop {
                 Action::Resume(id) => {
                     let _ = self.cmds.send(WorkerCmd::Resume(id));
                 }
+                Action::Transcript => self.open_transcript = true,
             }
         }
         Ok(None)
@@ -240,6 +243,70 @@ impl Loop {
         self.last_draw = Instant::now();
         Ok(())
     }
+}
+
+/// Shows the transcript view on the alternate screen until the user closes
+/// it (or a prompt needs an answer), then redraws the inline view. Agent
+/// events keep arriving meanwhile.
+async fn transcript_view(
+    l: &mut Loop,
+    input: &mut EventStream,
+    inbox: &mut Inbox,
+) -> io::Result<Option<Exit>> {
+    use ratatui::{Terminal, TerminalOptions, Viewport};
+    let size = l.term.size();
+    let mut pager = crate::pager::Pager::new(l.app.transcript_lines(size.width));
+    execute!(io::stdout(), terminal::EnterAlternateScreen)?;
+    let backend = TtyBackend::new(BufWriter::with_capacity(1 << 16, io::stdout()), size);
+    let area = ratatui::layout::Rect::new(0, 0, size.width, size.height);
+    let mut term = Terminal::with_options(
+        backend,
+        TerminalOptions {
+            viewport: Viewport::Fixed(area),
+        },
+    )?;
+    let mut exit = None;
+    loop {
+        term.draw(|f| pager.render(f.area(), f.buffer_mut()))?;
+        tokio::select! {
+            ev = input.next() => match ev {
+                Some(Ok(TermEvent::Key(k))) => {
+                    if k.kind != crossterm::event::KeyEventKind::Release
+                        && pager.key(k, size.height) == crate::pager::PagerOutcome::Closed
+                    {
+                        break;
+                    }
+                }
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return Err(e),
+                None => {
+                    exit = Some(Exit::Quit);
+                    break;
+                }
+            },
+            msg = inbox.recv() => {
+                let Some(msg) = msg else {
+                    exit = Some(Exit::Quit);
+                    break;
+                };
+                let prompt = matches!(msg, UiMsg::Prompt(_));
+                let actions: Vec<Action> = l.app.handle_msg(msg).into_iter().collect();
+                if let Some(e) = l.act(actions)? {
+                    exit = Some(e);
+                    break;
+                }
+                // A question for the user closes the view so it is seen.
+                if prompt {
+                    break;
+                }
+            }
+        }
+    }
+    drop(term);
+    execute!(io::stdout(), terminal::LeaveAlternateScreen, cursor::Hide)?;
+    l.app.mark_dirty();
+    l.draw_now()?;
+    Ok(exit)
 }
 
 /// Runs the interactive assistant until the user quits. The terminal is
@@ -300,6 +367,7 @@ pub async fn run(start: Start) -> Result<Exit, TuiError> {
         cmds: cmd_tx,
         cancel: None,
         last_draw: Instant::now(),
+        open_transcript: false,
     };
     l.draw_now()?;
 
@@ -347,6 +415,11 @@ pub async fn run(start: Start) -> Result<Exit, TuiError> {
                     _ => Vec::new(),
                 };
                 if let Some(exit) = l.act(actions)? {
+                    break exit;
+                }
+                if std::mem::take(&mut l.open_transcript)
+                    && let Some(exit) = transcript_view(&mut l, &mut input, &mut inbox).await?
+                {
                     break exit;
                 }
                 // Keys are drawn at once: typing never waits for a frame.

@@ -114,6 +114,10 @@ fn help(app: &mut App) {
         ("newline", newline),
         ("↑ / ↓", "previous / next input"),
         ("ctrl+o", "details of the last large tool result"),
+        (
+            "ctrl+t",
+            "the whole transcript with all tool output (/ searches, q closes)",
+        ),
         ("esc", "interrupt the running turn"),
         (
             "ctrl+c",

@@ -88,3 +88,60 @@ fn a_denied_command_is_one_cross_line() {
     assert_eq!(screen.matches('✗').count(), 1, "{screen}");
     insta::assert_snapshot!("denied_once", screen);
 }
+
+fn pager_screen(pager: &mut north_tui::pager::Pager, w: u16, h: u16) -> String {
+    let area = ratatui::layout::Rect::new(0, 0, w, h);
+    let mut buf = ratatui::buffer::Buffer::empty(area);
+    pager.render(area, &mut buf);
+    (0..h)
+        .map(|y| {
+            (0..w)
+                .map(|x| buf.cell((x, y)).map_or(" ", |c| c.symbol()).to_string())
+                .collect::<String>()
+                .trim_end()
+                .to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn the_transcript_view_holds_every_tool_output_and_searches_it() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use north_tui::pager::{Pager, PagerOutcome};
+    let mut ui = Ui::new(80, 12);
+    ui.app.start_turn("list the numbers");
+    ui.event(Event::ToolIntent {
+        call_id: "c1".into(),
+        tool: "shell_run".into(),
+        line: "Command requested: `seq 1 40`".into(),
+    });
+    let output: String = (1..=40).map(|i| format!("number-{i:02}\n")).collect();
+    ui.event(Event::ToolResult {
+        call_id: "c1".into(),
+        tool: "shell_run".into(),
+        ok: true,
+        summary: "exit code 0, 40 line(s) of output".into(),
+        details: Some(
+            json!({"ok": true, "output": {"exitCode": 0, "stdout": output, "stderr": ""}}),
+        ),
+    });
+    ui.text("All forty are there.\n\n");
+    let lines = ui.app.transcript_lines(80);
+    let mut pager = Pager::new(lines);
+    // Opens at the end: the newest lines.
+    insta::assert_snapshot!("transcript_view_end", pager_screen(&mut pager, 80, 12));
+    let key = |c: KeyCode| KeyEvent::new(c, KeyModifiers::NONE);
+    pager.key(key(KeyCode::Char('/')), 12);
+    for c in "number-07".chars() {
+        pager.key(key(KeyCode::Char(c)), 12);
+    }
+    pager.key(key(KeyCode::Enter), 12);
+    let screen = pager_screen(&mut pager, 80, 12);
+    assert!(screen.contains("number-07"), "{screen}");
+    assert!(screen.contains("“number-07” · n next"), "{screen}");
+    insta::assert_snapshot!("transcript_view_search", screen);
+    pager.key(key(KeyCode::Char('g')), 12);
+    assert!(pager_screen(&mut pager, 80, 12).contains("› list the numbers"));
+    assert_eq!(pager.key(key(KeyCode::Char('q')), 12), PagerOutcome::Closed);
+}

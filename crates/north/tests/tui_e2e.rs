@@ -361,3 +361,39 @@ fn a_running_command_shows_its_output_and_errors_before_it_ends() {
     tty.wait_for("EXIT=0");
     tty.wait_exit();
 }
+
+#[test]
+fn ctrl_t_opens_the_whole_transcript_and_q_returns() {
+    let _tty = one_tty();
+    let sb = Sandbox::new();
+    let script = sb.file(
+        "script.json",
+        &json!({"turns": [
+            {"text": "Listing.", "tool_calls": [{"id": "s1", "name": "shell_run", "args": {"command": "seq 1 40 | sed 's/^/row-/'"}}]},
+            {"text": "LISTED-ALL"}
+        ]}),
+    );
+    let mut tty = Tty::spawn(
+        &sb,
+        &format!("\"$NORTH\" --script '{}'; echo EXIT=$?", script.display()),
+    );
+    tty.wait_for("/help for commands");
+    tty.type_text("list");
+    tty.send("\r");
+    tty.wait_for("Command requested — run it?");
+    tty.send("1");
+    tty.wait_for("LISTED-ALL");
+    tty.wait_gone("Working");
+    // The timeline shows a summary; the transcript view has every row.
+    assert!(!tty.screen().contains("row-17"));
+    tty.send("\x14");
+    tty.wait_for("Transcript ·");
+    tty.send("/row-17\r");
+    tty.wait_for("row-17");
+    tty.send("q");
+    tty.wait_gone("Transcript ·");
+    tty.wait_for("/help for commands");
+    tty.send("\x04");
+    tty.wait_for("EXIT=0");
+    tty.wait_exit();
+}
