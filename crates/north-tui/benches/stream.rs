@@ -1,8 +1,9 @@
 //! Streaming render benchmark: a long answer arriving token by token into
 //! the real UI state and inline terminal, serialized by the real crossterm
 //! backend into a sink. Reports tokens per second the UI can absorb, the
-//! CPU it spends at 5,000 tokens/s, and the latency of a key press (handled
-//! and drawn) while text streams.
+//! CPU it spends at 5,000 tokens/s, the latency of a key press (handled
+//! and drawn) while text streams, and frame times with a 2,000-line
+//! transcript behind the live area and in the transcript view.
 //!
 //! `cargo bench -p north-tui --bench stream`
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
@@ -139,5 +140,60 @@ fn main() {
         pct(0.5).as_secs_f64() * 1e3,
         pct(0.99).as_secs_f64() * 1e3,
         lat[lat.len() - 1].as_secs_f64() * 1e3
+    );
+
+    // A session with a 2,000-line transcript: streaming frames, and the
+    // transcript view (Ctrl+T) scrolling through it.
+    let (mut app, mut term) = setup();
+    let mut history = String::new();
+    for i in 0..1_000 {
+        history.push_str(&format!("Line {i} of an earlier answer, with `code` and **bold** text.\n\n"));
+    }
+    app.handle_event(Event::AssistantText { text: history });
+    app.handle_event(Event::ToolIntent {
+        call_id: "c".into(),
+        tool: "shell_run".into(),
+        line: "Command requested: `cargo test`".into(),
+    });
+    let lines = app.transcript_lines(120).len();
+    let mut frames = Vec::new();
+    for (i, t) in toks.iter().enumerate().take(20_000) {
+        app.handle_event(Event::AssistantText { text: t.clone() });
+        if (i + 1) % per_frame == 0 {
+            let start = Instant::now();
+            draw(&mut term, &mut app).unwrap();
+            frames.push(start.elapsed());
+        }
+    }
+    frames.sort();
+    let p = |v: &[Duration], q: f64| v[((v.len() as f64 * q) as usize).min(v.len() - 1)];
+    println!(
+        "streaming frames after a {lines}-line transcript: n={} p50 {:.3} ms, p99 {:.3} ms",
+        frames.len(),
+        p(&frames, 0.5).as_secs_f64() * 1e3,
+        p(&frames, 0.99).as_secs_f64() * 1e3,
+    );
+    let open = Instant::now();
+    let all = app.transcript_lines(120);
+    let total = all.len();
+    let mut pager = north_tui::pager::Pager::new(all);
+    let opened = open.elapsed();
+    let area = ratatui::layout::Rect::new(0, 0, 120, 40);
+    let mut view = Vec::new();
+    for i in 0..600 {
+        let start = Instant::now();
+        let code = if i % 3 == 0 { KeyCode::PageUp } else { KeyCode::Up };
+        pager.key(KeyEvent::new(code, KeyModifiers::NONE), 40);
+        let mut buf = ratatui::buffer::Buffer::empty(area);
+        pager.render(area, &mut buf);
+        view.push(start.elapsed());
+    }
+    view.sort();
+    println!(
+        "transcript view over {total} lines: opened in {:.2} ms; scroll frames n={} p50 {:.3} ms, p99 {:.3} ms",
+        opened.as_secs_f64() * 1e3,
+        view.len(),
+        p(&view, 0.5).as_secs_f64() * 1e3,
+        p(&view, 0.99).as_secs_f64() * 1e3,
     );
 }
