@@ -147,7 +147,9 @@ fn main() {
     let (mut app, mut term) = setup();
     let mut history = String::new();
     for i in 0..1_000 {
-        history.push_str(&format!("Line {i} of an earlier answer, with `code` and **bold** text.\n\n"));
+        history.push_str(&format!(
+            "Line {i} of an earlier answer, with `code` and **bold** text.\n\n"
+        ));
     }
     app.handle_event(Event::AssistantText { text: history });
     app.handle_event(Event::ToolIntent {
@@ -182,7 +184,11 @@ fn main() {
     let mut view = Vec::new();
     for i in 0..600 {
         let start = Instant::now();
-        let code = if i % 3 == 0 { KeyCode::PageUp } else { KeyCode::Up };
+        let code = if i % 3 == 0 {
+            KeyCode::PageUp
+        } else {
+            KeyCode::Up
+        };
         pager.key(KeyEvent::new(code, KeyModifiers::NONE), 40);
         let mut buf = ratatui::buffer::Buffer::empty(area);
         pager.render(area, &mut buf);

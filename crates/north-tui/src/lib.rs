@@ -18,6 +18,7 @@ mod app;
 mod approver;
 mod composer;
 pub mod diff;
+mod highlight;
 mod keys;
 mod live;
 pub mod markdown;

@@ -1,5 +1,7 @@
-//! Markdown to styled, wrapped terminal lines: headings, paragraphs,
-//! emphasis, inline code, fenced code blocks, lists, quotes and rules.
+//! Markdown to styled, wrapped terminal lines: headings (styled by level,
+//! without their `#`), paragraphs, emphasis, inline code, fenced code with
+//! syntax highlighting, lists and task lists, quotes, links (text, then the
+//! URL), tables laid out in columns, and rules.
 //!
 //! Works on partial input too (an unclosed fence renders as code), which is
 //! what a streaming answer looks like most of the time.
@@ -28,6 +30,16 @@ struct Renderer {
     heading: Option<HeadingLevel>,
     link: Option<String>,
     need_blank: bool,
+    /// A table being read: rows of cells of styled text.
+    table: Option<Table>,
+}
+
+/// A table's rows as they arrive; laid out when it ends (or when a streamed
+/// answer stops inside it).
+#[derive(Default)]
+struct Table {
+    rows: Vec<Vec<Vec<Span<'static>>>>,
+    header_rows: usize,
 }
 
 impl Renderer {
@@ -93,8 +105,99 @@ impl Renderer {
             body.push_str(text);
             return;
         }
+        let st = self.style();
+        if let Some(cell) = self.table_cell() {
+            cell.push(Span::styled(text.to_string(), st));
+            return;
+        }
         let s = self.style();
         self.inline.push(Span::styled(text.to_string(), s));
+    }
+
+    /// The cell of the table being read, if text belongs to one.
+    fn table_cell(&mut self) -> Option<&mut Vec<Span<'static>>> {
+        self.table.as_mut()?.rows.last_mut()?.last_mut()
+    }
+
+    /// Lays a table out in columns: each as wide as its content where the
+    /// width allows, the widest narrowed first when it does not, cells
+    /// wrapping within their column.
+    fn layout_table(&mut self, table: Table) {
+        let cols = table.rows.iter().map(Vec::len).max().unwrap_or(0);
+        if cols == 0 {
+            return;
+        }
+        let q = self.quote_prefix();
+        let avail = self
+            .width
+            .saturating_sub(crate::wrap::spans_width(&q))
+            .saturating_sub(3 * cols + 1)
+            .max(cols);
+        let mut widths = vec![1usize; cols];
+        for row in &table.rows {
+            for (c, cell) in row.iter().enumerate() {
+                widths[c] = widths[c].max(crate::wrap::spans_width(cell));
+            }
+        }
+        while widths.iter().sum::<usize>() > avail {
+            let (i, w) = widths
+                .iter()
+                .copied()
+                .enumerate()
+                .max_by_key(|(_, w)| *w)
+                .unwrap_or((0, 1));
+            if w <= 3 {
+                break;
+            }
+            widths[i] = w - 1;
+        }
+        let border = |l: &str, m: &str, r: &str| {
+            let mut spans = q.clone();
+            let inner: Vec<String> = widths.iter().map(|w| "─".repeat(w + 2)).collect();
+            spans.push(Span::styled(
+                format!("{l}{}{r}", inner.join(m)),
+                style::dim(),
+            ));
+            Line::from(spans)
+        };
+        self.out.push(border("┌", "┬", "┐"));
+        for (r, row) in table.rows.iter().enumerate() {
+            let header = r < table.header_rows;
+            let wrapped: Vec<Vec<Vec<Span<'static>>>> = (0..cols)
+                .map(|c| {
+                    let cell = row.get(c).cloned().unwrap_or_default();
+                    let cell: Vec<Span<'static>> = if header {
+                        cell.into_iter()
+                            .map(|s| {
+                                let st = s.style.add_modifier(Modifier::BOLD);
+                                s.style(st)
+                            })
+                            .collect()
+                    } else {
+                        cell
+                    };
+                    wrap_spans(&cell, widths[c].max(1))
+                })
+                .collect();
+            let height = wrapped.iter().map(Vec::len).max().unwrap_or(1).max(1);
+            for k in 0..height {
+                let mut spans = q.clone();
+                spans.push(Span::styled("│", style::dim()));
+                for (c, lines) in wrapped.iter().enumerate() {
+                    let part = lines.get(k).cloned().unwrap_or_default();
+                    let w = crate::wrap::spans_width(&part);
+                    spans.push(Span::raw(" "));
+                    spans.extend(part);
+                    spans.push(Span::raw(" ".repeat(widths[c].saturating_sub(w) + 1)));
+                    spans.push(Span::styled("│", style::dim()));
+                }
+                self.out.push(Line::from(spans));
+            }
+            if header && r + 1 == table.header_rows {
+                self.out.push(border("├", "┼", "┤"));
+            }
+        }
+        self.out.push(border("└", "┴", "┘"));
     }
 
     fn code_block(&mut self, lang: &str, body: &str) {
@@ -114,11 +217,14 @@ impl Renderer {
             .width
             .saturating_sub(crate::wrap::spans_width(&gutter))
             .max(1);
+        let mut highlighter = crate::highlight::Highlighter::for_language(lang);
         for line in body.split('\n') {
-            for row in wrap_spans(
-                &[Span::styled(line.replace('\t', "    "), style::code())],
-                inner,
-            ) {
+            let line = line.replace('\t', "    ");
+            let spans = match &mut highlighter {
+                Some(h) => h.line(&line),
+                None => vec![Span::styled(line, style::code())],
+            };
+            for row in wrap_spans(&spans, inner) {
                 let mut spans = gutter.clone();
                 spans.extend(row);
                 self.out.push(Line::from(spans));
@@ -133,8 +239,11 @@ impl Renderer {
             Event::End(tag) => self.end(tag),
             Event::Text(t) => self.text(&t),
             Event::Code(t) => {
-                let s = style::code();
-                self.inline.push(Span::styled(t.to_string(), s));
+                let span = Span::styled(t.to_string(), style::code());
+                match self.table_cell() {
+                    Some(cell) => cell.push(span),
+                    None => self.inline.push(span),
+                }
             }
             Event::InlineMath(t) | Event::DisplayMath(t) => self.text(&t),
             Event::Html(t) | Event::InlineHtml(t) => self.text(t.trim_end_matches('\n')),
@@ -149,7 +258,14 @@ impl Renderer {
                     .push(Line::from(Span::styled("─".repeat(w), style::dim())));
                 self.need_blank = true;
             }
-            Event::TaskListMarker(done) => self.text(if done { "[x] " } else { "[ ] " }),
+            Event::TaskListMarker(done) => {
+                let (mark, st) = if done {
+                    ("☑ ", style::ok())
+                } else {
+                    ("☐ ", style::dim())
+                };
+                self.inline.push(Span::styled(mark, st));
+            }
         }
     }
 
@@ -159,9 +275,7 @@ impl Renderer {
             Tag::Heading { level, .. } => {
                 self.blank_if_needed();
                 self.heading = Some(level);
-                let marks = "#".repeat(level as usize);
-                self.inline
-                    .push(Span::styled(format!("{marks} "), style::dim()));
+                // Styled by level, without the `#` marks of the source.
                 self.push_style(|s| s.patch(style::heading()));
                 if level == HeadingLevel::H1 {
                     self.push_style(|s| s.add_modifier(Modifier::UNDERLINED));
@@ -200,6 +314,21 @@ impl Renderer {
                     _ => "• ".to_string(),
                 };
                 self.item_marker = Some(marker);
+            }
+            Tag::Table(_) => {
+                self.flush_inline();
+                self.blank_if_needed();
+                self.table = Some(Table::default());
+            }
+            Tag::TableHead | Tag::TableRow => {
+                if let Some(t) = &mut self.table {
+                    t.rows.push(Vec::new());
+                }
+            }
+            Tag::TableCell => {
+                if let Some(row) = self.table.as_mut().and_then(|t| t.rows.last_mut()) {
+                    row.push(Vec::new());
+                }
             }
             Tag::Emphasis => self.push_style(|s| s.add_modifier(Modifier::ITALIC)),
             Tag::Strong => self.push_style(|s| s.add_modifier(Modifier::BOLD)),
@@ -258,6 +387,17 @@ impl Renderer {
                 self.flush_inline();
                 self.item_marker = None;
             }
+            TagEnd::TableHead => {
+                if let Some(t) = &mut self.table {
+                    t.header_rows = t.rows.len();
+                }
+            }
+            TagEnd::Table => {
+                if let Some(table) = self.table.take() {
+                    self.layout_table(table);
+                }
+                self.need_blank = true;
+            }
             TagEnd::Emphasis | TagEnd::Strong | TagEnd::Strikethrough => {
                 self.styles.pop();
             }
@@ -290,12 +430,16 @@ pub fn render(source: &str, width: u16) -> Vec<Line<'static>> {
         heading: None,
         link: None,
         need_blank: false,
+        table: None,
     };
-    let opts = Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    let opts = Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS | Options::ENABLE_TABLES;
     for ev in Parser::new_ext(source, opts) {
         r.event(ev);
     }
     // Partial input can end inside an open construct.
+    if let Some(table) = r.table.take() {
+        r.layout_table(table);
+    }
     if let Some((lang, body)) = r.code.take() {
         r.code_block(&lang, &body);
     }
@@ -371,7 +515,7 @@ mod tests {
         assert_eq!(
             plain(&lines),
             vec![
-                "# Title",
+                "Title",
                 "",
                 "Some text and code.",
                 "",

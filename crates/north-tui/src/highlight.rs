@@ -1,0 +1,70 @@
+//! Syntax highlighting of fenced code, with syntect's bundled syntaxes and
+//! themes (pure Rust: the fancy-regex engine, no C library). The syntax and
+//! theme sets load once, on the first highlighted block.
+
+use std::sync::OnceLock;
+
+use ratatui::style::{Color, Style};
+use ratatui::text::Span;
+use syntect::easy::HighlightLines;
+use syntect::highlighting::{Theme, ThemeSet};
+use syntect::parsing::SyntaxSet;
+
+/// The theme code is drawn with (dark background friendly).
+const THEME: &str = "base16-ocean.dark";
+
+fn syntaxes() -> &'static SyntaxSet {
+    static SET: OnceLock<SyntaxSet> = OnceLock::new();
+    SET.get_or_init(SyntaxSet::load_defaults_newlines)
+}
+
+fn theme() -> Option<&'static Theme> {
+    static THEMES: OnceLock<ThemeSet> = OnceLock::new();
+    THEMES
+        .get_or_init(ThemeSet::load_defaults)
+        .themes
+        .get(THEME)
+}
+
+/// Highlights one code block line by line (syntect keeps state across
+/// lines, e.g. inside a multi-line string).
+pub struct Highlighter {
+    lines: HighlightLines<'static>,
+}
+
+impl Highlighter {
+    /// A highlighter for a fence's language tag (`rust`, `py`, `json`…);
+    /// `None` when the language is unknown or empty.
+    pub fn for_language(lang: &str) -> Option<Self> {
+        let lang = lang.trim();
+        if lang.is_empty() {
+            return None;
+        }
+        let set = syntaxes();
+        let syntax = set
+            .find_syntax_by_token(lang)
+            .or_else(|| set.find_syntax_by_extension(lang))?;
+        Some(Highlighter {
+            lines: HighlightLines::new(syntax, theme()?),
+        })
+    }
+
+    /// The spans of one line (without its newline).
+    pub fn line(&mut self, text: &str) -> Vec<Span<'static>> {
+        let with_newline = format!("{text}\n");
+        match self.lines.highlight_line(&with_newline, syntaxes()) {
+            Ok(parts) => parts
+                .into_iter()
+                .map(|(st, piece)| {
+                    let fg = st.foreground;
+                    Span::styled(
+                        piece.trim_end_matches('\n').to_string(),
+                        Style::new().fg(Color::Rgb(fg.r, fg.g, fg.b)),
+                    )
+                })
+                .filter(|s| !s.content.is_empty())
+                .collect(),
+            Err(_) => vec![Span::styled(text.to_string(), crate::style::code())],
+        }
+    }
+}
