@@ -19,7 +19,7 @@ use crate::markdown::stable_prefix;
 use crate::transcript::{Item, details_text, is_large, render_items};
 
 /// What the session is, for the status line and `/model`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct SessionInfo {
     /// Project root.
     pub root: PathBuf,
@@ -29,6 +29,10 @@ pub struct SessionInfo {
     pub model: String,
     /// Session id.
     pub session_id: String,
+    /// The model's context window in tokens, for the "context used" figure.
+    pub context_window: Option<u64>,
+    /// The model's catalogue entry, when known: its prices give the cost.
+    pub catalog: Option<&'static north_llm::ModelInfo>,
 }
 
 /// What the runner must do after input.
@@ -101,6 +105,10 @@ pub struct App {
     pub(crate) busy_since: Option<Instant>,
     pub(crate) elapsed: Duration,
     pub(crate) tokens: u64,
+    /// Usage over the session (input, output, cache), for the status line.
+    pub(crate) usage_total: Usage,
+    /// Tokens the last request's context held (its input, cached included).
+    pub(crate) context_used: u64,
     /// Bytes streamed since the last usage report: the status line counts
     /// them (about 4 bytes a token) so the number moves with the stream.
     pub(crate) streamed_bytes: u64,
@@ -138,6 +146,8 @@ impl App {
             busy_since: None,
             elapsed: Duration::ZERO,
             tokens: 0,
+            usage_total: Usage::default(),
+            context_used: 0,
             streamed_bytes: 0,
             live_output: Default::default(),
             queued: VecDeque::new(),
@@ -411,8 +421,13 @@ impl App {
                     .entry(call_id)
                     .or_insert_with(|| parse_unified(&diff));
             }
-            Event::Usage { total, .. } => {
+            Event::Usage { usage, total } => {
                 self.tokens = total_tokens(&total);
+                self.usage_total = total;
+                self.context_used = usage
+                    .input_tokens
+                    .saturating_add(usage.cache_read_input_tokens)
+                    .saturating_add(usage.cache_creation_input_tokens);
                 self.streamed_bytes = 0;
             }
             Event::Error {
@@ -477,6 +492,7 @@ impl App {
         const SHOWN: usize = 60;
         self.info.session_id = session_id.clone();
         self.tokens = total_tokens(usage);
+        self.usage_total = *usage;
         self.streamed_bytes = 0;
         let items = replay(messages);
         let skip = items.len().saturating_sub(SHOWN);

@@ -255,17 +255,45 @@ impl App {
         } else {
             format!("session {}", self.info.session_id)
         };
+        let u = &self.usage_total;
+        let input = u
+            .input_tokens
+            .saturating_add(u.cache_read_input_tokens)
+            .saturating_add(u.cache_creation_input_tokens);
         // Until the provider reports usage, what streamed counts as an
         // estimate, so the number follows the stream.
-        let tokens = format!(
-            "{} tokens",
-            thousands(self.tokens.saturating_add(self.streamed_bytes.div_ceil(4)))
-        );
-        // Least important first out when the line is too narrow.
-        let mut parts = vec![model, session, tokens];
+        let output = u
+            .output_tokens
+            .saturating_add(self.streamed_bytes.div_ceil(4));
+        let tokens = if input.saturating_add(output) == 0 {
+            "0 tokens".to_string()
+        } else {
+            format!("↑{} ↓{} tokens", compact(input), compact(output))
+        };
+        let context = self
+            .info
+            .context_window
+            .filter(|w| *w > 0 && self.context_used > 0)
+            .map(|w| {
+                format!(
+                    "{}% context",
+                    (self.context_used * 100).div_ceil(w).min(100)
+                )
+            });
+        let cost = self
+            .info
+            .catalog
+            .map(|m| m.cost(u))
+            .filter(|c| *c > 0.0)
+            .map(|c| format!("${c:.2}"));
+        // Dropped in this order when the line is too narrow.
+        let mut parts: Vec<(u8, String)> = vec![(5, model), (1, session), (4, tokens)];
+        parts.extend(context.map(|c| (3, c)));
+        parts.extend(cost.map(|c| (2, c)));
         let left_w = spans_width(&left);
         let right = loop {
-            let text = format!("{} ", parts.join(" · "));
+            let shown: Vec<&str> = parts.iter().map(|(_, p)| p.as_str()).collect();
+            let text = format!("{} ", shown.join(" · "));
             if parts.is_empty() || left_w + crate::wrap::width(&text) + 2 <= w {
                 break if parts.is_empty() {
                     String::new()
@@ -273,7 +301,12 @@ impl App {
                     text
                 };
             }
-            parts.remove(if parts.len() > 1 { 1 } else { 0 });
+            let least = parts
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, (rank, _))| *rank)
+                .map_or(0, |(i, _)| i);
+            parts.remove(least);
         };
         let pad = w.saturating_sub(left_w + crate::wrap::width(&right));
         let mut spans = left;
@@ -334,6 +367,15 @@ impl App {
             1.min(area.height),
         );
         Paragraph::new(self.status_line(area.width)).render(status, buf);
+    }
+}
+
+/// `1234` → `1,234`; `45678` → `45.7k`; `1234567` → `1.2M`.
+fn compact(n: u64) -> String {
+    match n {
+        0..=9_999 => thousands(n),
+        10_000..=999_999 => format!("{:.1}k", n as f64 / 1_000.0),
+        _ => format!("{:.1}M", n as f64 / 1_000_000.0),
     }
 }
 

@@ -12,6 +12,7 @@ fn app() -> App {
         provider: "scripted".into(),
         model: "scripted".into(),
         session_id: "s".into(),
+        ..Default::default()
     })
 }
 

@@ -145,3 +145,34 @@ fn the_transcript_view_holds_every_tool_output_and_searches_it() {
     assert!(pager_screen(&mut pager, 80, 12).contains("› list the numbers"));
     assert_eq!(pager.key(key(KeyCode::Char('q')), 12), PagerOutcome::Closed);
 }
+
+#[test]
+fn the_status_line_shows_tokens_in_and_out_context_used_and_cost() {
+    let mut ui = Ui::new(140, 6);
+    ui.app = north_tui::App::new(north_tui::SessionInfo {
+        root: ui.dir.path().to_path_buf(),
+        provider: "anthropic".into(),
+        model: "claude-sonnet-4-5".into(),
+        session_id: "s".into(),
+        context_window: Some(200_000),
+        catalog: north_llm::catalog::lookup("claude-sonnet-4-5"),
+    });
+    let usage = north_protocol::Usage {
+        input_tokens: 40_000,
+        output_tokens: 1_500,
+        cache_read_input_tokens: 10_000,
+        ..Default::default()
+    };
+    ui.event(Event::Usage {
+        usage,
+        total: usage,
+    });
+    let screen = ui.screen();
+    assert!(screen.contains("↑50.0k ↓1,500 tokens"), "{screen}");
+    assert!(screen.contains("25% context"), "{screen}");
+    assert!(
+        screen.contains("$0."),
+        "the cost of a priced model: {screen}"
+    );
+    insta::assert_snapshot!("status_line_usage", screen);
+}

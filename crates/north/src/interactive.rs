@@ -171,6 +171,8 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
         provider: project.selected.provider.clone(),
         model: project.selected.model.clone(),
         session_id: agent.session_id().to_string(),
+        context_window: Some(project.selected.limits.context_window),
+        catalog: north_llm::catalog::lookup(&project.selected.model),
     };
     let session_id = info.session_id.clone();
     let opener_redactor = redactor.clone();

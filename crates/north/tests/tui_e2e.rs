@@ -49,7 +49,7 @@ fn a_full_session_streams_reviews_diffs_approves_commands_and_restores_the_termi
     assert!(screen.contains("› plan the change"), "{screen}");
     assert!(screen.contains("  for both files"), "{screen}");
     assert!(
-        screen.contains("# Plan") && screen.contains("• a.txt"),
+        screen.contains("\nPlan") && !screen.contains("# Plan") && screen.contains("• a.txt"),
         "markdown rendered:\n{screen}"
     );
     let first = &recorded(&requests)[0];

@@ -42,6 +42,7 @@ impl Ui {
             provider: "scripted".into(),
             model: "scripted".into(),
             session_id: SESSION.into(),
+            ..Default::default()
         });
         let term =
             InlineTerminal::new(TestBackend::new(width, height), Size::new(width, height), 0)
