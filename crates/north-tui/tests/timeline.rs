@@ -176,3 +176,41 @@ fn the_status_line_shows_tokens_in_and_out_context_used_and_cost() {
     );
     insta::assert_snapshot!("status_line_usage", screen);
 }
+
+#[test]
+fn a_running_commands_output_is_shown_live_and_gives_way_to_its_result() {
+    use north_protocol::OutputStream;
+    let mut ui = Ui::new(80, 14);
+    ui.app.start_turn("build it");
+    ui.event(Event::ToolIntent {
+        call_id: "b".into(),
+        tool: "shell_run".into(),
+        line: "Command requested: `cargo build`".into(),
+    });
+    for (stream, text) in [
+        (
+            OutputStream::Stderr,
+            "   Compiling north-protocol v0.1.0\n   Compiling north-llm v0.1.0\n",
+        ),
+        (OutputStream::Stdout, "step 1 done\nstep 2 do"),
+        (OutputStream::Stdout, "ne\n"),
+        (OutputStream::Stderr, "warning: unused variable `x`\n"),
+    ] {
+        ui.event(Event::ToolOutput {
+            call_id: "b".into(),
+            stream,
+            text: text.into(),
+        });
+    }
+    insta::assert_snapshot!("live_command_output", ui.screen());
+    ui.event(Event::ToolResult {
+        call_id: "b".into(),
+        tool: "shell_run".into(),
+        ok: true,
+        summary: "exit code 0, 2 line(s) of output".into(),
+        details: None,
+    });
+    let screen = ui.screen();
+    assert!(!screen.contains("step 2 done"), "{screen}");
+    assert!(screen.contains("↳ exit code 0"), "{screen}");
+}

@@ -397,3 +397,32 @@ fn ctrl_t_opens_the_whole_transcript_and_q_returns() {
     tty.wait_for("EXIT=0");
     tty.wait_exit();
 }
+
+#[test]
+fn a_pasted_draft_survives_ctrl_c_and_comes_back_with_up() {
+    let _tty = one_tty();
+    let sb = Sandbox::new();
+    let script = sb.file("script.json", &json!({"turns": [{"text": "unused"}]}));
+    let mut tty = Tty::spawn(
+        &sb,
+        &format!("\"$NORTH\" --script '{}'; echo EXIT=$?", script.display()),
+    );
+    tty.wait_for("/help for commands");
+    tty.send("\x1b[200~a long pasted draft\nwith a second line\x1b[201~");
+    tty.wait_for("with a second line");
+    tty.send("\x03");
+    tty.wait_gone("with a second line");
+    let screen = tty.screen();
+    assert!(
+        !screen.contains("EXIT="),
+        "one ctrl+c never quits with a draft:\n{screen}"
+    );
+    tty.send("\x1b[A");
+    tty.wait_for("with a second line");
+    tty.wait_for("a long pasted draft");
+    tty.send("\x03");
+    tty.wait_gone("with a second line");
+    tty.send("\x04");
+    tty.wait_for("EXIT=0");
+    tty.wait_exit();
+}
