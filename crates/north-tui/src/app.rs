@@ -376,7 +376,8 @@ impl App {
                 }
                 let text = details.as_ref().map(details_text).unwrap_or_default();
                 let has_details = is_large(&text);
-                if has_details {
+                // Ctrl+O shows the latest result's whole output, short or long.
+                if !text.trim().is_empty() {
                     self.last_details = Some((tool.clone(), text.clone()));
                 }
                 self.push(Item::Result {

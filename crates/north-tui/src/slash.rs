@@ -113,7 +113,7 @@ fn help(app: &mut App) {
         ("enter", "send"),
         ("newline", newline),
         ("↑ / ↓", "previous / next input"),
-        ("ctrl+o", "details of the last large tool result"),
+        ("ctrl+o", "the whole output of the latest tool result"),
         (
             "ctrl+t",
             "the whole transcript with all tool output (/ searches, q closes)",
