@@ -14,6 +14,7 @@
 pub mod args;
 pub mod edit;
 pub mod net;
+pub mod os_sandbox;
 pub mod policy;
 pub mod repo;
 pub mod sandbox;

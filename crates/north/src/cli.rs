@@ -32,6 +32,8 @@ pub enum Command {
     Mesh(crate::mesh_cmd::MeshArgs),
     /// Trust a project's own security settings (or --show, --revoke, --list).
     Trust(crate::trust_cmd::TrustArgs),
+    /// Run a command under the OS sandbox (writes only in the project and temp, no network unless granted).
+    Sandbox(crate::sandbox_cmd::SandboxArgs),
     /// List, add or remove memories (the project's, or --global).
     Memory(crate::memory_cmd::MemoryArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).

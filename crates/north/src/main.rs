@@ -13,6 +13,7 @@ mod memory_cmd;
 mod mesh_cmd;
 mod output;
 mod provider;
+mod sandbox_cmd;
 mod sessions;
 mod setup;
 mod tool_cmd;
@@ -37,6 +38,7 @@ fn main() -> ExitCode {
         Some(Command::Mesh(args)) => return mesh_cmd::main(args),
         Some(Command::Trust(args)) => trust_cmd::main(args),
         Some(Command::Memory(args)) => memory_cmd::main(args),
+        Some(Command::Sandbox(args)) => sandbox_cmd::main(args),
         Some(Command::Completions(args)) => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(args.shell, &mut cmd, "north", &mut std::io::stdout());

@@ -1,0 +1,220 @@
+//! The Linux layers of the sandbox: a user + mount namespace for read-only
+//! directories, Landlock for writes, seccomp for sockets and process
+//! inspection.
+
+use std::collections::BTreeMap;
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use landlock::{
+    ABI, Access, AccessFs, CompatLevel, Compatible, LandlockStatus, Ruleset, RulesetAttr,
+    RulesetCreatedAttr, RulesetStatus, path_beneath_rules,
+};
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule,
+};
+
+use super::{OsSandboxError, Protection, SandboxSpec};
+
+/// Directories inside the root that commands may read but never change.
+const READ_ONLY_IN_ROOT: &[&str] = &[".git", ".north"];
+
+/// Devices a command may write to (output sinks and terminals).
+const WRITABLE_DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/tty",
+    "/dev/pts",
+];
+
+fn setup(what: &'static str) -> impl Fn(String) -> OsSandboxError {
+    move |reason| OsSandboxError::Setup { what, reason }
+}
+
+fn last_error() -> String {
+    std::io::Error::last_os_error().to_string()
+}
+
+pub(super) fn enter(spec: &SandboxSpec) -> Result<Protection, OsSandboxError> {
+    let mut protection = Protection::default();
+    let protected: Vec<PathBuf> = READ_ONLY_IN_ROOT
+        .iter()
+        .map(|d| spec.root.join(d))
+        .filter(|d| d.is_dir())
+        .collect();
+    // Without user namespaces the read-only directories cannot be enforced;
+    // that is reported, not fatal (the other layers still apply).
+    if enter_namespaces()? {
+        for dir in &protected {
+            bind_read_only(dir).map_err(setup("make a directory read-only"))?;
+        }
+        protection.namespaces = true;
+        protection.read_only = protected;
+    }
+    // Both Landlock and seccomp need no_new_privs; it also keeps setuid
+    // programs from regaining what the sandbox took away.
+    // SAFETY: prctl with these constant arguments only sets a process flag.
+    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+        return Err(setup("set no_new_privs")(last_error()));
+    }
+    protection.landlock_abi = landlock(spec)?;
+    seccomp(spec.net)?;
+    protection.seccomp = true;
+    Ok(protection)
+}
+
+/// Enters a new user and mount namespace (mapping the user to itself, or to
+/// an unprivileged id when it is root, so the command holds no capability
+/// that could undo a mount). `false` when the kernel refuses namespaces.
+fn enter_namespaces() -> Result<bool, OsSandboxError> {
+    // SAFETY: plain libc getters and unshare with constant flags.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) } != 0 {
+        return Ok(false);
+    }
+    let inside = |id: u32| if id == 0 { 1000 } else { id };
+    let _ = std::fs::write("/proc/self/setgroups", "deny");
+    std::fs::write("/proc/self/uid_map", format!("{} {uid} 1\n", inside(uid)))
+        .map_err(|e| setup("map the user id")(e.to_string()))?;
+    std::fs::write("/proc/self/gid_map", format!("{} {gid} 1\n", inside(gid)))
+        .map_err(|e| setup("map the group id")(e.to_string()))?;
+    // Mount changes stay in this namespace.
+    mount(None, Path::new("/"), libc::MS_REC | libc::MS_PRIVATE)
+        .map_err(setup("make the mounts private"))?;
+    Ok(true)
+}
+
+fn cpath(p: &Path) -> Result<CString, String> {
+    CString::new(p.as_os_str().as_bytes()).map_err(|e| e.to_string())
+}
+
+fn mount(source: Option<&Path>, target: &Path, flags: libc::c_ulong) -> Result<(), String> {
+    let target_c = cpath(target)?;
+    let source_c = source.map(cpath).transpose()?;
+    // SAFETY: the pointers come from live CStrings (or are null, which
+    // mount(2) accepts for the source of a remount and the fs type).
+    let rc = unsafe {
+        libc::mount(
+            source_c.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
+            target_c.as_ptr(),
+            std::ptr::null(),
+            flags,
+            std::ptr::null(),
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(format!("{}: {}", target.display(), last_error()))
+    }
+}
+
+/// Bind-mounts `dir` on itself read-only, keeping the flags the kernel
+/// locks on mounts inherited from the parent namespace.
+fn bind_read_only(dir: &Path) -> Result<(), String> {
+    mount(Some(dir), dir, libc::MS_BIND | libc::MS_REC)?;
+    let c = cpath(dir)?;
+    // SAFETY: statvfs fills the zeroed struct for a valid path.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    let mut locked: libc::c_ulong = 0;
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } == 0 {
+        for (st_flag, ms_flag) in [
+            (libc::ST_NOSUID, libc::MS_NOSUID),
+            (libc::ST_NODEV, libc::MS_NODEV),
+            (libc::ST_NOEXEC, libc::MS_NOEXEC),
+            (libc::ST_NOATIME, libc::MS_NOATIME),
+            (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
+            (libc::ST_RELATIME, libc::MS_RELATIME),
+        ] {
+            if st.f_flag & st_flag != 0 {
+                locked |= ms_flag;
+            }
+        }
+    }
+    mount(
+        None,
+        dir,
+        libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | locked,
+    )
+}
+
+/// Writes allowed only beneath the root, the temp dir, the user's paths
+/// and output devices; everything may be read and executed.
+fn landlock(spec: &SandboxSpec) -> Result<Option<i32>, OsSandboxError> {
+    let abi = ABI::V5;
+    let err = |e: landlock::RulesetError| setup("confine writes (Landlock)")(e.to_string());
+    let mut writable: Vec<PathBuf> = vec![spec.root.clone(), std::env::temp_dir()];
+    writable.extend(spec.writable.iter().cloned());
+    writable.extend(WRITABLE_DEVICES.iter().map(PathBuf::from));
+    writable.retain(|p| p.exists());
+    let status = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(AccessFs::from_all(abi))
+        .map_err(err)?
+        .create()
+        .map_err(err)?
+        .add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))
+        .map_err(err)?
+        .add_rules(path_beneath_rules(&writable, AccessFs::from_all(abi)))
+        .map_err(err)?
+        .restrict_self()
+        .map_err(err)?;
+    Ok(match (status.ruleset, status.landlock) {
+        (RulesetStatus::NotEnforced, _) => None,
+        (_, LandlockStatus::Available { effective_abi, .. }) => Some(effective_abi as i32),
+        (_, _) => Some(abi as i32),
+    })
+}
+
+/// Sockets of the internet families fail unless `net`; process inspection,
+/// the keyring, mounts and io_uring (which could open sockets past this
+/// filter) always fail with EPERM.
+fn seccomp(net: bool) -> Result<(), OsSandboxError> {
+    let err = |e: seccompiler::BackendError| setup("filter system calls (seccomp)")(e.to_string());
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    for call in [
+        libc::SYS_ptrace,
+        libc::SYS_process_vm_readv,
+        libc::SYS_process_vm_writev,
+        libc::SYS_keyctl,
+        libc::SYS_add_key,
+        libc::SYS_request_key,
+        libc::SYS_mount,
+        libc::SYS_umount2,
+        libc::SYS_pivot_root,
+        libc::SYS_setns,
+        libc::SYS_io_uring_setup,
+    ] {
+        rules.insert(call, Vec::new());
+    }
+    if !net {
+        let family = |f: i32| -> Result<SeccompRule, OsSandboxError> {
+            let cond =
+                SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, f as u64)
+                    .map_err(err)?;
+            SeccompRule::new(vec![cond]).map_err(err)
+        };
+        rules.insert(
+            libc::SYS_socket,
+            vec![family(libc::AF_INET)?, family(libc::AF_INET6)?],
+        );
+    }
+    let arch = std::env::consts::ARCH
+        .try_into()
+        .map_err(|e: seccompiler::BackendError| err(e))?;
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        arch,
+    )
+    .map_err(err)?;
+    let program: BpfProgram = filter
+        .try_into()
+        .map_err(|e: seccompiler::BackendError| err(e))?;
+    seccompiler::apply_filter(&program)
+        .map_err(|e| setup("filter system calls (seccomp)")(e.to_string()))
+}

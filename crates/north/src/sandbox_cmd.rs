@@ -1,0 +1,66 @@
+//! `north sandbox -- CMD`: runs any command under the OS sandbox North's
+//! commands get, for inspection (what can it write, can it reach the
+//! network). Says once what the kernel cannot enforce.
+
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+use north_protocol::Capability;
+use north_tools::os_sandbox::{SandboxSpec, enter};
+
+/// `north sandbox` options.
+#[derive(Debug, Args)]
+pub struct SandboxArgs {
+    /// Project root [default: the git root above the current directory, else the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub path: Option<PathBuf>,
+    /// Grant a capability (`net` allows network sockets); repeatable.
+    #[arg(long = "grant", value_name = "CAP")]
+    pub grants: Vec<Capability>,
+    /// Another directory the command may write; repeatable.
+    #[arg(long = "write", value_name = "DIR")]
+    pub writable: Vec<PathBuf>,
+    /// The command and its arguments (after `--`).
+    #[arg(value_name = "CMD", num_args = 1.., required = true, last = true)]
+    pub command: Vec<String>,
+}
+
+/// Confines this process and replaces it with the command; returns only
+/// when that fails.
+pub fn main(args: SandboxArgs) -> anyhow::Result<ExitCode> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let root = north_tools::repo::resolve_root(args.path.as_deref(), &cwd)?;
+    let physical = |p: &std::path::Path| {
+        north_tools::sandbox::physical_path(&cwd, p)
+            .with_context(|| format!("cannot resolve {}", p.display()))
+    };
+    let spec = SandboxSpec {
+        root: physical(&root)?,
+        writable: args
+            .writable
+            .iter()
+            .map(|p| physical(p))
+            .collect::<anyhow::Result<_>>()?,
+        net: args
+            .grants
+            .iter()
+            .any(|c| matches!(c, Capability::Net | Capability::NetHost(_))),
+    };
+    let protection = enter(&spec)?;
+    let gaps = protection.gaps();
+    if !gaps.is_empty() {
+        eprintln!("sandbox: partial — {}", gaps.join("; "));
+    }
+    let (program, rest) = args
+        .command
+        .split_first()
+        .context("no command given (north sandbox -- CMD ...)")?;
+    let err = std::process::Command::new(program)
+        .args(rest)
+        .current_dir(&cwd)
+        .exec();
+    anyhow::bail!("cannot run {program}: {err}")
+}

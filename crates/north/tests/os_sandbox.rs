@@ -1,0 +1,202 @@
+//! `north sandbox -- CMD` from inside: escape attempts against the real
+//! kernel sandbox (Landlock, a read-only mount namespace, seccomp), each
+//! refused, with positive controls that still work. The project lives
+//! outside the system temp dir (which the sandbox leaves writable).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+struct Tree {
+    _dir: tempfile::TempDir,
+    project: PathBuf,
+    outside: PathBuf,
+}
+
+fn tree() -> Tree {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let base = std::fs::canonicalize(dir.path()).unwrap();
+    let project = base.join("project");
+    let outside = base.join("outside");
+    std::fs::create_dir_all(project.join(".git/hooks")).unwrap();
+    std::fs::create_dir_all(project.join(".north")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("secret.txt"), "secret\n").unwrap();
+    std::fs::write(project.join("main.c"), "int main(void) { return 0; }\n").unwrap();
+    Tree {
+        _dir: dir,
+        project,
+        outside,
+    }
+}
+
+fn sandboxed(root: &Path, extra: &[&str], script: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_north"))
+        .current_dir(root)
+        .arg("sandbox")
+        .args(extra)
+        .args(["--", "sh", "-c", script])
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The layers this kernel enforces, from the sandbox's own report.
+fn skip_reason(t: &Tree) -> Option<String> {
+    let out = sandboxed(&t.project, &[], "true");
+    let err = text(&out.stderr);
+    err.lines()
+        .find(|l| l.starts_with("sandbox: partial"))
+        .map(str::to_owned)
+}
+
+#[test]
+fn writes_outside_the_project_are_refused_in_every_form() {
+    let t = tree();
+    if let Some(why) = skip_reason(&t) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let o = t.outside.display();
+    std::os::unix::fs::symlink(&t.outside, t.project.join("link-out")).unwrap();
+    let attempts = [
+        format!("echo x > {o}/abs.txt"),
+        "echo x > ../outside/dotdot.txt".to_string(),
+        "echo x > link-out/symlink.txt".to_string(),
+        format!("ln {o}/secret.txt hard-link && echo pwned >> hard-link"),
+        format!("mv {o}/secret.txt ./stolen.txt"),
+        format!("echo x >> {o}/secret.txt"),
+        format!("rm {o}/secret.txt"),
+        format!("mkdir {o}/newdir"),
+    ];
+    for attempt in &attempts {
+        let out = sandboxed(&t.project, &[], attempt);
+        assert!(!out.status.success(), "escaped: {attempt}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(t.outside.join("secret.txt")).unwrap(),
+        "secret\n"
+    );
+    let mut left: Vec<_> = std::fs::read_dir(&t.outside)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["secret.txt"], "nothing new outside");
+}
+
+#[test]
+fn git_hooks_and_north_state_are_read_only_inside_the_project() {
+    let t = tree();
+    if let Some(why) = skip_reason(&t) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    for attempt in [
+        "echo 'curl evil' > .git/hooks/pre-commit",
+        "echo x > .git/config",
+        "echo x > .north/allowlist.json",
+        "rm -rf .git",
+        "mv .git gone",
+    ] {
+        let out = sandboxed(&t.project, &[], attempt);
+        assert!(!out.status.success(), "escaped: {attempt}");
+    }
+    assert!(!t.project.join(".git/hooks/pre-commit").exists());
+    assert!(!t.project.join(".north/allowlist.json").exists());
+    assert!(t.project.join(".git").is_dir());
+    // Reading them is fine.
+    let out = sandboxed(&t.project, &[], "ls .git/hooks && ls .north");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+#[test]
+fn the_network_is_off_unless_granted() {
+    let t = tree();
+    if let Some(why) = skip_reason(&t) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connect = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected");
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_north"))
+            .current_dir(&t.project)
+            .arg("sandbox")
+            .args(extra)
+            .args(["--", "bash", "-c", &connect])
+            .output()
+            .unwrap()
+    };
+    let denied = run(&[]);
+    assert!(!denied.status.success());
+    assert!(
+        text(&denied.stderr).contains("Operation not permitted"),
+        "{}",
+        text(&denied.stderr)
+    );
+    let granted = run(&["--grant", "net"]);
+    assert!(
+        text(&granted.stdout).contains("connected"),
+        "{}",
+        text(&granted.stderr)
+    );
+}
+
+#[test]
+fn process_inspection_and_mounts_are_refused() {
+    let t = tree();
+    if let Some(why) = skip_reason(&t) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    // The filter is installed, and the calls it covers fail.
+    let out = sandboxed(&t.project, &[], "grep '^Seccomp:' /proc/self/status");
+    assert!(text(&out.stdout).contains("2"), "{}", text(&out.stdout));
+    let out = sandboxed(
+        &t.project,
+        &[],
+        "mount -o remount,rw .git 2>&1; echo x > .git/x",
+    );
+    assert!(
+        !out.status.success(),
+        "a command cannot undo the read-only mount"
+    );
+    assert!(!t.project.join(".git/x").exists());
+    // The command holds no capabilities, even when North runs as root.
+    let out = sandboxed(&t.project, &[], "grep '^CapEff:' /proc/self/status");
+    assert!(
+        text(&out.stdout).contains("0000000000000000"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn work_inside_the_project_and_temp_still_works() {
+    let t = tree();
+    if let Some(why) = skip_reason(&t) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let out = sandboxed(
+        &t.project,
+        &[],
+        "mkdir -p build && cp main.c build/ && echo built > build/out.txt && tmp=$(mktemp) && echo t > $tmp && rm $tmp && cat build/out.txt",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "built\n");
+    assert!(t.project.join("build/main.c").exists());
+    // --write adds a directory.
+    let o = t.outside.display().to_string();
+    let out = sandboxed(
+        &t.project,
+        &["--write", &o],
+        &format!("echo ok > {o}/allowed.txt"),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
