@@ -21,6 +21,11 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/memory", "show the project's memory entries"),
     ("/allowlist", "show the commands that run without asking"),
     ("/model", "show the model and provider"),
+    (
+        "/status",
+        "model, session, context window use, tokens and cost",
+    ),
+    ("/cost", "tokens and cost of this session"),
     ("/sessions", "list this project's sessions"),
     (
         "/resume [ID]",
@@ -74,6 +79,8 @@ pub(crate) fn run(app: &mut App, line: &str) -> Vec<Action> {
             return vec![Action::ClearScreen];
         }
         "/memory" => memory(app),
+        "/status" => status(app),
+        "/cost" => cost(app),
         "/allowlist" => allowlist(app),
         "/model" => {
             let info = app.info().clone();
@@ -135,6 +142,64 @@ fn help(app: &mut App) {
         body.push(kv(k, d));
     }
     app.notice("Commands", body);
+}
+
+/// Token counts and cost, as `/status` and `/cost` show them.
+fn usage_lines(app: &App) -> Vec<Line<'static>> {
+    let u = app.usage_total;
+    let n = crate::view::thousands;
+    let mut lines = vec![
+        kv("input", &format!("{} tokens", n(u.input_tokens))),
+        kv("output", &format!("{} tokens", n(u.output_tokens))),
+        kv(
+            "cache",
+            &format!(
+                "{} read, {} written",
+                n(u.cache_read_input_tokens),
+                n(u.cache_creation_input_tokens)
+            ),
+        ),
+    ];
+    let cost = match app.info().catalog {
+        Some(m) => format!("${:.4} (catalogue prices of {})", m.cost(&u), m.id),
+        None => "unknown (no price for this model)".to_string(),
+    };
+    lines.push(kv("cost", &cost));
+    lines
+}
+
+fn status(app: &mut App) {
+    let info = app.info().clone();
+    let mut body = vec![
+        kv("provider", &info.provider),
+        kv("model", &info.model),
+        kv(
+            "session",
+            if info.session_id.is_empty() {
+                "new"
+            } else {
+                &info.session_id
+            },
+        ),
+        kv("project", &info.root.display().to_string()),
+    ];
+    let context = match info.context_window {
+        Some(w) if w > 0 => format!(
+            "{} of {} tokens ({}%) in the last request",
+            crate::view::thousands(app.context_used),
+            crate::view::thousands(w),
+            (app.context_used * 100).div_ceil(w).min(100)
+        ),
+        _ => "unknown".to_string(),
+    };
+    body.push(kv("context", &context));
+    body.extend(usage_lines(app));
+    app.notice("Status", body);
+}
+
+fn cost(app: &mut App) {
+    let body = usage_lines(app);
+    app.notice("Cost of this session", body);
 }
 
 fn memory(app: &mut App) {

@@ -214,3 +214,32 @@ fn a_running_commands_output_is_shown_live_and_gives_way_to_its_result() {
     assert!(!screen.contains("step 2 done"), "{screen}");
     assert!(screen.contains("↳ exit code 0"), "{screen}");
 }
+
+#[test]
+fn status_and_cost_commands_report_the_session() {
+    let mut ui = Ui::new(100, 24);
+    ui.app = north_tui::App::new(north_tui::SessionInfo {
+        root: "/work/project".into(),
+        provider: "anthropic".into(),
+        model: "claude-sonnet-4-5".into(),
+        session_id: "20251122-101500-a1b2".into(),
+        context_window: Some(200_000),
+        catalog: north_llm::catalog::lookup("claude-sonnet-4-5"),
+    });
+    let usage = north_protocol::Usage {
+        input_tokens: 12_000,
+        output_tokens: 800,
+        cache_read_input_tokens: 30_000,
+        cache_creation_input_tokens: 2_000,
+        ..Default::default()
+    };
+    ui.event(Event::Usage {
+        usage,
+        total: usage,
+    });
+    ui.command("/status");
+    insta::assert_snapshot!("slash_status", ui.screen());
+    let mut ui2 = Ui::new(100, 14);
+    ui2.command("/cost");
+    insta::assert_snapshot!("slash_cost_unknown_price", ui2.screen());
+}
