@@ -50,6 +50,8 @@ pub enum Action {
     Resume(String),
     /// Open the full-screen transcript view.
     Transcript,
+    /// Run this command the user typed after `!` in the project shell.
+    Shell(String),
 }
 
 /// A prompt on screen.

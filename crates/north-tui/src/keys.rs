@@ -153,6 +153,20 @@ impl App {
         if text.starts_with('/') {
             return crate::slash::run(self, text.trim());
         }
+        if let Some(command) = text.strip_prefix('!') {
+            let command = command.trim().to_string();
+            if command.is_empty() {
+                self.hint = Some("Type a command after ! to run it in the project shell".into());
+                return Vec::new();
+            }
+            if self.is_busy() {
+                self.hint = Some("A turn is running; run the command when it ends".into());
+                self.composer.set_text(&text);
+                return Vec::new();
+            }
+            self.start_turn(&text);
+            return vec![Action::Shell(command)];
+        }
         if self.is_busy() {
             self.queued.push_back(text);
             self.hint = Some(format!(

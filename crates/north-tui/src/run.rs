@@ -122,6 +122,7 @@ pub struct Start {
 
 enum WorkerCmd {
     Turn(String, CancellationToken),
+    Shell(String, CancellationToken),
     Resume(String),
 }
 
@@ -139,6 +140,14 @@ async fn worker(
                     let _ = events.send(UiMsg::Event(e));
                 };
                 let end = agent.run_turn(&input, &emit, &cancel).await;
+                let _ = tx.send(UiMsg::TurnDone(end));
+            }
+            WorkerCmd::Shell(command, cancel) => {
+                let events = tx.clone();
+                let emit = move |e| {
+                    let _ = events.send(UiMsg::Event(e));
+                };
+                let end = agent.run_user_command(&command, &emit, &cancel).await;
                 let _ = tx.send(UiMsg::TurnDone(end));
             }
             WorkerCmd::Resume(id) => match opener(&id) {
@@ -214,6 +223,15 @@ impl Loop {
                     let _ = self.cmds.send(WorkerCmd::Resume(id));
                 }
                 Action::Transcript => self.open_transcript = true,
+                Action::Shell(command) => {
+                    let cancel = CancellationToken::new();
+                    self.cancel = Some(cancel.clone());
+                    if self.cmds.send(WorkerCmd::Shell(command, cancel)).is_err() {
+                        self.app.handle_msg(UiMsg::TurnDone(TurnEnd::ProviderFailed(
+                            "the agent stopped".into(),
+                        )));
+                    }
+                }
             }
         }
         Ok(None)

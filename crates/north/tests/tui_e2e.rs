@@ -426,3 +426,42 @@ fn a_pasted_draft_survives_ctrl_c_and_comes_back_with_up() {
     tty.wait_for("EXIT=0");
     tty.wait_exit();
 }
+
+#[test]
+fn a_bang_command_runs_in_the_shell_and_its_output_reaches_the_next_request() {
+    let _tty = one_tty();
+    let sb = Sandbox::new();
+    let script = sb.file("script.json", &json!({"turns": [{"text": "SEEN-IT"}]}));
+    let requests = sb.dir.path().join("requests.jsonl");
+    let mut tty = Tty::spawn(
+        &sb,
+        &format!(
+            "\"$NORTH\" --script '{}' --record-requests '{}'; echo EXIT=$?",
+            script.display(),
+            requests.display()
+        ),
+    );
+    tty.wait_for("/help for commands");
+    tty.type_text("!echo BANG-$((2+3))");
+    tty.send("\r");
+    // The user's own command goes through the same approval.
+    tty.wait_for("run it?");
+    tty.send("1");
+    tty.wait_for("You ran: echo BANG");
+    tty.wait_gone("Working");
+    assert!(
+        recorded(&requests).is_empty(),
+        "no model request for a ! command"
+    );
+    tty.type_text("what did it print?");
+    tty.send("\r");
+    tty.wait_for("SEEN-IT");
+    let sent = recorded(&requests);
+    assert_eq!(sent.len(), 1);
+    let body = sent[0].to_string();
+    assert!(body.contains("BANG-5"), "{body}");
+    assert!(body.contains("what did it print?"), "{body}");
+    tty.send("\x04");
+    tty.wait_for("EXIT=0");
+    tty.wait_exit();
+}

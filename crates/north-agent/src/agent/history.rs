@@ -50,6 +50,24 @@ impl Agent {
         }
     }
 
+    /// Adds the user's text: to the last message when that is the user's
+    /// own text (a `!command` note before the next request), so roles keep
+    /// alternating as every provider requires.
+    pub(super) fn push_user_text(&mut self, text: &str) {
+        match self.messages.last_mut() {
+            Some(m)
+                if m.role == Role::User
+                    && m.content
+                        .iter()
+                        .all(|b| matches!(b, ContentBlock::Text { .. })) =>
+            {
+                m.content.push(ContentBlock::text(text));
+                self.touched(self.messages.len() - 1);
+            }
+            _ => self.messages.push(Message::user(text)),
+        }
+    }
+
     pub(super) fn push_results(&mut self, blocks: Vec<ContentBlock>) {
         match self.messages.last_mut() {
             Some(m) if m.role == Role::Tool => {

@@ -139,6 +139,8 @@ pub struct Agent {
     revision: u64,
     card: Option<ProjectCard>,
     total: Usage,
+    /// Commands the user ran with `!` this process (for their call ids).
+    user_commands: u64,
     /// Set by NOTES actions: `Some(true)` condense now, `Some(false)` if worthwhile.
     condense_requested: Option<bool>,
     /// The model a resumed checkpoint was written by, when it was another
@@ -203,6 +205,7 @@ impl Agent {
             revision: 0,
             card: None,
             total: Usage::default(),
+            user_commands: 0,
             condense_requested: None,
             resumed_from: None,
             session_rules: Vec::new(),

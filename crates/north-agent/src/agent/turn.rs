@@ -81,6 +81,70 @@ impl Agent {
         end
     }
 
+    /// Runs a command the user typed (`!cmd` in the TUI) in the project's
+    /// shell, under the same policy and approvals as the model's commands,
+    /// and adds what it printed to the conversation so the model sees it
+    /// with the next message. No model request is made.
+    pub async fn run_user_command(
+        &mut self,
+        command: &str,
+        emit: &Emit<'_>,
+        cancel: &CancellationToken,
+    ) -> TurnEnd {
+        /// Output characters of a user command kept in the conversation.
+        const KEPT: usize = 8_000;
+        self.ctx.cancel = cancel.child_token();
+        self.user_commands += 1;
+        let call = north_protocol::ToolCall {
+            id: format!("user-{}", self.user_commands),
+            name: "shell_run".into(),
+            arguments: json!({ "command": command }),
+        };
+        emit(Event::ToolIntent {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            line: format!("You ran: `{command}`"),
+        });
+        let outcome = {
+            let mut env = self.call_env(emit);
+            env.run(&call).await
+        };
+        emit(Event::ToolResult {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            ok: outcome.ok,
+            summary: crate::intent::summary(&call.name, &outcome),
+            details: Some(serde_json::to_value(&outcome).unwrap_or_default()),
+        });
+        let shown: String = match (&outcome.error, outcome.output.as_object()) {
+            (Some(e), _) => format!("it was not run: {e}"),
+            (None, Some(out)) => {
+                let text = |k: &str| out.get(k).and_then(|v| v.as_str()).unwrap_or("");
+                format!(
+                    "exit code {}\nstdout:\n{}\nstderr:\n{}",
+                    out.get("exitCode")
+                        .map_or("?".to_string(), |c| c.to_string()),
+                    text("stdout"),
+                    text("stderr")
+                )
+            }
+            (None, None) => outcome.output.to_string(),
+        };
+        let shown: String = shown.chars().take(KEPT).collect();
+        self.push_user_text(&format!(
+            "[I ran a command myself in the project shell: `{command}`; {shown}]"
+        ));
+        self.save(emit);
+        if cancel.is_cancelled() {
+            return interrupted(emit, Usage::default());
+        }
+        emit(Event::TurnEnd {
+            stop_reason: None,
+            usage: Usage::default(),
+        });
+        TurnEnd::Done
+    }
+
     /// Continues a turn a killed process left unfinished (its last message
     /// is the user's input or tool results), sending exactly the request
     /// the interrupted process would have sent next. A session whose last
@@ -120,7 +184,7 @@ impl Agent {
         }
         let input = match input {
             Some(input) => {
-                self.messages.push(Message::user(input));
+                self.push_user_text(input);
                 // The input is durable before the model sees it.
                 self.save(emit);
                 input.to_string()
