@@ -9,7 +9,6 @@ use anyhow::Context;
 use north_agent::redact::Redactor;
 use north_agent::{FlagApprover, TurnEnd};
 use north_protocol::{ApprovalDecision, ErrorKind, Event};
-use north_tools::north_tools;
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::ExecArgs;
@@ -114,7 +113,7 @@ async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
     };
     let session_id = session.id.clone();
     let mut agent = match p.project.agent(
-        north_tools(),
+        crate::setup::assistant_tools(&args.grants),
         Arc::new(approver),
         session,
         redactor,

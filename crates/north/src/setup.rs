@@ -168,6 +168,22 @@ pub fn project(
     })
 }
 
+/// The assistant's tools: North's own, plus `http.get` when a `net`
+/// capability is granted (the model cannot use what it is not offered).
+pub fn assistant_tools(grants: &[north_protocol::Capability]) -> north_tools::Registry {
+    let mut tools = north_tools::north_tools();
+    let net = grants.iter().any(|c| {
+        matches!(
+            c,
+            north_protocol::Capability::Net | north_protocol::Capability::NetHost(_)
+        )
+    });
+    if net && let Some(get) = north_tools::contracts_tools().get("http.get") {
+        tools.register(get.clone());
+    }
+    tools
+}
+
 impl Project {
     /// Opens or creates the session.
     pub fn session(&self, choice: &SessionChoice) -> anyhow::Result<Session> {
@@ -194,7 +210,9 @@ impl Project {
 
     /// A tool context with the project's http cache.
     pub fn tool_context(&self) -> ToolContext {
-        ToolContext::for_project(self.root.clone())
+        let mut ctx = ToolContext::for_project(self.root.clone());
+        ctx.net_allowlist = self.config.net_allowlist.value.clone();
+        ctx
     }
 
     /// Agent options from the configuration; `max_tokens` is the user's

@@ -317,3 +317,73 @@ fn global_memory_is_written_retrieved_referenced_and_steered_by_tags() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// runtime-contracts §4 in the product: with `net` granted the model is
+/// offered `http.get` and its fetch works; without a grant it is not
+/// offered; the `net_allowlist` setting narrows what `net` reaches.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_get_reaches_the_model_when_net_is_granted_and_the_allowlist_narrows_it() {
+    use north_test_support::{FakeServer, Reply};
+    let server = FakeServer::start().await.unwrap();
+    server.push(Reply::json(200, r#"{"answer": "from the web"}"#));
+    let url = format!("{}/data.json", server.url());
+    let sb = Sandbox::new();
+    let script = sb.file(
+        "script.json",
+        &json!([
+            {"tool_calls": [{"id": "h1", "name": "http.get", "args": {"url": url}}]},
+            {"text": "Fetched."}
+        ]),
+    );
+    let requests = sb.dir.path().join("requests.jsonl");
+    let run = |grant: Option<&str>| {
+        let _ = std::fs::remove_file(&requests);
+        let mut cmd = sb.north();
+        cmd.args(["exec", "--script"])
+            .arg(&script)
+            .arg("--record-requests")
+            .arg(&requests);
+        if let Some(g) = grant {
+            cmd.args(["--grant", g]);
+        }
+        cmd.arg("fetch it");
+        let out = cmd.output().unwrap();
+        (out, recorded(&requests))
+    };
+    let offered = |req: &Value| {
+        req["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "http.get")
+    };
+
+    let (out, sent) = tokio::task::block_in_place(|| run(Some("net")));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(offered(&sent[0]), "http.get is offered with net granted");
+    let result = &tool_results(&sent[1])[0];
+    assert_eq!(result["ok"], true, "{result}");
+    assert!(result.to_string().contains("from the web"), "{result}");
+
+    let (_, sent) = tokio::task::block_in_place(|| run(None));
+    assert!(!offered(&sent[0]), "not offered without a grant");
+
+    std::fs::write(
+        sb.project().join(".north/project.json"),
+        r#"{"net_allowlist": ["example.org"]}"#,
+    )
+    .unwrap();
+    // Outside the allowlist `net` is not enough: the host-specific grant is
+    // asked for, and headless nobody grants it.
+    let (_, sent) = tokio::task::block_in_place(|| run(Some("net")));
+    let result = &tool_results(&sent[1])[0];
+    assert_eq!(result["ok"], false, "{result}");
+    assert!(
+        result["error"].as_str().unwrap().contains("net:127.0.0.1"),
+        "{result}"
+    );
+}

@@ -35,6 +35,8 @@ pub struct ConfigFile {
     pub openai_api: Option<OpenAiApi>,
     /// The model's context window in tokens, when the server cannot say.
     pub context_window: Option<u64>,
+    /// Hosts the `net` capability may reach (`http.get`); unset: any.
+    pub net_allowlist: Option<Vec<String>>,
     /// Reasoning (thinking): `off`, `low`, `medium` or `high`.
     pub thinking: Option<ReasoningEffort>,
 }

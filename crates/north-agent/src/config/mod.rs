@@ -107,6 +107,8 @@ pub struct Config {
     pub openai_api: Sourced<Option<OpenAiApi>>,
     /// Context window (None: discovered from the server, else the catalogue).
     pub context_window: Sourced<Option<u64>>,
+    /// Hosts `net` may reach; `None`: any (a project may narrow it).
+    pub net_allowlist: Sourced<Option<Vec<String>>>,
     /// Reasoning effort (None: the provider's default).
     pub thinking: Sourced<Option<ReasoningEffort>>,
     /// Project settings that were not applied, and why.
@@ -146,6 +148,7 @@ impl Default for Config {
             context_budget: Sourced::default(None),
             openai_api: Sourced::default(None),
             context_window: Sourced::default(None),
+            net_allowlist: Sourced::default(None),
             thinking: Sourced::default(None),
             ignored: Vec::new(),
         }
@@ -256,6 +259,15 @@ impl Config {
         }
         if let Some(v) = f.context_window {
             self.context_window.set(Some(v), src());
+        }
+        // An allowlist only narrows `net`, so a project may always set it;
+        // a later file narrows what an earlier one allowed.
+        if let Some(v) = f.net_allowlist {
+            let narrowed = match &self.net_allowlist.value {
+                Some(prev) => v.into_iter().filter(|h| prev.contains(h)).collect(),
+                None => v,
+            };
+            self.net_allowlist.set(Some(narrowed), src());
         }
         if let Some(v) = f.thinking {
             self.thinking.set(Some(v), src());
