@@ -48,6 +48,19 @@ pub struct CompletionsArgs {
     pub shell: clap_complete::Shell,
 }
 
+/// Permission modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Mode {
+    /// Edits and commands need approval (flags and the allowlist apply).
+    Ask,
+    /// Edits are applied without review; commands still need approval.
+    AcceptEdits,
+    /// Read-only: the model gets no edit or command tools.
+    Plan,
+    /// Edits applied; every command runs inside the OS sandbox without asking.
+    Auto,
+}
+
 /// Model providers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ProviderName {
@@ -209,6 +222,11 @@ pub struct ExecArgs {
     /// Grant a capability (`net`, `net:<domain>`); repeatable.
     #[arg(long = "grant", value_name = "CAP")]
     pub grants: Vec<north_protocol::Capability>,
+    /// Permission mode [default: ask]: ask (today's approvals), accept-edits (edits applied,
+    /// commands still need approval), plan (read-only: no edit or command tools), auto (edits
+    /// applied, every command run inside the OS sandbox without asking).
+    #[arg(long, value_enum)]
+    pub mode: Option<Mode>,
     /// Resume the session with this id.
     #[arg(long, value_name = "ID", conflicts_with = "continue_latest")]
     pub resume: Option<String>,

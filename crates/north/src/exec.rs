@@ -11,7 +11,7 @@ use north_agent::{FlagApprover, TurnEnd};
 use north_protocol::{ApprovalDecision, ErrorKind, Event};
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::ExecArgs;
+use crate::cli::{ExecArgs, Mode};
 use crate::output::{
     EXIT_DENIED, EXIT_INTERRUPTED, EXIT_PROVIDER, EXIT_STEP_LIMIT, EXIT_USAGE, Text, emit_json,
     fail,
@@ -105,15 +105,30 @@ async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
         Ok(s) => s,
         Err(e) => return fail(args.json, ErrorKind::Config, &format!("{e:#}"), EXIT_USAGE),
     };
+    let mode = args.mode.unwrap_or(Mode::Ask);
     let approver = FlagApprover {
-        approve_edits: p.project.config.approve_edits.value,
+        approve_edits: p.project.config.approve_edits.value
+            || matches!(mode, Mode::AcceptEdits | Mode::Auto),
         allow_shell: p.project.config.allow_shell.value,
         grants: args.grants.clone(),
         explain: true,
+        sandboxed_shell: mode == Mode::Auto,
+    };
+    let mut p = p;
+    if mode == Mode::Auto {
+        match setup::sandbox_launcher(&p.project.root, &args.grants) {
+            Ok(launcher) => p.project.shell_launcher = Some(launcher),
+            Err(e) => return fail(args.json, ErrorKind::Config, &format!("{e:#}"), EXIT_USAGE),
+        }
+    }
+    let tools = if mode == Mode::Plan {
+        setup::plan_tools(&args.grants)
+    } else {
+        setup::assistant_tools(&args.grants)
     };
     let session_id = session.id.clone();
     let mut agent = match p.project.agent(
-        crate::setup::assistant_tools(&args.grants),
+        tools,
         Arc::new(approver),
         session,
         redactor,

@@ -65,6 +65,9 @@ pub struct Project {
     pub trust: TrustReport,
     /// The user's trust decisions (None: no config dir to keep them in).
     pub trust_store: Option<TrustStore>,
+    /// Start the shell through this launcher (`north sandbox … --`) so every
+    /// command runs in the OS sandbox (`--mode auto`).
+    pub shell_launcher: Option<Vec<std::ffi::OsString>>,
 }
 
 /// Asks the user whether to trust a project (the interactive assistant
@@ -165,13 +168,57 @@ pub fn project(
         selected,
         trust,
         trust_store,
+        shell_launcher: None,
     })
+}
+
+/// The launcher that starts the shell inside `north sandbox` for `root`,
+/// granting network sockets when a `net` capability is granted.
+pub fn sandbox_launcher(
+    root: &std::path::Path,
+    grants: &[north_protocol::Capability],
+) -> anyhow::Result<Vec<std::ffi::OsString>> {
+    let exe =
+        std::env::current_exe().context("cannot find the north binary to sandbox commands")?;
+    let mut argv: Vec<std::ffi::OsString> =
+        vec![exe.into(), "sandbox".into(), "--path".into(), root.into()];
+    if grants.iter().any(|c| {
+        matches!(
+            c,
+            north_protocol::Capability::Net | north_protocol::Capability::NetHost(_)
+        )
+    }) {
+        argv.extend(["--grant".into(), "net".into()]);
+    }
+    argv.push("--".into());
+    Ok(argv)
 }
 
 /// The assistant's tools: North's own, plus `http.get` when a `net`
 /// capability is granted (the model cannot use what it is not offered).
 pub fn assistant_tools(grants: &[north_protocol::Capability]) -> north_tools::Registry {
     let mut tools = north_tools::north_tools();
+    add_http_get(&mut tools, grants);
+    tools
+}
+
+/// The tools of `--mode plan`: reading and searching only (no edits, no
+/// commands), plus `http.get` when `net` is granted.
+pub fn plan_tools(grants: &[north_protocol::Capability]) -> north_tools::Registry {
+    let all = north_tools::north_tools();
+    let mut tools = north_tools::Registry::new();
+    for spec in all.specs() {
+        if spec.approval == north_protocol::ApprovalPolicy::None
+            && let Some(tool) = all.get(&spec.name)
+        {
+            tools.register(tool.clone());
+        }
+    }
+    add_http_get(&mut tools, grants);
+    tools
+}
+
+fn add_http_get(tools: &mut north_tools::Registry, grants: &[north_protocol::Capability]) {
     let net = grants.iter().any(|c| {
         matches!(
             c,
@@ -181,7 +228,6 @@ pub fn assistant_tools(grants: &[north_protocol::Capability]) -> north_tools::Re
     if net && let Some(get) = north_tools::contracts_tools().get("http.get") {
         tools.register(get.clone());
     }
-    tools
 }
 
 impl Project {
@@ -212,6 +258,12 @@ impl Project {
     pub fn tool_context(&self) -> ToolContext {
         let mut ctx = ToolContext::for_project(self.root.clone());
         ctx.net_allowlist = self.config.net_allowlist.value.clone();
+        if let Some(launcher) = &self.shell_launcher {
+            ctx.shell = std::sync::Arc::new(north_tools::shell::ShellManager::with_launcher(
+                self.root.clone(),
+                launcher.clone(),
+            ));
+        }
         ctx
     }
 

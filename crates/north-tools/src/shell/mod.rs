@@ -137,6 +137,9 @@ pub enum ShellError {
 /// Commands run one at a time; concurrent calls wait for each other.
 pub struct ShellManager {
     root: PathBuf,
+    /// A program (and its arguments) the shell is started through, such as
+    /// `north sandbox --path ROOT --`: every command then runs confined.
+    launcher: Vec<std::ffi::OsString>,
     session: Mutex<SessionSlot>,
 }
 
@@ -152,6 +155,17 @@ impl ShellManager {
     pub fn new(root: PathBuf) -> Self {
         ShellManager {
             root,
+            launcher: Vec::new(),
+            session: Mutex::new(SessionSlot::default()),
+        }
+    }
+
+    /// A manager whose shell starts through `launcher` (program, then its
+    /// arguments; the shell and its arguments follow them).
+    pub fn with_launcher(root: PathBuf, launcher: Vec<std::ffi::OsString>) -> Self {
+        ShellManager {
+            root,
+            launcher,
             session: Mutex::new(SessionSlot::default()),
         }
     }
@@ -214,7 +228,7 @@ impl ShellManager {
             Some(session) => session,
             None => {
                 restarted = slot.ended;
-                PtySession::spawn(&self.root).await?
+                PtySession::spawn(&self.root, &self.launcher).await?
             }
         };
         let session = slot.live.insert(session);

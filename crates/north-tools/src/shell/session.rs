@@ -119,7 +119,10 @@ fn signal_group(pgrp: i32, signal: i32) {
 
 impl PtySession {
     /// Spawns a shell in `root` and waits until it is ready.
-    pub(crate) async fn spawn(root: &Path) -> Result<Self, ShellError> {
+    pub(crate) async fn spawn(
+        root: &Path,
+        launcher: &[std::ffi::OsString],
+    ) -> Result<Self, ShellError> {
         let env = session_env(std::env::vars_os());
         let path = env
             .iter()
@@ -141,7 +144,15 @@ impl PtySession {
                 pixel_height: 0,
             })
             .map_err(|e| spawn_err(&e))?;
-        let mut cmd = CommandBuilder::new(&program);
+        let mut cmd = match launcher.split_first() {
+            Some((first, rest)) => {
+                let mut cmd = CommandBuilder::new(first);
+                cmd.args(rest);
+                cmd.arg(&program);
+                cmd
+            }
+            None => CommandBuilder::new(&program),
+        };
         cmd.args(args);
         cmd.env_clear();
         for (k, v) in &env {
