@@ -11,7 +11,8 @@
 //! `.north/sessions/<id>/`), [`memory::MemoryFile`] (memory with BM25
 //! retrieval), [`blocks::BlockFilter`] and [`textcalls`] (the NOTES and
 //! text tool-call protocols), and [`mesh::Mesh`] (planner → executor →
-//! memory under a policy).
+//! memory under a policy), and [`undo`] (per-turn snapshots of the working
+//! tree; undo and rewind of code and conversation).
 //!
 //! This crate must not render anything or read the terminal: front ends
 //! submit actions and render the events it emits.
@@ -31,6 +32,9 @@ pub mod redact;
 pub mod store;
 pub mod textcalls;
 pub mod trust;
+pub mod undo;
 
-pub use agent::{Agent, AgentError, AgentOptions, Emit, ModelSwitch, SwitchReport, TurnEnd};
+pub use agent::{
+    Agent, AgentError, AgentOptions, Emit, ModelSwitch, RewindReport, SwitchReport, TurnEnd,
+};
 pub use approval::{ApprovalRequest, Approver, FlagApprover};

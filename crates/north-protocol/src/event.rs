@@ -70,6 +70,9 @@ pub enum NoticeKind {
     /// An edit batch a killed process left half applied was settled before
     /// anything else (completed or undone, file by file).
     Recovered,
+    /// The working tree could not be snapshotted, so this turn cannot be
+    /// undone.
+    UndoUnavailable,
 }
 
 /// The stream a piece of a command's output came from.

@@ -55,6 +55,10 @@ pub enum TraceKind {
     ModelSwitch,
     /// An apply a killed process left was settled at start-up (`recovery`).
     Recovery,
+    /// The working tree was snapshotted for undo (`snapshot`).
+    Snapshot,
+    /// Files or the conversation were undone or rewound (`undo`).
+    Undo,
     /// A kind this version does not know.
     Other(String),
 }
@@ -82,6 +86,8 @@ const NAMES: &[(TraceKind, &str)] = &[
     (TraceKind::ToolRejected, "tool_rejected"),
     (TraceKind::ModelSwitch, "model_switch"),
     (TraceKind::Recovery, "recovery"),
+    (TraceKind::Snapshot, "snapshot"),
+    (TraceKind::Undo, "undo"),
 ];
 
 impl TraceKind {

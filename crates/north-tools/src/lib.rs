@@ -19,6 +19,7 @@ pub mod policy;
 pub mod repo;
 pub mod sandbox;
 pub mod shell;
+pub mod snapshot;
 mod tool;
 pub mod tools;
 

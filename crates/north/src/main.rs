@@ -18,6 +18,7 @@ mod sessions;
 mod setup;
 mod tool_cmd;
 mod trust_cmd;
+mod undo_cmd;
 
 use std::process::ExitCode;
 
@@ -39,6 +40,7 @@ fn main() -> ExitCode {
         Some(Command::Trust(args)) => trust_cmd::main(args),
         Some(Command::Memory(args)) => memory_cmd::main(args),
         Some(Command::Sandbox(args)) => sandbox_cmd::main(args),
+        Some(Command::Undo(args)) => undo_cmd::main(args),
         Some(Command::Completions(args)) => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(args.shell, &mut cmd, "north", &mut std::io::stdout());

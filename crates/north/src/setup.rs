@@ -287,6 +287,7 @@ impl Project {
                 .into_iter()
                 .collect(),
             project_trust: self.project_trust(),
+            snapshots: true,
             ..AgentOptions::default()
         }
     }

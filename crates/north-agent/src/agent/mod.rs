@@ -34,11 +34,13 @@ pub(crate) mod dispatch;
 mod history;
 mod malformed;
 mod model;
+mod rewind;
 mod stream;
 mod system;
 mod turn;
 
 pub use model::{ModelSwitch, SwitchReport};
+pub use rewind::RewindReport;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -89,6 +91,9 @@ pub struct AgentOptions {
     /// Section overrides of North's system prompt (see
     /// [`context::SYSTEM_PROMPT_NS`](crate::context::SYSTEM_PROMPT_NS)).
     pub prompt_overrides: Option<north_prompt::PromptOverrides>,
+    /// Snapshot the working tree before and after each user turn so it can
+    /// be undone (see [`crate::undo`]). Library default: off.
+    pub snapshots: bool,
 }
 
 impl Default for AgentOptions {
@@ -105,6 +110,7 @@ impl Default for AgentOptions {
             role: None,
             prompt_overrides: None,
             project_trust: crate::trust::ProjectTrust::Untrusted,
+            snapshots: false,
         }
     }
 }
@@ -159,6 +165,8 @@ pub struct Agent {
     snapshot_bytes: u64,
     /// What settling an interrupted edit did at start-up, told at the next turn.
     recovered: Option<north_tools::edit::Recovery>,
+    /// Snapshots and turn records for undo (None: off, or unavailable).
+    undo: Option<rewind::Undo>,
 }
 
 /// Why an agent could not start.
@@ -214,7 +222,15 @@ impl Agent {
             snapshot_at: 0,
             snapshot_bytes: 0,
             recovered: None,
+            undo: None,
         };
+        if agent.opts.snapshots {
+            match rewind::Undo::open(&agent.ctx.root, &agent.session) {
+                Ok(u) => agent.undo = Some(u),
+                // Undo is a convenience: the session still runs without it.
+                Err(e) => tracing::warn!(error = %e, "undo unavailable"),
+            }
+        }
         if !recovery.settled.is_empty() {
             agent.tracer.record(
                 TraceKind::Recovery,

@@ -76,7 +76,9 @@ impl Agent {
                 message: recovery.to_string(),
             });
         }
+        self.begin_turn_snapshot(input, &scrubbed).await;
         let end = self.run_turn_inner(Some(input), &scrubbed, cancel).await;
+        self.end_turn_snapshot(&scrubbed).await;
         self.snapshot(&scrubbed);
         end
     }

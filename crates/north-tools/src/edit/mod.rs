@@ -25,7 +25,7 @@ pub use lock::{ApplyLock, LockError};
 pub use ops::{
     EditProblem, Eol, LineHint, closest_lines, insert_at_line, line_count, replace_exact,
 };
-pub use proposal::{FileChange, Proposal, Stats};
+pub use proposal::{FileChange, Proposal, Stats, text_diff};
 pub use recover::{Fate, Fates, Recovery, SettledApply, recover};
 
 /// Arguments of `edit_replace_exact`.

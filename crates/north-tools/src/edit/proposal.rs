@@ -151,6 +151,16 @@ fn cut_diff(diff: &str) -> String {
     format!("{}… [diff truncated: {omitted} more lines]\n", &diff[..cut])
 }
 
+/// A unified diff of `path` from `old` to `new` (None: the file is absent
+/// on that side), for showing a user what changed.
+pub fn text_diff(path: &str, old: Option<&str>, new: Option<&str>) -> String {
+    let (mut text, _, _) = unified_diff(path, old, new.unwrap_or(""));
+    if new.is_none() {
+        text = text.replacen(&format!("+++ b/{path}"), "+++ /dev/null", 1);
+    }
+    text
+}
+
 /// A unified diff with 3 lines of context, plus added and removed line counts.
 fn unified_diff(path: &str, old: Option<&str>, new: &str) -> (String, usize, usize) {
     let old_text = old.unwrap_or("");

@@ -1,0 +1,215 @@
+//! Per-turn snapshots and the agent's side of undo and rewind (the
+//! bookkeeping lives in [`crate::undo`]).
+
+use north_protocol::{Event, NoticeKind, TraceKind};
+use north_tools::snapshot::{RestoreReport, SnapshotStore};
+use serde_json::json;
+
+use super::{Agent, Emit};
+use crate::store::now_ts;
+use crate::undo::{
+    CodePlan, RewindScope, TurnLog, TurnRecord, UndoError, apply_code_undo, history_hash,
+    plan_code_undo, snapshot_dir,
+};
+
+/// Characters of the user's prompt kept in a turn record.
+const PROMPT_CHARS: usize = 80;
+
+/// Snapshots and the turn log, when the agent keeps them.
+pub(super) struct Undo {
+    store: SnapshotStore,
+    log: TurnLog,
+    /// The turn under way (snapshotted before, not after yet).
+    open: Option<u32>,
+}
+
+/// What an undo or rewind did.
+#[derive(Debug, Clone, Default)]
+pub struct RewindReport {
+    /// The turns whose file changes were undone.
+    pub turns: Vec<u32>,
+    /// What happened to files (None: code was not rewound).
+    pub files: Option<RestoreReport>,
+    /// Messages dropped from the conversation (None: it was not rewound).
+    pub messages_dropped: Option<usize>,
+}
+
+impl Undo {
+    pub(super) fn open(
+        root: &std::path::Path,
+        session: &crate::store::Session,
+    ) -> Result<Undo, UndoError> {
+        Ok(Undo {
+            store: SnapshotStore::open(&snapshot_dir(root))?,
+            log: TurnLog::load(session)?,
+            open: None,
+        })
+    }
+}
+
+impl Agent {
+    /// Snapshots the tree off the async runtime: a big tree takes a while.
+    async fn take_snapshot(&self) -> Option<Result<north_tools::snapshot::SnapshotId, UndoError>> {
+        let store = self.undo.as_ref()?.store.clone();
+        let root = self.ctx.root.clone();
+        let started = std::time::Instant::now();
+        let done = tokio::task::spawn_blocking(move || store.snapshot(&root)).await;
+        Some(match done {
+            Ok(Ok((id, stats))) => {
+                self.tracer.record(
+                    TraceKind::Snapshot,
+                    json!({"id": id.0, "entries": stats.entries, "hashed": stats.hashed, "bytes_written": stats.bytes_written, "ms": started.elapsed().as_millis() as u64}),
+                );
+                Ok(id)
+            }
+            Ok(Err(e)) => Err(e.into()),
+            Err(e) => Err(UndoError::Log {
+                op: "snapshot",
+                path: self.ctx.root.clone(),
+                message: e.to_string(),
+            }),
+        })
+    }
+
+    fn undo_unavailable(&self, e: &UndoError, emit: &Emit<'_>) {
+        tracing::warn!(error = %e, "snapshot failed");
+        emit(Event::Notice {
+            kind: NoticeKind::UndoUnavailable,
+            message: format!("this turn cannot be undone: {e}"),
+        });
+    }
+
+    /// Before a user turn: the tree as it is, and where the conversation stands.
+    pub(super) async fn begin_turn_snapshot(&mut self, input: &str, emit: &Emit<'_>) {
+        let Some(result) = self.take_snapshot().await else {
+            return;
+        };
+        let before = match result {
+            Ok(id) => id,
+            Err(e) => return self.undo_unavailable(&e, emit),
+        };
+        let prompt: String = self
+            .redactor
+            .scrub(input.lines().next().unwrap_or(""))
+            .chars()
+            .take(PROMPT_CHARS)
+            .collect();
+        let record = TurnRecord {
+            turn: 0,
+            started_ts: now_ts(),
+            prompt,
+            before,
+            after: None,
+            messages_before: self.messages.len(),
+            history_hash: history_hash(&self.messages),
+            state_before: self.state.clone(),
+            undone: false,
+        };
+        let Some(undo) = self.undo.as_mut() else {
+            return;
+        };
+        let turn = undo.log.next_turn();
+        match undo.log.push(TurnRecord { turn, ..record }) {
+            Ok(()) => undo.open = Some(turn),
+            Err(e) => self.undo_unavailable(&e, emit),
+        }
+    }
+
+    /// After a user turn: the tree it left.
+    pub(super) async fn end_turn_snapshot(&mut self, emit: &Emit<'_>) {
+        if self.undo.as_ref().and_then(|u| u.open).is_none() {
+            return;
+        }
+        let Some(result) = self.take_snapshot().await else {
+            return;
+        };
+        let Some(undo) = self.undo.as_mut() else {
+            return;
+        };
+        let Some(turn) = undo.open.take() else {
+            return;
+        };
+        let saved = result.and_then(|after| undo.log.finish(turn, after));
+        if let Err(e) = saved {
+            self.undo_unavailable(&e, emit);
+        }
+    }
+
+    /// The session's turns, oldest first (empty when snapshots are off).
+    pub fn turns(&self) -> &[TurnRecord] {
+        self.undo.as_ref().map_or(&[], |u| u.log.turns())
+    }
+
+    /// What undoing `turn` (default: the last turn not undone) would
+    /// restore, and which files were changed by hand since.
+    pub fn plan_undo(&self, turn: Option<u32>) -> Result<CodePlan, UndoError> {
+        let undo = self.undo.as_ref().ok_or(UndoError::Nothing)?;
+        let turn = turn
+            .or_else(|| undo.log.last_undoable())
+            .ok_or(UndoError::Nothing)?;
+        plan_code_undo(&undo.store, &self.ctx.root, &undo.log, turn)
+    }
+
+    /// Rewinds to the start of `turn` (default: the last turn not undone):
+    /// its files and every later turn's (`Code`), the conversation
+    /// (`Conversation`), or both. Files changed by hand since are refused
+    /// unless `overwrite`; nothing changes when anything is refused.
+    pub fn rewind(
+        &mut self,
+        turn: Option<u32>,
+        scope: RewindScope,
+        overwrite: bool,
+    ) -> Result<RewindReport, UndoError> {
+        let undo = self.undo.as_ref().ok_or(UndoError::Nothing)?;
+        let turn = match turn {
+            Some(t) => t,
+            None => undo.log.last_undoable().ok_or(UndoError::Nothing)?,
+        };
+        let record = undo.log.get(turn).ok_or(UndoError::NoTurn(turn))?.clone();
+        let wants_history = scope != RewindScope::Code;
+        if wants_history {
+            let n = record.messages_before;
+            if n > self.messages.len() || history_hash(&self.messages[..n]) != record.history_hash {
+                return Err(UndoError::HistoryChanged(turn));
+            }
+        }
+        let mut report = RewindReport::default();
+        if scope != RewindScope::Conversation {
+            let plan = self.plan_undo(Some(turn))?;
+            report.turns = plan.turns.clone();
+            let undo = self.undo.as_mut().ok_or(UndoError::Nothing)?;
+            report.files = Some(apply_code_undo(
+                &undo.store,
+                &self.ctx.root,
+                &mut undo.log,
+                plan,
+                overwrite,
+            )?);
+        }
+        if wants_history {
+            let n = record.messages_before;
+            report.messages_dropped = Some(self.messages.len() - n);
+            self.messages.truncate(n);
+            self.touched(n);
+            self.state = record.state_before.clone();
+            self.ctx.capabilities = self.state.capabilities_granted.clone();
+            self.checkpoint().map_err(|e| UndoError::Log {
+                op: "save the session after rewinding",
+                path: self.session.dir.clone(),
+                message: e.to_string(),
+            })?;
+        }
+        self.tracer.record(
+            TraceKind::Undo,
+            json!({
+                "turn": turn,
+                "scope": format!("{scope:?}").to_lowercase(),
+                "turns_undone": report.turns,
+                "files_written": report.files.as_ref().map(|f| f.written.len()),
+                "files_removed": report.files.as_ref().map(|f| f.removed.len()),
+                "messages_dropped": report.messages_dropped,
+            }),
+        );
+        Ok(report)
+    }
+}

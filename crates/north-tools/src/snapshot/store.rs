@@ -1,0 +1,275 @@
+//! The content-addressed store: blobs and manifests under one directory,
+//! and the stat cache that makes repeated snapshots cheap.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use super::{DEFAULT_MAX_FILE_BYTES, Entry, Manifest, SnapshotError};
+use crate::edit::content_hash;
+use crate::repo::{temp_path_for, walker};
+
+/// Files modified this recently are hashed again next time: a write within
+/// the same timestamp tick would not change the stat the cache compares.
+const RACY_NS: i128 = 2_000_000_000;
+
+const CACHE_FILE: &str = "statcache.json";
+
+/// The name of a snapshot: the hash of its manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SnapshotId(pub String);
+
+impl std::fmt::Display for SnapshotId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// What one snapshot cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SnapshotStats {
+    /// Paths listed (files, links, directories).
+    pub entries: usize,
+    /// Files read and hashed (not answered by the stat cache).
+    pub hashed: usize,
+    /// Bytes newly written to the store (blobs and the manifest).
+    pub bytes_written: u64,
+}
+
+/// What the stat cache remembers of a file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct Stat {
+    size: u64,
+    mtime_ns: i128,
+    ctime_ns: i128,
+    ino: u64,
+    hash: String,
+}
+
+/// A content-addressed store of working-tree snapshots (see the module docs).
+#[derive(Debug, Clone)]
+pub struct SnapshotStore {
+    dir: PathBuf,
+    max_file_bytes: u64,
+}
+
+fn mtime_ns(meta: &fs::Metadata) -> i128 {
+    i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec())
+}
+
+fn ctime_ns(meta: &fs::Metadata) -> i128 {
+    i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec())
+}
+
+fn now_ns() -> i128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i128)
+}
+
+impl SnapshotStore {
+    /// The store in `dir` (created if missing).
+    pub fn open(dir: &Path) -> Result<SnapshotStore, SnapshotError> {
+        let objects = dir.join("objects");
+        fs::create_dir_all(&objects).map_err(SnapshotError::io("create", &objects))?;
+        Ok(SnapshotStore {
+            dir: dir.to_path_buf(),
+            max_file_bytes: DEFAULT_MAX_FILE_BYTES,
+        })
+    }
+
+    /// Files above `bytes` are listed but not copied.
+    pub fn with_max_file_bytes(mut self, bytes: u64) -> SnapshotStore {
+        self.max_file_bytes = bytes;
+        self
+    }
+
+    /// The store's directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn object_path(&self, hash: &str) -> Result<PathBuf, SnapshotError> {
+        if hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(SnapshotError::Corrupt {
+                path: self.dir.clone(),
+                message: format!("{hash:?} is not an object name"),
+            });
+        }
+        Ok(self.dir.join("objects").join(&hash[..2]).join(&hash[2..]))
+    }
+
+    /// Stores `bytes` under their hash unless already there; returns the
+    /// hash and how many bytes were written.
+    fn put(&self, bytes: &[u8]) -> Result<(String, u64), SnapshotError> {
+        let hash = content_hash(bytes);
+        let path = self.object_path(&hash)?;
+        if path.exists() {
+            return Ok((hash, 0));
+        }
+        let parent = path.parent().unwrap_or(&self.dir);
+        fs::create_dir_all(parent).map_err(SnapshotError::io("create", parent))?;
+        // Temp then rename: another North process writing the same object
+        // at once leaves one whole copy. Objects are verified when read, so
+        // no fsync per object (a first snapshot of a big tree stays fast).
+        let temp = temp_path_for(&path, &std::process::id().to_string());
+        let written = fs::File::create(&temp)
+            .and_then(|mut f| f.write_all(bytes))
+            .and_then(|()| fs::rename(&temp, &path));
+        if let Err(e) = written {
+            let _ = fs::remove_file(&temp);
+            return Err(SnapshotError::io("write", &path)(e));
+        }
+        Ok((hash, bytes.len() as u64))
+    }
+
+    /// The content stored under `hash`, checked against it.
+    pub fn blob(&self, hash: &str) -> Result<Vec<u8>, SnapshotError> {
+        let path = self.object_path(hash)?;
+        let bytes = fs::read(&path).map_err(SnapshotError::io("read", &path))?;
+        if content_hash(&bytes) != hash {
+            return Err(SnapshotError::Corrupt {
+                path,
+                message: "content does not match its hash".into(),
+            });
+        }
+        Ok(bytes)
+    }
+
+    /// The manifest of snapshot `id`.
+    pub fn manifest(&self, id: &SnapshotId) -> Result<Manifest, SnapshotError> {
+        let bytes = self.blob(&id.0)?;
+        serde_json::from_slice(&bytes).map_err(|e| SnapshotError::Corrupt {
+            path: self.object_path(&id.0).unwrap_or_default(),
+            message: e.to_string(),
+        })
+    }
+
+    fn load_cache(&self) -> BTreeMap<String, Stat> {
+        fs::read(self.dir.join(CACHE_FILE))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
+    }
+
+    /// The cache is only a hint (every entry is checked against the file's
+    /// stat), so a failed write costs speed, never correctness.
+    fn save_cache(&self, cache: &BTreeMap<String, Stat>) {
+        let path = self.dir.join(CACHE_FILE);
+        if let Ok(bytes) = serde_json::to_vec(cache) {
+            let temp = temp_path_for(&path, &std::process::id().to_string());
+            if fs::write(&temp, bytes)
+                .and_then(|()| fs::rename(&temp, &path))
+                .is_err()
+            {
+                let _ = fs::remove_file(&temp);
+            }
+        }
+    }
+
+    /// Snapshots the tree under `root` (see the module docs).
+    pub fn snapshot(&self, root: &Path) -> Result<(SnapshotId, SnapshotStats), SnapshotError> {
+        let old_cache = self.load_cache();
+        let mut cache = BTreeMap::new();
+        let mut manifest = Manifest::default();
+        let mut stats = SnapshotStats::default();
+        let racy_after = now_ns() - RACY_NS;
+        for item in walker(root).build() {
+            // An entry that vanished or cannot be read mid-walk is left out,
+            // as if the walk had come a moment later.
+            let Ok(item) = item else { continue };
+            let Ok(rel) = item.path().strip_prefix(root) else {
+                continue;
+            };
+            let Some(rel) = rel.to_str().filter(|r| !r.is_empty()) else {
+                continue;
+            };
+            let rel = rel.to_string();
+            let Ok(meta) = fs::symlink_metadata(item.path()) else {
+                continue;
+            };
+            let kind = meta.file_type();
+            let entry = if kind.is_symlink() {
+                let Ok(target) = fs::read_link(item.path()) else {
+                    continue;
+                };
+                Entry::Symlink {
+                    target: target.to_string_lossy().into_owned(),
+                }
+            } else if kind.is_dir() {
+                Entry::Dir {
+                    mode: meta.permissions().mode() & 0o7777,
+                }
+            } else if kind.is_file() {
+                let size = meta.len();
+                if size > self.max_file_bytes {
+                    Entry::TooLarge {
+                        size,
+                        mtime_ns: mtime_ns(&meta),
+                    }
+                } else {
+                    let stat = Stat {
+                        size,
+                        mtime_ns: mtime_ns(&meta),
+                        ctime_ns: ctime_ns(&meta),
+                        ino: meta.ino(),
+                        hash: String::new(),
+                    };
+                    let cached = old_cache.get(&rel).filter(|c| {
+                        c.size == stat.size
+                            && c.mtime_ns == stat.mtime_ns
+                            && c.ctime_ns == stat.ctime_ns
+                            && c.ino == stat.ino
+                    });
+                    let hash = match cached {
+                        Some(c) => c.hash.clone(),
+                        None => {
+                            let Ok(bytes) = fs::read(item.path()) else {
+                                continue;
+                            };
+                            stats.hashed += 1;
+                            let (hash, written) = self.put(&bytes)?;
+                            stats.bytes_written += written;
+                            hash
+                        }
+                    };
+                    if stat.mtime_ns < racy_after && stat.ctime_ns < racy_after {
+                        cache.insert(
+                            rel.clone(),
+                            Stat {
+                                hash: hash.clone(),
+                                ..stat
+                            },
+                        );
+                    }
+                    Entry::File {
+                        hash,
+                        mode: meta.permissions().mode() & 0o7777,
+                        size,
+                    }
+                }
+            } else {
+                // Sockets, fifos, devices: nothing to keep.
+                continue;
+            };
+            manifest.entries.insert(rel, entry);
+        }
+        stats.entries = manifest.entries.len();
+        let json = serde_json::to_vec(&manifest).map_err(|e| SnapshotError::Corrupt {
+            path: self.dir.clone(),
+            message: e.to_string(),
+        })?;
+        let (hash, written) = self.put(&json)?;
+        stats.bytes_written += written;
+        if cache != old_cache {
+            self.save_cache(&cache);
+        }
+        Ok((SnapshotId(hash), stats))
+    }
+}
