@@ -52,6 +52,10 @@ pub enum Action {
     Transcript,
     /// Run this command the user typed after `!` in the project shell.
     Shell(String),
+    /// Undo or rewind (`/undo`, `/rewind N …`).
+    Rewind(crate::rewind::RewindRequest),
+    /// List the session's turns (`/rewind`).
+    ListTurns,
 }
 
 /// A prompt on screen.
@@ -316,6 +320,7 @@ impl App {
                 usage,
             } => self.resumed(session_id, &messages, &usage),
             UiMsg::Failed(message) => self.push(Item::Error(message)),
+            UiMsg::Info { title, lines } => self.notice(title, lines),
         }
         None
     }

@@ -75,6 +75,13 @@ pub enum UiMsg {
     },
     /// Something the user asked for failed outside a turn.
     Failed(String),
+    /// An answer to a command outside a turn (`/undo`, `/rewind`).
+    Info {
+        /// The notice's title.
+        title: String,
+        /// Its body.
+        lines: Vec<ratatui::text::Line<'static>>,
+    },
 }
 
 /// Forwards approval requests to the UI. Flags from configuration

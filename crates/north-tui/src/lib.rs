@@ -23,6 +23,7 @@ mod keys;
 mod live;
 pub mod markdown;
 pub mod pager;
+mod rewind;
 mod run;
 mod slash;
 pub mod style;

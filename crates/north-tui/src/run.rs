@@ -124,6 +124,8 @@ enum WorkerCmd {
     Turn(String, CancellationToken),
     Shell(String, CancellationToken),
     Resume(String),
+    Rewind(crate::rewind::RewindRequest),
+    ListTurns,
 }
 
 async fn worker(
@@ -149,6 +151,12 @@ async fn worker(
                 };
                 let end = agent.run_user_command(&command, &emit, &cancel).await;
                 let _ = tx.send(UiMsg::TurnDone(end));
+            }
+            WorkerCmd::Rewind(req) => {
+                let _ = tx.send(crate::rewind::run(&mut agent, req));
+            }
+            WorkerCmd::ListTurns => {
+                let _ = tx.send(crate::rewind::list(&agent));
             }
             WorkerCmd::Resume(id) => match opener(&id) {
                 Ok(next) => {
@@ -223,6 +231,12 @@ impl Loop {
                     let _ = self.cmds.send(WorkerCmd::Resume(id));
                 }
                 Action::Transcript => self.open_transcript = true,
+                Action::Rewind(req) => {
+                    let _ = self.cmds.send(WorkerCmd::Rewind(req));
+                }
+                Action::ListTurns => {
+                    let _ = self.cmds.send(WorkerCmd::ListTurns);
+                }
                 Action::Shell(command) => {
                     let cancel = CancellationToken::new();
                     self.cancel = Some(cancel.clone());

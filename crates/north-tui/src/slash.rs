@@ -1,6 +1,7 @@
 //! Slash commands: `/help`, `/clear`, `/memory`, `/allowlist`, `/model`,
-//! `/sessions`, `/resume`. They read project files to show them; they never
-//! touch the session or call the model.
+//! `/status`, `/cost`, `/sessions`, `/resume`, `/undo`, `/rewind`. They read
+//! project files to show them or hand an action to the agent's worker; they
+//! never call the model.
 
 use north_agent::memory::MemoryFile;
 use north_agent::store::SessionStore;
@@ -26,6 +27,14 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "model, session, context window use, tokens and cost",
     ),
     ("/cost", "tokens and cost of this session"),
+    (
+        "/undo [force]",
+        "undo the files the last turn changed (shell commands' changes too)",
+    ),
+    (
+        "/rewind [N] [code|conversation|both]",
+        "go back to the start of turn N (a list without N)",
+    ),
     ("/sessions", "list this project's sessions"),
     (
         "/resume [ID]",
@@ -68,6 +77,7 @@ fn session_label(cp: Option<&north_protocol::Checkpoint>) -> String {
 pub(crate) fn run(app: &mut App, line: &str) -> Vec<Action> {
     let mut words = line.split_whitespace();
     let command = words.next().unwrap_or("/");
+    let rest: Vec<&str> = words.clone().collect();
     let arg = words.next();
     match command {
         "/help" | "/?" => help(app),
@@ -96,6 +106,26 @@ pub(crate) fn run(app: &mut App, line: &str) -> Vec<Action> {
                 ],
             );
         }
+        "/undo" => match rest.as_slice() {
+            [] | ["force"] => {
+                return vec![Action::Rewind(crate::rewind::RewindRequest {
+                    turn: None,
+                    scope: north_agent::undo::RewindScope::Code,
+                    force: !rest.is_empty(),
+                })];
+            }
+            _ => app.push(Item::Error(
+                "/undo takes no argument but `force`; /rewind N goes further back".into(),
+            )),
+        },
+        "/rewind" if rest.is_empty() => return vec![Action::ListTurns],
+        "/rewind" => match crate::rewind::parse(&rest) {
+            Ok(req) if req.turn.is_some() => return vec![Action::Rewind(req)],
+            Ok(_) => app.push(Item::Error(
+                "/rewind needs a turn number: /rewind lists them".into(),
+            )),
+            Err(e) => app.push(Item::Error(e)),
+        },
         "/sessions" => sessions(app),
         "/resume" => match arg {
             Some(id) => return app.resume(id),
