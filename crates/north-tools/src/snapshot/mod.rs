@@ -7,6 +7,8 @@
 //! with permission bits. It needs no git repository. Files larger than the
 //! store's cap are listed as [`Entry::TooLarge`] and never copied.
 //!
+//! A manifest is stored as one tree object per directory (as git does), so
+//! a snapshot after a few edits writes only the trees on their paths.
 //! Snapshots are incremental: a stat cache (size, mtime, ctime, inode) lets
 //! unchanged files be listed without reading them, and a blob already in the
 //! store is never written again. [`restore`] puts chosen paths back as a
@@ -57,7 +59,7 @@ pub enum Entry {
         /// Size in bytes.
         size: u64,
         /// Modification time (ns since the epoch), to tell whether it changed.
-        mtime_ns: i128,
+        mtime_ns: i64,
     },
 }
 
@@ -103,3 +105,6 @@ impl SnapshotError {
         move |source| SnapshotError::Io { op, path, source }
     }
 }
+
+#[cfg(test)]
+mod tests;

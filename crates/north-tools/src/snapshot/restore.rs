@@ -114,7 +114,9 @@ pub fn restore(
         let now = now_at(&path);
         let wanted = target.entries.get(rel);
         let keep_dir = matches!(wanted, Some(Entry::Dir { .. })) && now == Now::Dir;
-        if now == Now::Missing || keep_dir {
+        // A file too large to keep cannot be put back: leave what is there.
+        let unkept = matches!(wanted, Some(Entry::TooLarge { .. }));
+        if now == Now::Missing || keep_dir || unkept {
             continue;
         }
         check_ancestors(root, rel)?;

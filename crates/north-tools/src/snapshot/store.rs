@@ -16,7 +16,7 @@ use crate::repo::{temp_path_for, walker};
 
 /// Files modified this recently are hashed again next time: a write within
 /// the same timestamp tick would not change the stat the cache compares.
-const RACY_NS: i128 = 2_000_000_000;
+const RACY_NS: i64 = 2_000_000_000;
 
 const CACHE_FILE: &str = "statcache.json";
 
@@ -46,10 +46,19 @@ pub struct SnapshotStats {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 struct Stat {
     size: u64,
-    mtime_ns: i128,
-    ctime_ns: i128,
+    mtime_ns: i64,
+    ctime_ns: i64,
     ino: u64,
     hash: String,
+}
+
+/// One name in a directory's tree object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct TreeItem {
+    entry: Entry,
+    /// For a directory: the tree object of what it holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tree: Option<String>,
 }
 
 /// A content-addressed store of working-tree snapshots (see the module docs).
@@ -59,18 +68,19 @@ pub struct SnapshotStore {
     max_file_bytes: u64,
 }
 
-fn mtime_ns(meta: &fs::Metadata) -> i128 {
-    i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec())
+// Nanoseconds since the epoch fit an i64 until 2262.
+fn mtime_ns(meta: &fs::Metadata) -> i64 {
+    meta.mtime().saturating_mul(1_000_000_000).saturating_add(meta.mtime_nsec())
 }
 
-fn ctime_ns(meta: &fs::Metadata) -> i128 {
-    i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec())
+fn ctime_ns(meta: &fs::Metadata) -> i64 {
+    meta.ctime().saturating_mul(1_000_000_000).saturating_add(meta.ctime_nsec())
 }
 
-fn now_ns() -> i128 {
+fn now_ns() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as i128)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
 }
 
 impl SnapshotStore {
@@ -144,11 +154,94 @@ impl SnapshotStore {
 
     /// The manifest of snapshot `id`.
     pub fn manifest(&self, id: &SnapshotId) -> Result<Manifest, SnapshotError> {
-        let bytes = self.blob(&id.0)?;
-        serde_json::from_slice(&bytes).map_err(|e| SnapshotError::Corrupt {
-            path: self.object_path(&id.0).unwrap_or_default(),
-            message: e.to_string(),
-        })
+        let mut manifest = Manifest::default();
+        self.read_tree(&id.0, "", &mut manifest, 0)?;
+        Ok(manifest)
+    }
+
+    fn read_tree(
+        &self,
+        hash: &str,
+        prefix: &str,
+        out: &mut Manifest,
+        depth: usize,
+    ) -> Result<(), SnapshotError> {
+        /// Deeper than any real tree: a damaged store cannot loop forever.
+        const MAX_DEPTH: usize = 4096;
+        let corrupt = |message: String| SnapshotError::Corrupt {
+            path: self.object_path(hash).unwrap_or_default(),
+            message,
+        };
+        if depth > MAX_DEPTH {
+            return Err(corrupt("trees nested too deep".into()));
+        }
+        let bytes = self.blob(hash)?;
+        let tree: BTreeMap<String, TreeItem> =
+            serde_json::from_slice(&bytes).map_err(|e| corrupt(e.to_string()))?;
+        for (name, item) in tree {
+            if name.is_empty() || name.contains('/') || name == "." || name == ".." {
+                return Err(corrupt(format!("bad name {name:?} in a tree")));
+            }
+            let path = if prefix.is_empty() {
+                name
+            } else {
+                format!("{prefix}/{name}")
+            };
+            if let Some(child) = &item.tree {
+                self.read_tree(child, &path, out, depth + 1)?;
+            }
+            out.entries.insert(path, item.entry);
+        }
+        Ok(())
+    }
+
+    /// Stores `manifest` as one tree object per directory (as git does), so
+    /// a snapshot after a few edits writes only the trees on their paths.
+    fn put_manifest(&self, manifest: &Manifest) -> Result<(String, u64), SnapshotError> {
+        let mut dirs: BTreeMap<String, BTreeMap<String, TreeItem>> = BTreeMap::new();
+        dirs.insert(String::new(), BTreeMap::new());
+        for (path, entry) in &manifest.entries {
+            let (parent, name) = path.rsplit_once('/').unwrap_or(("", path));
+            dirs.entry(parent.to_string()).or_default().insert(
+                name.to_string(),
+                TreeItem {
+                    entry: entry.clone(),
+                    tree: None,
+                },
+            );
+            if matches!(entry, Entry::Dir { .. }) {
+                dirs.entry(path.clone()).or_default();
+            }
+        }
+        let mut order: Vec<String> = dirs.keys().cloned().collect();
+        // Children before parents: deepest first.
+        order.sort_by_key(|d| {
+            std::cmp::Reverse(if d.is_empty() {
+                0
+            } else {
+                d.matches('/').count() + 1
+            })
+        });
+        let mut written = 0;
+        let mut root = String::new();
+        for dir in order {
+            let items = dirs.remove(&dir).unwrap_or_default();
+            let json = serde_json::to_vec(&items).map_err(|e| SnapshotError::Corrupt {
+                path: self.dir.clone(),
+                message: e.to_string(),
+            })?;
+            let (hash, n) = self.put(&json)?;
+            written += n;
+            if dir.is_empty() {
+                root = hash;
+                continue;
+            }
+            let (parent, name) = dir.rsplit_once('/').unwrap_or(("", &dir));
+            if let Some(item) = dirs.get_mut(parent).and_then(|p| p.get_mut(name)) {
+                item.tree = Some(hash);
+            }
+        }
+        Ok((root, written))
     }
 
     fn load_cache(&self) -> BTreeMap<String, Stat> {
@@ -261,11 +354,7 @@ impl SnapshotStore {
             manifest.entries.insert(rel, entry);
         }
         stats.entries = manifest.entries.len();
-        let json = serde_json::to_vec(&manifest).map_err(|e| SnapshotError::Corrupt {
-            path: self.dir.clone(),
-            message: e.to_string(),
-        })?;
-        let (hash, written) = self.put(&json)?;
+        let (hash, written) = self.put_manifest(&manifest)?;
         stats.bytes_written += written;
         if cache != old_cache {
             self.save_cache(&cache);
