@@ -66,9 +66,6 @@ pub struct FlagApprover {
     pub grants: Vec<Capability>,
     /// Print refusals on stderr.
     pub explain: bool,
-    /// `--mode auto`: commands run inside the OS sandbox, so the ones the
-    /// policy would ask about run without asking.
-    pub sandboxed_shell: bool,
 }
 
 impl Approver for FlagApprover {
@@ -80,9 +77,6 @@ impl Approver for FlagApprover {
         let (decision, note) = match request {
             // Commands `--allow-shell` covers never reach here: the policy
             // allowed them. What is left needs a person.
-            ApprovalRequest::Shell { .. } if self.sandboxed_shell => {
-                (ApprovalDecision::RunOnce, String::new())
-            }
             ApprovalRequest::Shell { command, reason } => (
                 ApprovalDecision::Deny,
                 shell_refusal(command, reason, self.allow_shell),
@@ -130,6 +124,9 @@ impl Approver for FlagApprover {
 /// Why a headless run did not run `command`, and what would let it.
 pub fn shell_refusal(command: &str, reason: &AskReason, allow_shell: bool) -> String {
     match reason {
+        AskReason::SandboxDenied(evidence) => format!(
+            "not run outside the sandbox: `{command}` failed inside it ({evidence}); a headless run never leaves the sandbox — run it yourself, or in the interactive assistant where you can allow it once"
+        ),
         AskReason::NotApproved if !allow_shell => format!(
             "not run: `{command}` has no allow rule (pass --allow-shell or --yes, or add it to .north/allowlist.json in a trusted project)"
         ),

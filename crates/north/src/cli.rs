@@ -63,6 +63,17 @@ pub enum Mode {
     Auto,
 }
 
+impl From<Mode> for north_protocol::PermissionMode {
+    fn from(m: Mode) -> Self {
+        match m {
+            Mode::Ask => north_protocol::PermissionMode::Ask,
+            Mode::AcceptEdits => north_protocol::PermissionMode::AcceptEdits,
+            Mode::Plan => north_protocol::PermissionMode::Plan,
+            Mode::Auto => north_protocol::PermissionMode::Auto,
+        }
+    }
+}
+
 /// Model providers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ProviderName {

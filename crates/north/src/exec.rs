@@ -11,12 +11,13 @@ use north_agent::{FlagApprover, TurnEnd};
 use north_protocol::{ApprovalDecision, ErrorKind, Event};
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::{ExecArgs, Mode};
+use crate::cli::ExecArgs;
 use crate::output::{
     EXIT_DENIED, EXIT_INTERRUPTED, EXIT_PROVIDER, EXIT_STEP_LIMIT, EXIT_USAGE, Text, emit_json,
     fail,
 };
 use crate::{logging, setup};
+use north_protocol::PermissionMode;
 
 /// Runs `north exec`.
 pub fn main(args: ExecArgs) -> ExitCode {
@@ -105,27 +106,17 @@ async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
         Ok(s) => s,
         Err(e) => return fail(args.json, ErrorKind::Config, &format!("{e:#}"), EXIT_USAGE),
     };
-    let mode = args.mode.unwrap_or(Mode::Ask);
+    let mode = args
+        .mode
+        .map(PermissionMode::from)
+        .unwrap_or(p.project.config.mode.value);
     let approver = FlagApprover {
-        approve_edits: p.project.config.approve_edits.value
-            || matches!(mode, Mode::AcceptEdits | Mode::Auto),
+        approve_edits: p.project.config.approve_edits.value,
         allow_shell: p.project.config.allow_shell.value,
         grants: args.grants.clone(),
         explain: true,
-        sandboxed_shell: mode == Mode::Auto,
     };
-    let mut p = p;
-    if mode == Mode::Auto {
-        match setup::sandbox_launcher(&p.project.root, &args.grants) {
-            Ok(launcher) => p.project.shell_launcher = Some(launcher),
-            Err(e) => return fail(args.json, ErrorKind::Config, &format!("{e:#}"), EXIT_USAGE),
-        }
-    }
-    let tools = if mode == Mode::Plan {
-        setup::plan_tools(&args.grants)
-    } else {
-        setup::assistant_tools(&args.grants)
-    };
+    let tools = setup::assistant_tools(&args.grants);
     let session_id = session.id.clone();
     let mut agent = match p.project.agent(
         tools,
@@ -139,6 +130,10 @@ async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
     };
     for cap in &args.grants {
         agent.grant(cap);
+    }
+    agent.set_mode_kit(setup::mode_kit(&p.project.root, &args.grants));
+    if let Err(e) = agent.set_mode(mode) {
+        return fail(args.json, ErrorKind::Config, &e.to_string(), EXIT_USAGE);
     }
     let cancel = CancellationToken::new();
     let on_interrupt = cancel.clone();

@@ -239,7 +239,6 @@ async fn run(args: &MeshArgs, p: Prepared, redactor: Redactor) -> ExitCode {
         allow_shell: p.project.config.allow_shell.value,
         grants: Vec::new(),
         explain: true,
-        sandboxed_shell: false,
     };
     let opts = MeshOptions {
         agent: p.project.agent_options(args.max_tokens),

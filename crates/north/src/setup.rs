@@ -194,6 +194,28 @@ pub fn sandbox_launcher(
     Ok(argv)
 }
 
+/// What the permission modes need: `plan`'s read-only tools and, where the
+/// OS sandbox works, a shell started inside `north sandbox` for `auto`.
+pub fn mode_kit(
+    root: &std::path::Path,
+    grants: &[north_protocol::Capability],
+) -> north_agent::ModeKit {
+    let sandboxed_shell = match sandbox_launcher(root, grants) {
+        Ok(launcher) if cfg!(target_os = "linux") => Some(std::sync::Arc::new(
+            north_tools::shell::ShellManager::with_launcher(root.to_path_buf(), launcher),
+        )),
+        Ok(_) => None,
+        Err(e) => {
+            tracing::warn!(error = %e, "no sandboxed shell; the auto mode is unavailable");
+            None
+        }
+    };
+    north_agent::ModeKit {
+        plan_tools: plan_tools(grants),
+        sandboxed_shell,
+    }
+}
+
 /// The assistant's tools: North's own, plus `http.get` when a `net`
 /// capability is granted (the model cannot use what it is not offered).
 pub fn assistant_tools(grants: &[north_protocol::Capability]) -> north_tools::Registry {

@@ -41,7 +41,13 @@ fn exec(t: &Tree, mode: &str, turns: Value) -> (Output, Vec<Value>) {
         .env("XDG_STATE_HOME", home.join("state"))
         .env("XDG_DATA_HOME", home.join("data"))
         .current_dir(&t.project)
-        .args(["exec", "--mode", mode, "--script"])
+        .arg("exec")
+        .args(if mode.is_empty() {
+            vec![]
+        } else {
+            vec!["--mode", mode]
+        })
+        .arg("--script")
         .arg(&script)
         .arg("--record-requests")
         .arg(&requests)
@@ -181,6 +187,71 @@ fn auto_mode_runs_commands_without_asking_inside_the_sandbox() {
         result.contains("Permission denied"),
         "the model sees the denial: {result}"
     );
+}
+
+#[test]
+fn auto_mode_never_leaves_the_sandbox_headless() {
+    let t = tree();
+    if !sandbox_available(&t) {
+        return;
+    }
+    let outside = t.base.join("outside");
+    let command = format!("echo escape > {}/escape.txt", outside.display());
+    let (out, sent) = exec(
+        &t,
+        "auto",
+        json!([
+            {"tool_calls": [{"id": "s1", "name": "shell_run", "args": {"command": command}}]},
+            {"text": "Done."}
+        ]),
+    );
+    // The denied command is offered for one unsandboxed run; headless,
+    // nobody can allow that, so it is refused and said so.
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("never leaves the sandbox"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!outside.join("escape.txt").exists());
+    let result = sent[1].to_string();
+    assert!(
+        result.contains("did not allow running it outside"),
+        "{result}"
+    );
+}
+
+#[test]
+fn the_config_key_mode_sets_the_mode_but_a_project_cannot_raise_its_own() {
+    let t = tree();
+    // An untrusted project asking for accept-edits is ignored: edits ask.
+    std::fs::create_dir_all(t.project.join(".north")).unwrap();
+    std::fs::write(
+        t.project.join(".north/project.json"),
+        r#"{"mode": "accept-edits"}"#,
+    )
+    .unwrap();
+    let (out, _) = exec(&t, "", edit_turns());
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert_eq!(
+        std::fs::read_to_string(t.project.join("a.txt")).unwrap(),
+        "one\n"
+    );
+    // The same key in the user's own config applies.
+    let config = t.base.join("home/config/north");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("config.json"), r#"{"mode": "accept-edits"}"#).unwrap();
+    let (out, _) = exec(&t, "", edit_turns());
+    assert_eq!(out.status.code(), Some(3), "the command still asks");
+    assert_eq!(
+        std::fs::read_to_string(t.project.join("a.txt")).unwrap(),
+        "two\n"
+    );
+    // A project may always narrow itself to plan.
+    std::fs::write(t.project.join(".north/project.json"), r#"{"mode": "plan"}"#).unwrap();
+    let (out, sent) = exec(&t, "", json!([{"text": "plan"}]));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!tool_names(&sent[0]).contains(&"shell_run".to_string()));
 }
 
 #[test]

@@ -3,9 +3,10 @@
 //! and recorded in the session state.
 
 use north_protocol::{
-    ApprovalDecision, ApprovalKind, Capability, Event, ToolCall, ToolOutcome, TraceKind,
+    ApprovalDecision, ApprovalKind, Capability, Event, PermissionMode, ToolCall, ToolOutcome,
+    TraceKind,
 };
-use north_tools::policy::{AllowRules, ProjectAllowlist, ShellPolicy, Verdict};
+use north_tools::policy::{AllowRules, AskReason, ProjectAllowlist, ShellPolicy, Verdict};
 use serde_json::json;
 
 use super::dispatch::CallEnv;
@@ -106,6 +107,16 @@ impl CallEnv<'_> {
             .transpose()
             .unwrap_or(None);
         match policy.decide(&command, cwd.as_deref()) {
+            // In `auto` the shell itself is inside the OS sandbox: what the
+            // policy would ask about runs there without asking.
+            Verdict::Ask(reason)
+                if self.mode == PermissionMode::Auto && self.escalation.is_some() =>
+            {
+                self.tracer.record(
+                    TraceKind::Approval,
+                    json!({"call_id": call.id, "kind": ApprovalKind::Shell, "subject": command, "decision": "auto", "by": "mode auto (sandboxed)", "reason": reason.to_string()}),
+                );
+            }
             Verdict::Allow(by) => {
                 self.tracer.record(
                     TraceKind::Approval,
@@ -152,9 +163,55 @@ impl CallEnv<'_> {
                 }
             }
         }
-        self.tools
+        let outcome = self
+            .tools
             .call(&call.name, call.arguments.clone(), self.ctx)
-            .await
+            .await;
+        match (self.escalation.clone(), sandbox_denial(&outcome)) {
+            (Some(plain), Some(evidence)) => self.escalate(call, &command, plain, evidence).await,
+            _ => outcome,
+        }
+    }
+
+    /// A command the sandbox stopped: the user may let it run once outside
+    /// the sandbox. Never without asking; never remembered.
+    async fn escalate(
+        &mut self,
+        call: &ToolCall,
+        command: &str,
+        plain: std::sync::Arc<north_tools::shell::ShellManager>,
+        evidence: String,
+    ) -> ToolOutcome {
+        let reason = AskReason::SandboxDenied(evidence.clone());
+        let decision = self
+            .ask(
+                &call.id,
+                ApprovalKind::Shell,
+                command.to_string(),
+                ApprovalRequest::Shell {
+                    command,
+                    reason: &reason,
+                },
+            )
+            .await;
+        if !matches!(
+            decision,
+            ApprovalDecision::RunOnce | ApprovalDecision::Always
+        ) {
+            return ToolOutcome::err(format!(
+                "`{command}` failed inside the sandbox ({evidence}) and the user did not allow running it outside; do not retry it unchanged"
+            ));
+        }
+        let sandboxed = std::mem::replace(&mut self.ctx.shell, plain);
+        let mut outcome = self
+            .tools
+            .call(&call.name, call.arguments.clone(), self.ctx)
+            .await;
+        self.ctx.shell = sandboxed;
+        if let Some(out) = outcome.output.as_object_mut() {
+            out.insert("unsandboxed".into(), json!(true));
+        }
+        outcome
     }
 
     pub(super) async fn write(&mut self, call: &ToolCall) -> ToolOutcome {
@@ -170,8 +227,14 @@ impl CallEnv<'_> {
             call_id: call.id.clone(),
             diff: proposal.full_diff(),
         });
-        let decision = self
-            .ask(
+        let decision = if self.mode.applies_edits() {
+            self.tracer.record(
+                TraceKind::Approval,
+                json!({"call_id": call.id, "kind": ApprovalKind::Edit, "subject": paths.join(", "), "decision": "auto", "by": format!("mode {}", self.mode)}),
+            );
+            ApprovalDecision::Accept
+        } else {
+            self.ask(
                 &call.id,
                 ApprovalKind::Edit,
                 paths.join(", "),
@@ -179,7 +242,8 @@ impl CallEnv<'_> {
                     proposal: &proposal,
                 },
             )
-            .await;
+            .await
+        };
         if decision != ApprovalDecision::Accept {
             return ToolOutcome {
                 ok: false,
@@ -206,4 +270,27 @@ impl CallEnv<'_> {
             )),
         }
     }
+}
+
+/// What a failed command printed that looks like the sandbox refusing it
+/// (a write outside the project, a read-only directory, a socket), if it
+/// failed. A plain permission error looks the same; then the user is asked
+/// needlessly, never skipped.
+pub(super) fn sandbox_denial(outcome: &ToolOutcome) -> Option<String> {
+    const MARKERS: &[&str] = &[
+        "Permission denied",
+        "Read-only file system",
+        "Operation not permitted",
+    ];
+    let out = outcome.output.as_object()?;
+    let code = out.get("exitCode").and_then(serde_json::Value::as_i64)?;
+    if code == 0 {
+        return None;
+    }
+    ["stderr", "stdout"]
+        .iter()
+        .filter_map(|k| out.get(*k).and_then(serde_json::Value::as_str))
+        .flat_map(str::lines)
+        .find(|l| MARKERS.iter().any(|m| l.contains(m)))
+        .map(|l| l.trim().chars().take(200).collect())
 }

@@ -19,6 +19,11 @@ pub(crate) struct CallEnv<'a> {
     pub trust: &'a crate::trust::ProjectTrust,
     pub session_rules: &'a mut Vec<String>,
     pub emit: &'a Emit<'a>,
+    /// The permission mode.
+    pub mode: north_protocol::PermissionMode,
+    /// The shell outside the OS sandbox, when commands run inside it: a
+    /// command the sandbox stopped may run there once, if the user says so.
+    pub escalation: Option<std::sync::Arc<north_tools::shell::ShellManager>>,
 }
 
 fn host_of(url: &str) -> Option<String> {

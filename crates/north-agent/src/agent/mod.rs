@@ -34,12 +34,14 @@ pub(crate) mod dispatch;
 mod history;
 mod malformed;
 mod model;
+mod modes;
 mod rewind;
 mod stream;
 mod system;
 mod turn;
 
 pub use model::{ModelSwitch, SwitchReport};
+pub use modes::{ModeError, ModeKit};
 pub use rewind::RewindReport;
 
 use std::path::PathBuf;
@@ -167,6 +169,8 @@ pub struct Agent {
     recovered: Option<north_tools::edit::Recovery>,
     /// Snapshots and turn records for undo (None: off, or unavailable).
     undo: Option<rewind::Undo>,
+    /// The permission mode and what it switches between.
+    modes: modes::Modes,
 }
 
 /// Why an agent could not start.
@@ -199,6 +203,12 @@ impl Agent {
         let recovery = north_tools::edit::recover(&ctx.sandbox()?)?;
         let tracer = session.tracer(redactor.clone())?;
         let (log, resumed) = session.open_log(redactor.clone())?;
+        let modes = modes::Modes {
+            mode: north_protocol::PermissionMode::Ask,
+            kit: None,
+            full_tools: tools.clone(),
+            plain_shell: ctx.shell.clone(),
+        };
         let mut agent = Agent {
             backend,
             tools,
@@ -223,6 +233,7 @@ impl Agent {
             snapshot_bytes: 0,
             recovered: None,
             undo: None,
+            modes,
         };
         if agent.opts.snapshots {
             match rewind::Undo::open(&agent.ctx.root, &agent.session) {
@@ -264,7 +275,10 @@ impl Agent {
 
     /// Everything a tool call borrows from the agent.
     fn call_env<'a>(&'a mut self, emit: &'a Emit<'a>) -> dispatch::CallEnv<'a> {
+        let escalation = self.escalation_shell();
         dispatch::CallEnv {
+            mode: self.modes.mode,
+            escalation,
             tools: &self.tools,
             ctx: &mut self.ctx,
             approver: &*self.approver,

@@ -39,6 +39,8 @@ pub struct ConfigFile {
     pub net_allowlist: Option<Vec<String>>,
     /// Reasoning (thinking): `off`, `low`, `medium` or `high`.
     pub thinking: Option<ReasoningEffort>,
+    /// Permission mode at start: `ask`, `accept-edits`, `plan` or `auto`.
+    pub mode: Option<north_protocol::PermissionMode>,
 }
 
 pub(super) const PROVIDERS: &[&str] = &["anthropic", "openai", "scripted"];

@@ -111,6 +111,8 @@ pub struct Config {
     pub net_allowlist: Sourced<Option<Vec<String>>>,
     /// Reasoning effort (None: the provider's default).
     pub thinking: Sourced<Option<ReasoningEffort>>,
+    /// Permission mode at start.
+    pub mode: Sourced<north_protocol::PermissionMode>,
     /// Project settings that were not applied, and why.
     pub ignored: Vec<IgnoredSetting>,
 }
@@ -150,6 +152,7 @@ impl Default for Config {
             context_window: Sourced::default(None),
             net_allowlist: Sourced::default(None),
             thinking: Sourced::default(None),
+            mode: Sourced::default(north_protocol::PermissionMode::Ask),
             ignored: Vec::new(),
         }
     }
@@ -226,6 +229,12 @@ impl Config {
                 f.allow_shell = None;
                 self.ignore("allow_shell", IgnoredBecause::Untrusted);
             }
+            // A project may choose `plan` or `ask` for itself, never raise
+            // its own mode unless the user trusts it.
+            if !trusted && f.mode.is_some_and(north_protocol::PermissionMode::widens) {
+                f.mode = None;
+                self.ignore("mode", IgnoredBecause::Untrusted);
+            }
         }
         if let Some(v) = f.provider {
             self.provider.set(v, src());
@@ -271,6 +280,9 @@ impl Config {
         }
         if let Some(v) = f.thinking {
             self.thinking.set(Some(v), src());
+        }
+        if let Some(v) = f.mode {
+            self.mode.set(v, src());
         }
     }
 
@@ -432,6 +444,7 @@ impl Config {
                     .map_or("(provider default)", ReasoningEffort::as_str),
                 self.thinking.source
             ),
+            format!("mode = {}  ({})", self.mode.value, self.mode.source),
         ];
         for var in ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"] {
             let set = env(var).is_some_and(|v| !v.trim().is_empty());

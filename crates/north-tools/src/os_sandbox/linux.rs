@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use landlock::{
     ABI, Access, AccessFs, CompatLevel, Compatible, LandlockStatus, Ruleset, RulesetAttr,
-    RulesetCreatedAttr, RulesetStatus, path_beneath_rules,
+    RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
 };
 use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
@@ -153,6 +153,12 @@ fn landlock(spec: &SandboxSpec) -> Result<Option<i32>, OsSandboxError> {
     let status = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
         .handle_access(AccessFs::from_all(abi))
+        .map_err(err)?
+        // Signals and abstract sockets stay inside the sandbox: a command
+        // cannot kill North or reach a desktop bus (kernels before ABI 6
+        // skip this; ptrace and /proc/<pid>/mem|environ of processes
+        // outside are refused by Landlock itself from ABI 1).
+        .scope(Scope::Signal | Scope::AbstractUnixSocket)
         .map_err(err)?
         .create()
         .map_err(err)?

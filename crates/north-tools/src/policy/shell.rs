@@ -60,6 +60,10 @@ pub enum AskReason {
     /// It could reach outside the project.
     #[error("{0}")]
     Escapes(PathEscape),
+    /// It ran inside the OS sandbox and failed on what looks like a
+    /// sandbox denial; running it again outside the sandbox needs the user.
+    #[error("it failed inside the sandbox ({0}); run it once without the sandbox?")]
+    SandboxDenied(String),
 }
 
 /// Allow rules the user made, from a project allowlist the user trusts.

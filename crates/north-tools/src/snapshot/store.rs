@@ -70,11 +70,15 @@ pub struct SnapshotStore {
 
 // Nanoseconds since the epoch fit an i64 until 2262.
 fn mtime_ns(meta: &fs::Metadata) -> i64 {
-    meta.mtime().saturating_mul(1_000_000_000).saturating_add(meta.mtime_nsec())
+    meta.mtime()
+        .saturating_mul(1_000_000_000)
+        .saturating_add(meta.mtime_nsec())
 }
 
 fn ctime_ns(meta: &fs::Metadata) -> i64 {
-    meta.ctime().saturating_mul(1_000_000_000).saturating_add(meta.ctime_nsec())
+    meta.ctime()
+        .saturating_mul(1_000_000_000)
+        .saturating_add(meta.ctime_nsec())
 }
 
 fn now_ns() -> i64 {

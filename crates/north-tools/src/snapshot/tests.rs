@@ -48,7 +48,10 @@ fn restore_refuses_to_write_through_a_symlinked_directory() {
     let both: BTreeSet<String> = ["d".to_string(), "d/f".to_string()].into();
     restore(&store, &root, &target, &both).unwrap();
     assert!(std::fs::symlink_metadata(root.join("d")).unwrap().is_dir());
-    assert_eq!(std::fs::read_to_string(root.join("d/f")).unwrap(), "inside\n");
+    assert_eq!(
+        std::fs::read_to_string(root.join("d/f")).unwrap(),
+        "inside\n"
+    );
     assert!(!outside.join("f").exists());
 }
 
@@ -60,7 +63,10 @@ fn paths_that_leave_the_root_are_refused() {
     for bad in ["../x", "/etc/passwd", "d/../../x", ""] {
         let set: BTreeSet<String> = [bad.to_string()].into();
         assert!(
-            matches!(restore(&store, &root, &target, &set), Err(SnapshotError::UnsafePath(_))),
+            matches!(
+                restore(&store, &root, &target, &set),
+                Err(SnapshotError::UnsafePath(_))
+            ),
             "{bad}"
         );
     }
@@ -74,14 +80,21 @@ fn a_damaged_object_is_found_before_anything_changes() {
     let Some(Entry::File { hash, .. }) = target.entries.get("top") else {
         panic!("top is a file");
     };
-    let object = store.dir().join("objects").join(&hash[..2]).join(&hash[2..]);
+    let object = store
+        .dir()
+        .join("objects")
+        .join(&hash[..2])
+        .join(&hash[2..]);
     std::fs::write(&object, "tampered").unwrap();
     std::fs::write(root.join("top"), "changed\n").unwrap();
     std::fs::write(root.join("d/f"), "changed too\n").unwrap();
     let set: BTreeSet<String> = ["d/f".to_string(), "top".to_string()].into();
     let err = restore(&store, &root, &target, &set).unwrap_err();
     assert!(matches!(err, SnapshotError::Corrupt { .. }), "{err}");
-    assert_eq!(std::fs::read_to_string(root.join("d/f")).unwrap(), "changed too\n");
+    assert_eq!(
+        std::fs::read_to_string(root.join("d/f")).unwrap(),
+        "changed too\n"
+    );
 }
 
 #[test]
@@ -96,5 +109,8 @@ fn files_above_the_cap_are_listed_not_copied() {
     let set: BTreeSet<String> = ["d/f".to_string()].into();
     let report = restore(&store, &root, &m, &set).unwrap();
     assert_eq!(report.skipped.len(), 1);
-    assert_eq!(std::fs::read_to_string(root.join("d/f")).unwrap(), "other\n!");
+    assert_eq!(
+        std::fs::read_to_string(root.join("d/f")).unwrap(),
+        "other\n!"
+    );
 }

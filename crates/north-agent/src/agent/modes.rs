@@ -1,0 +1,98 @@
+//! Permission modes on a running agent: which tools the model is offered
+//! and which shell commands run in (see [`PermissionMode`]).
+
+use std::sync::Arc;
+
+use north_protocol::{PermissionMode, TraceKind};
+use north_tools::Registry;
+use north_tools::shell::ShellManager;
+use serde_json::json;
+
+use super::Agent;
+
+/// What the modes need besides the agent's own tools and shell: the
+/// read-only tools of `plan`, and a shell inside the OS sandbox for `auto`.
+#[derive(Clone)]
+pub struct ModeKit {
+    /// The tools `plan` offers (reading and searching only).
+    pub plan_tools: Registry,
+    /// A shell whose commands run inside the OS sandbox (None: the sandbox
+    /// is unavailable here, so `auto` is too).
+    pub sandboxed_shell: Option<Arc<ShellManager>>,
+}
+
+/// Why a mode could not be entered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModeError {
+    /// The front end gave the agent no [`ModeKit`].
+    #[error("the {0} mode is not available in this front end")]
+    NoKit(PermissionMode),
+    /// `auto` needs the OS sandbox.
+    #[error("the auto mode needs the OS sandbox, which is not available here: {0}")]
+    NoSandbox(String),
+}
+
+/// The agent's mode and what it switches between.
+pub(super) struct Modes {
+    pub mode: PermissionMode,
+    pub kit: Option<ModeKit>,
+    /// The tools and shell the agent was built with (modes `ask`, `accept-edits`).
+    pub full_tools: Registry,
+    pub plain_shell: Arc<ShellManager>,
+}
+
+impl Agent {
+    /// Gives the agent what `plan` and `auto` need.
+    pub fn set_mode_kit(&mut self, kit: ModeKit) {
+        self.modes.kit = Some(kit);
+    }
+
+    /// The current permission mode.
+    pub fn mode(&self) -> PermissionMode {
+        self.modes.mode
+    }
+
+    /// Whether `mode` can be entered here.
+    pub fn mode_available(&self, mode: PermissionMode) -> Result<(), ModeError> {
+        match (mode, &self.modes.kit) {
+            (PermissionMode::Ask | PermissionMode::AcceptEdits, _) => Ok(()),
+            (_, None) => Err(ModeError::NoKit(mode)),
+            (PermissionMode::Auto, Some(kit)) if kit.sandboxed_shell.is_none() => Err(
+                ModeError::NoSandbox("this kernel or platform cannot confine commands".into()),
+            ),
+            _ => Ok(()),
+        }
+    }
+
+    /// Switches to `mode` (between turns): `plan` offers only reading
+    /// tools, `auto` runs commands in the sandboxed shell, the others the
+    /// agent's own tools and shell. Edits are applied unasked in
+    /// `accept-edits` and `auto`.
+    pub fn set_mode(&mut self, mode: PermissionMode) -> Result<(), ModeError> {
+        self.mode_available(mode)?;
+        let kit = self.modes.kit.clone();
+        self.tools = match (mode, &kit) {
+            (PermissionMode::Plan, Some(kit)) => kit.plan_tools.clone(),
+            _ => self.modes.full_tools.clone(),
+        };
+        self.ctx.shell = match (mode, kit.and_then(|k| k.sandboxed_shell)) {
+            (PermissionMode::Auto, Some(shell)) => shell,
+            _ => self.modes.plain_shell.clone(),
+        };
+        if self.modes.mode != mode {
+            self.tracer.record(
+                TraceKind::Other("mode".into()),
+                json!({"from": self.modes.mode, "to": mode}),
+            );
+        }
+        self.modes.mode = mode;
+        Ok(())
+    }
+
+    /// The shell outside the sandbox, when commands run inside it.
+    pub(super) fn escalation_shell(&self) -> Option<Arc<ShellManager>> {
+        (self.modes.mode == PermissionMode::Auto
+            && !Arc::ptr_eq(&self.ctx.shell, &self.modes.plain_shell))
+        .then(|| self.modes.plain_shell.clone())
+    }
+}
