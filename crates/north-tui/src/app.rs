@@ -23,6 +23,10 @@ use crate::transcript::{Item, details_text, is_large, render_items};
 pub struct SessionInfo {
     /// Project root.
     pub root: PathBuf,
+    /// The permission mode at start.
+    pub mode: north_protocol::PermissionMode,
+    /// The modes Shift+Tab cycles through (those this front end can enter).
+    pub modes: Vec<north_protocol::PermissionMode>,
     /// Provider name.
     pub provider: String,
     /// Model name.
@@ -56,6 +60,8 @@ pub enum Action {
     Rewind(crate::rewind::RewindRequest),
     /// List the session's turns (`/rewind`).
     ListTurns,
+    /// Switch the permission mode (Shift+Tab).
+    SetMode(north_protocol::PermissionMode),
 }
 
 /// A prompt on screen.
@@ -76,6 +82,14 @@ impl Pending {
                 ("Run this time", "1", ApprovalDecision::RunOnce),
                 ("Always execute", "2", ApprovalDecision::Always),
                 ("Deny", "3", ApprovalDecision::Deny),
+            ],
+            PromptKind::Unsandboxed { .. } => &[
+                (
+                    "Run once outside the sandbox",
+                    "1",
+                    ApprovalDecision::RunOnce,
+                ),
+                ("Keep it sandboxed", "2", ApprovalDecision::Deny),
             ],
             PromptKind::Edit { .. } => &[
                 ("Accept", "y", ApprovalDecision::Accept),
@@ -321,6 +335,10 @@ impl App {
             } => self.resumed(session_id, &messages, &usage),
             UiMsg::Failed(message) => self.push(Item::Error(message)),
             UiMsg::Info { title, lines } => self.notice(title, lines),
+            UiMsg::ModeSet(mode) => {
+                self.info.mode = mode;
+                self.hint = Some(format!("mode: {mode} · shift+tab cycles"));
+            }
         }
         None
     }
@@ -593,4 +611,14 @@ fn total_tokens(u: &Usage) -> u64 {
         .saturating_add(u.output_tokens)
         .saturating_add(u.cache_read_input_tokens)
         .saturating_add(u.cache_creation_input_tokens)
+}
+
+/// How the status line and hints name a permission mode.
+pub(crate) fn mode_label(mode: north_protocol::PermissionMode) -> &'static str {
+    match mode {
+        north_protocol::PermissionMode::Ask => "ask mode: edits and commands ask",
+        north_protocol::PermissionMode::AcceptEdits => "⏵⏵ accept edits",
+        north_protocol::PermissionMode::Plan => "⏸ plan mode (read-only)",
+        north_protocol::PermissionMode::Auto => "⏵⏵ auto (commands sandboxed)",
+    }
 }

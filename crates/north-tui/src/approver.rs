@@ -20,6 +20,14 @@ pub enum PromptKind {
         /// project, syntax North cannot verify).
         why: Option<String>,
     },
+    /// A command the OS sandbox stopped (`auto` mode): run it once
+    /// outside the sandbox, or not.
+    Unsandboxed {
+        /// The exact command.
+        command: String,
+        /// What the sandbox refused, from the command's output.
+        evidence: String,
+    },
     /// An edit proposal: accept or reject.
     Edit {
         /// Its files and diffs.
@@ -75,6 +83,8 @@ pub enum UiMsg {
     },
     /// Something the user asked for failed outside a turn.
     Failed(String),
+    /// The permission mode changed.
+    ModeSet(north_protocol::PermissionMode),
     /// An answer to a command outside a turn (`/undo`, `/rewind`).
     Info {
         /// The notice's title.
@@ -139,6 +149,13 @@ impl Approver for TuiApprover {
         request: ApprovalRequest<'a>,
     ) -> BoxFuture<'a, ApprovalDecision> {
         let kind = match request {
+            ApprovalRequest::Shell {
+                command,
+                reason: AskReason::SandboxDenied(evidence),
+            } => PromptKind::Unsandboxed {
+                command: command.to_string(),
+                evidence: evidence.clone(),
+            },
             ApprovalRequest::Shell { command, reason } => PromptKind::Shell {
                 command: command.to_string(),
                 why: match reason {

@@ -48,6 +48,9 @@ impl App {
         if self.picker.is_some() {
             return self.picker_key(key);
         }
+        if key.code == KeyCode::BackTab {
+            return self.cycle_mode();
+        }
         if key.code == KeyCode::Esc {
             if self.is_busy() && !self.interrupting {
                 return self.interrupt();
@@ -115,6 +118,26 @@ impl App {
         self.quit_armed = true;
         self.hint = Some("Press ctrl+c again (or ctrl+d) to quit".into());
         Vec::new()
+    }
+
+    /// Shift+Tab: the next permission mode this front end can enter; it
+    /// applies from the next turn.
+    fn cycle_mode(&mut self) -> Vec<Action> {
+        if self.is_busy() {
+            self.hint = Some("The mode changes between turns".into());
+            return Vec::new();
+        }
+        let modes = &self.info.modes;
+        let Some(at) = modes.iter().position(|m| *m == self.info.mode) else {
+            return modes
+                .first()
+                .map(|m| vec![Action::SetMode(*m)])
+                .unwrap_or_default();
+        };
+        match modes.get((at + 1) % modes.len().max(1)) {
+            Some(next) if *next != self.info.mode => vec![Action::SetMode(*next)],
+            _ => Vec::new(),
+        }
     }
 
     /// Stops the running turn (Esc, or Ctrl+C with an empty composer); a

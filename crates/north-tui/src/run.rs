@@ -126,6 +126,7 @@ enum WorkerCmd {
     Resume(String),
     Rewind(crate::rewind::RewindRequest),
     ListTurns,
+    SetMode(north_protocol::PermissionMode),
 }
 
 async fn worker(
@@ -155,12 +156,21 @@ async fn worker(
             WorkerCmd::Rewind(req) => {
                 let _ = tx.send(crate::rewind::run(&mut agent, req));
             }
+            WorkerCmd::SetMode(mode) => {
+                let _ = tx.send(match agent.set_mode(mode) {
+                    Ok(()) => UiMsg::ModeSet(mode),
+                    Err(e) => UiMsg::Failed(e.to_string()),
+                });
+            }
             WorkerCmd::ListTurns => {
                 let _ = tx.send(crate::rewind::list(&agent));
             }
             WorkerCmd::Resume(id) => match opener(&id) {
                 Ok(next) => {
+                    // The mode is the user's choice, not the session's.
+                    let mode = agent.mode();
                     agent = next;
+                    let _ = agent.set_mode(mode);
                     let _ = tx.send(UiMsg::Resumed {
                         session_id: agent.session_id().to_string(),
                         messages: agent.messages().to_vec(),
@@ -233,6 +243,9 @@ impl Loop {
                 Action::Transcript => self.open_transcript = true,
                 Action::Rewind(req) => {
                     let _ = self.cmds.send(WorkerCmd::Rewind(req));
+                }
+                Action::SetMode(mode) => {
+                    let _ = self.cmds.send(WorkerCmd::SetMode(mode));
                 }
                 Action::ListTurns => {
                     let _ = self.cmds.send(WorkerCmd::ListTurns);

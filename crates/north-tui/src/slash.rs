@@ -29,11 +29,11 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/cost", "tokens and cost of this session"),
     (
         "/undo [force]",
-        "undo the files the last turn changed (shell commands' changes too)",
+        "undo the last turn's file changes (its commands' too)",
     ),
     (
-        "/rewind [N] [code|conversation|both]",
-        "go back to the start of turn N (a list without N)",
+        "/rewind [N] [W]",
+        "back to the start of turn N: W = code, conversation or both (a list without N)",
     ),
     ("/sessions", "list this project's sessions"),
     (
@@ -212,6 +212,10 @@ fn status(app: &mut App) {
             },
         ),
         kv("project", &info.root.display().to_string()),
+        kv(
+            "mode",
+            &format!("{} (shift+tab cycles)", crate::app::mode_label(info.mode)),
+        ),
     ];
     let context = match info.context_window {
         Some(w) if w > 0 => format!(

@@ -75,6 +75,32 @@ fn prompt_lines(p: &Pending, width: u16, max_h: u16) -> Vec<Line<'static>> {
                 w,
             ));
         }
+        PromptKind::Unsandboxed { command, evidence } => {
+            out.push(Line::from(Span::styled(
+                "The sandbox stopped this command — run it once outside the sandbox?",
+                style::notice(),
+            )));
+            out.extend(wrap_prefixed(
+                &[Span::styled(
+                    format!("It failed inside the sandbox: {evidence}"),
+                    style::dim(),
+                )],
+                w,
+                &[Span::raw("  ")],
+                &[Span::raw("  ")],
+            ));
+            out.extend(wrap_prefixed(
+                &[Span::styled(command.clone(), style::code())],
+                w,
+                &[Span::styled("  $ ", style::dim())],
+                &[Span::raw("    ")],
+            ));
+            out.extend(options_lines(p, w));
+            out.extend(hint_lines(
+                "←/→ choose · enter confirm · 1 run once without the sandbox (not remembered) · 2/esc keep it sandboxed",
+                w,
+            ));
+        }
         PromptKind::Capability { capability, reason } => {
             out.push(Line::from(Span::styled(
                 "Capability requested — grant it for this session?",
@@ -286,8 +312,13 @@ impl App {
             .map(|m| m.cost(u))
             .filter(|c| *c > 0.0)
             .map(|c| format!("${c:.2}"));
-        // Dropped in this order when the line is too narrow.
-        let mut parts: Vec<(u8, String)> = vec![(5, model), (1, session), (4, tokens)];
+        // Dropped in this order when the line is too narrow; a mode other
+        // than ask is never dropped.
+        let mut parts: Vec<(u8, String)> = Vec::new();
+        if self.info.mode != north_protocol::PermissionMode::Ask {
+            parts.push((9, crate::app::mode_label(self.info.mode).to_string()));
+        }
+        parts.extend([(5, model), (1, session), (4, tokens)]);
         parts.extend(context.map(|c| (3, c)));
         parts.extend(cost.map(|c| (2, c)));
         let left_w = spans_width(&left);

@@ -8,6 +8,8 @@ use north_tui::{Action, App, SessionInfo};
 
 fn app() -> App {
     App::new(SessionInfo {
+        mode: north_protocol::PermissionMode::Ask,
+        modes: north_protocol::PermissionMode::ALL.to_vec(),
         root: std::env::temp_dir(),
         provider: "scripted".into(),
         model: "scripted".into(),

@@ -150,6 +150,8 @@ fn the_transcript_view_holds_every_tool_output_and_searches_it() {
 fn the_status_line_shows_tokens_in_and_out_context_used_and_cost() {
     let mut ui = Ui::new(140, 6);
     ui.app = north_tui::App::new(north_tui::SessionInfo {
+        mode: north_protocol::PermissionMode::Ask,
+        modes: north_protocol::PermissionMode::ALL.to_vec(),
         root: ui.dir.path().to_path_buf(),
         provider: "anthropic".into(),
         model: "claude-sonnet-4-5".into(),
@@ -219,6 +221,8 @@ fn a_running_commands_output_is_shown_live_and_gives_way_to_its_result() {
 fn status_and_cost_commands_report_the_session() {
     let mut ui = Ui::new(100, 24);
     ui.app = north_tui::App::new(north_tui::SessionInfo {
+        mode: north_protocol::PermissionMode::Ask,
+        modes: north_protocol::PermissionMode::ALL.to_vec(),
         root: "/work/project".into(),
         provider: "anthropic".into(),
         model: "claude-sonnet-4-5".into(),

@@ -166,7 +166,19 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
         Ok(a) => a,
         Err(e) => return usage_error(&format!("{e:#}")),
     };
+    let mut agent = agent;
+    let kit = setup::mode_kit(&project.root, &[]);
+    agent.set_mode_kit(kit.clone());
+    let modes: Vec<north_protocol::PermissionMode> = north_protocol::PermissionMode::ALL
+        .into_iter()
+        .filter(|m| agent.mode_available(*m).is_ok())
+        .collect();
+    if let Err(e) = agent.set_mode(project.config.mode.value) {
+        return usage_error(&format!("mode {}: {e}", project.config.mode.value));
+    }
     let info = SessionInfo {
+        mode: agent.mode(),
+        modes,
         root: project.root.clone(),
         provider: project.selected.provider.clone(),
         model: project.selected.model.clone(),
@@ -180,7 +192,7 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
         let session = project
             .session(&setup::SessionChoice::Resume(id.to_string()))
             .map_err(|e| north_tui::OpenSessionError::new(format!("{e:#}")))?;
-        project
+        let mut agent = project
             .agent(
                 north_tools(),
                 approver.clone(),
@@ -188,7 +200,9 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
                 opener_redactor.clone(),
                 max_tokens,
             )
-            .map_err(|e| north_tui::OpenSessionError::new(format!("{e:#}")))
+            .map_err(|e| north_tui::OpenSessionError::new(format!("{e:#}")))?;
+        agent.set_mode_kit(kit.clone());
+        Ok(agent)
     });
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

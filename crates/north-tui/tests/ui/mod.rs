@@ -38,6 +38,8 @@ impl Ui {
     pub fn new(width: u16, height: u16) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let app = App::new(SessionInfo {
+            mode: north_protocol::PermissionMode::Ask,
+            modes: north_protocol::PermissionMode::ALL.to_vec(),
             root: dir.path().to_path_buf(),
             provider: "scripted".into(),
             model: "scripted".into(),

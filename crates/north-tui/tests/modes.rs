@@ -1,0 +1,64 @@
+//! Permission modes in the TUI: Shift+Tab cycles through the modes the
+//! front end can enter (shown in the status line), and the prompt for a
+//! command the sandbox stopped.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod ui;
+
+use crossterm::event::KeyCode;
+use north_protocol::{ApprovalDecision, PermissionMode};
+use north_tui::{Action, PromptKind, UiMsg};
+use ui::Ui;
+
+#[test]
+fn shift_tab_cycles_modes_and_the_status_line_shows_them() {
+    let mut ui = Ui::new(100, 8);
+    let mut seen = Vec::new();
+    for _ in 0..4 {
+        let actions = ui.key(KeyCode::BackTab);
+        let [Action::SetMode(mode)] = actions.as_slice() else {
+            panic!("shift+tab asks for a mode: {actions:?}");
+        };
+        seen.push(*mode);
+        // The worker confirms; the UI follows.
+        ui.app.handle_msg(UiMsg::ModeSet(*mode));
+        if *mode == PermissionMode::Auto {
+            insta::assert_snapshot!("status_in_auto_mode", ui.screen());
+        }
+    }
+    assert_eq!(
+        seen,
+        [
+            PermissionMode::AcceptEdits,
+            PermissionMode::Plan,
+            PermissionMode::Auto,
+            PermissionMode::Ask
+        ]
+    );
+}
+
+#[test]
+fn a_command_the_sandbox_stopped_asks_before_running_outside_it() {
+    let mut ui = Ui::new(100, 14);
+    let mut rx = ui.prompt(
+        "s1",
+        PromptKind::Unsandboxed {
+            command: "npm install -g typescript".into(),
+            evidence: "mkdir: cannot create directory '/usr/lib/node_modules': Permission denied"
+                .into(),
+        },
+    );
+    insta::assert_snapshot!("unsandboxed_prompt", ui.screen());
+    ui.key(KeyCode::Char('1'));
+    assert_eq!(rx.try_recv().unwrap(), ApprovalDecision::RunOnce);
+
+    let mut rx = ui.prompt(
+        "s2",
+        PromptKind::Unsandboxed {
+            command: "touch /etc/x".into(),
+            evidence: "Permission denied".into(),
+        },
+    );
+    ui.key(KeyCode::Esc);
+    assert_eq!(rx.try_recv().unwrap(), ApprovalDecision::Deny);
+}

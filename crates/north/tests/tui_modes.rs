@@ -1,0 +1,72 @@
+//! Permission modes in the real TUI (pseudo-terminal): Shift+Tab cycles
+//! ask → accept-edits → plan → auto, the status line shows the mode, and in
+//! auto a command runs inside the sandbox without a prompt while one the
+//! sandbox stops runs outside it only after the user allows it.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod tty;
+
+use serde_json::json;
+use tty::{Sandbox, Tty, one_tty};
+
+fn sandbox_works(sb: &Sandbox) -> bool {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_north"))
+        .current_dir(sb.project())
+        .args(["sandbox", "--", "true"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() || err.contains("sandbox: partial") {
+        eprintln!("skipped: the kernel sandbox is not fully available here: {err}");
+        return false;
+    }
+    true
+}
+
+#[test]
+fn shift_tab_reaches_auto_which_runs_sandboxed_and_escalates_only_when_allowed() {
+    let _tty = one_tty();
+    let sb = Sandbox::new();
+    std::fs::create_dir_all(sb.project().join(".git")).unwrap();
+    if !sandbox_works(&sb) {
+        return;
+    }
+    let script = sb.file(
+        "script.json",
+        &json!({"turns": [
+            {"tool_calls": [{"id": "c1", "name": "shell_run", "args": {"command": "touch inside.txt"}}]},
+            {"tool_calls": [{"id": "c2", "name": "shell_run", "args": {"command": "echo hook > .git/evil"}}]},
+            {"text": "AUTO-DONE"}
+        ]}),
+    );
+    let mut tty = Tty::spawn(
+        &sb,
+        &format!("\"$NORTH\" --script '{}'; echo EXIT=$?", script.display()),
+    );
+    tty.wait_for("/help for commands");
+    for want in ["accept edits", "plan mode", "auto (commands sandboxed)"] {
+        tty.send("\x1b[Z");
+        tty.wait_for(want);
+    }
+    tty.type_text("go");
+    tty.send("\r");
+    let screen = tty.wait_for("The sandbox stopped this command");
+    assert!(
+        !screen.contains("run it?"),
+        "the first command ran unasked: {screen}"
+    );
+    assert!(sb.project().join("inside.txt").exists());
+    assert!(
+        !sb.project().join(".git/evil").exists(),
+        "nothing runs outside the sandbox before the user allows it"
+    );
+    tty.send("1");
+    tty.wait_for("AUTO-DONE");
+    assert_eq!(
+        std::fs::read_to_string(sb.project().join(".git/evil")).unwrap(),
+        "hook\n"
+    );
+    tty.send("\x04");
+    tty.wait_for("EXIT=0");
+    tty.wait_exit();
+}
