@@ -200,3 +200,44 @@ fn work_inside_the_project_and_temp_still_works() {
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
+
+#[test]
+fn processes_outside_cannot_be_read_or_signalled() {
+    let t = tree();
+    if let Some(why) = skip_reason(&t) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    // Stands in for North: a process outside the sandbox holding a secret
+    // in its environment and memory.
+    let mut outside = Command::new("sleep")
+        .arg("60")
+        .env("NORTH_TEST_SECRET", "tok-9f2c1e")
+        .spawn()
+        .unwrap();
+    let pid = outside.id();
+    let script = format!(
+        "cat /proc/{pid}/environ; echo environ=$?; \
+         dd if=/proc/{pid}/mem bs=1 count=1 2>&1; echo mem=$?; \
+         cat /proc/$PPID/environ >/dev/null; echo parent=$?; \
+         kill -0 {pid}; echo signal=$?; kill -9 {pid}; \
+         sleep 30 & own=$!; kill $own && echo own-child-signalled; \
+         cat /proc/self/environ | grep -q PATH && echo own-environ-readable"
+    );
+    let out = sandboxed(&t.project, &[], &script);
+    let shown = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(!shown.contains("tok-9f2c1e"), "{shown}");
+    assert!(shown.contains("environ=1"), "{shown}");
+    assert!(!shown.contains("mem=0"), "{shown}");
+    assert!(shown.contains("parent=1"), "{shown}");
+    assert!(shown.contains("signal=1"), "{shown}");
+    // Positive controls: the command's own processes and environment.
+    assert!(shown.contains("own-child-signalled"), "{shown}");
+    assert!(shown.contains("own-environ-readable"), "{shown}");
+    assert!(
+        outside.try_wait().unwrap().is_none(),
+        "the process outside survived kill -9 from inside"
+    );
+    outside.kill().unwrap();
+    let _ = outside.wait();
+}
