@@ -23,6 +23,10 @@ pub struct SandboxArgs {
     /// Another directory the command may write; repeatable.
     #[arg(long = "write", value_name = "DIR")]
     pub writable: Vec<PathBuf>,
+    /// How many processes the command may run at once (a fork bomb stops there).
+    #[arg(long, value_name = "N", default_value_t = north_tools::os_sandbox::DEFAULT_MAX_PROCESSES,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_processes: u64,
     /// The command and its arguments (after `--`).
     #[arg(value_name = "CMD", num_args = 1.., required = true, last = true)]
     pub command: Vec<String>,
@@ -48,6 +52,7 @@ pub fn main(args: SandboxArgs) -> anyhow::Result<ExitCode> {
             .grants
             .iter()
             .any(|c| matches!(c, Capability::Net | Capability::NetHost(_))),
+        max_processes: args.max_processes,
     };
     let protection = enter(&spec)?;
     let gaps = protection.gaps();

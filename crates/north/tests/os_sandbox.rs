@@ -241,3 +241,28 @@ fn processes_outside_cannot_be_read_or_signalled() {
     outside.kill().unwrap();
     let _ = outside.wait();
 }
+
+#[test]
+fn a_fork_bomb_stops_at_the_process_ceiling() {
+    let t = tree();
+    if let Some(why) = skip_reason(&t) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    // A bounded bomb: 500 background processes wanted, 48 allowed. (An
+    // unbounded one would also stop at the ceiling, but keep retrying.)
+    let out = sandboxed(
+        &t.project,
+        &["--max-processes", "48"],
+        "i=0; while [ $i -lt 500 ]; do sleep 1 & i=$((i+1)); done; echo started=$i",
+    );
+    let shown = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(!shown.contains("started=500"), "{shown}");
+    assert!(
+        shown.contains("fork") || shown.contains("Resource temporarily unavailable"),
+        "{shown}"
+    );
+    // Positive control: an ordinary build still runs.
+    let out = sandboxed(&t.project, &[], "cc -o main main.c && ./main && echo built");
+    assert!(text(&out.stdout).contains("built"), "{}", text(&out.stderr));
+}

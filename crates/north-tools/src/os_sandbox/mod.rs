@@ -12,6 +12,8 @@
 //! - **Read-only inside the root (mount namespace):** `.git/` (hooks,
 //!   config) and `.north/` are bind-mounted read-only in a private mount
 //!   namespace of a new user namespace.
+//! - **Processes:** at most [`SandboxSpec::max_processes`] more at once
+//!   (`RLIMIT_NPROC`, or a `pids` cgroup as root), so a fork bomb stops.
 //! - **System calls (seccomp):** `socket(AF_INET/AF_INET6)` fails unless
 //!   `net` is granted; `ptrace`, `process_vm_readv/writev` and the kernel
 //!   keyring calls always fail with `EPERM`.
@@ -22,6 +24,8 @@
 
 #[cfg(target_os = "linux")]
 mod linux;
+#[cfg(target_os = "linux")]
+mod procs;
 
 use std::path::PathBuf;
 
@@ -34,7 +38,13 @@ pub struct SandboxSpec {
     pub writable: Vec<PathBuf>,
     /// Whether network sockets are allowed (the `net` capability).
     pub net: bool,
+    /// How many processes the command may run at once.
+    pub max_processes: u64,
 }
+
+/// The default of [`SandboxSpec::max_processes`]: plenty for a parallel
+/// build, far below what exhausts a machine.
+pub const DEFAULT_MAX_PROCESSES: u64 = 1024;
 
 /// Which layers of the sandbox are in force.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -48,6 +58,8 @@ pub struct Protection {
     /// Whether the read-only directories could be enforced (they need a
     /// user and mount namespace).
     pub namespaces: bool,
+    /// How the process ceiling is enforced (None: it is not).
+    pub process_limit: Option<String>,
 }
 
 impl Protection {
@@ -63,6 +75,9 @@ impl Protection {
         }
         if !self.namespaces {
             out.push("no user namespaces: .git and .north are writable");
+        }
+        if self.process_limit.is_none() {
+            out.push("no process limit: only the system's limits stop a fork bomb");
         }
         out
     }
