@@ -39,12 +39,14 @@ fn last_error() -> String {
 }
 
 pub(super) fn enter(spec: &SandboxSpec) -> Result<Protection, OsSandboxError> {
-    let mut protection = Protection::default();
-    // Before the user namespace: the cgroup files belong to the host's root.
-    protection.process_limit = super::procs::limit(spec.max_processes).map(|c| match c {
-        super::procs::Ceiling::Rlimit(n) => format!("RLIMIT_NPROC {n}"),
-        super::procs::Ceiling::Cgroup(dir) => format!("pids cgroup {}", dir.display()),
-    });
+    let mut protection = Protection {
+        // Before the user namespace: the cgroup files belong to the host's root.
+        process_limit: super::procs::limit(spec.max_processes).map(|c| match c {
+            super::procs::Ceiling::Rlimit(n) => format!("RLIMIT_NPROC {n}"),
+            super::procs::Ceiling::Cgroup(dir) => format!("pids cgroup {}", dir.display()),
+        }),
+        ..Protection::default()
+    };
     let protected: Vec<PathBuf> = READ_ONLY_IN_ROOT
         .iter()
         .map(|d| spec.root.join(d))
