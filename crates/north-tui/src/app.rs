@@ -7,9 +7,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use north_agent::TurnEnd;
-use north_protocol::{
-    ApprovalDecision, ApprovalKind, ContentBlock, ErrorKind, Event, Message, Role, Usage,
-};
+use north_protocol::{ApprovalDecision, ApprovalKind, ErrorKind, Event, Message, Usage};
 use ratatui::text::Line;
 
 use crate::approver::{Prompt, PromptKind, UiMsg};
@@ -90,6 +88,11 @@ impl Pending {
                     ApprovalDecision::RunOnce,
                 ),
                 ("Keep it sandboxed", "2", ApprovalDecision::Deny),
+            ],
+            PromptKind::PlanReady => &[
+                ("Yes, asking as usual", "1", ApprovalDecision::RunOnce),
+                ("Yes, accepting edits", "2", ApprovalDecision::Accept),
+                ("No, keep planning", "3", ApprovalDecision::Deny),
             ],
             PromptKind::Edit { .. } => &[
                 ("Accept", "y", ApprovalDecision::Accept),
@@ -498,7 +501,7 @@ impl App {
         self.dirty = true;
     }
 
-    fn turn_done(&mut self, _end: &TurnEnd) -> Option<Action> {
+    fn turn_done(&mut self, end: &TurnEnd) -> Option<Action> {
         self.finish_stream();
         self.busy_since = None;
         self.interrupting = false;
@@ -508,7 +511,12 @@ impl App {
             let _ = reply.send(p.kind.refusal());
         }
         self.composer.set_focused(true);
-        let next = self.queued.pop_front()?;
+        let Some(next) = self.queued.pop_front() else {
+            if self.info.mode == north_protocol::PermissionMode::Plan && *end == TurnEnd::Done {
+                self.offer_plan();
+            }
+            return None;
+        };
         self.start_turn(&next);
         Some(Action::Submit(next))
     }
@@ -520,7 +528,7 @@ impl App {
         self.tokens = total_tokens(usage);
         self.usage_total = *usage;
         self.streamed_bytes = 0;
-        let items = replay(messages);
+        let items = crate::replay::replay(messages);
         let skip = items.len().saturating_sub(SHOWN);
         self.notice(
             format!(
@@ -539,69 +547,21 @@ impl App {
         }
     }
 
-    pub(crate) fn decide(&mut self, decision: ApprovalDecision) {
-        if let Some(mut p) = self.pending.take()
-            && let Some(reply) = p.reply.take()
-        {
-            let _ = reply.send(decision);
+    /// Answers the open prompt; a plan prompt answers with actions.
+    pub(crate) fn decide(&mut self, decision: ApprovalDecision) -> Vec<Action> {
+        let mut actions = Vec::new();
+        if let Some(mut p) = self.pending.take() {
+            match p.reply.take() {
+                Some(reply) => {
+                    let _ = reply.send(decision);
+                }
+                None if p.kind == PromptKind::PlanReady => actions = self.plan_decided(decision),
+                None => {}
+            }
         }
         self.composer.set_focused(true);
         self.dirty = true;
-    }
-}
-
-/// The timeline of a stored conversation, as it looked live: the user's
-/// messages, the answers, each tool call's intent line and its result.
-fn replay(messages: &[Message]) -> Vec<Item> {
-    let mut names: std::collections::HashMap<String, String> = std::collections::HashMap::new();
-    let mut items = Vec::new();
-    for m in messages {
-        let mut text = String::new();
-        for block in &m.content {
-            match block {
-                ContentBlock::Text { text: t } => text.push_str(t),
-                ContentBlock::ToolCall(call) => {
-                    flush_text(&mut items, m.role, &mut text);
-                    names.insert(call.id.clone(), call.name.clone());
-                    items.push(Item::Intent(north_agent::intent::intent_line(
-                        &call.name,
-                        &call.arguments,
-                    )));
-                }
-                ContentBlock::ToolResult {
-                    call_id, content, ..
-                } => {
-                    let tool = names.get(call_id).cloned().unwrap_or_default();
-                    let outcome: north_protocol::ToolOutcome = serde_json::from_str(content)
-                        .unwrap_or_else(|_| {
-                            north_protocol::ToolOutcome::ok(content.clone().into())
-                        });
-                    items.push(Item::Result {
-                        summary: north_agent::intent::summary(&tool, &outcome),
-                        ok: outcome.ok,
-                        tool,
-                        has_details: false,
-                    });
-                }
-                _ => {}
-            }
-        }
-        flush_text(&mut items, m.role, &mut text);
-    }
-    items
-}
-
-fn flush_text(items: &mut Vec<Item>, role: Role, text: &mut String) {
-    let (visible, _) = north_agent::blocks::split_blocks(text);
-    let visible = visible.trim().to_string();
-    text.clear();
-    if visible.is_empty() {
-        return;
-    }
-    match role {
-        Role::User => items.push(Item::User(visible)),
-        Role::Assistant => items.push(Item::Assistant(visible)),
-        _ => {}
+        actions
     }
 }
 
@@ -611,14 +571,4 @@ fn total_tokens(u: &Usage) -> u64 {
         .saturating_add(u.output_tokens)
         .saturating_add(u.cache_read_input_tokens)
         .saturating_add(u.cache_creation_input_tokens)
-}
-
-/// How the status line and hints name a permission mode.
-pub(crate) fn mode_label(mode: north_protocol::PermissionMode) -> &'static str {
-    match mode {
-        north_protocol::PermissionMode::Ask => "ask mode: edits and commands ask",
-        north_protocol::PermissionMode::AcceptEdits => "⏵⏵ accept edits",
-        north_protocol::PermissionMode::Plan => "⏸ plan mode (read-only)",
-        north_protocol::PermissionMode::Auto => "⏵⏵ auto (commands sandboxed)",
-    }
 }

@@ -28,6 +28,9 @@ pub enum PromptKind {
         /// What the sandbox refused, from the command's output.
         evidence: String,
     },
+    /// A `plan`-mode turn ended: carry the plan out (asking as usual, or
+    /// accepting edits), or keep planning. Answered in the UI, not by the agent.
+    PlanReady,
     /// An edit proposal: accept or reject.
     Edit {
         /// Its files and diffs.

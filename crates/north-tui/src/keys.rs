@@ -96,7 +96,8 @@ impl App {
             // A prompt is refused and the turn it belongs to stops.
             let refusal = p.kind.refusal();
             self.pending = Some(p);
-            self.decide(refusal);
+            // A refusal never produces actions (a plan prompt's is "keep planning").
+            let _ = self.decide(refusal);
             return self.interrupt();
         }
         if self.picker.take().is_some() {
@@ -276,10 +277,10 @@ impl App {
             }
             _ => None,
         };
-        if let Some(d) = chosen {
-            self.decide(d);
+        match chosen {
+            Some(d) => self.decide(d),
+            None => Vec::new(),
         }
-        Vec::new()
     }
 
     fn picker_key(&mut self, key: KeyEvent) -> Vec<Action> {

@@ -23,6 +23,8 @@ mod keys;
 mod live;
 pub mod markdown;
 pub mod pager;
+mod plan;
+mod replay;
 mod rewind;
 mod run;
 mod slash;

@@ -214,7 +214,7 @@ fn status(app: &mut App) {
         kv("project", &info.root.display().to_string()),
         kv(
             "mode",
-            &format!("{} (shift+tab cycles)", crate::app::mode_label(info.mode)),
+            &format!("{} (shift+tab cycles)", crate::plan::mode_label(info.mode)),
         ),
     ];
     let context = match info.context_window {

@@ -75,6 +75,17 @@ fn prompt_lines(p: &Pending, width: u16, max_h: u16) -> Vec<Line<'static>> {
                 w,
             ));
         }
+        PromptKind::PlanReady => {
+            out.push(Line::from(Span::styled(
+                "Plan ready — carry it out?",
+                style::notice(),
+            )));
+            out.extend(options_lines(p, w));
+            out.extend(hint_lines(
+                "←/→ choose · enter confirm · 1 go, asking as usual · 2 go, accepting edits · 3/esc keep planning",
+                w,
+            ));
+        }
         PromptKind::Unsandboxed { command, evidence } => {
             out.push(Line::from(Span::styled(
                 "The sandbox stopped this command — run it once outside the sandbox?",
@@ -316,7 +327,7 @@ impl App {
         // than ask is never dropped.
         let mut parts: Vec<(u8, String)> = Vec::new();
         if self.info.mode != north_protocol::PermissionMode::Ask {
-            parts.push((9, crate::app::mode_label(self.info.mode).to_string()));
+            parts.push((9, crate::plan::mode_label(self.info.mode).to_string()));
         }
         parts.extend([(5, model), (1, session), (4, tokens)]);
         parts.extend(context.map(|c| (3, c)));

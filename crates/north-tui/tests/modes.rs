@@ -62,3 +62,26 @@ fn a_command_the_sandbox_stopped_asks_before_running_outside_it() {
     ui.key(KeyCode::Esc);
     assert_eq!(rx.try_recv().unwrap(), ApprovalDecision::Deny);
 }
+
+#[test]
+fn a_plan_mode_turn_ends_with_the_plan_prompt() {
+    let mut ui = Ui::new(100, 12);
+    ui.app.handle_msg(UiMsg::ModeSet(PermissionMode::Plan));
+    ui.app.start_turn("plan it");
+    ui.text("1. Change a.txt\n2. Run the tests\n");
+    ui.app
+        .handle_msg(UiMsg::TurnDone(north_agent::TurnEnd::Done));
+    insta::assert_snapshot!("plan_ready_prompt", ui.screen());
+    let actions = ui.key(KeyCode::Char('1'));
+    assert_eq!(
+        actions,
+        [
+            Action::SetMode(PermissionMode::Ask),
+            Action::Submit("The plan is approved. Carry it out now.".into())
+        ]
+    );
+    // "Keep planning" sends nothing.
+    ui.app
+        .handle_msg(UiMsg::TurnDone(north_agent::TurnEnd::Done));
+    assert!(ui.key(KeyCode::Esc).is_empty());
+}

@@ -70,3 +70,57 @@ fn shift_tab_reaches_auto_which_runs_sandboxed_and_escalates_only_when_allowed()
     tty.wait_for("EXIT=0");
     tty.wait_exit();
 }
+
+#[test]
+fn a_plan_is_accepted_into_accept_edits_and_carried_out() {
+    let _tty = one_tty();
+    let sb = Sandbox::new();
+    std::fs::write(sb.project().join("a.txt"), "one\n").unwrap();
+    let script = sb.file(
+        "script.json",
+        &json!({"turns": [
+            {"text": "PLAN: change one to two in a.txt"},
+            {"tool_calls": [{"id": "e1", "name": "edit_replace_exact",
+                "args": {"path": "a.txt", "old": "one\n", "new": "two\n"}}]},
+            {"text": "EDIT-DONE"}
+        ]}),
+    );
+    let requests = sb.dir.path().join("requests.jsonl");
+    let mut tty = Tty::spawn(
+        &sb,
+        &format!(
+            "\"$NORTH\" --script '{}' --record-requests '{}'; echo EXIT=$?",
+            script.display(),
+            requests.display()
+        ),
+    );
+    tty.wait_for("/help for commands");
+    tty.send("\x1b[Z");
+    tty.wait_for("accept edits");
+    tty.send("\x1b[Z");
+    tty.wait_for("plan mode");
+    tty.type_text("plan the change");
+    tty.send("\r");
+    tty.wait_for("Plan ready — carry it out?");
+    tty.send("2");
+    tty.wait_for("EDIT-DONE");
+    assert_eq!(
+        std::fs::read_to_string(sb.project().join("a.txt")).unwrap(),
+        "two\n",
+        "applied without a review prompt in accept-edits"
+    );
+    let sent = tty::recorded(&requests);
+    let tools = |i: usize| sent[i]["tools"].to_string();
+    assert!(
+        !tools(0).contains("edit_replace_exact"),
+        "plan offers no edit tools"
+    );
+    assert!(
+        tools(1).contains("edit_replace_exact"),
+        "accepted: the edit tools are back"
+    );
+    assert!(sent[1].to_string().contains("The plan is approved"));
+    tty.send("\x04");
+    tty.wait_for("EXIT=0");
+    tty.wait_exit();
+}
