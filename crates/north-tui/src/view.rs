@@ -46,6 +46,26 @@ fn hint_lines(text: &str, width: usize) -> Vec<Line<'static>> {
     )
 }
 
+/// A command prompt's body: why it asks (dimmed), then `$ command`.
+fn command_lines(command: &str, why: Option<&str>, w: usize) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    if let Some(why) = why {
+        out.extend(wrap_prefixed(
+            &[Span::styled(why.to_string(), style::dim())],
+            w,
+            &[Span::raw("  ")],
+            &[Span::raw("  ")],
+        ));
+    }
+    out.extend(wrap_prefixed(
+        &[Span::styled(command.to_string(), style::code())],
+        w,
+        &[Span::styled("  $ ", style::dim())],
+        &[Span::raw("    ")],
+    ));
+    out
+}
+
 fn prompt_lines(p: &Pending, width: u16, max_h: u16) -> Vec<Line<'static>> {
     let w = usize::from(width).max(8);
     let mut out = vec![Line::default()];
@@ -55,20 +75,8 @@ fn prompt_lines(p: &Pending, width: u16, max_h: u16) -> Vec<Line<'static>> {
                 "Command requested — run it?",
                 style::notice(),
             )));
-            if let Some(why) = why {
-                out.extend(wrap_prefixed(
-                    &[Span::styled(format!("Asking because {why}"), style::dim())],
-                    w,
-                    &[Span::raw("  ")],
-                    &[Span::raw("  ")],
-                ));
-            }
-            out.extend(wrap_prefixed(
-                &[Span::styled(command.clone(), style::code())],
-                w,
-                &[Span::styled("  $ ", style::dim())],
-                &[Span::raw("    ")],
-            ));
+            let why = why.as_ref().map(|why| format!("Asking because {why}"));
+            out.extend(command_lines(command, why.as_deref(), w));
             out.extend(options_lines(p, w));
             out.extend(hint_lines(
                 "←/→ choose · enter confirm · 1 run once · 2 always (saved to .north/allowlist.json) · 3/esc deny",
@@ -91,21 +99,8 @@ fn prompt_lines(p: &Pending, width: u16, max_h: u16) -> Vec<Line<'static>> {
                 "The sandbox stopped this command — run it once outside the sandbox?",
                 style::notice(),
             )));
-            out.extend(wrap_prefixed(
-                &[Span::styled(
-                    format!("It failed inside the sandbox: {evidence}"),
-                    style::dim(),
-                )],
-                w,
-                &[Span::raw("  ")],
-                &[Span::raw("  ")],
-            ));
-            out.extend(wrap_prefixed(
-                &[Span::styled(command.clone(), style::code())],
-                w,
-                &[Span::styled("  $ ", style::dim())],
-                &[Span::raw("    ")],
-            ));
+            let why = format!("It failed inside the sandbox: {evidence}");
+            out.extend(command_lines(command, Some(&why), w));
             out.extend(options_lines(p, w));
             out.extend(hint_lines(
                 "←/→ choose · enter confirm · 1 run once without the sandbox (not remembered) · 2/esc keep it sandboxed",

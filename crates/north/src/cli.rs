@@ -34,6 +34,8 @@ pub enum Command {
     Trust(crate::trust_cmd::TrustArgs),
     /// Run a command under the OS sandbox (writes only in the project and temp, no network unless granted).
     Sandbox(crate::sandbox_cmd::SandboxArgs),
+    /// Serve an editor over the Agent Client Protocol on stdin/stdout (Zed, JetBrains, Neovim).
+    Acp(crate::acp_cmd::AcpArgs),
     /// Undo what a session's turns changed: files (shell commands' changes too), conversation, or both.
     Undo(crate::undo_cmd::UndoArgs),
     /// List, add or remove memories (the project's, or --global).

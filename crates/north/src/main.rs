@@ -3,6 +3,7 @@
 //! `--version` and `--help` are answered by clap before anything else runs:
 //! no runtime, no thread pool, no config read, no model call.
 
+mod acp_cmd;
 mod cli;
 mod config_cmd;
 mod exec;
@@ -41,6 +42,7 @@ fn main() -> ExitCode {
         Some(Command::Memory(args)) => memory_cmd::main(args),
         Some(Command::Sandbox(args)) => sandbox_cmd::main(args),
         Some(Command::Undo(args)) => undo_cmd::main(args),
+        Some(Command::Acp(args)) => return acp_cmd::main(args),
         Some(Command::Completions(args)) => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(args.shell, &mut cmd, "north", &mut std::io::stdout());

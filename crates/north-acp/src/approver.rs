@@ -1,0 +1,181 @@
+//! Approvals in the editor: every edit proposal, command and capability the
+//! policy leaves to the user becomes a `session/request_permission`;
+//! nothing is written or run before the editor's answer.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use agent_client_protocol::Client;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    Diff, PermissionOption, PermissionOptionKind, RequestPermissionOutcome,
+    RequestPermissionRequest, ToolCallContent, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+};
+use futures::future::BoxFuture;
+use north_agent::{ApprovalRequest, Approver};
+use north_protocol::ApprovalDecision;
+use north_tools::policy::AskReason;
+use tokio_util::sync::CancellationToken;
+
+/// The current turn's cancellation, shared with `session/cancel`.
+pub(crate) type TurnCancel = Arc<Mutex<CancellationToken>>;
+
+/// Asks the editor.
+pub(crate) struct AcpApprover {
+    pub cx: ConnectionTo<Client>,
+    /// The session id, known once the agent exists.
+    pub session: Arc<OnceLock<String>>,
+    pub root: PathBuf,
+    pub cancel: TurnCancel,
+}
+
+/// What is asked: the tool call as the editor shows it, the options, and
+/// the decision each option means.
+struct Question {
+    fields: ToolCallUpdateFields,
+    options: Vec<(PermissionOption, ApprovalDecision)>,
+    refusal: ApprovalDecision,
+}
+
+fn option(id: &str, name: &str, kind: PermissionOptionKind) -> PermissionOption {
+    PermissionOption::new(id.to_string(), name.to_string(), kind)
+}
+
+impl AcpApprover {
+    fn question(&self, request: &ApprovalRequest<'_>) -> Question {
+        match request {
+            ApprovalRequest::Shell { command, reason } => {
+                let escape = matches!(reason, AskReason::SandboxDenied(_));
+                let mut options = vec![(
+                    option(
+                        "allow-once",
+                        if escape {
+                            "Run once outside the sandbox"
+                        } else {
+                            "Allow once"
+                        },
+                        PermissionOptionKind::AllowOnce,
+                    ),
+                    ApprovalDecision::RunOnce,
+                )];
+                if !escape {
+                    options.push((
+                        option(
+                            "allow-always",
+                            "Always allow",
+                            PermissionOptionKind::AllowAlways,
+                        ),
+                        ApprovalDecision::Always,
+                    ));
+                }
+                options.push((
+                    option("reject", "Reject", PermissionOptionKind::RejectOnce),
+                    ApprovalDecision::Deny,
+                ));
+                let title = match reason {
+                    AskReason::NotApproved => format!("Run `{command}`"),
+                    other => format!("Run `{command}` ({other})"),
+                };
+                Question {
+                    fields: ToolCallUpdateFields::new()
+                        .kind(ToolKind::Execute)
+                        .title(title),
+                    options,
+                    refusal: ApprovalDecision::Deny,
+                }
+            }
+            ApprovalRequest::Edit { proposal } => {
+                let diffs: Vec<ToolCallContent> = proposal
+                    .files
+                    .iter()
+                    .map(|f| {
+                        let path = self.root.join(&f.path);
+                        let old = std::fs::read_to_string(&path).ok();
+                        Diff::new(path, f.new_content.clone()).old_text(old).into()
+                    })
+                    .collect();
+                let files: Vec<&str> = proposal.files.iter().map(|f| f.path.as_str()).collect();
+                Question {
+                    fields: ToolCallUpdateFields::new()
+                        .kind(ToolKind::Edit)
+                        .title(format!("Edit {}", files.join(", ")))
+                        .content(diffs),
+                    options: vec![
+                        (
+                            option("accept", "Accept", PermissionOptionKind::AllowOnce),
+                            ApprovalDecision::Accept,
+                        ),
+                        (
+                            option("reject", "Reject", PermissionOptionKind::RejectOnce),
+                            ApprovalDecision::Reject,
+                        ),
+                    ],
+                    refusal: ApprovalDecision::Reject,
+                }
+            }
+            ApprovalRequest::Capability { capability, reason } => Question {
+                fields: ToolCallUpdateFields::new()
+                    .kind(ToolKind::Fetch)
+                    .title(format!("Grant `{capability}` for this session ({reason})")),
+                options: vec![
+                    (
+                        option("grant", "Grant", PermissionOptionKind::AllowOnce),
+                        ApprovalDecision::Grant,
+                    ),
+                    (
+                        option("deny", "Deny", PermissionOptionKind::RejectOnce),
+                        ApprovalDecision::Deny,
+                    ),
+                ],
+                refusal: ApprovalDecision::Deny,
+            },
+        }
+    }
+}
+
+impl Approver for AcpApprover {
+    fn decide<'a>(
+        &'a self,
+        call_id: &'a str,
+        request: ApprovalRequest<'a>,
+    ) -> BoxFuture<'a, ApprovalDecision> {
+        let q = self.question(&request);
+        let session = self.session.get().cloned().unwrap_or_default();
+        let ask = RequestPermissionRequest::new(
+            session,
+            ToolCallUpdate::new(call_id.to_string(), q.fields),
+            q.options.iter().map(|(o, _)| o.clone()).collect(),
+        );
+        let cancel = self
+            .cancel
+            .lock()
+            .map(|c| c.clone())
+            .unwrap_or_else(|p| p.into_inner().clone());
+        let cx = self.cx.clone();
+        Box::pin(async move {
+            let answer = tokio::select! {
+                a = cx.send_request(ask).block_task() => a,
+                // A cancelled turn refuses what it was waiting for.
+                () = cancel.cancelled() => return q.refusal,
+            };
+            match answer {
+                Ok(resp) => match resp.outcome {
+                    RequestPermissionOutcome::Selected(sel) => q
+                        .options
+                        .iter()
+                        .find(|(o, _)| o.option_id == sel.option_id)
+                        .map_or(q.refusal, |(_, d)| *d),
+                    _ => q.refusal,
+                },
+                Err(e) => {
+                    tracing::warn!(error = %e, "permission request failed");
+                    q.refusal
+                }
+            }
+        })
+    }
+
+    fn is_interactive(&self) -> bool {
+        true
+    }
+}

@@ -1,0 +1,325 @@
+//! The connection: `initialize`, `session/new`, `session/load`,
+//! `session/prompt` (streamed as `session/update`s), `session/cancel` and
+//! `session/set_mode`, each on a North [`Agent`].
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    AgentCapabilities, CancelNotification, ContentBlock, ContentChunk, CurrentModeUpdate,
+    Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse,
+    NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse, SessionMode,
+    SessionModeState, SessionNotification, SessionUpdate, SetSessionModeRequest,
+    SetSessionModeResponse, StopReason, TextContent, ToolCall, ToolCallStatus,
+};
+use agent_client_protocol::{Agent as AcpRole, Client, ConnectTo, Error, Stdio};
+use north_agent::{Agent, Approver, TurnEnd};
+use north_protocol::{ContentBlock as NorthBlock, Event, PermissionMode, Role};
+use tokio_util::sync::CancellationToken;
+
+use crate::approver::{AcpApprover, TurnCancel};
+use crate::updates::{tool_kind, update_for};
+
+/// Why a session could not be opened (shown to the editor).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct OpenError(pub String);
+
+/// How the binary opens North sessions for the editor: configuration,
+/// workspace trust, provider and tools are its business.
+pub trait SessionFactory: Send + Sync + 'static {
+    /// An agent on a new session (`resume: None`) or the saved session
+    /// `resume`, for the project at `cwd`, asking `approver`.
+    fn open(
+        &self,
+        cwd: &Path,
+        resume: Option<&str>,
+        approver: Arc<dyn Approver>,
+    ) -> Result<Agent, OpenError>;
+}
+
+struct Session {
+    agent: Arc<tokio::sync::Mutex<Agent>>,
+    cancel: TurnCancel,
+}
+
+#[derive(Clone)]
+struct Shared {
+    factory: Arc<dyn SessionFactory>,
+    sessions: Arc<Mutex<HashMap<String, Session>>>,
+}
+
+fn invalid(message: impl ToString) -> Error {
+    Error::invalid_params().data(message.to_string())
+}
+
+fn internal(message: impl ToString) -> Error {
+    Error::internal_error().data(message.to_string())
+}
+
+fn text_block(t: &str) -> ContentBlock {
+    ContentBlock::Text(TextContent::new(t.to_string()))
+}
+
+fn mode_state(current: PermissionMode) -> SessionModeState {
+    let modes = PermissionMode::ALL
+        .iter()
+        .map(|m| {
+            let name = match m {
+                PermissionMode::Ask => "Ask",
+                PermissionMode::AcceptEdits => "Accept edits",
+                PermissionMode::Plan => "Plan (read-only)",
+                PermissionMode::Auto => "Auto (commands sandboxed)",
+            };
+            SessionMode::new(m.as_str().to_string(), name.to_string())
+        })
+        .collect();
+    SessionModeState::new(current.as_str().to_string(), modes)
+}
+
+impl Shared {
+    fn session(&self, id: &str) -> Result<(Arc<tokio::sync::Mutex<Agent>>, TurnCancel), Error> {
+        let sessions = self
+            .sessions
+            .lock()
+            .map_err(|_| internal("session table poisoned"))?;
+        let s = sessions
+            .get(id)
+            .ok_or_else(|| invalid(format!("no session `{id}` on this connection")))?;
+        Ok((s.agent.clone(), s.cancel.clone()))
+    }
+
+    /// Opens a North agent for the editor and registers it.
+    fn open(
+        &self,
+        cx: &ConnectionTo<Client>,
+        cwd: &Path,
+        resume: Option<&str>,
+    ) -> Result<(String, PermissionMode, Vec<north_protocol::Message>), Error> {
+        if !cwd.is_absolute() {
+            return Err(invalid("cwd must be an absolute path"));
+        }
+        let cell = Arc::new(OnceLock::new());
+        let cancel: TurnCancel = Arc::new(Mutex::new(CancellationToken::new()));
+        let approver = Arc::new(AcpApprover {
+            cx: cx.clone(),
+            session: cell.clone(),
+            root: cwd.to_path_buf(),
+            cancel: cancel.clone(),
+        });
+        let agent = self
+            .factory
+            .open(cwd, resume, approver)
+            .map_err(|e| internal(e.0))?;
+        let id = agent.session_id().to_string();
+        let _ = cell.set(id.clone());
+        let mode = agent.mode();
+        let history = agent.messages().to_vec();
+        self.sessions
+            .lock()
+            .map_err(|_| internal("session table poisoned"))?
+            .insert(
+                id.clone(),
+                Session {
+                    agent: Arc::new(tokio::sync::Mutex::new(agent)),
+                    cancel,
+                },
+            );
+        Ok((id, mode, history))
+    }
+}
+
+/// A saved conversation replayed as updates, as `session/load` requires.
+fn replay(cx: &ConnectionTo<Client>, id: &str, messages: &[north_protocol::Message]) {
+    let send = |u: SessionUpdate| {
+        let _ = cx.send_notification(SessionNotification::new(id.to_string(), u));
+    };
+    for m in messages {
+        for block in &m.content {
+            match (m.role, block) {
+                (Role::User, NorthBlock::Text { text }) => {
+                    send(SessionUpdate::UserMessageChunk(ContentChunk::new(
+                        text_block(text),
+                    )));
+                }
+                (Role::Assistant, NorthBlock::Text { text }) => {
+                    send(SessionUpdate::AgentMessageChunk(ContentChunk::new(
+                        text_block(text),
+                    )));
+                }
+                (_, NorthBlock::ToolCall(call)) => send(SessionUpdate::ToolCall(
+                    ToolCall::new(
+                        call.id.clone(),
+                        north_agent::intent::intent_line(&call.name, &call.arguments),
+                    )
+                    .kind(tool_kind(&call.name))
+                    .status(ToolCallStatus::Completed),
+                )),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The prompt's text: text blocks as they are, links and resources by URI.
+fn prompt_text(blocks: &[ContentBlock]) -> String {
+    let mut out = Vec::new();
+    for b in blocks {
+        match b {
+            ContentBlock::Text(t) => out.push(t.text.clone()),
+            ContentBlock::ResourceLink(l) => out.push(format!("@{}", l.uri)),
+            _ => {}
+        }
+    }
+    out.join("\n")
+}
+
+/// Serves one editor connection on stdin/stdout until it closes.
+pub async fn serve(factory: Arc<dyn SessionFactory>) -> Result<(), Error> {
+    serve_on(factory, Stdio::new()).await
+}
+
+/// Serves one editor connection on `transport`.
+pub async fn serve_on(
+    factory: Arc<dyn SessionFactory>,
+    transport: impl ConnectTo<AcpRole> + 'static,
+) -> Result<(), Error> {
+    let shared = Shared {
+        factory,
+        sessions: Arc::new(Mutex::new(HashMap::new())),
+    };
+    let (s_new, s_load, s_prompt, s_cancel, s_mode) = (
+        shared.clone(),
+        shared.clone(),
+        shared.clone(),
+        shared.clone(),
+        shared,
+    );
+    AcpRole
+        .v1()
+        .name("north")
+        .on_receive_request(
+            async move |req: InitializeRequest, responder, _cx| {
+                let version = req.protocol_version.min(ProtocolVersion::V1);
+                responder.respond(
+                    InitializeResponse::new(version)
+                        .agent_capabilities(AgentCapabilities::new().load_session(true))
+                        .agent_info(Implementation::new("north", env!("CARGO_PKG_VERSION"))),
+                )
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: NewSessionRequest, responder, cx: ConnectionTo<Client>| match s_new
+                .open(&cx, &req.cwd, None)
+            {
+                Ok((id, mode, _)) => {
+                    responder.respond(NewSessionResponse::new(id).modes(mode_state(mode)))
+                }
+                Err(e) => responder.respond_with_error(e),
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: LoadSessionRequest, responder, cx: ConnectionTo<Client>| {
+                let id = req.session_id.to_string();
+                match s_load.open(&cx, &req.cwd, Some(&id)) {
+                    Ok((id, mode, history)) => {
+                        replay(&cx, &id, &history);
+                        responder.respond(LoadSessionResponse::new().modes(mode_state(mode)))
+                    }
+                    Err(e) => responder.respond_with_error(e),
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: PromptRequest, responder, cx: ConnectionTo<Client>| {
+                let id = req.session_id.to_string();
+                let (agent, cancel) = match s_prompt.session(&id) {
+                    Ok(s) => s,
+                    Err(e) => return responder.respond_with_error(e),
+                };
+                let input = prompt_text(&req.prompt);
+                let events = cx.clone();
+                // The turn runs outside the dispatch loop, which must stay
+                // free for permission answers and `session/cancel`.
+                cx.spawn(async move {
+                    let mut agent = agent.lock().await;
+                    let token = CancellationToken::new();
+                    if let Ok(mut c) = cancel.lock() {
+                        *c = token.clone();
+                    }
+                    let sid = id.clone();
+                    let emit = move |e: Event| {
+                        if let Some(u) = update_for(&e) {
+                            let _ =
+                                events.send_notification(SessionNotification::new(sid.clone(), u));
+                        }
+                    };
+                    let end = agent.run_turn(&input, &emit, &token).await;
+                    match end {
+                        TurnEnd::Done => {
+                            responder.respond(PromptResponse::new(StopReason::EndTurn))
+                        }
+                        TurnEnd::StepLimit => {
+                            responder.respond(PromptResponse::new(StopReason::MaxTurnRequests))
+                        }
+                        TurnEnd::Interrupted => {
+                            responder.respond(PromptResponse::new(StopReason::Cancelled))
+                        }
+                        TurnEnd::ProviderFailed(m) | TurnEnd::PromptFailed(m) => {
+                            responder.respond_with_error(internal(m))
+                        }
+                    }
+                })
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_notification(
+            async move |n: CancelNotification, _cx| {
+                if let Ok((_, cancel)) = s_cancel.session(&n.session_id.to_string())
+                    && let Ok(c) = cancel.lock()
+                {
+                    c.cancel();
+                }
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .on_receive_request(
+            async move |req: SetSessionModeRequest, responder, cx: ConnectionTo<Client>| {
+                let id = req.session_id.to_string();
+                let mode: PermissionMode = match req.mode_id.to_string().parse() {
+                    Ok(m) => m,
+                    Err(e) => return responder.respond_with_error(invalid(e)),
+                };
+                let agent = match s_mode.session(&id) {
+                    Ok((a, _)) => a,
+                    Err(e) => return responder.respond_with_error(e),
+                };
+                // Never wait here: a running turn holds the agent.
+                let Ok(mut agent) = agent.try_lock() else {
+                    return responder.respond_with_error(invalid(
+                        "the mode changes between turns; wait for this one to end",
+                    ));
+                };
+                if let Err(e) = agent.set_mode(mode) {
+                    return responder.respond_with_error(invalid(e));
+                }
+                let _ = cx.send_notification(SessionNotification::new(
+                    id,
+                    SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
+                        mode.as_str().to_string(),
+                    )),
+                ));
+                responder.respond(SetSessionModeResponse::new())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .connect_to(transport)
+        .await
+}

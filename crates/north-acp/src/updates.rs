@@ -1,0 +1,64 @@
+//! North events as ACP `session/update`s.
+
+use agent_client_protocol::v1::schema::{
+    ContentBlock, ContentChunk, SessionUpdate, TextContent, ToolCall, ToolCallContent,
+    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+};
+use north_protocol::Event;
+
+/// The ACP kind of a North tool (how the editor files it).
+pub(crate) fn tool_kind(tool: &str) -> ToolKind {
+    match tool {
+        "read_file" | "list_dir" | "repo_map" => ToolKind::Read,
+        "search_text" | "find_files" | "search_symbols" => ToolKind::Search,
+        t if t.starts_with("edit_") || t == "write_file" => ToolKind::Edit,
+        "shell_run" => ToolKind::Execute,
+        "http.get" => ToolKind::Fetch,
+        _ => ToolKind::Other,
+    }
+}
+
+fn text(t: &str) -> ContentBlock {
+    ContentBlock::Text(TextContent::new(t.to_string()))
+}
+
+/// The update an event becomes, if the editor shows it.
+pub(crate) fn update_for(event: &Event) -> Option<SessionUpdate> {
+    Some(match event {
+        Event::AssistantText { text: t } => {
+            SessionUpdate::AgentMessageChunk(ContentChunk::new(text(t)))
+        }
+        Event::Thinking { text: t } => SessionUpdate::AgentThoughtChunk(ContentChunk::new(text(t))),
+        Event::ToolIntent {
+            call_id,
+            tool,
+            line,
+        } => SessionUpdate::ToolCall(
+            ToolCall::new(call_id.clone(), line.clone())
+                .kind(tool_kind(tool))
+                .status(ToolCallStatus::InProgress),
+        ),
+        Event::ToolResult {
+            call_id,
+            ok,
+            summary,
+            ..
+        } => SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+            call_id.clone(),
+            ToolCallUpdateFields::new()
+                .status(if *ok {
+                    ToolCallStatus::Completed
+                } else {
+                    ToolCallStatus::Failed
+                })
+                .content(vec![ToolCallContent::from(text(summary))]),
+        )),
+        Event::Error { message, .. } => SessionUpdate::AgentMessageChunk(ContentChunk::new(text(
+            &format!("\n[error: {message}]\n"),
+        ))),
+        Event::Notice { message, .. } => {
+            SessionUpdate::AgentMessageChunk(ContentChunk::new(text(&format!("\n[{message}]\n"))))
+        }
+        _ => return None,
+    })
+}

@@ -1,0 +1,117 @@
+//! `north acp`: North as an Agent Client Protocol agent for one editor
+//! connection on stdin/stdout (Zed, JetBrains IDEs, Neovim). Stdout carries
+//! only the protocol; logs go to the log file and stderr.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Args;
+use north_acp::{OpenError, SessionFactory};
+use north_agent::redact::Redactor;
+use north_agent::{Agent, Approver};
+use north_protocol::{Capability, PermissionMode};
+
+use crate::cli::{Mode, ModelArgs};
+use crate::{logging, setup};
+
+/// `north acp` options.
+#[derive(Debug, Args)]
+pub struct AcpArgs {
+    /// Model and project options (`--path` is ignored: each session's
+    /// project is the editor's `cwd`).
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Grant a capability (`net`, `net:<domain>`) to every session; repeatable.
+    #[arg(long = "grant", value_name = "CAP")]
+    pub grants: Vec<Capability>,
+    /// Permission mode sessions start in [default: the config key `mode`, else ask].
+    #[arg(long, value_enum)]
+    pub mode: Option<Mode>,
+}
+
+struct Factory {
+    model: ModelArgs,
+    grants: Vec<Capability>,
+    mode: Option<PermissionMode>,
+    redactor: Redactor,
+}
+
+impl Factory {
+    fn open_agent(
+        &self,
+        cwd: &Path,
+        resume: Option<&str>,
+        approver: Arc<dyn Approver>,
+    ) -> anyhow::Result<Agent> {
+        let mut model = self.model.clone();
+        model.path = Some(cwd.to_path_buf());
+        // No one to ask about trust here: a project's own settings apply
+        // only when it was trusted before (`north trust`).
+        let project = setup::project(&model, &setup::RunFlags::default(), None)?;
+        let choice = match resume {
+            Some(id) => setup::SessionChoice::Resume(id.to_string()),
+            None => setup::SessionChoice::New,
+        };
+        let session = project.session(&choice)?;
+        let mut agent = project.agent(
+            setup::assistant_tools(&self.grants),
+            approver,
+            session,
+            self.redactor.clone(),
+            None,
+        )?;
+        for cap in &self.grants {
+            agent.grant(cap);
+        }
+        agent.set_mode_kit(setup::mode_kit(&project.root, &self.grants));
+        agent.set_mode(self.mode.unwrap_or(project.config.mode.value))?;
+        Ok(agent)
+    }
+}
+
+impl SessionFactory for Factory {
+    fn open(
+        &self,
+        cwd: &Path,
+        resume: Option<&str>,
+        approver: Arc<dyn Approver>,
+    ) -> Result<Agent, OpenError> {
+        self.open_agent(cwd, resume, approver).map_err(|e| {
+            let message = self.redactor.scrub(&format!("{e:#}")).into_owned();
+            tracing::error!(error = %message, "cannot open a session for the editor");
+            OpenError(message)
+        })
+    }
+}
+
+/// Runs `north acp`.
+pub fn main(args: AcpArgs) -> ExitCode {
+    let redactor = Redactor::from_env();
+    let log = logging::init(args.model.log_level, &redactor);
+    tracing::info!(version = env!("CARGO_PKG_VERSION"), log = ?log, "north acp starting");
+    let factory = Factory {
+        model: args.model,
+        grants: args.grants,
+        mode: args.mode.map(PermissionMode::from),
+        redactor,
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("north: error: cannot start the runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match runtime.block_on(north_acp::serve(Arc::new(factory))) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("north: error: the editor connection failed: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

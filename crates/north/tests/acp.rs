@@ -1,0 +1,292 @@
+//! `north acp` driven by the protocol crate's own client side, the way an
+//! editor drives it: a full prompt turn on the scripted model (streamed
+//! text, a search tool call and its update, an edit shown as a diff and
+//! applied only after the editor allows it, a rejected command), cancel
+//! mid-turn, and `session/load` of the saved session.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    CancelNotification, ContentBlock, InitializeRequest, LoadSessionRequest, NewSessionRequest,
+    PromptRequest, RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
+    SelectedPermissionOutcome, SessionNotification, SessionUpdate, StopReason, TextContent,
+    ToolCallContent, ToolKind,
+};
+use agent_client_protocol::{AcpAgent, AcpAgentConfig, Agent};
+use serde_json::{Value, json};
+
+struct Project {
+    _dir: tempfile::TempDir,
+    base: PathBuf,
+    root: PathBuf,
+}
+
+fn project() -> Project {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let base = std::fs::canonicalize(dir.path()).unwrap();
+    let root = base.join("project");
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::create_dir_all(base.join("home")).unwrap();
+    std::fs::write(root.join("a.txt"), "one\n").unwrap();
+    Project {
+        _dir: dir,
+        base,
+        root,
+    }
+}
+
+fn agent(p: &Project, turns: Value) -> AcpAgent {
+    let script = p.base.join(format!("script-{}.json", fastrand_name()));
+    std::fs::write(&script, json!({ "turns": turns }).to_string()).unwrap();
+    let home = p.base.join("home");
+    AcpAgent::new(
+        AcpAgentConfig::new(env!("CARGO_BIN_EXE_north"))
+            .args(["acp", "--script", script.to_str().unwrap()])
+            .env("HOME", home.to_str().unwrap())
+            .env("XDG_CONFIG_HOME", home.join("config").to_str().unwrap())
+            .env("XDG_STATE_HOME", home.join("state").to_str().unwrap())
+            .env("XDG_DATA_HOME", home.join("data").to_str().unwrap()),
+    )
+}
+
+fn fastrand_name() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    N.fetch_add(1, Ordering::Relaxed).to_string()
+}
+
+fn text(t: &str) -> Vec<ContentBlock> {
+    vec![ContentBlock::Text(TextContent::new(t.to_string()))]
+}
+
+/// What the client saw.
+#[derive(Default)]
+struct Seen {
+    updates: Vec<SessionUpdate>,
+    permissions: Vec<RequestPermissionRequest>,
+    /// a.txt's content when each permission was asked.
+    file_when_asked: Vec<String>,
+}
+
+/// How the client answers permission requests.
+#[derive(Clone, Copy)]
+enum Answer {
+    /// Accept edits, reject commands.
+    AcceptEditsRejectCommands,
+    /// Cancel the turn.
+    Cancel,
+}
+
+fn selected(id: &str) -> RequestPermissionResponse {
+    RequestPermissionResponse::new(RequestPermissionOutcome::Selected(
+        SelectedPermissionOutcome::new(id.to_string()),
+    ))
+}
+
+/// Runs a client against `north acp`: `script` gets the connection.
+async fn client<T: Send + 'static>(
+    agent: AcpAgent,
+    root: &Path,
+    answer: Answer,
+    seen: Arc<Mutex<Seen>>,
+    script: impl AsyncFnOnce(ConnectionTo<Agent>) -> Result<T, agent_client_protocol::Error>,
+) -> T {
+    let (s1, s2) = (seen.clone(), seen);
+    let file = root.join("a.txt");
+    agent_client_protocol::Client
+        .v1()
+        .on_receive_notification(
+            async move |n: SessionNotification, _cx| {
+                s1.lock().unwrap().updates.push(n.update);
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .on_receive_request(
+            async move |req: RequestPermissionRequest, responder, cx: ConnectionTo<Agent>| {
+                let kind = req.tool_call.fields.kind;
+                let session = req.session_id.clone();
+                {
+                    let mut s = s2.lock().unwrap();
+                    s.file_when_asked
+                        .push(std::fs::read_to_string(&file).unwrap_or_default());
+                    s.permissions.push(req);
+                }
+                match (answer, kind) {
+                    (Answer::Cancel, _) => {
+                        cx.send_notification(CancelNotification::new(session))?;
+                        responder.respond(RequestPermissionResponse::new(
+                            RequestPermissionOutcome::Cancelled,
+                        ))
+                    }
+                    (_, Some(ToolKind::Edit)) => responder.respond(selected("accept")),
+                    _ => responder.respond(selected("reject")),
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .connect_with(agent, async move |cx: ConnectionTo<Agent>| {
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+                .block_task()
+                .await?;
+            script(cx).await
+        })
+        .await
+        .unwrap()
+}
+
+fn agent_text(updates: &[SessionUpdate]) -> String {
+    updates
+        .iter()
+        .filter_map(|u| match u {
+            SessionUpdate::AgentMessageChunk(c) => match &c.content {
+                ContentBlock::Text(t) => Some(t.text.clone()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_turn_streams_asks_before_editing_and_loads_later() {
+    let p = project();
+    let turns = json!([
+        {"text": "Looking for it.", "tool_calls": [{"id": "s1", "name": "search_text", "args": {"pattern": "one"}}]},
+        {"tool_calls": [{"id": "e1", "name": "edit_replace_exact", "args": {"path": "a.txt", "old": "one\n", "new": "two\n"}}]},
+        {"tool_calls": [{"id": "c1", "name": "shell_run", "args": {"command": "touch ran.txt"}}]},
+        {"text": "ALL-DONE"}
+    ]);
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let root = p.root.clone();
+    let (stop, session_id) = client(
+        agent(&p, turns),
+        &p.root,
+        Answer::AcceptEditsRejectCommands,
+        seen.clone(),
+        async move |cx| {
+            let session = cx
+                .send_request(NewSessionRequest::new(root))
+                .block_task()
+                .await?;
+            let modes = session.modes.expect("session modes are offered");
+            assert_eq!(modes.current_mode_id.to_string(), "ask");
+            assert_eq!(modes.available_modes.len(), 4);
+            let done = cx
+                .send_request(PromptRequest::new(
+                    session.session_id.clone(),
+                    text("change one to two"),
+                ))
+                .block_task()
+                .await?;
+            Ok((done.stop_reason, session.session_id.to_string()))
+        },
+    )
+    .await;
+    assert_eq!(stop, StopReason::EndTurn);
+    {
+        let s = seen.lock().unwrap();
+        let said = agent_text(&s.updates);
+        assert!(
+            said.contains("Looking for it.") && said.contains("ALL-DONE"),
+            "{said}"
+        );
+        // The search: a tool call of kind search, then its completed update.
+        assert!(s.updates.iter().any(|u| matches!(u,
+            SessionUpdate::ToolCall(c) if c.tool_call_id.to_string() == "s1" && c.kind == ToolKind::Search)));
+        assert!(s.updates.iter().any(|u| matches!(u,
+            SessionUpdate::ToolCallUpdate(c) if c.tool_call_id.to_string() == "s1" && c.fields.status.is_some())));
+        // The edit was shown as a diff and nothing was written before "accept".
+        assert_eq!(s.permissions.len(), 2, "the edit and the command asked");
+        let diff = s.permissions[0]
+            .tool_call
+            .fields
+            .content
+            .as_ref()
+            .and_then(|c| c.first().cloned());
+        let Some(ToolCallContent::Diff(diff)) = diff else {
+            panic!("the edit comes as a diff: {:?}", s.permissions[0]);
+        };
+        assert_eq!(diff.new_text, "two\n");
+        assert_eq!(diff.old_text.as_deref(), Some("one\n"));
+        assert_eq!(s.file_when_asked[0], "one\n");
+        assert_eq!(
+            std::fs::read_to_string(p.root.join("a.txt")).unwrap(),
+            "two\n"
+        );
+        // The command was rejected in the editor: it did not run.
+        assert_eq!(
+            s.permissions[1].tool_call.fields.kind,
+            Some(ToolKind::Execute)
+        );
+        assert!(!p.root.join("ran.txt").exists());
+    }
+
+    // A later connection loads the saved session: its history is replayed.
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let root = p.root.clone();
+    let id = session_id.clone();
+    client(
+        agent(&p, json!([{"text": "RESUMED"}])),
+        &p.root,
+        Answer::AcceptEditsRejectCommands,
+        seen.clone(),
+        async move |cx| {
+            cx.send_request(LoadSessionRequest::new(id.clone(), root))
+                .block_task()
+                .await?;
+            let done = cx
+                .send_request(PromptRequest::new(id, text("and now?")))
+                .block_task()
+                .await?;
+            assert_eq!(done.stop_reason, StopReason::EndTurn);
+            Ok(())
+        },
+    )
+    .await;
+    let s = seen.lock().unwrap();
+    assert!(s.updates.iter().any(|u| matches!(u,
+        SessionUpdate::UserMessageChunk(c) if matches!(&c.content, ContentBlock::Text(t) if t.text.contains("change one to two")))),
+        "the saved prompt is replayed");
+    assert!(
+        agent_text(&s.updates).contains("ALL-DONE"),
+        "the saved answer is replayed"
+    );
+    assert!(agent_text(&s.updates).contains("RESUMED"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_mid_turn_ends_it_without_running_the_command() {
+    let p = project();
+    let turns = json!([
+        {"tool_calls": [{"id": "c1", "name": "shell_run", "args": {"command": "touch ran.txt"}}]},
+        {"text": "NEVER-SENT"}
+    ]);
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let root = p.root.clone();
+    let stop = client(
+        agent(&p, turns),
+        &p.root,
+        Answer::Cancel,
+        seen.clone(),
+        async move |cx| {
+            let session = cx
+                .send_request(NewSessionRequest::new(root))
+                .block_task()
+                .await?;
+            let done = cx
+                .send_request(PromptRequest::new(session.session_id, text("run it")))
+                .block_task()
+                .await?;
+            Ok(done.stop_reason)
+        },
+    )
+    .await;
+    assert_eq!(stop, StopReason::Cancelled);
+    assert!(!p.root.join("ran.txt").exists());
+    assert!(!agent_text(&seen.lock().unwrap().updates).contains("NEVER-SENT"));
+}
