@@ -106,7 +106,7 @@ async fn unknown_memory_fields_are_refused() {
     let err = environment(env, learn("x".into())).await.unwrap_err();
     assert!(
         err.to_string()
-            .contains("memory has no field `nope` (fields: count, facts)"),
+            .contains("memory has no field `nope` (fields: facts, count)"),
         "{err}"
     );
 }
