@@ -64,8 +64,15 @@ fn the_typescript_sdk_client_runs_a_prompt_and_grants_an_edit() {
     );
     let report: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
     assert!(
-        report["checks"].as_object().unwrap().values().all(|v| v == true),
+        report["checks"]
+            .as_object()
+            .unwrap()
+            .values()
+            .all(|v| v == true),
         "{report}"
     );
-    assert_eq!(std::fs::read_to_string(project.join("a.txt")).unwrap(), "two\n");
+    assert_eq!(
+        std::fs::read_to_string(project.join("a.txt")).unwrap(),
+        "two\n"
+    );
 }
