@@ -31,6 +31,10 @@ use serde::{Deserialize, Serialize};
 /// Files above this size are not copied into the store by default.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
+/// What one snapshot may add to the store by default: a tree that needs
+/// more (data files nobody ignored) gets no snapshot rather than a copy.
+pub const DEFAULT_MAX_NEW_BYTES: u64 = 512 * 1024 * 1024;
+
 /// One path of a snapshot.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -94,6 +98,14 @@ pub enum SnapshotError {
     /// A manifest names a path that would leave the project root.
     #[error("refusing to restore {0:?}: it is not a plain path inside the project")]
     UnsafePath(String),
+    /// The tree holds more new content than one snapshot may copy.
+    #[error(
+        "the project holds more than {limit} bytes of files no .gitignore excludes; add the large ones to .gitignore to get undo"
+    )]
+    TooLarge {
+        /// The limit.
+        limit: u64,
+    },
 }
 
 impl SnapshotError {

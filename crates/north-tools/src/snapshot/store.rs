@@ -10,7 +10,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use super::{DEFAULT_MAX_FILE_BYTES, Entry, Manifest, SnapshotError};
+use super::{DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_NEW_BYTES, Entry, Manifest, SnapshotError};
 use crate::edit::content_hash;
 use crate::repo::{temp_path_for, walker};
 
@@ -66,6 +66,7 @@ struct TreeItem {
 pub struct SnapshotStore {
     dir: PathBuf,
     max_file_bytes: u64,
+    max_new_bytes: u64,
 }
 
 // Nanoseconds since the epoch fit an i64 until 2262.
@@ -95,12 +96,20 @@ impl SnapshotStore {
         Ok(SnapshotStore {
             dir: dir.to_path_buf(),
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
+            max_new_bytes: DEFAULT_MAX_NEW_BYTES,
         })
     }
 
     /// Files above `bytes` are listed but not copied.
     pub fn with_max_file_bytes(mut self, bytes: u64) -> SnapshotStore {
         self.max_file_bytes = bytes;
+        self
+    }
+
+    /// One snapshot may add at most `bytes` to the store; past that it
+    /// fails with [`SnapshotError::TooLarge`].
+    pub fn with_max_new_bytes(mut self, bytes: u64) -> SnapshotStore {
+        self.max_new_bytes = bytes;
         self
     }
 
@@ -333,6 +342,11 @@ impl SnapshotStore {
                             stats.hashed += 1;
                             let (hash, written) = self.put(&bytes)?;
                             stats.bytes_written += written;
+                            if stats.bytes_written > self.max_new_bytes {
+                                return Err(SnapshotError::TooLarge {
+                                    limit: self.max_new_bytes,
+                                });
+                            }
                             hash
                         }
                     };

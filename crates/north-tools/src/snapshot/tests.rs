@@ -114,3 +114,12 @@ fn files_above_the_cap_are_listed_not_copied() {
         "other\n!"
     );
 }
+
+#[test]
+fn a_tree_too_big_for_one_snapshot_is_refused_not_copied_whole() {
+    let (_d, root, store) = setup();
+    let store = store.with_max_new_bytes(8);
+    let err = store.snapshot(&root).unwrap_err();
+    assert!(matches!(err, SnapshotError::TooLarge { limit: 8 }), "{err}");
+    assert!(err.to_string().contains(".gitignore"), "{err}");
+}
