@@ -179,3 +179,32 @@ impl Approver for AcpApprover {
         true
     }
 }
+
+/// Accepted edits written into the editor's buffers (`fs/write_text_file`),
+/// so unsaved changes there are edited rather than overwritten on disk.
+pub(crate) struct EditorFiles {
+    pub cx: ConnectionTo<Client>,
+    pub session: String,
+}
+
+impl north_tools::FileWriter for EditorFiles {
+    fn write<'a>(
+        &'a self,
+        path: &'a std::path::Path,
+        content: &'a str,
+    ) -> BoxFuture<'a, std::io::Result<()>> {
+        let request = agent_client_protocol::v1::schema::WriteTextFileRequest::new(
+            self.session.clone(),
+            path.to_path_buf(),
+            content.to_string(),
+        );
+        let cx = self.cx.clone();
+        Box::pin(async move {
+            cx.send_request(request)
+                .block_task()
+                .await
+                .map(|_| ())
+                .map_err(|e| std::io::Error::other(e.to_string()))
+        })
+    }
+}

@@ -50,6 +50,8 @@ struct Session {
 struct Shared {
     factory: Arc<dyn SessionFactory>,
     sessions: Arc<Mutex<HashMap<String, Session>>>,
+    /// The client offered `fs/write_text_file` at `initialize`.
+    editor_writes: Arc<std::sync::atomic::AtomicBool>,
 }
 
 fn invalid(message: impl ToString) -> Error {
@@ -110,12 +112,21 @@ impl Shared {
             root: cwd.to_path_buf(),
             cancel: cancel.clone(),
         });
-        let agent = self
+        let mut agent = self
             .factory
             .open(cwd, resume, approver)
             .map_err(|e| internal(e.0))?;
         let id = agent.session_id().to_string();
         let _ = cell.set(id.clone());
+        if self
+            .editor_writes
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            agent.set_file_writer(Arc::new(crate::approver::EditorFiles {
+                cx: cx.clone(),
+                session: id.clone(),
+            }));
+        }
         let mode = agent.mode();
         let history = agent.messages().to_vec();
         self.sessions
@@ -190,7 +201,9 @@ pub async fn serve_on(
     let shared = Shared {
         factory,
         sessions: Arc::new(Mutex::new(HashMap::new())),
+        editor_writes: Arc::new(std::sync::atomic::AtomicBool::new(false)),
     };
+    let writes = shared.editor_writes.clone();
     let (s_new, s_load, s_prompt, s_cancel, s_mode) = (
         shared.clone(),
         shared.clone(),
@@ -204,6 +217,11 @@ pub async fn serve_on(
         .on_receive_request(
             async move |req: InitializeRequest, responder, _cx| {
                 let version = req.protocol_version.min(ProtocolVersion::V1);
+                // Accepted edits then go to the editor's buffers.
+                writes.store(
+                    req.client_capabilities.fs.write_text_file,
+                    std::sync::atomic::Ordering::Relaxed,
+                );
                 responder.respond(
                     InitializeResponse::new(version)
                         .agent_capabilities(AgentCapabilities::new().load_session(true))

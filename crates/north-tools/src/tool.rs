@@ -66,6 +66,20 @@ pub struct ToolContext {
     /// Where a running command's output goes as it is produced, while a
     /// front end shows it live (set by the agent around each call).
     pub live_output: Option<crate::shell::LiveOutput>,
+    /// Where accepted edits are written instead of the disk: an editor's
+    /// buffers (ACP `fs/write_text_file`). None: North's atomic apply.
+    pub file_writer: Option<Arc<dyn FileWriter>>,
+}
+
+/// Writes accepted edits somewhere other than North's own file layer — an
+/// editor's buffers, so unsaved changes there are edited, not overwritten.
+pub trait FileWriter: Send + Sync {
+    /// Replaces the content of `path` (absolute, inside the project root).
+    fn write<'a>(
+        &'a self,
+        path: &'a std::path::Path,
+        content: &'a str,
+    ) -> futures::future::BoxFuture<'a, std::io::Result<()>>;
 }
 
 impl ToolContext {
@@ -79,6 +93,7 @@ impl ToolContext {
             net_allowlist: None,
             cancel: CancellationToken::new(),
             live_output: None,
+            file_writer: None,
         }
     }
 

@@ -11,10 +11,11 @@ use std::sync::{Arc, Mutex};
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    CancelNotification, ContentBlock, InitializeRequest, LoadSessionRequest, NewSessionRequest,
-    PromptRequest, RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
+    CancelNotification, ClientCapabilities, ContentBlock, FileSystemCapabilities,
+    InitializeRequest, LoadSessionRequest, NewSessionRequest, PromptRequest,
+    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
     SelectedPermissionOutcome, SessionNotification, SessionUpdate, StopReason, TextContent,
-    ToolCallContent, ToolKind,
+    ToolCallContent, ToolKind, WriteTextFileRequest, WriteTextFileResponse,
 };
 use agent_client_protocol::{AcpAgent, AcpAgentConfig, Agent};
 use serde_json::{Value, json};
@@ -70,15 +71,19 @@ struct Seen {
     permissions: Vec<RequestPermissionRequest>,
     /// a.txt's content when each permission was asked.
     file_when_asked: Vec<String>,
+    /// `fs/write_text_file` requests: what North wrote into "the editor".
+    editor_writes: Vec<(PathBuf, String)>,
 }
 
 /// How the client answers permission requests.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq)]
 enum Answer {
     /// Accept edits, reject commands.
     AcceptEditsRejectCommands,
     /// Cancel the turn.
     Cancel,
+    /// Accept edits, and offer `fs/write_text_file` (an editor with buffers).
+    AcceptIntoBuffers,
 }
 
 fn selected(id: &str) -> RequestPermissionResponse {
@@ -95,7 +100,7 @@ async fn client<T: Send + 'static>(
     seen: Arc<Mutex<Seen>>,
     script: impl AsyncFnOnce(ConnectionTo<Agent>) -> Result<T, agent_client_protocol::Error>,
 ) -> T {
-    let (s1, s2) = (seen.clone(), seen);
+    let (s1, s2, s3) = (seen.clone(), seen.clone(), seen);
     let file = root.join("a.txt");
     agent_client_protocol::Client
         .v1()
@@ -129,10 +134,26 @@ async fn client<T: Send + 'static>(
             },
             agent_client_protocol::on_receive_request!(),
         )
+        .on_receive_request(
+            async move |req: WriteTextFileRequest, responder, _cx| {
+                // The editor's buffer takes it; the disk is not touched.
+                s3.lock()
+                    .unwrap()
+                    .editor_writes
+                    .push((req.path, req.content));
+                responder.respond(WriteTextFileResponse::new())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
         .connect_with(agent, async move |cx: ConnectionTo<Agent>| {
-            cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
-                .block_task()
-                .await?;
+            let mut init = InitializeRequest::new(ProtocolVersion::V1);
+            if answer == Answer::AcceptIntoBuffers {
+                init = init.client_capabilities(
+                    ClientCapabilities::new()
+                        .fs(FileSystemCapabilities::new().write_text_file(true)),
+                );
+            }
+            cx.send_request(init).block_task().await?;
             script(cx).await
         })
         .await
@@ -289,4 +310,44 @@ async fn cancel_mid_turn_ends_it_without_running_the_command() {
     assert_eq!(stop, StopReason::Cancelled);
     assert!(!p.root.join("ran.txt").exists());
     assert!(!agent_text(&seen.lock().unwrap().updates).contains("NEVER-SENT"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_editor_with_buffers_gets_accepted_edits_through_fs_write_text_file() {
+    let p = project();
+    let turns = json!([
+        {"tool_calls": [{"id": "e1", "name": "edit_replace_exact", "args": {"path": "a.txt", "old": "one\n", "new": "two\n"}}]},
+        {"text": "BUFFER-DONE"}
+    ]);
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let root = p.root.clone();
+    let stop = client(
+        agent(&p, turns),
+        &p.root,
+        Answer::AcceptIntoBuffers,
+        seen.clone(),
+        async move |cx| {
+            let session = cx
+                .send_request(NewSessionRequest::new(root))
+                .block_task()
+                .await?;
+            let done = cx
+                .send_request(PromptRequest::new(session.session_id, text("edit it")))
+                .block_task()
+                .await?;
+            Ok(done.stop_reason)
+        },
+    )
+    .await;
+    assert_eq!(stop, StopReason::EndTurn);
+    let s = seen.lock().unwrap();
+    assert_eq!(
+        s.editor_writes,
+        [(p.root.join("a.txt"), "two\n".to_string())]
+    );
+    // North did not write the disk behind the editor's back.
+    assert_eq!(
+        std::fs::read_to_string(p.root.join("a.txt")).unwrap(),
+        "one\n"
+    );
 }

@@ -251,6 +251,9 @@ impl CallEnv<'_> {
                 error: Some("the user rejected these edits; nothing was written".into()),
             };
         }
+        if let Some(writer) = self.ctx.file_writer.clone() {
+            return write_through(&*writer, &self.ctx.root, &proposal).await;
+        }
         let sandbox = match self.ctx.sandbox() {
             Ok(s) => s,
             Err(e) => return ToolOutcome::err(e.to_string()),
@@ -293,4 +296,30 @@ pub(super) fn sandbox_denial(outcome: &ToolOutcome) -> Option<String> {
         .flat_map(str::lines)
         .find(|l| MARKERS.iter().any(|m| l.contains(m)))
         .map(|l| l.trim().chars().take(200).collect())
+}
+
+/// Accepted edits written through a front end's [`FileWriter`] (an
+/// editor's buffers), file by file, in the proposal's order.
+async fn write_through(
+    writer: &dyn north_tools::FileWriter,
+    root: &std::path::Path,
+    proposal: &north_tools::edit::Proposal,
+) -> ToolOutcome {
+    let mut written = Vec::new();
+    for f in &proposal.files {
+        if let Err(e) = writer.write(&root.join(&f.path), &f.new_content).await {
+            return ToolOutcome::err(format!(
+                "the editor did not write {}: {e}; written before it: {}",
+                f.path,
+                if written.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    written.join(", ")
+                }
+            ));
+        }
+        written.push(f.path.clone());
+    }
+    tracing::info!(files = ?written, "edits written through the editor");
+    ToolOutcome::ok(json!({"applied": true, "files": written, "through": "editor"}))
 }

@@ -47,6 +47,12 @@ impl Agent {
         self.modes.kit = Some(kit);
     }
 
+    /// Writes accepted edits through `writer` (an editor's buffers) instead
+    /// of North's own atomic apply.
+    pub fn set_file_writer(&mut self, writer: Arc<dyn north_tools::FileWriter>) {
+        self.ctx.file_writer = Some(writer);
+    }
+
     /// The current permission mode.
     pub fn mode(&self) -> PermissionMode {
         self.modes.mode
