@@ -35,7 +35,12 @@ fn exec(t: &Tree, mode: &str, turns: Value) -> (Output, Vec<Value>) {
     let requests = t.base.join("requests.jsonl");
     let _ = std::fs::remove_file(&requests);
     let home = t.base.join("home");
+    // The sandbox leaves the temp dir writable: give the run its own, so a
+    // checkout under /tmp does not make `outside` writable.
+    let tmp = t.base.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_north"))
+        .env("TMPDIR", &tmp)
         .env("HOME", &home)
         .env("XDG_CONFIG_HOME", home.join("config"))
         .env("XDG_STATE_HOME", home.join("state"))

@@ -30,9 +30,19 @@ fn tree() -> Tree {
     }
 }
 
+/// The sandbox leaves the system temp dir writable; where this checkout
+/// lives under it (a clone in /tmp), the test's own `outside` would be
+/// writable too. Each run gets a temp dir of its own beside the project.
+fn own_tmp(root: &Path) -> std::path::PathBuf {
+    let tmp = root.parent().unwrap().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    tmp
+}
+
 fn sandboxed(root: &Path, extra: &[&str], script: &str) -> Output {
     Command::new(env!("CARGO_BIN_EXE_north"))
         .current_dir(root)
+        .env("TMPDIR", own_tmp(root))
         .arg("sandbox")
         .args(extra)
         .args(["--", "sh", "-c", script])
@@ -126,6 +136,7 @@ fn the_network_is_off_unless_granted() {
     let run = |extra: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_north"))
             .current_dir(&t.project)
+            .env("TMPDIR", own_tmp(&t.project))
             .arg("sandbox")
             .args(extra)
             .args(["--", "bash", "-c", &connect])
