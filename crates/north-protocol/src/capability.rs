@@ -1,5 +1,6 @@
 //! Capabilities a user grants a session (runtime-contracts §4): `net` for any
-//! host, `net:<host>` for exactly one.
+//! host, `net:<host>` for exactly one, and `tool:<name>` for calls of an
+//! external (MCP) tool without asking each time.
 
 use std::fmt;
 use std::str::FromStr;
@@ -13,6 +14,9 @@ pub enum Capability {
     Net,
     /// `net:<host>`: exactly this host, compared whole and case-insensitively.
     NetHost(String),
+    /// `tool:<name>`: calls of the external tool `<name>` run without
+    /// asking; `tool:mcp__<server>` covers every tool of that MCP server.
+    Tool(String),
     /// A name North does not know. Kept so files written by other versions
     /// and requests a model makes still load; it never grants anything.
     Other(String),
@@ -22,8 +26,13 @@ pub enum Capability {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CapabilityError {
     /// Not `net` or `net:<host>`.
-    #[error("unknown capability `{0}`: use `net` (any host) or `net:<host>` (one host)")]
+    #[error(
+        "unknown capability `{0}`: use `net` (any host), `net:<host>` (one host) or `tool:<name>` (an MCP tool or server)"
+    )]
     Unknown(String),
+    /// `tool:` with no valid tool name.
+    #[error("`{0}` names no tool: write `tool:mcp__<server>` or `tool:mcp__<server>__<tool>`")]
+    BadTool(String),
     /// `net:` with no host, or a host with spaces or a path.
     #[error("`{0}` names no valid host: write `net:<host>`, e.g. `net:example.com`")]
     BadHost(String),
@@ -35,6 +44,20 @@ impl Capability {
     pub fn lenient(name: &str) -> Capability {
         name.parse()
             .unwrap_or_else(|_| Capability::Other(name.to_string()))
+    }
+
+    /// Whether this grant lets tool `name` run unasked: `tool:<name>`, or
+    /// `tool:<prefix>` where `name` is `<prefix>__<rest>` (a server's tools).
+    pub fn covers_tool(&self, name: &str) -> bool {
+        match self {
+            Capability::Tool(t) => {
+                name == t
+                    || name
+                        .strip_prefix(t.as_str())
+                        .is_some_and(|rest| rest.starts_with("__"))
+            }
+            _ => false,
+        }
     }
 
     /// The host of a `net:<host>` grant.
@@ -55,6 +78,18 @@ impl FromStr for Capability {
         if name == "net" {
             return Ok(Capability::Net);
         }
+        if let Some(tool) = name.strip_prefix("tool:") {
+            let tool = tool.trim();
+            return if tool.is_empty()
+                || !tool
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+            {
+                Err(CapabilityError::BadTool(s.to_string()))
+            } else {
+                Ok(Capability::Tool(tool.to_string()))
+            };
+        }
         match name.strip_prefix("net:") {
             Some(host) => {
                 let host = host.trim();
@@ -74,6 +109,7 @@ impl fmt::Display for Capability {
         match self {
             Capability::Net => f.write_str("net"),
             Capability::NetHost(h) => write!(f, "net:{h}"),
+            Capability::Tool(t) => write!(f, "tool:{t}"),
             Capability::Other(s) => f.write_str(s),
         }
     }
@@ -118,6 +154,17 @@ mod tests {
             "net:".parse::<Capability>(),
             Err(CapabilityError::BadHost(_))
         ));
+        assert_eq!(
+            "tool:mcp__fs".parse(),
+            Ok(Capability::Tool("mcp__fs".into()))
+        );
+        assert!("tool:".parse::<Capability>().is_err());
+        assert!("tool:a b".parse::<Capability>().is_err());
+        let fs = Capability::Tool("mcp__fs".into());
+        assert!(fs.covers_tool("mcp__fs__read"));
+        assert!(fs.covers_tool("mcp__fs"));
+        assert!(!fs.covers_tool("mcp__fsx__read"));
+        assert!(!Capability::Net.covers_tool("mcp__fs__read"));
         assert!(matches!(
             "net:a b".parse::<Capability>(),
             Err(CapabilityError::BadHost(_))

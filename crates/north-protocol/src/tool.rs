@@ -16,6 +16,9 @@ pub enum ApprovalPolicy {
     Write,
     /// Reaches the network; gated by granted capabilities.
     Net,
+    /// Runs outside North (an MCP server's tool): asked for every call
+    /// unless an allow rule or a `tool:<name>` grant covers it.
+    External,
 }
 
 /// A tool as declared to a model: name, description and JSON schema of its input.

@@ -24,5 +24,5 @@ mod tool;
 pub mod tools;
 
 pub use sandbox::Sandbox;
-pub use tool::{FileWriter, Registry, Tool, ToolContext, WriteTool};
+pub use tool::{FileWriter, Registry, Tool, ToolContext, ToolSource, WriteTool};
 pub use tools::{all_tools, contracts_tools, mesh_tools, north_tools};

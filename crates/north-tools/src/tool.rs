@@ -113,10 +113,23 @@ impl ToolContext {
     }
 }
 
+/// Tools that come and go while a session runs: an MCP server's tools
+/// appear once it has connected. A [`Registry`] asks its sources on every
+/// request, so the agent loop never changes when tools arrive.
+pub trait ToolSource: Send + Sync {
+    /// The specs to offer the model now.
+    fn specs(&self) -> Vec<ToolSpec>;
+
+    /// The tool `name`, when this source answers for it (also for tools it
+    /// has not listed yet: a call may start the server that has it).
+    fn get(&self, name: &str) -> Option<Arc<dyn Tool>>;
+}
+
 /// Tools by name.
 #[derive(Default, Clone)]
 pub struct Registry {
     tools: BTreeMap<String, Arc<dyn Tool>>,
+    sources: Vec<Arc<dyn ToolSource>>,
 }
 
 impl Registry {
@@ -130,31 +143,54 @@ impl Registry {
         self.tools.insert(tool.spec().name, tool);
     }
 
-    /// Adds every tool of `other` (replacing same-named ones).
+    /// Adds every tool and source of `other` (replacing same-named tools).
     pub fn extend(&mut self, other: &Registry) {
         for (name, tool) in &other.tools {
             self.tools.insert(name.clone(), tool.clone());
         }
+        self.sources.extend(other.sources.iter().cloned());
     }
 
-    /// The specs of all tools, sorted by name.
+    /// Adds a source of tools that come and go (MCP servers). Its tools
+    /// follow the registry's own: a source cannot shadow a built-in tool.
+    pub fn add_source(&mut self, source: Arc<dyn ToolSource>) {
+        self.sources.push(source);
+    }
+
+    /// The specs of all tools: the registry's own sorted by name, then each
+    /// source's current ones.
     pub fn specs(&self) -> Vec<ToolSpec> {
-        self.tools.values().map(|t| t.spec()).collect()
+        let mut specs: Vec<ToolSpec> = self.tools.values().map(|t| t.spec()).collect();
+        for source in &self.sources {
+            specs.extend(
+                source
+                    .specs()
+                    .into_iter()
+                    .filter(|s| !self.tools.contains_key(&s.name)),
+            );
+        }
+        specs
     }
 
-    /// The names of all tools, sorted.
+    /// The names of all tools offered now.
     pub fn names(&self) -> Vec<String> {
-        self.tools.keys().cloned().collect()
+        if self.sources.is_empty() {
+            return self.tools.keys().cloned().collect();
+        }
+        self.specs().into_iter().map(|s| s.name).collect()
     }
 
-    /// Looks a tool up by name.
-    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.tools.get(name)
+    /// Looks a tool up by name: the registry's own, then its sources'.
+    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        if let Some(tool) = self.tools.get(name) {
+            return Some(tool.clone());
+        }
+        self.sources.iter().find_map(|s| s.get(name))
     }
 
     /// Calls the tool `name`; an unknown name is an `ok:false` outcome.
     pub async fn call(&self, name: &str, args: Value, ctx: &ToolContext) -> ToolOutcome {
-        match self.tools.get(name) {
+        match self.get(name) {
             Some(tool) => tool.call(args, ctx).await,
             None => self.unknown(name),
         }
@@ -168,7 +204,7 @@ impl Registry {
         args: Value,
         ctx: &ToolContext,
     ) -> Result<Proposal, ToolOutcome> {
-        match self.tools.get(name) {
+        match self.get(name) {
             Some(tool) => match tool.as_write() {
                 Some(write) => write.propose(args, ctx),
                 None => Err(ToolOutcome::err(format!(

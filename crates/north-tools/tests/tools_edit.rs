@@ -436,7 +436,8 @@ fn batch_argument_errors_name_the_nested_field() {
 fn fs_write_text_proposes_then_reports_path_and_bytes() {
     let p = Project::new();
     let tools = &p.tools;
-    let write = tools.get("fs.write_text").unwrap().as_write().unwrap();
+    let tool = tools.get("fs.write_text").unwrap();
+    let write = tool.as_write().unwrap();
     let proposal = write
         .propose(json!({"path": "out/x.txt", "text": "hello"}), &p.ctx)
         .unwrap();
@@ -464,7 +465,8 @@ fn fs_write_text_proposes_then_reports_path_and_bytes() {
 fn mesh_write_overwrites_and_reports_wrote_n_bytes() {
     let p = Project::new();
     p.write("notes.md", "old");
-    let write = p.tools.get("write").unwrap().as_write().unwrap();
+    let tool = p.tools.get("write").unwrap();
+    let write = tool.as_write().unwrap();
     let proposal = write
         .propose(json!({"path": "notes.md", "content": "new text"}), &p.ctx)
         .unwrap();
@@ -490,7 +492,8 @@ fn mesh_write_respects_write_enabled() {
     let policy =
         north_tools::policy::MeshPolicy::preset(north_tools::policy::PolicyPreset::Conservative);
     let tools = north_tools::tools::mesh_tools_with(&policy);
-    let write = tools.get("write").unwrap().as_write().unwrap();
+    let tool = tools.get("write").unwrap();
+    let write = tool.as_write().unwrap();
     let err = write
         .propose(json!({"path": "x.txt", "content": "x"}), &p.ctx)
         .unwrap_err();

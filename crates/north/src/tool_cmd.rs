@@ -119,7 +119,7 @@ pub fn run(args: ToolArgs) -> anyhow::Result<ExitCode> {
         &root,
         trust.applies(),
     )?));
-    let Some(tool) = tools.get(name).cloned() else {
+    let Some(tool) = tools.get(name) else {
         bail!(Usage(format!("unknown tool `{name}`")));
     };
     let mut ctx = ToolContext::for_project(root);
@@ -152,7 +152,9 @@ pub fn run(args: ToolArgs) -> anyhow::Result<ExitCode> {
                 None => call(&tools, name, tool_args, &ctx)?,
             }
         }
-        ApprovalPolicy::Net | ApprovalPolicy::None => call(&tools, name, tool_args, &ctx)?,
+        ApprovalPolicy::Net | ApprovalPolicy::None | ApprovalPolicy::External => {
+            call(&tools, name, tool_args, &ctx)?
+        }
     };
     print_json(&serde_json::to_value(&outcome)?)?;
     Ok(if outcome.ok {

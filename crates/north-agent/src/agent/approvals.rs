@@ -73,6 +73,39 @@ impl CallEnv<'_> {
         }
     }
 
+    /// An external (MCP) tool: it runs code North cannot see, so every call
+    /// is asked for unless a grant (`tool:<name>`, `--grant`, an earlier
+    /// "grant" this session) or a trusted project's `allowedTools` rule
+    /// covers it.
+    pub(super) async fn external(
+        &mut self,
+        tool: &std::sync::Arc<dyn north_tools::Tool>,
+        call: &ToolCall,
+    ) -> ToolOutcome {
+        let name = call.name.as_str();
+        let granted = self
+            .state
+            .capabilities_granted
+            .iter()
+            .any(|c| c.covers_tool(name));
+        let ruled = self.trust.applies()
+            && ProjectAllowlist::load(&self.ctx.root).is_ok_and(|a| a.allows_tool(name));
+        if !granted && !ruled {
+            let args = serde_json::to_string(&call.arguments).unwrap_or_default();
+            let args: String = args.chars().take(300).collect();
+            let cap = Capability::Tool(name.to_string());
+            if !self
+                .capability(&call.id, &cap, &format!("{name} {args}"))
+                .await
+            {
+                return ToolOutcome::err(format!(
+                    "the user did not allow `{name}` (capability `{cap}`); do not retry it without asking"
+                ));
+            }
+        }
+        tool.call(call.arguments.clone(), self.ctx).await
+    }
+
     /// A shell command under the one command policy: run what it allows,
     /// put the rest to the approver, and remember an "Always".
     pub(super) async fn shell(&mut self, call: &ToolCall) -> ToolOutcome {

@@ -44,7 +44,7 @@ fn host_of(url: &str) -> Option<String> {
 impl CallEnv<'_> {
     /// Runs `call` with whatever approval its tool needs.
     pub(crate) async fn run(&mut self, call: &ToolCall) -> ToolOutcome {
-        let Some(tool) = self.tools.get(&call.name).cloned() else {
+        let Some(tool) = self.tools.get(&call.name) else {
             return ToolOutcome::err(format!(
                 "unknown tool `{}`; available tools: {}",
                 call.name,
@@ -59,6 +59,7 @@ impl CallEnv<'_> {
             ApprovalPolicy::None => tool.call(call.arguments.clone(), self.ctx).await,
             ApprovalPolicy::Shell => self.shell(call).await,
             ApprovalPolicy::Write => self.write(call).await,
+            ApprovalPolicy::External => self.external(&tool, call).await,
             ApprovalPolicy::Net => {
                 let url = call
                     .arguments

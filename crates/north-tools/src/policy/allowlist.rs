@@ -27,6 +27,14 @@ struct AllowlistFile {
         skip_serializing_if = "Vec::is_empty"
     )]
     allowed_prefixes: Vec<String>,
+    /// External (MCP) tools that run without asking: `mcp__<server>` for
+    /// all of a server's tools, `mcp__<server>__<tool>` for one.
+    #[serde(
+        rename = "allowedTools",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    allowed_tools: Vec<String>,
     /// Keys other tools or future versions put in the file survive a rewrite.
     #[serde(flatten)]
     other: Map<String, Value>,
@@ -92,6 +100,24 @@ impl ProjectAllowlist {
     /// The allowed command prefixes, in the order they were added.
     pub fn prefixes(&self) -> &[String] {
         &self.file.allowed_prefixes
+    }
+
+    /// The external-tool rules (`mcp__<server>` or `mcp__<server>__<tool>`).
+    pub fn tools(&self) -> &[String] {
+        &self.file.allowed_tools
+    }
+
+    /// Whether a rule lets the external tool `name` run without asking: the
+    /// exact name, or a rule `r` with `name` = `r__<rest>` (a whole server).
+    pub fn allows_tool(&self, name: &str) -> bool {
+        self.file.allowed_tools.iter().any(|rule| {
+            let rule = rule.trim();
+            !rule.is_empty()
+                && (name == rule
+                    || name
+                        .strip_prefix(rule)
+                        .is_some_and(|rest| rest.starts_with("__")))
+        })
     }
 
     /// Whether `command` is one of the exact rules, ignoring surrounding

@@ -1,0 +1,41 @@
+//! North and the Model Context Protocol (MCP), on the official Rust SDK
+//! (`rmcp`), in both directions.
+//!
+//! As a **client**, [`McpHub`] runs the servers configured in a project's
+//! `.mcp.json` and the user's `mcp.json` ([`config`]): stdio servers as
+//! child processes through North's OS sandbox with the key-free
+//! environment, streamable HTTP servers over the network. Their tools join
+//! a [`north_tools::Registry`] through [`McpHub::tool_source`] as
+//! `mcp__<server>__<tool>`, each call needing approval; past a threshold
+//! their definitions wait behind `mcp_tool_search`. Servers start in the
+//! background and in parallel, restart on the next use after a crash, and
+//! every request has a timeout and is cancellable.
+//!
+//! As a **server**, [`serve`] exposes North's own tools over stdio: the
+//! read and search tools, the edit tools as proposals with an apply step,
+//! and the shell under North's command policy and OS sandbox.
+//!
+//! This crate must not talk to a model, render UI, or decide trust: the
+//! binary tells it whether a project's servers may start.
+
+pub mod config;
+mod hub;
+pub mod result;
+mod serve;
+pub mod stdio;
+mod tools;
+
+pub use hub::{
+    HubOptions, McpError, McpHub, PromptInfo, RemoteTool, ResourceInfo, ServerState, ServerStatus,
+};
+pub use serve::{ServeOptions, serve};
+pub use tools::SEARCH_TOOL;
+
+/// Installs the TLS crypto provider (ring) HTTPS servers need, once.
+pub(crate) fn install_tls_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // Another part of the process may have installed one already.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}

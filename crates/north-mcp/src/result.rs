@@ -1,0 +1,216 @@
+//! An MCP `CallToolResult` as North's tool envelope `{ok, output, error}`.
+//!
+//! Text blocks become `output.text`; `structuredContent` becomes
+//! `output.structured`; images, audio and binary resources are saved as
+//! attachment files and listed in `output.attachments` (the model is told
+//! where they are); resource links and embedded text resources are listed
+//! in `output.resources`. `isError: true` is `ok: false` with the server's
+//! text as the error.
+
+use std::path::{Path, PathBuf};
+
+use north_protocol::ToolOutcome;
+use serde_json::{Map, Value, json};
+
+/// The most text kept from one result; the rest is cut with a note.
+pub const MAX_TEXT: usize = 100_000;
+
+/// Saves base64 `data` of type `mime` under `dir`, named by its content.
+pub fn save_attachment(dir: &Path, data: &str, mime: &str) -> std::io::Result<PathBuf> {
+    let bytes = decode_base64(data)
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidData, "not base64"))?;
+    use sha2::Digest;
+    let hash = sha2::Sha256::digest(&bytes);
+    let name: String = hash[..8].iter().map(|b| format!("{b:02x}")).collect();
+    let ext = match mime {
+        "image/png" => "png",
+        "image/jpeg" => "jpg",
+        "image/gif" => "gif",
+        "image/webp" => "webp",
+        "image/svg+xml" => "svg",
+        "audio/wav" | "audio/x-wav" => "wav",
+        "audio/mpeg" => "mp3",
+        "application/pdf" => "pdf",
+        _ => "bin",
+    };
+    std::fs::create_dir_all(dir)?;
+    let path = dir.join(format!("{name}.{ext}"));
+    if !path.exists() {
+        let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+        std::fs::write(&tmp, &bytes)?;
+        std::fs::rename(&tmp, &path)?;
+    }
+    Ok(path)
+}
+
+fn decode_base64(text: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    let mut acc: u32 = 0;
+    let mut bits = 0;
+    for c in text.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            b'=' | b'\n' | b'\r' | b' ' => continue,
+            _ => return None,
+        };
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    Some(out)
+}
+
+/// Maps a `CallToolResult` (as JSON) onto the envelope; binary parts are
+/// saved under `attachments`.
+pub fn to_outcome(result: &Value, attachments: &Path) -> ToolOutcome {
+    let mut text = String::new();
+    let mut files = Vec::new();
+    let mut resources = Vec::new();
+    let add_text = |t: &str, text: &mut String| {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(t);
+    };
+    for block in result
+        .get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
+        match kind {
+            "text" => {
+                if let Some(t) = block.get("text").and_then(Value::as_str) {
+                    add_text(t, &mut text);
+                }
+            }
+            "image" | "audio" => {
+                let mime = block
+                    .get("mimeType")
+                    .and_then(Value::as_str)
+                    .unwrap_or("application/octet-stream");
+                let data = block.get("data").and_then(Value::as_str).unwrap_or("");
+                files.push(match save_attachment(attachments, data, mime) {
+                    Ok(path) => json!({ "type": kind, "mimeType": mime, "path": path }),
+                    Err(e) => {
+                        json!({ "type": kind, "mimeType": mime, "error": format!("not saved: {e}") })
+                    }
+                });
+            }
+            "resource_link" => {
+                let mut link = Map::new();
+                for key in ["uri", "name", "mimeType", "description"] {
+                    if let Some(v) = block.get(key) {
+                        link.insert(key.into(), v.clone());
+                    }
+                }
+                resources.push(Value::Object(link));
+            }
+            "resource" => {
+                let res = block.get("resource").cloned().unwrap_or(Value::Null);
+                let uri = res.get("uri").cloned().unwrap_or(Value::Null);
+                if let Some(t) = res.get("text").and_then(Value::as_str) {
+                    resources.push(json!({ "uri": uri, "text": t }));
+                } else if let Some(blob) = res.get("blob").and_then(Value::as_str) {
+                    let mime = res
+                        .get("mimeType")
+                        .and_then(Value::as_str)
+                        .unwrap_or("application/octet-stream");
+                    resources.push(match save_attachment(attachments, blob, mime) {
+                        Ok(path) => json!({ "uri": uri, "mimeType": mime, "path": path }),
+                        Err(e) => json!({ "uri": uri, "error": format!("not saved: {e}") }),
+                    });
+                }
+            }
+            _ => add_text(&block.to_string(), &mut text),
+        }
+    }
+    if text.chars().count() > MAX_TEXT {
+        let total = text.chars().count();
+        text = text.chars().take(MAX_TEXT).collect();
+        text.push_str(&format!("\n[cut: {} more characters]", total - MAX_TEXT));
+    }
+    let is_error = result
+        .get("isError")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let mut output = Map::new();
+    if !text.is_empty() {
+        output.insert("text".into(), Value::String(text.clone()));
+    }
+    if let Some(s) = result.get("structuredContent").filter(|s| !s.is_null()) {
+        output.insert("structured".into(), s.clone());
+    }
+    if !files.is_empty() {
+        output.insert("attachments".into(), Value::Array(files));
+    }
+    if !resources.is_empty() {
+        output.insert("resources".into(), Value::Array(resources));
+    }
+    if is_error {
+        let message = if text.is_empty() {
+            "the tool reported an error".to_string()
+        } else {
+            text
+        };
+        ToolOutcome {
+            ok: false,
+            output: Value::Object(output),
+            error: Some(message),
+        }
+    } else {
+        ToolOutcome::ok(Value::Object(output))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_map_onto_the_envelope() {
+        let dir = tempfile::tempdir().unwrap();
+        let result = json!({
+            "content": [
+                {"type": "text", "text": "hello"},
+                {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
+                {"type": "resource_link", "uri": "test://a", "name": "a"},
+                {"type": "resource", "resource": {"uri": "test://b", "text": "bee"}},
+                {"type": "text", "text": "world"}
+            ],
+            "structuredContent": {"sum": 3}
+        });
+        let out = to_outcome(&result, dir.path());
+        assert!(out.ok);
+        assert_eq!(out.output["text"], "hello\nworld");
+        assert_eq!(out.output["structured"]["sum"], 3);
+        let path = out.output["attachments"][0]["path"].as_str().unwrap();
+        assert_eq!(
+            std::fs::read(path).unwrap(),
+            [0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a]
+        );
+        assert_eq!(out.output["resources"][0]["uri"], "test://a");
+        assert_eq!(out.output["resources"][1]["text"], "bee");
+    }
+
+    #[test]
+    fn is_error_is_a_failed_outcome_with_the_servers_words() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = to_outcome(
+            &json!({"content": [{"type": "text", "text": "no such file"}], "isError": true}),
+            dir.path(),
+        );
+        assert!(!out.ok);
+        assert_eq!(out.error.as_deref(), Some("no such file"));
+        let out = to_outcome(&json!({"content": [], "isError": true}), dir.path());
+        assert_eq!(out.error.as_deref(), Some("the tool reported an error"));
+    }
+}
