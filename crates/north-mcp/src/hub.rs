@@ -615,15 +615,19 @@ impl McpHub {
     }
 
     /// Starts every enabled server in the background, all at once; returns
-    /// immediately (the first prompt never waits for a server).
+    /// immediately (the first prompt never waits for a server). Outside a
+    /// Tokio runtime nothing starts now: each server starts on first use.
     pub fn start_all(self: &Arc<Self>) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
         for server in &self.servers {
             if server.config.disabled {
                 continue;
             }
             let server = server.clone();
             let hub = self.clone();
-            tokio::spawn(async move {
+            runtime.spawn(async move {
                 if let Err(e) = server.ensure(&hub.opts).await {
                     tracing::warn!("{e}");
                 }

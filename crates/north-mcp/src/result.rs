@@ -67,6 +67,17 @@ fn decode_base64(text: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// Whether `structured` only repeats `text` (an object with one string
+/// field holding exactly the text).
+fn mirrors(structured: &Value, text: &str) -> bool {
+    match structured {
+        Value::Object(map) if map.len() == 1 => {
+            map.values().next().and_then(Value::as_str) == Some(text)
+        }
+        _ => false,
+    }
+}
+
 /// Maps a `CallToolResult` (as JSON) onto the envelope; binary parts are
 /// saved under `attachments`.
 pub fn to_outcome(result: &Value, attachments: &Path) -> ToolOutcome {
@@ -143,10 +154,18 @@ pub fn to_outcome(result: &Value, attachments: &Path) -> ToolOutcome {
         .and_then(Value::as_bool)
         .unwrap_or(false);
     let mut output = Map::new();
-    if !text.is_empty() {
+    let structured = result
+        .get("structuredContent")
+        .filter(|s| !s.is_null())
+        .filter(|s| !mirrors(s, &text));
+    // Servers often send the structured result again as its JSON text: the
+    // model gets it once.
+    let text_mirrors = structured
+        .is_some_and(|s| serde_json::from_str::<Value>(text.trim()).is_ok_and(|t| &t == s));
+    if !text.is_empty() && !text_mirrors {
         output.insert("text".into(), Value::String(text.clone()));
     }
-    if let Some(s) = result.get("structuredContent").filter(|s| !s.is_null()) {
+    if let Some(s) = structured {
         output.insert("structured".into(), s.clone());
     }
     if !files.is_empty() {
@@ -199,6 +218,21 @@ mod tests {
         );
         assert_eq!(out.output["resources"][0]["uri"], "test://a");
         assert_eq!(out.output["resources"][1]["text"], "bee");
+    }
+
+    #[test]
+    fn a_result_sent_twice_reaches_the_model_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = to_outcome(
+            &json!({"content": [{"type": "text", "text": "{\"a\": 1}"}], "structuredContent": {"a": 1}}),
+            dir.path(),
+        );
+        assert_eq!(out.output, json!({"structured": {"a": 1}}));
+        let out = to_outcome(
+            &json!({"content": [{"type": "text", "text": "body"}], "structuredContent": {"content": "body"}}),
+            dir.path(),
+        );
+        assert_eq!(out.output, json!({"text": "body"}));
     }
 
     #[test]

@@ -35,6 +35,8 @@ pub struct SessionInfo {
     pub context_window: Option<u64>,
     /// The model's catalogue entry, when known: its prices give the cost.
     pub catalog: Option<&'static north_llm::ModelInfo>,
+    /// The MCP servers' state, for `/mcp`.
+    pub mcp: crate::mcp::McpView,
 }
 
 /// What the runner must do after input.

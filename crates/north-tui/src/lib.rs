@@ -22,6 +22,7 @@ mod highlight;
 mod keys;
 mod live;
 pub mod markdown;
+mod mcp;
 pub mod pager;
 mod plan;
 mod replay;
@@ -36,6 +37,7 @@ pub mod wrap;
 
 pub use app::{Action, App, SessionInfo};
 pub use approver::{Inbox, Prompt, PromptKind, TuiApprover, UiMsg, channel};
+pub use mcp::{McpServerLine, McpView};
 pub use run::{
     Exit, OpenSessionError, STREAM_FPS, SessionOpener, Start, TuiError, draw, restore_terminal, run,
 };

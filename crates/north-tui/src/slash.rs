@@ -1,4 +1,4 @@
-//! Slash commands: `/help`, `/clear`, `/memory`, `/allowlist`, `/model`,
+//! Slash commands: `/help`, `/clear`, `/memory`, `/allowlist`, `/mcp`, `/model`,
 //! `/status`, `/cost`, `/sessions`, `/resume`, `/undo`, `/rewind`. They read
 //! project files to show them or hand an action to the agent's worker; they
 //! never call the model.
@@ -34,6 +34,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     (
         "/rewind [N] [W]",
         "back to the start of turn N: W = code, conversation or both (a list without N)",
+    ),
+    (
+        "/mcp",
+        "MCP servers: state, tools, resources, prompts, last error",
     ),
     ("/sessions", "list this project's sessions"),
     (
@@ -92,6 +96,7 @@ pub(crate) fn run(app: &mut App, line: &str) -> Vec<Action> {
         "/status" => status(app),
         "/cost" => cost(app),
         "/allowlist" => allowlist(app),
+        "/mcp" => crate::mcp::show(app),
         "/model" => {
             let info = app.info().clone();
             app.notice(

@@ -158,6 +158,7 @@ fn the_status_line_shows_tokens_in_and_out_context_used_and_cost() {
         session_id: "s".into(),
         context_window: Some(200_000),
         catalog: north_llm::catalog::lookup("claude-sonnet-4-5"),
+        mcp: Default::default(),
     });
     let usage = north_protocol::Usage {
         input_tokens: 40_000,
@@ -229,6 +230,7 @@ fn status_and_cost_commands_report_the_session() {
         session_id: "20251122-101500-a1b2".into(),
         context_window: Some(200_000),
         catalog: north_llm::catalog::lookup("claude-sonnet-4-5"),
+        mcp: Default::default(),
     });
     let usage = north_protocol::Usage {
         input_tokens: 12_000,

@@ -54,13 +54,12 @@ impl Factory {
             None => setup::SessionChoice::New,
         };
         let session = project.session(&choice)?;
-        let mut agent = project.agent(
-            setup::assistant_tools(&self.grants),
-            approver,
-            session,
-            self.redactor.clone(),
-            None,
-        )?;
+        let mut tools = setup::assistant_tools(&self.grants);
+        if let Some(hub) = setup::mcp_hub(&project) {
+            tools.add_source(hub.tool_source());
+            hub.start_all();
+        }
+        let mut agent = project.agent(tools, approver, session, self.redactor.clone(), None)?;
         for cap in &self.grants {
             agent.grant(cap);
         }

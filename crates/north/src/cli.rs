@@ -36,6 +36,8 @@ pub enum Command {
     Sandbox(crate::sandbox_cmd::SandboxArgs),
     /// Serve an editor over the Agent Client Protocol on stdin/stdout (Zed, JetBrains, Neovim).
     Acp(crate::acp_cmd::AcpArgs),
+    /// Manage MCP servers (list, get, add, remove), or serve North's tools over MCP (serve).
+    Mcp(crate::mcp_cmd::McpArgs),
     /// Undo what a session's turns changed: files (shell commands' changes too), conversation, or both.
     Undo(crate::undo_cmd::UndoArgs),
     /// List, add or remove memories (the project's, or --global).

@@ -116,7 +116,12 @@ async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
         grants: args.grants.clone(),
         explain: true,
     };
-    let tools = setup::assistant_tools(&args.grants);
+    let mut tools = setup::assistant_tools(&args.grants);
+    let mcp = setup::mcp_hub(&p.project);
+    if let Some(hub) = &mcp {
+        tools.add_source(hub.tool_source());
+        hub.start_all();
+    }
     let session_id = session.id.clone();
     let mut agent = match p.project.agent(
         tools,
@@ -166,10 +171,24 @@ async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
         provider: p.project.selected.provider.clone(),
         model: p.project.selected.model.clone(),
     });
+    if let Some(hub) = &mcp {
+        // A headless run gets one first request: let it carry the servers'
+        // tools (each server has its connect timeout; a failed one is
+        // reported and left out).
+        hub.wait_ready(std::time::Duration::from_secs(60)).await;
+        for status in hub.statuses() {
+            if let Some(error) = &status.last_error {
+                eprintln!("north: MCP server `{}`: {error}", status.name);
+            }
+        }
+    }
     let end = match &p.prompt {
         Some(prompt) => agent.run_turn(prompt, &emit, &cancel).await,
         None => agent.continue_turn(&emit, &cancel).await,
     };
+    if let Some(hub) = &mcp {
+        hub.shutdown().await;
+    }
     if !json {
         human.finish();
         eprintln!("north: session {session_id} (resume with --resume {session_id})");

@@ -124,6 +124,25 @@ fn usage_error(message: &str) -> ExitCode {
     ExitCode::from(EXIT_USAGE)
 }
 
+/// `/mcp`'s view of the hub's servers.
+fn mcp_view(hub: Option<&Arc<north_mcp::McpHub>>) -> north_tui::McpView {
+    let Some(hub) = hub.cloned() else {
+        return north_tui::McpView::default();
+    };
+    north_tui::McpView(Some(Arc::new(move || {
+        hub.statuses()
+            .into_iter()
+            .map(|s| north_tui::McpServerLine {
+                name: s.name,
+                scope: s.scope.to_string(),
+                state: s.state.to_string(),
+                counts: (s.tools, s.resources, s.prompts),
+                last_error: s.last_error,
+            })
+            .collect()
+    })))
+}
+
 /// Runs the interactive assistant.
 pub fn main(args: InteractiveArgs) -> ExitCode {
     let redactor = Redactor::from_env();
@@ -156,8 +175,17 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
     approver.allow_shell = project.config.allow_shell.value;
     let approver = Arc::new(approver);
     let max_tokens = args.max_tokens;
+    let mcp = setup::mcp_hub(&project);
+    let mcp_hub = mcp.clone();
+    let tools = move || {
+        let mut tools = north_tools();
+        if let Some(hub) = &mcp {
+            tools.add_source(hub.tool_source());
+        }
+        tools
+    };
     let agent = match project.agent(
-        north_tools(),
+        tools(),
         approver.clone(),
         session,
         redactor.clone(),
@@ -185,6 +213,7 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
         session_id: agent.session_id().to_string(),
         context_window: Some(project.selected.limits.context_window),
         catalog: north_llm::catalog::lookup(&project.selected.model),
+        mcp: mcp_view(mcp_hub.as_ref()),
     };
     let session_id = info.session_id.clone();
     let opener_redactor = redactor.clone();
@@ -194,7 +223,7 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
             .map_err(|e| north_tui::OpenSessionError::new(format!("{e:#}")))?;
         let mut agent = project
             .agent(
-                north_tools(),
+                tools(),
                 approver.clone(),
                 session,
                 opener_redactor.clone(),
@@ -212,6 +241,11 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
         Ok(r) => r,
         Err(e) => return usage_error(&format!("cannot start the runtime: {e}")),
     };
+    if let Some(hub) = &mcp_hub {
+        // In the background: the first prompt never waits for a server.
+        let _entered = runtime.enter();
+        hub.start_all();
+    }
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         restore_stderr();

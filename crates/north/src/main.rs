@@ -10,6 +10,7 @@ mod exec;
 mod guard;
 mod interactive;
 mod logging;
+mod mcp_cmd;
 mod memory_cmd;
 mod mesh_cmd;
 mod output;
@@ -42,6 +43,7 @@ fn main() -> ExitCode {
         Some(Command::Memory(args)) => memory_cmd::main(args),
         Some(Command::Sandbox(args)) => sandbox_cmd::main(args),
         Some(Command::Undo(args)) => undo_cmd::main(args),
+        Some(Command::Mcp(args)) => mcp_cmd::main(args),
         Some(Command::Acp(args)) => return acp_cmd::main(args),
         Some(Command::Completions(args)) => {
             let mut cmd = <Cli as clap::CommandFactory>::command();

@@ -334,3 +334,59 @@ impl Project {
         )?)
     }
 }
+
+/// The user's own MCP servers file, beside the global config.
+pub fn user_mcp_file() -> Option<std::path::PathBuf> {
+    north_agent::config::global_config_path().map(|p| p.with_file_name("mcp.json"))
+}
+
+/// The launcher stdio MCP servers start through: the OS sandbox with the
+/// network on (reaching a service is many servers' job), and the package
+/// managers' caches writable so `npx`/`uvx` servers can install themselves.
+pub fn mcp_launcher(root: &std::path::Path) -> Option<Vec<std::ffi::OsString>> {
+    if !cfg!(target_os = "linux") {
+        return None;
+    }
+    let exe = std::env::current_exe().ok()?;
+    let mut argv: Vec<std::ffi::OsString> = vec![
+        exe.into(),
+        "sandbox".into(),
+        "--path".into(),
+        root.into(),
+        "--grant".into(),
+        "net".into(),
+    ];
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| home.as_ref().map(|h| h.join(".cache")));
+    let mut writable: Vec<std::path::PathBuf> = Vec::new();
+    writable.extend(cache);
+    writable.extend(home.iter().map(|h| h.join(".npm")));
+    for dir in writable.into_iter().filter(|d| d.is_dir()) {
+        argv.push("--write".into());
+        argv.push(dir.into());
+    }
+    argv.push("--".into());
+    Some(argv)
+}
+
+/// The MCP servers of this run: the user's, and the project's when it is
+/// trusted; `None` when there are none. Nothing starts here: call
+/// [`north_mcp::McpHub::start_all`] inside the runtime.
+pub fn mcp_hub(project: &Project) -> Option<std::sync::Arc<north_mcp::McpHub>> {
+    let user = user_mcp_file();
+    let loaded = north_mcp::config::load(&project.root, user.as_deref(), project.trust.applies());
+    for e in &loaded.errors {
+        eprintln!("north: warning: MCP: {e}");
+    }
+    if !loaded.skipped.is_empty() {
+        tracing::info!(servers = ?loaded.skipped, "project MCP servers not started: the project is not trusted");
+    }
+    if loaded.servers.is_empty() {
+        return None;
+    }
+    let mut opts = north_mcp::HubOptions::new(project.root.clone());
+    opts.launcher = mcp_launcher(&project.root);
+    Some(north_mcp::McpHub::new(loaded.servers, opts))
+}

@@ -1,0 +1,93 @@
+//! `/mcp`: the MCP servers' state, as the binary reports it. The TUI does
+//! not know MCP; it shows lines a [`McpView`] gives it.
+
+use std::sync::Arc;
+
+use ratatui::text::{Line, Span};
+
+use crate::app::App;
+use crate::style;
+
+/// One server's state for `/mcp`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpServerLine {
+    /// The server's name.
+    pub name: String,
+    /// `user` or `project`.
+    pub scope: String,
+    /// `ready`, `starting`, `failed`, ...
+    pub state: String,
+    /// Tools, resources and prompts listed.
+    pub counts: (usize, usize, usize),
+    /// The last error, when it failed.
+    pub last_error: Option<String>,
+}
+
+/// Where `/mcp` reads the servers' state (none: no servers configured).
+#[derive(Clone, Default)]
+pub struct McpView(pub Option<Arc<dyn Fn() -> Vec<McpServerLine> + Send + Sync>>);
+
+impl std::fmt::Debug for McpView {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "McpView(..)"
+        } else {
+            "McpView(none)"
+        })
+    }
+}
+
+impl PartialEq for McpView {
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.0, &other.0) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        }
+    }
+}
+
+/// Shows every server: state, tool/resource/prompt counts, last error.
+pub(crate) fn show(app: &mut App) {
+    let servers = app.info().mcp.0.as_ref().map(|f| f()).unwrap_or_default();
+    if servers.is_empty() {
+        app.notice(
+            "MCP · no servers",
+            vec![Line::from(Span::styled(
+                "Add one with `north mcp add NAME -- COMMAND [ARGS...]` (project .mcp.json, starts in a trusted project) or `--scope user`.",
+                style::dim(),
+            ))],
+        );
+        return;
+    }
+    let mut body = Vec::new();
+    for s in &servers {
+        let (tools, resources, prompts) = s.counts;
+        body.push(Line::from(vec![
+            Span::styled(format!("{:<16}", s.name), style::key()),
+            Span::raw(format!("{:<10}", s.state)),
+            Span::styled(
+                format!(
+                    "{tools} tools · {resources} resources · {prompts} prompts · {}",
+                    s.scope
+                ),
+                style::dim(),
+            ),
+        ]));
+        if let Some(error) = &s.last_error {
+            body.push(Line::from(vec![
+                Span::raw("  "),
+                Span::styled(crate::wrap::truncate(error, 200), style::error()),
+            ]));
+        }
+    }
+    body.push(Line::from(Span::styled(
+        "Tools are called as mcp__<server>__<tool>; each call asks unless allowed. `north mcp get NAME` lists a server's tools, resources and prompts.",
+        style::dim(),
+    )));
+    let ready = servers.iter().filter(|s| s.state == "ready").count();
+    app.notice(
+        format!("MCP · {ready} of {} servers ready", servers.len()),
+        body,
+    );
+}
