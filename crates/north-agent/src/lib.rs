@@ -35,7 +35,7 @@ pub mod trust;
 pub mod undo;
 
 pub use agent::{
-    Agent, AgentError, AgentOptions, Emit, ModeError, ModeKit, ModelSwitch, RewindReport,
-    SwitchReport, TurnEnd,
+    Agent, AgentError, AgentOptions, Emit, ExpandError, ExpandedInput, InputExpander, ModeError,
+    ModeKit, ModelSwitch, RewindReport, SwitchReport, TurnEnd,
 };
 pub use approval::{ApprovalRequest, Approver, FlagApprover};

@@ -19,12 +19,15 @@
 //! binary tells it whether a project's servers may start.
 
 pub mod config;
+mod content;
 mod hub;
 pub mod result;
 mod serve;
+mod server;
 pub mod stdio;
 mod tools;
 
+pub use content::Expansion;
 pub use hub::{
     HubOptions, McpError, McpHub, PromptInfo, RemoteTool, ResourceInfo, ServerState, ServerStatus,
 };

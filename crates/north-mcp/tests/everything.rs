@@ -2,7 +2,7 @@
 //! wrote: `@modelcontextprotocol/server-everything`, over stdio and over
 //! streamable HTTP.
 
-mod common;
+use north_test_support::interop;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -20,7 +20,7 @@ fn stdio_server(node: &std::path::Path, modules: &std::path::Path) -> ServerConf
         transport: Transport::Stdio {
             command: node.display().to_string(),
             args: vec![
-                common::package_entry(modules, "server-everything"),
+                interop::package_entry(modules, "server-everything"),
                 "stdio".into(),
             ],
             env: BTreeMap::new(),
@@ -151,6 +151,63 @@ async fn exercise(hub: Arc<McpHub>, root: &std::path::Path) {
         .unwrap();
     assert!(!messages.is_empty());
 
+    // A prompt typed as a slash command, with a resource mentioned in it.
+    let mention = format!("@everything:{}", text.uri);
+    let expanded = hub
+        .expand_input(
+            &format!("/mcp__everything__args-prompt city=Oslo {mention}"),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap()
+        .expect("the input uses a prompt and a resource");
+    assert!(
+        expanded.text.starts_with("What's weather in Oslo?"),
+        "{}",
+        expanded.text
+    );
+    assert!(
+        expanded.text.contains(&format!("uri=\"{}\"", text.uri)),
+        "{}",
+        expanded.text
+    );
+    assert!(
+        expanded.text.contains(body.trim()),
+        "the resource's text is attached"
+    );
+    assert_eq!(
+        expanded.attached,
+        vec!["/mcp__everything__args-prompt".to_string(), mention]
+    );
+    let free = hub
+        .expand_input(
+            "/mcp__everything__args-prompt Bergen",
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(free.text, "What's weather in Bergen?");
+    let missing = hub
+        .expand_input("/mcp__everything__args-prompt", &CancellationToken::new())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(missing.contains("needs city"), "{missing}");
+    let plain = hub
+        .expand_input("mail me at someone@example:com", &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        plain, None,
+        "text without prompts or mentions is left alone"
+    );
+    assert!(
+        hub.prompt_commands()
+            .iter()
+            .any(|(c, _)| c == "/mcp__everything__simple-prompt")
+    );
+
     // Progress reaches the live output of the call in flight.
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let mut live_ctx = ctx.clone();
@@ -205,7 +262,7 @@ async fn exercise(hub: Arc<McpHub>, root: &std::path::Path) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn everything_over_stdio() {
-    let Some((node, modules)) = common::interop() else {
+    let Some((node, modules)) = interop::mcp() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -215,13 +272,13 @@ async fn everything_over_stdio() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn everything_over_streamable_http() {
-    let Some((node, modules)) = common::interop() else {
+    let Some((node, modules)) = interop::mcp() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let port = common::free_port();
+    let port = interop::free_port();
     let mut server = tokio::process::Command::new(&node)
-        .arg(common::package_entry(&modules, "server-everything"))
+        .arg(interop::package_entry(&modules, "server-everything"))
         .arg("streamableHttp")
         .env("PORT", port.to_string())
         .stdout(std::process::Stdio::null())

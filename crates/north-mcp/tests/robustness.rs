@@ -2,7 +2,7 @@
 //! on the next use), one that floods stdout with non-protocol text (North's
 //! memory stays bounded), one that never answers (the call times out).
 
-mod common;
+use north_test_support::interop;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -15,8 +15,8 @@ use north_tools::{Registry, ToolContext};
 use serde_json::json;
 
 fn fake(node: &Path, name: &str, args: &[&str], timeout: Option<u64>) -> ServerConfig {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/interop/mcp/fake-server.mjs")
+    let script = interop::interop_dir()
+        .join("fake-server.mjs")
         .display()
         .to_string();
     ServerConfig {
@@ -43,14 +43,22 @@ fn registry(hub: &Arc<McpHub>) -> Registry {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_crashes_mid_call_is_reported_and_restarted_on_next_use() {
-    let Some((node, _)) = common::interop() else { return };
+    let Some((node, _)) = interop::mcp() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("crashed");
     let starts = dir.path().join("started");
     let server = fake(
         &node,
         "crashy",
-        &["crash", "--state", state.to_str().unwrap(), "--mark", starts.to_str().unwrap()],
+        &[
+            "crash",
+            "--state",
+            state.to_str().unwrap(),
+            "--mark",
+            starts.to_str().unwrap(),
+        ],
         None,
     );
     let hub = McpHub::new(vec![server], HubOptions::new(dir.path().to_path_buf()));
@@ -60,7 +68,10 @@ async fn a_server_that_crashes_mid_call_is_reported_and_restarted_on_next_use() 
     assert!(!out.ok, "{out:?}");
     let error = out.error.unwrap();
     assert!(error.contains("stopped during the request"), "{error}");
-    assert!(error.contains("simulated crash"), "the server's last words are quoted: {error}");
+    assert!(
+        error.contains("simulated crash"),
+        "the server's last words are quoted: {error}"
+    );
     assert_eq!(hub.statuses()[0].state, ServerState::Failed);
     std::fs::remove_file(&starts).unwrap();
 
@@ -83,7 +94,9 @@ fn peak_rss_kib() -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_flooding_stdout_cannot_grow_norths_memory() {
-    let Some((node, _)) = common::interop() else { return };
+    let Some((node, _)) = interop::mcp() else {
+        return;
+    };
     if !Path::new("/proc/self/status").exists() {
         eprintln!("SKIPPED: no /proc to read the peak memory from");
         return;
@@ -108,7 +121,9 @@ async fn a_server_flooding_stdout_cannot_grow_norths_memory() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_never_answers_times_out_and_a_cancel_is_prompt() {
-    let Some((node, _)) = common::interop() else { return };
+    let Some((node, _)) = interop::mcp() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let server = fake(&node, "mute", &["silent"], Some(1));
     let hub = McpHub::new(vec![server], HubOptions::new(dir.path().to_path_buf()));
@@ -117,7 +132,10 @@ async fn a_server_that_never_answers_times_out_and_a_cancel_is_prompt() {
     let out = tools.call("mcp__mute__wait", json!({}), &ctx).await;
     assert!(!out.ok);
     assert!(
-        out.error.as_deref().unwrap().contains("did not answer within 1 s"),
+        out.error
+            .as_deref()
+            .unwrap()
+            .contains("did not answer within 1 s"),
         "{out:?}"
     );
     // A cancelled call ends with the user's words, not the timeout's.
@@ -125,13 +143,18 @@ async fn a_server_that_never_answers_times_out_and_a_cancel_is_prompt() {
     cancelled.cancel = tokio_util::sync::CancellationToken::new();
     cancelled.cancel.cancel();
     let out = tools.call("mcp__mute__wait", json!({}), &cancelled).await;
-    assert!(out.error.as_deref().unwrap().contains("cancelled"), "{out:?}");
+    assert!(
+        out.error.as_deref().unwrap().contains("cancelled"),
+        "{out:?}"
+    );
     hub.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn many_tools_wait_behind_the_search_tool_until_loaded() {
-    let Some((node, _)) = common::interop() else { return };
+    let Some((node, _)) = interop::mcp() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let server = fake(&node, "many", &["many", "--count", "100"], None);
     let hub = McpHub::new(vec![server], HubOptions::new(dir.path().to_path_buf()));
@@ -146,7 +169,13 @@ async fn many_tools_wait_behind_the_search_tool_until_loaded() {
     assert!(out.ok, "{out:?}");
     assert_eq!(out.output["loaded"][0]["name"], "mcp__many__tool_042");
     let names: Vec<String> = tools.specs().into_iter().map(|s| s.name).collect();
-    assert_eq!(names, vec![north_mcp::SEARCH_TOOL.to_string(), "mcp__many__tool_042".into()]);
+    assert_eq!(
+        names,
+        vec![
+            north_mcp::SEARCH_TOOL.to_string(),
+            "mcp__many__tool_042".into()
+        ]
+    );
     let out = tools
         .call("mcp__many__tool_042", json!({"id": "7"}), &ctx)
         .await;

@@ -73,6 +73,9 @@ pub enum NoticeKind {
     /// The working tree could not be snapshotted, so this turn cannot be
     /// undone.
     UndoUnavailable,
+    /// Content from outside the message (an MCP prompt or resource) was
+    /// put into it.
+    Attached,
 }
 
 /// The stream a piece of a command's output came from.

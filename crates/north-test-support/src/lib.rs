@@ -5,7 +5,8 @@
 //! [`CapturedRequest`]), [`Fault`] (reset, cut, stall at a byte offset),
 //! the stream builders in [`anthropic`] (thinking included), [`openai`]
 //! (Chat Completions) and [`responses`] (the Responses API), and the context
-//! discovery answers of llama.cpp, vLLM and Ollama in [`discovery`]. Recorded
+//! discovery answers of llama.cpp, vLLM and Ollama in [`discovery`], and
+//! Node.js and the npm MCP packages for interop tests in [`interop`]. Recorded
 //! streams live in `fixtures/` ([`fixture`]).
 //!
 //! The server is a small hand-written HTTP/1.1 responder rather than a
@@ -15,6 +16,7 @@
 pub mod anthropic;
 pub mod corpus;
 pub mod discovery;
+pub mod interop;
 pub mod openai;
 pub mod responses;
 mod server;

@@ -174,7 +174,9 @@ impl App {
             return Vec::new();
         }
         let text = self.composer.take();
-        if text.starts_with('/') {
+        // `/mcp__server__prompt …` is an MCP prompt: sent as a message,
+        // which the agent expands.
+        if text.starts_with('/') && !text.starts_with("/mcp__") {
             return crate::slash::run(self, text.trim());
         }
         if let Some(command) = text.strip_prefix('!') {

@@ -21,6 +21,32 @@ pub struct McpServerLine {
     pub counts: (usize, usize, usize),
     /// The last error, when it failed.
     pub last_error: Option<String>,
+    /// Its resources as `@server:uri` mentions, with their names.
+    pub resources: Vec<(String, String)>,
+    /// Its prompts as slash commands, with their descriptions.
+    pub prompts: Vec<(String, String)>,
+}
+
+/// Lines of a list (resources or prompts) shown per server, at most.
+const LISTED: usize = 6;
+
+fn listed(body: &mut Vec<Line<'static>>, what: &str, items: &[(String, String)]) {
+    if items.is_empty() {
+        return;
+    }
+    body.push(Line::from(Span::styled(format!("  {what}"), style::dim())));
+    for (name, about) in items.iter().take(LISTED) {
+        body.push(Line::from(vec![
+            Span::raw(format!("    {name}  ")),
+            Span::styled(crate::wrap::truncate(about, 60), style::dim()),
+        ]));
+    }
+    if items.len() > LISTED {
+        body.push(Line::from(Span::styled(
+            format!("    … {} more (`north mcp get NAME`)", items.len() - LISTED),
+            style::dim(),
+        )));
+    }
 }
 
 /// Where `/mcp` reads the servers' state (none: no servers configured).
@@ -80,6 +106,12 @@ pub(crate) fn show(app: &mut App) {
                 Span::styled(crate::wrap::truncate(error, 200), style::error()),
             ]));
         }
+        listed(&mut body, "prompts (type one as a command):", &s.prompts);
+        listed(
+            &mut body,
+            "resources (mention one to attach it):",
+            &s.resources,
+        );
     }
     body.push(Line::from(Span::styled(
         "Tools are called as mcp__<server>__<tool>; each call asks unless allowed. `north mcp get NAME` lists a server's tools, resources and prompts.",

@@ -249,3 +249,57 @@ fn status_and_cost_commands_report_the_session() {
     ui2.command("/cost");
     insta::assert_snapshot!("slash_cost_unknown_price", ui2.screen());
 }
+
+#[test]
+fn mcp_command_shows_each_servers_state_tool_count_and_last_error() {
+    use north_tui::{McpServerLine, McpView};
+    let mut ui = Ui::new(110, 22);
+    let view = McpView(Some(std::sync::Arc::new(|| {
+        vec![
+            McpServerLine {
+                name: "github".into(),
+                scope: "user".into(),
+                state: "ready".into(),
+                counts: (26, 1, 2),
+                last_error: None,
+                resources: vec![("@github:repo://north/README.md".into(), "README".into())],
+                prompts: vec![
+                    ("/mcp__github__review".into(), "Review a pull request".into()),
+                    ("/mcp__github__triage".into(), "Triage new issues".into()),
+                ],
+            },
+            McpServerLine {
+                name: "db".into(),
+                scope: "project".into(),
+                state: "failed".into(),
+                counts: (0, 0, 0),
+                last_error: Some(
+                    "stopped during the request (last stderr: connection refused); North starts it again on the next use".into(),
+                ),
+                resources: Vec::new(),
+                prompts: Vec::new(),
+            },
+        ]
+    })));
+    ui.app = north_tui::App::new(north_tui::SessionInfo {
+        mode: north_protocol::PermissionMode::Ask,
+        modes: north_protocol::PermissionMode::ALL.to_vec(),
+        root: "/work/project".into(),
+        provider: "anthropic".into(),
+        model: "claude-sonnet-4-5".into(),
+        session_id: "s".into(),
+        context_window: Some(200_000),
+        catalog: north_llm::catalog::lookup("claude-sonnet-4-5"),
+        mcp: view,
+    });
+    ui.command("/mcp");
+    let screen = ui.screen();
+    assert!(screen.contains("1 of 2 servers ready"), "{screen}");
+    assert!(screen.contains("26 tools"), "{screen}");
+    assert!(screen.contains("connection refused"), "{screen}");
+    insta::assert_snapshot!("slash_mcp", screen);
+
+    let mut empty = Ui::new(110, 10);
+    empty.command("/mcp");
+    assert!(empty.screen().contains("no servers"), "{}", empty.screen());
+}

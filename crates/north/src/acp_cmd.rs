@@ -55,11 +55,15 @@ impl Factory {
         };
         let session = project.session(&choice)?;
         let mut tools = setup::assistant_tools(&self.grants);
-        if let Some(hub) = setup::mcp_hub(&project) {
+        let mcp = setup::mcp_hub(&project);
+        if let Some(hub) = &mcp {
             tools.add_source(hub.tool_source());
             hub.start_all();
         }
         let mut agent = project.agent(tools, approver, session, self.redactor.clone(), None)?;
+        if let Some(hub) = &mcp {
+            setup::attach_mcp(&mut agent, hub);
+        }
         for cap in &self.grants {
             agent.grant(cap);
         }

@@ -136,6 +136,9 @@ async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
     for cap in &args.grants {
         agent.grant(cap);
     }
+    if let Some(hub) = &mcp {
+        setup::attach_mcp(&mut agent, hub);
+    }
     agent.set_mode_kit(setup::mode_kit(&p.project.root, &args.grants));
     if let Err(e) = agent.set_mode(mode) {
         return fail(args.json, ErrorKind::Config, &e.to_string(), EXIT_USAGE);

@@ -132,12 +132,17 @@ fn mcp_view(hub: Option<&Arc<north_mcp::McpHub>>) -> north_tui::McpView {
     north_tui::McpView(Some(Arc::new(move || {
         hub.statuses()
             .into_iter()
-            .map(|s| north_tui::McpServerLine {
-                name: s.name,
-                scope: s.scope.to_string(),
-                state: s.state.to_string(),
-                counts: (s.tools, s.resources, s.prompts),
-                last_error: s.last_error,
+            .map(|s| {
+                let (resources, prompts) = hub.offers(&s.name);
+                north_tui::McpServerLine {
+                    resources,
+                    prompts,
+                    name: s.name,
+                    scope: s.scope.to_string(),
+                    state: s.state.to_string(),
+                    counts: (s.tools, s.resources, s.prompts),
+                    last_error: s.last_error,
+                }
             })
             .collect()
     })))
@@ -195,6 +200,9 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
         Err(e) => return usage_error(&format!("{e:#}")),
     };
     let mut agent = agent;
+    if let Some(hub) = &mcp_hub {
+        setup::attach_mcp(&mut agent, hub);
+    }
     let kit = setup::mode_kit(&project.root, &[]);
     agent.set_mode_kit(kit.clone());
     let modes: Vec<north_protocol::PermissionMode> = north_protocol::PermissionMode::ALL
@@ -217,6 +225,7 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
     };
     let session_id = info.session_id.clone();
     let opener_redactor = redactor.clone();
+    let opener_hub = mcp_hub.clone();
     let opener: north_tui::SessionOpener = Box::new(move |id: &str| {
         let session = project
             .session(&setup::SessionChoice::Resume(id.to_string()))
@@ -231,6 +240,9 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
             )
             .map_err(|e| north_tui::OpenSessionError::new(format!("{e:#}")))?;
         agent.set_mode_kit(kit.clone());
+        if let Some(hub) = &opener_hub {
+            setup::attach_mcp(&mut agent, hub);
+        }
         Ok(agent)
     });
     let runtime = match tokio::runtime::Builder::new_multi_thread()

@@ -390,3 +390,33 @@ pub fn mcp_hub(project: &Project) -> Option<std::sync::Arc<north_mcp::McpHub>> {
     opts.launcher = mcp_launcher(&project.root);
     Some(north_mcp::McpHub::new(loaded.servers, opts))
 }
+
+/// Puts MCP prompts (`/mcp__server__prompt …`) and resources
+/// (`@server:uri`) into the user's inputs.
+struct McpExpander(std::sync::Arc<north_mcp::McpHub>);
+
+impl north_agent::InputExpander for McpExpander {
+    fn expand<'a>(
+        &'a self,
+        input: &'a str,
+        cancel: &'a tokio_util::sync::CancellationToken,
+    ) -> futures::future::BoxFuture<
+        'a,
+        Result<Option<north_agent::ExpandedInput>, north_agent::ExpandError>,
+    > {
+        Box::pin(async move {
+            match self.0.expand_input(input, cancel).await {
+                Ok(expanded) => Ok(expanded.map(|e| north_agent::ExpandedInput {
+                    text: e.text,
+                    attached: e.attached,
+                })),
+                Err(e) => Err(north_agent::ExpandError(e.to_string())),
+            }
+        })
+    }
+}
+
+/// Lets `agent` use `hub`'s prompts and resources in user inputs.
+pub fn attach_mcp(agent: &mut north_agent::Agent, hub: &std::sync::Arc<north_mcp::McpHub>) {
+    agent.set_input_expander(std::sync::Arc::new(McpExpander(hub.clone())));
+}

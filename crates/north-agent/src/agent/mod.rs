@@ -31,6 +31,7 @@ mod actions;
 mod approvals;
 mod condensing;
 pub(crate) mod dispatch;
+mod expand;
 mod history;
 mod malformed;
 mod model;
@@ -40,6 +41,7 @@ mod stream;
 mod system;
 mod turn;
 
+pub use expand::{ExpandError, ExpandedInput, InputExpander};
 pub use model::{ModelSwitch, SwitchReport};
 pub use modes::{ModeError, ModeKit};
 pub use rewind::RewindReport;
@@ -171,6 +173,8 @@ pub struct Agent {
     undo: Option<rewind::Undo>,
     /// The permission mode and what it switches between.
     modes: modes::Modes,
+    /// Puts outside content (MCP prompts and resources) into user inputs.
+    expander: Option<Arc<dyn InputExpander>>,
 }
 
 /// Why an agent could not start.
@@ -234,6 +238,7 @@ impl Agent {
             recovered: None,
             undo: None,
             modes,
+            expander: None,
         };
         if agent.opts.snapshots {
             match rewind::Undo::open(&agent.ctx.root, &agent.session) {

@@ -76,8 +76,12 @@ impl Agent {
                 message: recovery.to_string(),
             });
         }
+        let message = match self.expand_input(input, &scrubbed, cancel).await {
+            Ok(message) => message,
+            Err(message) => return TurnEnd::PromptFailed(message),
+        };
         self.begin_turn_snapshot(input, &scrubbed).await;
-        let end = self.run_turn_inner(Some(input), &scrubbed, cancel).await;
+        let end = self.run_turn_inner(Some(&message), &scrubbed, cancel).await;
         self.end_turn_snapshot(&scrubbed).await;
         self.snapshot(&scrubbed);
         end

@@ -1,16 +1,13 @@
-//! Finding Node.js and the npm packages `.ci/run` installs.
+//! Finding Node.js and the npm packages `.ci/run` installs for the MCP
+//! interop tests (`tests/interop/mcp`).
 
-#![allow(dead_code)]
+use std::path::{Path, PathBuf};
 
-use std::path::PathBuf;
-
-/// `node` and the interop `node_modules`, or `None` after printing why the
-/// test is skipped.
-pub fn interop() -> Option<(PathBuf, PathBuf)> {
-    let modules = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/interop/mcp/node_modules")
-        .canonicalize()
-        .ok();
+/// `node` and the MCP interop `node_modules`, or `None` after printing why
+/// the calling test is skipped.
+pub fn mcp() -> Option<(PathBuf, PathBuf)> {
+    let dir = interop_dir();
+    let modules = dir.join("node_modules").canonicalize().ok();
     let node = std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)
             .map(|p| p.join("node"))
@@ -33,8 +30,14 @@ pub fn interop() -> Option<(PathBuf, PathBuf)> {
     }
 }
 
-/// The entry script of an npm package in `modules`.
-pub fn package_entry(modules: &std::path::Path, package: &str) -> String {
+/// `tests/interop/mcp` in this repository (its scripts live there).
+pub fn interop_dir() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/interop/mcp");
+    dir.canonicalize().unwrap_or(dir)
+}
+
+/// The entry script of `@modelcontextprotocol/<package>` in `modules`.
+pub fn package_entry(modules: &Path, package: &str) -> String {
     modules
         .join("@modelcontextprotocol")
         .join(package)
