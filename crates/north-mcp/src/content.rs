@@ -113,6 +113,16 @@ pub struct Expansion {
     pub attached: Vec<String>,
 }
 
+/// What one server offers besides tools, as the user types it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Offers {
+    /// Resources as `@server:uri` mentions, with their names.
+    pub resources: Vec<(String, String)>,
+    /// Prompts as slash commands (`/mcp__server__prompt`), with their
+    /// descriptions.
+    pub prompts: Vec<(String, String)>,
+}
+
 /// A `@server:uri` mention in `input`: (the token as typed, server, uri).
 fn mentions<'a>(input: &'a str, servers: &[&str]) -> Vec<(&'a str, &'a str, &'a str)> {
     input
@@ -252,7 +262,7 @@ impl McpHub {
     /// What `server` listed when it last connected: its resources as
     /// `@server:uri` mentions and its prompts as slash commands, each with
     /// its description (empty before it connects).
-    pub fn offers(&self, server: &str) -> (Vec<(String, String)>, Vec<(String, String)>) {
+    pub fn offers(&self, server: &str) -> Offers {
         let Ok(s) = self.server(server) else {
             return Default::default();
         };
@@ -274,7 +284,7 @@ impl McpHub {
                 )
             })
             .collect();
-        (resources, prompts)
+        Offers { resources, prompts }
     }
 
     /// Every prompt of every ready server as its slash command

@@ -27,7 +27,7 @@ mod server;
 pub mod stdio;
 mod tools;
 
-pub use content::Expansion;
+pub use content::{Expansion, Offers};
 pub use hub::{
     HubOptions, McpError, McpHub, PromptInfo, RemoteTool, ResourceInfo, ServerState, ServerStatus,
 };

@@ -1,6 +1,7 @@
 //! North's MCP client against the reference server nobody on the project
 //! wrote: `@modelcontextprotocol/server-everything`, over stdio and over
 //! streamable HTTP.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use north_test_support::interop;
 

@@ -1,6 +1,7 @@
 //! Servers that misbehave: one that crashes mid-call (reported, restarted
 //! on the next use), one that floods stdout with non-protocol text (North's
 //! memory stays bounded), one that never answers (the call times out).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use north_test_support::interop;
 

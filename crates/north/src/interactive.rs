@@ -133,10 +133,10 @@ fn mcp_view(hub: Option<&Arc<north_mcp::McpHub>>) -> north_tui::McpView {
         hub.statuses()
             .into_iter()
             .map(|s| {
-                let (resources, prompts) = hub.offers(&s.name);
+                let offers = hub.offers(&s.name);
                 north_tui::McpServerLine {
-                    resources,
-                    prompts,
+                    resources: offers.resources,
+                    prompts: offers.prompts,
                     name: s.name,
                     scope: s.scope.to_string(),
                     state: s.state.to_string(),

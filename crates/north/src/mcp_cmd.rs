@@ -99,6 +99,9 @@ pub struct AddArgs {
     /// A header for an http server (`Name: value`); repeatable.
     #[arg(long = "header", short = 'H', value_name = "NAME: VALUE")]
     pub headers: Vec<String>,
+    /// Replace a server of the same name in that file.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// `north mcp serve` options.
@@ -376,6 +379,13 @@ fn add(root: &std::path::Path, args: AddArgs) -> anyhow::Result<ExitCode> {
     let (before, store) = trust_state(root);
     let mut file = file_for(root, args.scope)?;
     let replaced = file.entry(&args.name).is_some();
+    if replaced && !args.force {
+        bail!(
+            "{} already has an MCP server named `{}`: pick another name, or add --force to replace it",
+            file.path().display(),
+            args.name
+        );
+    }
     file.put(&args.name, Value::Object(entry))?;
     if args.scope == ScopeArg::Project {
         keep_trust(root, before, store);
