@@ -387,17 +387,31 @@ fn never_expanded(name: &str) -> bool {
         .any(|p| upper.starts_with(p))
 }
 
+/// Why a `${VAR}` reference in a server's configuration cannot be expanded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExpandError {
+    /// `${` with no closing `}`.
+    #[error("unclosed `${{` in `{0}`")]
+    Unclosed(String),
+    /// One of North's own keys or settings (never passed to servers).
+    #[error("`${{{0}}}`: North never passes its own keys and settings to MCP servers")]
+    Reserved(String),
+    /// The variable is not set and has no default.
+    #[error("`${{{0}}}` is not set (set it, or write `${{{0}:-default}}`)")]
+    Unset(String),
+}
+
 /// Expands `${VAR}` and `${VAR:-default}` from `lookup`, as Claude Code does
 /// in `.mcp.json`. North's own keys (`ANTHROPIC_*`, `OPENAI_*`, `NORTH_*`)
 /// are never expanded, so a configuration cannot hand them to a server.
-pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, ExpandError> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("${") {
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
         let Some(end) = after.find('}') else {
-            return Err(format!("unclosed `${{` in `{text}`"));
+            return Err(ExpandError::Unclosed(text.to_string()));
         };
         let inner = &after[..end];
         let (var, default) = match inner.split_once(":-") {
@@ -413,15 +427,9 @@ pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Str
             (Some(v), _) => out.push_str(&v),
             (None, Some(d)) => out.push_str(d),
             (None, None) if never_expanded(var) => {
-                return Err(format!(
-                    "`${{{var}}}`: North never passes its own keys and settings to MCP servers"
-                ));
+                return Err(ExpandError::Reserved(var.to_string()));
             }
-            (None, None) => {
-                return Err(format!(
-                    "`${{{var}}}` is not set (set it, or write `${{{var}:-default}}`)"
-                ));
-            }
+            (None, None) => return Err(ExpandError::Unset(var.to_string())),
         }
         rest = &after[end + 1..];
     }
@@ -431,9 +439,9 @@ pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Str
 
 impl ServerConfig {
     /// This server with `${VAR}` references expanded from `lookup`.
-    pub fn expanded(&self, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Self, String> {
+    pub fn expanded(&self, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Self, ExpandError> {
         let mut server = self.clone();
-        let map = |m: &BTreeMap<String, String>| -> Result<BTreeMap<String, String>, String> {
+        let map = |m: &BTreeMap<String, String>| -> Result<BTreeMap<String, String>, ExpandError> {
             m.iter()
                 .map(|(k, v)| Ok((k.clone(), expand(v, lookup)?)))
                 .collect()

@@ -7,6 +7,8 @@
 //   flood   `flood` writes --mb megabytes of non-protocol text on stdout, then answers
 //   silent  `wait` never answers
 // --mark FILE is created at start (proves the server was started).
+// --probe FILE writes, at start, JSON with the server's environment and
+//   whether it could write --outside PATH (the sandbox should stop it).
 import { writeFileSync, existsSync } from "node:fs";
 import { createInterface } from "node:readline";
 
@@ -18,6 +20,20 @@ const opt = (name, dflt) => {
 };
 const mark = opt("--mark");
 if (mark) writeFileSync(mark, `started ${mode}\n`);
+const probe = opt("--probe");
+if (probe) {
+  let wrote = false;
+  const outside = opt("--outside");
+  if (outside) {
+    try {
+      writeFileSync(outside, "escaped the sandbox\n");
+      wrote = true;
+    } catch {
+      wrote = false;
+    }
+  }
+  writeFileSync(probe, JSON.stringify({ env: process.env, wrote }));
+}
 
 const send = (msg) => process.stdout.write(JSON.stringify(msg) + "\n");
 const reply = (id, result) => send({ jsonrpc: "2.0", id, result });
