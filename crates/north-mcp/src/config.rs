@@ -582,13 +582,13 @@ mod tests {
         };
         assert_eq!(expand("${HOME}/x", &env).unwrap(), "/h/x");
         assert_eq!(expand("${NOPE:-d}", &env).unwrap(), "d");
-        assert!(expand("${NOPE}", &env).unwrap_err().contains("not set"));
-        assert!(
-            expand("${ANTHROPIC_API_KEY}", &env)
-                .unwrap_err()
-                .contains("never")
-        );
+        let unset = expand("${NOPE}", &env).unwrap_err();
+        assert_eq!(unset, ExpandError::Unset("NOPE".into()));
+        assert!(unset.to_string().contains("not set"), "{unset}");
+        let reserved = expand("${ANTHROPIC_API_KEY}", &env).unwrap_err();
+        assert!(reserved.to_string().contains("never"), "{reserved}");
+        assert!(!reserved.to_string().contains("sk-secret"));
         assert_eq!(expand("${ANTHROPIC_API_KEY:-none}", &env).unwrap(), "none");
-        assert!(expand("${open", &env).is_err());
+        assert!(matches!(expand("${open", &env), Err(ExpandError::Unclosed(_))));
     }
 }
