@@ -589,6 +589,9 @@ mod tests {
         assert!(reserved.to_string().contains("never"), "{reserved}");
         assert!(!reserved.to_string().contains("sk-secret"));
         assert_eq!(expand("${ANTHROPIC_API_KEY:-none}", &env).unwrap(), "none");
-        assert!(matches!(expand("${open", &env), Err(ExpandError::Unclosed(_))));
+        assert!(matches!(
+            expand("${open", &env),
+            Err(ExpandError::Unclosed(_))
+        ));
     }
 }
