@@ -20,6 +20,7 @@
 mod agent;
 pub mod approval;
 pub mod blocks;
+pub mod commands;
 pub mod condense;
 pub mod config;
 pub mod context;
@@ -35,7 +36,7 @@ pub mod trust;
 pub mod undo;
 
 pub use agent::{
-    Agent, AgentError, AgentOptions, Emit, ExpandError, ExpandedInput, InputExpander, ModeError,
-    ModeKit, ModelSwitch, RewindReport, SwitchReport, TurnEnd,
+    Agent, AgentError, AgentOptions, DiffError, Emit, ExpandError, ExpandedInput, InputExpander,
+    ModeError, ModeKit, ModelSwitch, RewindReport, SessionDiff, SwitchReport, TurnEnd,
 };
 pub use approval::{ApprovalRequest, Approver, FlagApprover};

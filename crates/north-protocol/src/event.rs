@@ -76,6 +76,8 @@ pub enum NoticeKind {
     /// Content from outside the message (an MCP prompt or resource) was
     /// put into it.
     Attached,
+    /// The conversation was condensed on the user's request (`/compact`).
+    Compacted,
 }
 
 /// The stream a piece of a command's output came from.

@@ -37,6 +37,10 @@ pub struct SessionInfo {
     pub catalog: Option<&'static north_llm::ModelInfo>,
     /// The MCP servers' state, for `/mcp`.
     pub mcp: crate::mcp::McpView,
+    /// Custom commands (`.north/commands/*.md`, the user's), for the palette.
+    pub commands: Vec<north_agent::commands::CustomCommand>,
+    /// The project's files, for the `@` picker.
+    pub files: crate::complete::FileFinder,
 }
 
 /// What the runner must do after input.
@@ -62,6 +66,14 @@ pub enum Action {
     ListTurns,
     /// Switch the permission mode (Shift+Tab).
     SetMode(north_protocol::PermissionMode),
+    /// Condense the conversation now, keeping what the focus names
+    /// (`/compact [focus]`).
+    Compact(Option<String>),
+    /// Continue on this model (`/model NAME`); the provider follows from
+    /// the name.
+    SwitchModel(String),
+    /// Show what this session changed (`/diff`).
+    Diff,
 }
 
 /// A prompt on screen.
@@ -127,6 +139,12 @@ pub struct App {
     pub(crate) composer: Composer,
     pub(crate) pending: Option<Pending>,
     pub(crate) picker: Option<Picker>,
+    /// The command palette or `@` file picker over the composer.
+    pub(crate) popup: Option<crate::complete::Popup>,
+    /// The composer text the user closed the popup for (Esc).
+    pub(crate) popup_dismissed: Option<String>,
+    /// Sessions listed for `/resume` completion while it is open.
+    pub(crate) session_cache: Option<Vec<(String, String)>>,
     pub(crate) busy_since: Option<Instant>,
     pub(crate) elapsed: Duration,
     pub(crate) tokens: u64,
@@ -168,6 +186,9 @@ impl App {
             composer: Composer::default(),
             pending: None,
             picker: None,
+            popup: None,
+            popup_dismissed: None,
+            session_cache: None,
             busy_since: None,
             elapsed: Duration::ZERO,
             tokens: 0,
@@ -343,6 +364,16 @@ impl App {
             UiMsg::ModeSet(mode) => {
                 self.info.mode = mode;
                 self.hint = Some(format!("mode: {mode} · shift+tab cycles"));
+            }
+            UiMsg::ModelSet {
+                provider,
+                model,
+                context_window,
+            } => {
+                self.info.catalog = north_llm::catalog::lookup(&model);
+                self.info.provider = provider;
+                self.info.model = model;
+                self.info.context_window = Some(context_window);
             }
         }
         None

@@ -88,6 +88,15 @@ pub enum UiMsg {
     Failed(String),
     /// The permission mode changed.
     ModeSet(north_protocol::PermissionMode),
+    /// The session continues on another model (`/model`).
+    ModelSet {
+        /// Its provider.
+        provider: String,
+        /// The model.
+        model: String,
+        /// Its context window in tokens.
+        context_window: u64,
+    },
     /// An answer to a command outside a turn (`/undo`, `/rewind`).
     Info {
         /// The notice's title.

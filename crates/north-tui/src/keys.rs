@@ -18,6 +18,7 @@ impl App {
     pub fn handle_paste(&mut self, text: &str) {
         if self.pending.is_none() && self.picker.is_none() {
             self.composer.insert(text);
+            self.refresh_popup();
             self.dirty = true;
         }
     }
@@ -48,6 +49,9 @@ impl App {
         if self.picker.is_some() {
             return self.picker_key(key);
         }
+        if let Some(actions) = self.popup_key(&key) {
+            return actions;
+        }
         if key.code == KeyCode::BackTab {
             return self.cycle_mode();
         }
@@ -58,8 +62,16 @@ impl App {
             return Vec::new();
         }
         if self.readline_key(&key) {
+            self.refresh_popup();
             return Vec::new();
         }
+        let actions = self.composer_key(key, ctrl);
+        self.refresh_popup();
+        actions
+    }
+
+    /// A key for the composer (or the shortcuts that work from it).
+    fn composer_key(&mut self, key: KeyEvent, ctrl: bool) -> Vec<Action> {
         match key.code {
             KeyCode::Enter
                 if key
@@ -168,12 +180,25 @@ impl App {
         true
     }
 
-    fn submit(&mut self) -> Vec<Action> {
+    pub(crate) fn submit(&mut self) -> Vec<Action> {
         let text = self.composer.text();
         if text.trim().is_empty() {
             return Vec::new();
         }
         let text = self.composer.take();
+        self.popup = None;
+        // A custom command: its template, with the arguments, is the message.
+        let word = text.split_whitespace().next().unwrap_or("");
+        if let Some(custom) = self.info.commands.iter().find(|c| c.name == word) {
+            let prompt = custom.expand(text.trim_start()[word.len()..].trim());
+            if self.is_busy() {
+                self.queued.push_back(prompt);
+                self.hint = Some("Queued: sent when the turn ends".into());
+                return Vec::new();
+            }
+            self.start_turn(&text);
+            return vec![Action::Submit(prompt)];
+        }
         // `/mcp__server__prompt …` is an MCP prompt: sent as a message,
         // which the agent expands.
         if text.starts_with('/') && !text.starts_with("/mcp__") {

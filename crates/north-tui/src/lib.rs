@@ -16,6 +16,7 @@
 
 mod app;
 mod approver;
+mod complete;
 mod composer;
 pub mod diff;
 mod highlight;
@@ -37,9 +38,11 @@ pub mod wrap;
 
 pub use app::{Action, App, SessionInfo};
 pub use approver::{Inbox, Prompt, PromptKind, TuiApprover, UiMsg, channel};
+pub use complete::FileFinder;
 pub use mcp::{McpServerLine, McpView};
 pub use run::{
-    Exit, OpenSessionError, STREAM_FPS, SessionOpener, Start, TuiError, draw, restore_terminal, run,
+    Exit, ModelSwitcher, OpenSessionError, STREAM_FPS, SessionOpener, Start, TuiError, draw,
+    restore_terminal, run,
 };
 pub use slash::COMMANDS;
 pub use term::{FrameBackend, InlineTerminal, SharedWriter, TtyBackend};

@@ -28,6 +28,11 @@ const SPINNER_TICK: Duration = Duration::from_millis(100);
 /// Opens another session for `/resume`: the binary's setup behind a closure.
 pub type SessionOpener = Box<dyn FnMut(&str) -> Result<Agent, OpenSessionError> + Send>;
 
+/// Builds the switch to another model for `/model NAME` (its backend and
+/// limits): the binary's provider setup behind a closure.
+pub type ModelSwitcher =
+    Box<dyn FnMut(&str) -> Result<north_agent::ModelSwitch, OpenSessionError> + Send>;
+
 /// A session `/resume` asked for could not be opened; the message says why
 /// (shown to the user as "cannot resume ID: …").
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -116,6 +121,8 @@ pub struct Start {
     pub agent: Agent,
     /// Opens other sessions for `/resume`.
     pub opener: SessionOpener,
+    /// Builds model switches for `/model NAME` (None: the model is fixed).
+    pub switcher: Option<ModelSwitcher>,
     /// Where prompts and events arrive (from [`crate::approver::channel`]).
     pub inbox: Inbox,
 }
@@ -127,11 +134,28 @@ enum WorkerCmd {
     Rewind(crate::rewind::RewindRequest),
     ListTurns,
     SetMode(north_protocol::PermissionMode),
+    Compact(Option<String>, CancellationToken),
+    SwitchModel(String),
+    Diff,
+}
+
+/// The rows of `/diff`'s answer.
+fn diff_lines(diff: &north_agent::SessionDiff) -> Vec<ratatui::text::Line<'static>> {
+    use ratatui::text::{Line, Span};
+    let mut lines = crate::diff::render(&crate::diff::parse_unified(&diff.diff), 120);
+    for path in &diff.not_shown {
+        lines.push(Line::from(Span::styled(
+            format!("{path} (changed; binary, large or a link: not shown)"),
+            crate::style::dim(),
+        )));
+    }
+    lines
 }
 
 async fn worker(
     mut agent: Agent,
     mut opener: SessionOpener,
+    mut switcher: Option<ModelSwitcher>,
     mut cmds: mpsc::UnboundedReceiver<WorkerCmd>,
     tx: mpsc::UnboundedSender<UiMsg>,
 ) {
@@ -164,6 +188,61 @@ async fn worker(
             }
             WorkerCmd::ListTurns => {
                 let _ = tx.send(crate::rewind::list(&agent));
+            }
+            WorkerCmd::Compact(focus, cancel) => {
+                let events = tx.clone();
+                let emit = move |e| {
+                    let _ = events.send(UiMsg::Event(e));
+                };
+                let end = match agent.compact(focus.as_deref(), &emit, &cancel).await {
+                    Ok(_) => TurnEnd::Done,
+                    Err(end) => end,
+                };
+                let _ = tx.send(UiMsg::TurnDone(end));
+            }
+            WorkerCmd::SwitchModel(name) => {
+                let built = match switcher.as_mut() {
+                    Some(switch) => switch(&name),
+                    None => Err(OpenSessionError::new(
+                        "this session's model is fixed (scripted provider)",
+                    )),
+                };
+                match built {
+                    Ok(switch) => {
+                        let context_window = switch.context_budget;
+                        let events = tx.clone();
+                        let emit = move |e| {
+                            let _ = events.send(UiMsg::Event(e));
+                        };
+                        agent.switch_model(switch, &emit);
+                        let model = agent.model();
+                        let _ = tx.send(UiMsg::ModelSet {
+                            provider: model.provider,
+                            model: model.model,
+                            context_window,
+                        });
+                    }
+                    Err(e) => {
+                        let _ = tx.send(UiMsg::Failed(format!("cannot switch to {name}: {e}")));
+                    }
+                }
+            }
+            WorkerCmd::Diff => {
+                let _ = tx.send(match agent.session_diff().await {
+                    Ok(d) if d.paths.is_empty() => UiMsg::Info {
+                        title: "Diff · this session changed no file".into(),
+                        lines: Vec::new(),
+                    },
+                    Ok(d) => UiMsg::Info {
+                        title: format!(
+                            "Diff · this session changed {} file{} (/undo or /rewind take changes back)",
+                            d.paths.len(),
+                            if d.paths.len() == 1 { "" } else { "s" }
+                        ),
+                        lines: diff_lines(&d),
+                    },
+                    Err(e) => UiMsg::Failed(e.to_string()),
+                });
             }
             WorkerCmd::Resume(id) => match opener(&id) {
                 Ok(next) => {
@@ -249,6 +328,21 @@ impl Loop {
                 }
                 Action::ListTurns => {
                     let _ = self.cmds.send(WorkerCmd::ListTurns);
+                }
+                Action::Compact(focus) => {
+                    let cancel = CancellationToken::new();
+                    self.cancel = Some(cancel.clone());
+                    if self.cmds.send(WorkerCmd::Compact(focus, cancel)).is_err() {
+                        self.app.handle_msg(UiMsg::TurnDone(TurnEnd::ProviderFailed(
+                            "the agent stopped".into(),
+                        )));
+                    }
+                }
+                Action::SwitchModel(name) => {
+                    let _ = self.cmds.send(WorkerCmd::SwitchModel(name));
+                }
+                Action::Diff => {
+                    let _ = self.cmds.send(WorkerCmd::Diff);
                 }
                 Action::Shell(command) => {
                     let cancel = CancellationToken::new();
@@ -390,13 +484,14 @@ pub async fn run(start: Start) -> Result<Exit, TuiError> {
     let Start {
         agent,
         opener,
+        switcher,
         mut inbox,
         ..
     } = start;
     let history = agent.messages().to_vec();
     let usage = agent.total_usage();
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
-    let worker = tokio::spawn(worker(agent, opener, cmd_rx, inbox.sender()));
+    let worker = tokio::spawn(worker(agent, opener, switcher, cmd_rx, inbox.sender()));
     if !history.is_empty() {
         let id = app.info().session_id.clone();
         app.handle_msg(UiMsg::Resumed {

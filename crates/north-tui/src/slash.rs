@@ -21,7 +21,19 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     ("/memory", "show the project's memory entries"),
     ("/allowlist", "show the commands that run without asking"),
-    ("/model", "show the model and provider"),
+    (
+        "/model [NAME]",
+        "show the model, or continue this session on another",
+    ),
+    (
+        "/compact [focus]",
+        "condense the conversation now, keeping what you name",
+    ),
+    ("/diff", "what this session changed in the files"),
+    (
+        "/init",
+        "have North write or improve AGENTS.md for this repository",
+    ),
     (
         "/status",
         "model, session, context window use, tokens and cost",
@@ -77,6 +89,9 @@ fn session_label(cp: Option<&north_protocol::Checkpoint>) -> String {
     }
 }
 
+/// What `/init` asks the model.
+pub(crate) const INIT_PROMPT: &str = "Write or improve AGENTS.md at the root of this repository: the guide a coding agent reads first. Look at the repository before writing (build files, README, CI configuration, the layout of the source tree, existing AGENTS.md, CLAUDE.md or .cursorrules). Cover: what the project is in two lines; how to build, test, lint and format (exact commands); the layout (where things live); conventions the code follows (errors, naming, tests); and pitfalls. Keep it short, concrete and true to this repository; keep what an existing file says that is still right. Propose it as an edit.";
+
 /// Runs the slash command line `line`.
 pub(crate) fn run(app: &mut App, line: &str) -> Vec<Action> {
     let mut words = line.split_whitespace();
@@ -97,6 +112,13 @@ pub(crate) fn run(app: &mut App, line: &str) -> Vec<Action> {
         "/cost" => cost(app),
         "/allowlist" => allowlist(app),
         "/mcp" => crate::mcp::show(app),
+        "/model" if !rest.is_empty() => {
+            if app.is_busy() {
+                app.push(Item::Error("the model changes between turns".into()));
+            } else {
+                return vec![Action::SwitchModel(rest.join(" "))];
+            }
+        }
         "/model" => {
             let info = app.info().clone();
             app.notice(
@@ -105,11 +127,24 @@ pub(crate) fn run(app: &mut App, line: &str) -> Vec<Action> {
                     kv("model", &info.model),
                     kv("provider", &info.provider),
                     Line::from(Span::styled(
-                        "Choose another with --model / --provider, or set `model` in .north/project.json or your user config (see `north config`).",
+                        "Type `/model ` to pick another (the session continues on it), or set `model` in .north/project.json or your user config (see `north config`).",
                         style::dim(),
                     )),
                 ],
             );
+        }
+        "/compact" | "/diff" | "/init" if app.is_busy() => {
+            app.push(Item::Error(format!("{command} runs between turns")));
+        }
+        "/compact" => {
+            let focus = (!rest.is_empty()).then(|| rest.join(" "));
+            app.start_turn(line);
+            return vec![Action::Compact(focus)];
+        }
+        "/diff" => return vec![Action::Diff],
+        "/init" => {
+            app.start_turn(line);
+            return vec![Action::Submit(INIT_PROMPT.to_string())];
         }
         "/undo" => match rest.as_slice() {
             [] | ["force"] => {
@@ -144,7 +179,29 @@ pub(crate) fn run(app: &mut App, line: &str) -> Vec<Action> {
 }
 
 fn help(app: &mut App) {
-    let mut body: Vec<Line<'static>> = COMMANDS.iter().map(|(c, d)| kv(c, d)).collect();
+    let pad = COMMANDS
+        .iter()
+        .map(|(c, _)| c.chars().count() + 1)
+        .max()
+        .unwrap_or(14);
+    let mut body: Vec<Line<'static>> = COMMANDS
+        .iter()
+        .map(|(c, d)| {
+            Line::from(vec![
+                Span::styled(format!("{c:<pad$}"), style::key()),
+                Span::raw(d.to_string()),
+            ])
+        })
+        .collect();
+    if !app.info().commands.is_empty() {
+        body.push(Line::default());
+        for c in &app.info().commands {
+            body.push(Line::from(vec![
+                Span::styled(format!("{:<pad$}", c.name), style::key()),
+                Span::raw(format!("{} (custom)", c.description)),
+            ]));
+        }
+    }
     body.push(Line::default());
     let newline = if app.keyboard_enhanced {
         "shift+enter, ctrl+j or alt+enter"
@@ -312,7 +369,7 @@ fn allowlist(app: &mut App) {
     }
 }
 
-fn list(app: &App) -> Result<Vec<(String, String)>, String> {
+pub(crate) fn list(app: &App) -> Result<Vec<(String, String)>, String> {
     SessionStore::new(&app.info().root)
         .list()
         .map(|all| {

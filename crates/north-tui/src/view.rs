@@ -205,7 +205,8 @@ impl App {
         let room = screen_h.saturating_sub(fixed);
         let panel = match &self.pending {
             Some(p) => prompt_lines(p, width, room.saturating_sub(1)),
-            None => self.picker_lines(),
+            None if self.picker.is_some() => self.picker_lines(),
+            None => self.popup_lines(),
         };
         let panel_h = (panel.len() as u16).min(room);
         let mut stream = Vec::new();

@@ -159,6 +159,8 @@ fn the_status_line_shows_tokens_in_and_out_context_used_and_cost() {
         context_window: Some(200_000),
         catalog: north_llm::catalog::lookup("claude-sonnet-4-5"),
         mcp: Default::default(),
+        commands: Vec::new(),
+        files: Default::default(),
     });
     let usage = north_protocol::Usage {
         input_tokens: 40_000,
@@ -231,6 +233,8 @@ fn status_and_cost_commands_report_the_session() {
         context_window: Some(200_000),
         catalog: north_llm::catalog::lookup("claude-sonnet-4-5"),
         mcp: Default::default(),
+        commands: Vec::new(),
+        files: Default::default(),
     });
     let usage = north_protocol::Usage {
         input_tokens: 12_000,
@@ -291,6 +295,8 @@ fn mcp_command_shows_each_servers_state_tool_count_and_last_error() {
         context_window: Some(200_000),
         catalog: north_llm::catalog::lookup("claude-sonnet-4-5"),
         mcp: view,
+        commands: Vec::new(),
+        files: Default::default(),
     });
     ui.command("/mcp");
     let screen = ui.screen();

@@ -222,8 +222,16 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
         context_window: Some(project.selected.limits.context_window),
         catalog: north_llm::catalog::lookup(&project.selected.model),
         mcp: mcp_view(mcp_hub.as_ref()),
+        commands: setup::custom_commands(&project.root),
+        files: setup::file_finder(project.root.clone()),
     };
     let session_id = info.session_id.clone();
+    let switch_config = project.config.clone();
+    let switch_args = args.model.clone();
+    let switcher: north_tui::ModelSwitcher = Box::new(move |name: &str| {
+        setup::model_switch(&switch_config, &switch_args, max_tokens, name)
+            .map_err(|e| north_tui::OpenSessionError::new(format!("{e:#}")))
+    });
     let opener_redactor = redactor.clone();
     let opener_hub = mcp_hub.clone();
     let opener: north_tui::SessionOpener = Box::new(move |id: &str| {
@@ -270,6 +278,7 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
         info,
         agent,
         opener,
+        switcher: Some(switcher),
         inbox,
     }));
     restore_stderr();

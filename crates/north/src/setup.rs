@@ -420,3 +420,113 @@ impl north_agent::InputExpander for McpExpander {
 pub fn attach_mcp(agent: &mut north_agent::Agent, hub: &std::sync::Arc<north_mcp::McpHub>) {
     agent.set_input_expander(std::sync::Arc::new(McpExpander(hub.clone())));
 }
+
+/// The custom slash commands of `root` and of the user's config dir.
+pub fn custom_commands(root: &std::path::Path) -> Vec<north_agent::commands::CustomCommand> {
+    let config_dir = north_agent::config::global_config_path()
+        .and_then(|p| p.parent().map(std::path::Path::to_path_buf));
+    let builtin: Vec<&str> = north_tui::COMMANDS
+        .iter()
+        .filter_map(|(c, _)| c.split_whitespace().next())
+        .collect();
+    north_agent::commands::load(root, config_dir.as_deref(), &builtin)
+}
+
+/// How old the `@` picker's file list may get before a query rebuilds it
+/// (in the background; the old list answers meanwhile).
+const FILE_INDEX_TTL: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// The `@` picker's files: the project's file list, walked in the
+/// background at start and again when it is older than a few seconds.
+pub fn file_finder(root: std::path::PathBuf) -> north_tui::FileFinder {
+    use north_tools::repo::FileIndex;
+    use std::sync::{Arc, Mutex};
+    use std::time::Instant;
+    #[derive(Default)]
+    struct State {
+        index: Option<Arc<FileIndex>>,
+        built: Option<Instant>,
+        building: bool,
+    }
+    let state = Arc::new(Mutex::new(State::default()));
+    let rebuild = {
+        let state = state.clone();
+        move || {
+            if let Ok(mut s) = state.lock() {
+                if s.building {
+                    return;
+                }
+                s.building = true;
+            }
+            let state = state.clone();
+            let root = root.clone();
+            std::thread::spawn(move || {
+                let index = Arc::new(FileIndex::build(&root));
+                if let Ok(mut s) = state.lock() {
+                    s.index = Some(index);
+                    s.built = Some(Instant::now());
+                    s.building = false;
+                }
+            });
+        }
+    };
+    rebuild();
+    north_tui::FileFinder(Some(Arc::new(move |query: &str, limit: usize| {
+        let (index, stale) = match state.lock() {
+            Ok(s) => (
+                s.index.clone(),
+                s.built.is_some_and(|b| b.elapsed() > FILE_INDEX_TTL),
+            ),
+            Err(_) => (None, false),
+        };
+        if stale {
+            rebuild();
+        }
+        index.map(|i| i.find(query, limit)).unwrap_or_default()
+    })))
+}
+
+/// The switch to another model for `/model NAME`: `provider:model`, or a
+/// model name whose provider the catalogue knows (else the current
+/// provider's). Keys and base URLs come from the user's configuration and
+/// environment, as at start.
+pub fn model_switch(
+    config: &Config,
+    args: &crate::cli::ModelArgs,
+    max_tokens: Option<u32>,
+    name: &str,
+) -> anyhow::Result<north_agent::ModelSwitch> {
+    let name = name.trim();
+    let (provider, model) = match name.split_once(':') {
+        Some((p, m)) if ["anthropic", "openai"].contains(&p) => (p.to_string(), m.to_string()),
+        _ => {
+            let provider = match north_llm::catalog::lookup(name).map(|m| m.family) {
+                Some(north_llm::catalog::Family::Anthropic) => "anthropic".to_string(),
+                Some(north_llm::catalog::Family::OpenAi) => "openai".to_string(),
+                None => config.provider.value.clone(),
+            };
+            (provider, name.to_string())
+        }
+    };
+    if model.is_empty() {
+        anyhow::bail!("name a model: /model NAME or /model PROVIDER:NAME");
+    }
+    if provider == "scripted" {
+        anyhow::bail!(
+            "the scripted provider plays its script; name a real model with its provider, e.g. /model openai:{model}"
+        );
+    }
+    let mut config = config.clone();
+    config.provider.value = provider;
+    config.model.value = Some(model);
+    let selected = crate::provider::select(&config, args)?;
+    let limits = &selected.limits;
+    let max_tokens = limits.max_tokens(max_tokens);
+    Ok(north_agent::ModelSwitch {
+        context_budget: context_budget(&config, limits, max_tokens),
+        backend: selected.backend,
+        provider: selected.provider,
+        model: selected.model,
+        max_tokens,
+    })
+}

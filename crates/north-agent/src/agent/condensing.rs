@@ -43,10 +43,64 @@ impl Agent {
             }
             return Ok(false);
         }
-        let Some(cut) = split_point(&self.messages, budget / 100 * 30) else {
+        self.condense(used, budget / 100 * 30, None, emit, cancel)
+            .await
+    }
+
+    /// `/compact [focus]`: condenses now, keeping only the latest exchange
+    /// verbatim; `focus` tells the summarizer what to keep above all.
+    /// `Ok(false)` when there is too little to condense.
+    pub async fn compact(
+        &mut self,
+        focus: Option<&str>,
+        emit: &Emit<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<bool, TurnEnd> {
+        let used = estimate_tokens(&self.messages);
+        let done = self
+            .condense(
+                used,
+                1,
+                focus.filter(|f| !f.trim().is_empty()),
+                emit,
+                cancel,
+            )
+            .await?;
+        let after = estimate_tokens(&self.messages);
+        emit(north_protocol::Event::Notice {
+            kind: north_protocol::NoticeKind::Compacted,
+            message: if done {
+                format!(
+                    "compacted: about {used} tokens of conversation are now a summary and {after} tokens{}",
+                    focus.map(|f| format!(" (focus: {f})")).unwrap_or_default()
+                )
+            } else {
+                "nothing to compact yet: the conversation is one exchange".to_string()
+            },
+        });
+        Ok(done)
+    }
+
+    /// Replaces the messages before the last `keep` tokens' worth with a
+    /// summary the model writes.
+    async fn condense(
+        &mut self,
+        used: u64,
+        keep: u64,
+        focus: Option<&str>,
+        emit: &Emit<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<bool, TurnEnd> {
+        let budget = self.opts.context_budget;
+        let Some(cut) = split_point(&self.messages, keep) else {
             return Ok(false);
         };
         let mut prompt = String::new();
+        if let Some(focus) = focus {
+            prompt.push_str(&format!(
+                "The user asked the summary to keep above all: {focus}\n\n"
+            ));
+        }
         if !self.state.episode_summary.is_empty() {
             prompt.push_str(&format!(
                 "Summary so far:\n{}\n\n",

@@ -40,34 +40,183 @@ impl Agent {
         self.expander = Some(expander);
     }
 
-    /// `input` as the model is to receive it; `Err` (already told to the
-    /// user) stops the turn.
+    /// `input` as the model is to receive it: the expander's content, then
+    /// the project files it mentions (`@path`, `@path:10-40`). `Err`
+    /// (already told to the user) stops the turn.
     pub(super) async fn expand_input(
         &self,
         input: &str,
         emit: &Emit<'_>,
         cancel: &CancellationToken,
     ) -> Result<String, String> {
-        let Some(expander) = &self.expander else {
-            return Ok(input.to_string());
+        let expanded = match &self.expander {
+            None => None,
+            Some(expander) => match expander.expand(input, cancel).await {
+                Ok(expanded) => expanded,
+                Err(e) => {
+                    let message = format!("{e}; nothing was sent to the model");
+                    emit(Event::Error {
+                        kind: ErrorKind::Config,
+                        message: message.clone(),
+                    });
+                    return Err(message);
+                }
+            },
         };
-        match expander.expand(input, cancel).await {
-            Ok(None) => Ok(input.to_string()),
-            Ok(Some(expanded)) => {
-                emit(Event::Notice {
-                    kind: NoticeKind::Attached,
-                    message: format!("attached {}", expanded.attached.join(", ")),
-                });
-                Ok(expanded.text)
-            }
-            Err(e) => {
-                let message = format!("{e}; nothing was sent to the model");
-                emit(Event::Error {
-                    kind: ErrorKind::Config,
-                    message: message.clone(),
-                });
-                Err(message)
+        let (mut text, mut attached) = match expanded {
+            Some(e) => (e.text, e.attached),
+            None => (input.to_string(), Vec::new()),
+        };
+        let mut refused = Vec::new();
+        for mention in file_mentions(input) {
+            match self.attach_file(&mention) {
+                Ok(Some(block)) => {
+                    text.push_str("\n\n");
+                    text.push_str(&block);
+                    attached.push(mention.token.to_string());
+                }
+                Ok(None) => {}
+                Err(why) => refused.push(format!("{} ({why})", mention.token)),
             }
         }
+        if !attached.is_empty() || !refused.is_empty() {
+            let mut message = String::new();
+            if !attached.is_empty() {
+                message = format!("attached {}", attached.join(", "));
+            }
+            if !refused.is_empty() {
+                if !message.is_empty() {
+                    message.push_str("; ");
+                }
+                message.push_str(&format!("not attached: {}", refused.join(", ")));
+            }
+            emit(Event::Notice {
+                kind: NoticeKind::Attached,
+                message,
+            });
+        }
+        Ok(text)
+    }
+
+    /// The message block for `mention`: `Ok(None)` when it names no file
+    /// (plain text that starts with `@`), `Err` when it names one North
+    /// will not read (outside the project, a secret `.env`).
+    fn attach_file(&self, mention: &FileMention<'_>) -> Result<Option<String>, String> {
+        let sandbox = self.ctx.sandbox().map_err(|e| e.to_string())?;
+        let resolved = match sandbox.resolve_existing(mention.path) {
+            Ok(r) => r,
+            Err(north_tools::sandbox::SandboxError::NotFound(_)) => return Ok(None),
+            Err(e) => {
+                // Text that only looks like a path (`@team`) is not refused.
+                if mention.path.contains('/') || mention.range.is_some() {
+                    return Err(e.to_string());
+                }
+                return Ok(None);
+            }
+        };
+        let meta = std::fs::metadata(&resolved.abs).map_err(|e| e.to_string())?;
+        if !meta.is_file() {
+            return Ok(None);
+        }
+        if meta.len() > 8 * 1024 * 1024 {
+            return Err("over 8 MiB; ask for it to be read with read_file".into());
+        }
+        let name = resolved.rel.rsplit('/').next().unwrap_or("");
+        if north_tools::repo::is_secret_env_file(name) {
+            return Err("a secret .env file".into());
+        }
+        let bytes = std::fs::read(&resolved.abs).map_err(|e| e.to_string())?;
+        if bytes.contains(&0) {
+            return Err("binary".into());
+        }
+        let content = String::from_utf8_lossy(&bytes);
+        let (body, lines) = match mention.range {
+            Some((from, to)) => {
+                let total = content.lines().count();
+                if from == 0 || from > to || from > total {
+                    return Err(format!("the file has {total} lines"));
+                }
+                let to = to.min(total);
+                let body: Vec<&str> = content.lines().skip(from - 1).take(to - from + 1).collect();
+                (body.join("\n"), format!(" lines=\"{from}-{to}\""))
+            }
+            None => (content.into_owned(), String::new()),
+        };
+        let mut body: String = body.chars().take(FILE_CHARS).collect();
+        if body.len() < bytes.len() && mention.range.is_none() && body.chars().count() == FILE_CHARS
+        {
+            body.push_str("\n[… cut: read_file reads the rest]");
+        }
+        Ok(Some(format!(
+            "<file path=\"{}\"{lines}>\n{}\n</file>",
+            resolved.rel,
+            body.trim_end_matches('\n')
+        )))
+    }
+}
+
+/// Characters of one attached file kept in the message.
+const FILE_CHARS: usize = 100_000;
+
+/// A `@path` or `@path:FROM-TO` mention in a user's input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FileMention<'a> {
+    /// The token as typed.
+    pub token: &'a str,
+    /// The path part.
+    pub path: &'a str,
+    /// 1-based inclusive line range.
+    pub range: Option<(usize, usize)>,
+}
+
+/// Every `@…` token of `input` that could name a file.
+pub(crate) fn file_mentions(input: &str) -> Vec<FileMention<'_>> {
+    input
+        .split_whitespace()
+        .filter_map(|token| {
+            let body = token.strip_prefix('@')?;
+            let body = body.trim_end_matches([',', ';', '!', '?', ')', '"', '\'']);
+            let body = body.strip_suffix('.').unwrap_or(body);
+            if body.is_empty() {
+                return None;
+            }
+            let (path, range) = match body.rsplit_once(':') {
+                Some((path, r))
+                    if !path.is_empty() && r.chars().all(|c| c.is_ascii_digit() || c == '-') =>
+                {
+                    let range = match r.split_once('-') {
+                        Some((a, b)) => (a.parse().ok()?, b.parse().ok()?),
+                        None => {
+                            let n = r.parse().ok()?;
+                            (n, n)
+                        }
+                    };
+                    (path, Some(range))
+                }
+                _ => (body, None),
+            };
+            Some(FileMention { token, path, range })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mentions_take_paths_and_line_ranges() {
+        let found = file_mentions("see @src/main.rs:10-40, @README.md. and @x:7 mail@me @");
+        assert_eq!(found.len(), 3, "{found:?}");
+        assert_eq!(
+            (found[0].path, found[0].range),
+            ("src/main.rs", Some((10, 40)))
+        );
+        assert_eq!((found[1].path, found[1].range), ("README.md", None));
+        assert_eq!((found[2].path, found[2].range), ("x", Some((7, 7))));
+        assert_eq!(
+            file_mentions("@docs:file:///a.md")[0].path,
+            "docs:file:///a.md"
+        );
     }
 }

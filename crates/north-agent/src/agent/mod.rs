@@ -30,6 +30,7 @@
 mod actions;
 mod approvals;
 mod condensing;
+mod diff;
 pub(crate) mod dispatch;
 mod expand;
 mod history;
@@ -41,6 +42,7 @@ mod stream;
 mod system;
 mod turn;
 
+pub use diff::{DiffError, SessionDiff};
 pub use expand::{ExpandError, ExpandedInput, InputExpander};
 pub use model::{ModelSwitch, SwitchReport};
 pub use modes::{ModeError, ModeKit};

@@ -17,8 +17,8 @@ const PROMPT_CHARS: usize = 80;
 
 /// Snapshots and the turn log, when the agent keeps them.
 pub(super) struct Undo {
-    store: SnapshotStore,
-    log: TurnLog,
+    pub(super) store: SnapshotStore,
+    pub(super) log: TurnLog,
     /// The turn under way (snapshotted before, not after yet).
     open: Option<u32>,
 }
@@ -49,7 +49,9 @@ impl Undo {
 
 impl Agent {
     /// Snapshots the tree off the async runtime: a big tree takes a while.
-    async fn take_snapshot(&self) -> Option<Result<north_tools::snapshot::SnapshotId, UndoError>> {
+    pub(super) async fn take_snapshot(
+        &self,
+    ) -> Option<Result<north_tools::snapshot::SnapshotId, UndoError>> {
         let store = self.undo.as_ref()?.store.clone();
         let root = self.ctx.root.clone();
         let started = std::time::Instant::now();

@@ -2,12 +2,14 @@
 //! detection with size limits, and atomic writes.
 
 pub(crate) mod atomic;
+mod files;
 mod flock;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 pub use atomic::{atomic_write, fsync_dir, temp_path_for};
+pub use files::FileIndex;
 pub use flock::try_lock_exclusive;
 
 /// North's per-project state directory, relative to the project root.

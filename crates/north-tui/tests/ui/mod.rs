@@ -76,6 +76,11 @@ impl Ui {
         }
     }
 
+    /// The composer's text.
+    pub fn app_text(&self) -> String {
+        self.app.composer_text()
+    }
+
     pub fn command(&mut self, s: &str) -> Vec<Action> {
         self.typed(s);
         self.key(KeyCode::Enter)

@@ -1,0 +1,180 @@
+//! Custom slash commands: markdown files in `.north/commands/` (the
+//! project's) and `commands/` in North's config dir (yours), as Claude Code
+//! and opencode have them. The file name is the command (`review.md` →
+//! `/review`); the body is a prompt template where `$ARGUMENTS` stands for
+//! what follows the command. An optional front matter block may give a
+//! `description:` for the palette.
+
+use std::path::{Path, PathBuf};
+
+/// Where a custom command comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommandScope {
+    /// The project's `.north/commands/`.
+    Project,
+    /// The user's config dir.
+    User,
+}
+
+/// One custom command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CustomCommand {
+    /// The command with its slash (`/review`).
+    pub name: String,
+    /// One line for the palette.
+    pub description: String,
+    /// The prompt template.
+    pub template: String,
+    /// Where it was found.
+    pub scope: CommandScope,
+    /// The file it came from.
+    pub path: PathBuf,
+}
+
+/// The largest command file read, in bytes.
+const MAX_FILE: u64 = 256 * 1024;
+
+impl CustomCommand {
+    /// The prompt for this command followed by `arguments`: `$ARGUMENTS`
+    /// replaced, or the arguments appended on their own line when the
+    /// template does not use them.
+    pub fn expand(&self, arguments: &str) -> String {
+        let arguments = arguments.trim();
+        if self.template.contains("$ARGUMENTS") {
+            self.template.replace("$ARGUMENTS", arguments)
+        } else if arguments.is_empty() {
+            self.template.clone()
+        } else {
+            format!("{}\n\n{arguments}", self.template.trim_end())
+        }
+    }
+}
+
+/// Splits an optional `---` front matter block off `text`: (description,
+/// body).
+fn front_matter(text: &str) -> (Option<String>, &str) {
+    let Some(rest) = text.strip_prefix("---\n") else {
+        return (None, text);
+    };
+    let Some(end) = rest.find("\n---") else {
+        return (None, text);
+    };
+    let description = rest[..end].lines().find_map(|l| {
+        l.strip_prefix("description:")
+            .map(|d| d.trim().trim_matches('"').to_string())
+    });
+    let body = rest[end + 4..].trim_start_matches(['\r', '\n']);
+    (description, body)
+}
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 40
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == ':')
+}
+
+fn load_dir(dir: &Path, scope: CommandScope, out: &mut Vec<CustomCommand>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut files: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    files.sort();
+    for path in files {
+        if path.extension().and_then(|e| e.to_str()) != Some("md") {
+            continue;
+        }
+        let Some(name) = path.file_stem().and_then(|s| s.to_str()) else {
+            continue;
+        };
+        if !valid_name(name) {
+            tracing::warn!(file = %path.display(), "custom command name must be letters, digits, `-`, `_` or `:`");
+            continue;
+        }
+        let too_big = std::fs::metadata(&path).map_or(true, |m| !m.is_file() || m.len() > MAX_FILE);
+        if too_big {
+            tracing::warn!(file = %path.display(), "custom command file skipped: not a file or over 256 KiB");
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let (description, body) = front_matter(&text);
+        let description = description.unwrap_or_else(|| {
+            body.lines()
+                .map(|l| l.trim().trim_start_matches('#').trim())
+                .find(|l| !l.is_empty())
+                .unwrap_or("")
+                .chars()
+                .take(80)
+                .collect()
+        });
+        out.push(CustomCommand {
+            name: format!("/{name}"),
+            description,
+            template: body.to_string(),
+            scope,
+            path,
+        });
+    }
+}
+
+/// The custom commands of `root` and of the user's `config_dir` (North's
+/// config directory). A project command shadows a user command of the same
+/// name; names of North's own commands (`builtin`) are skipped.
+pub fn load(root: &Path, config_dir: Option<&Path>, builtin: &[&str]) -> Vec<CustomCommand> {
+    let mut project = Vec::new();
+    load_dir(
+        &root.join(".north/commands"),
+        CommandScope::Project,
+        &mut project,
+    );
+    let mut user = Vec::new();
+    if let Some(dir) = config_dir {
+        load_dir(&dir.join("commands"), CommandScope::User, &mut user);
+    }
+    let mut all: Vec<CustomCommand> = Vec::new();
+    for c in project.into_iter().chain(user) {
+        if builtin.contains(&c.name.as_str()) || all.iter().any(|o| o.name == c.name) {
+            continue;
+        }
+        all.push(c);
+    }
+    all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_take_arguments_and_front_matter_describes() {
+        let dir = tempfile::tempdir().unwrap();
+        let cmds = dir.path().join(".north/commands");
+        std::fs::create_dir_all(&cmds).unwrap();
+        std::fs::write(
+            cmds.join("review.md"),
+            "---\ndescription: Review a file\n---\nReview $ARGUMENTS for bugs.\n",
+        )
+        .unwrap();
+        std::fs::write(cmds.join("plain.md"), "# Explain the build\nExplain it.\n").unwrap();
+        std::fs::write(cmds.join("help.md"), "shadowed by the builtin").unwrap();
+        std::fs::write(cmds.join("bad name.md"), "skipped").unwrap();
+        let user = dir.path().join("user");
+        std::fs::create_dir_all(user.join("commands")).unwrap();
+        std::fs::write(user.join("commands/review.md"), "the user's, shadowed").unwrap();
+        std::fs::write(user.join("commands/mine.md"), "Mine: $ARGUMENTS").unwrap();
+        let all = load(dir.path(), Some(&user), &["/help"]);
+        let names: Vec<&str> = all.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, vec!["/plain", "/review", "/mine"]);
+        assert_eq!(all[1].description, "Review a file");
+        assert_eq!(all[1].expand("src/lib.rs"), "Review src/lib.rs for bugs.\n");
+        assert_eq!(all[0].description, "Explain the build");
+        assert_eq!(
+            all[0].expand("fast"),
+            "# Explain the build\nExplain it.\n\nfast"
+        );
+        assert_eq!(all[2].scope, CommandScope::User);
+    }
+}
