@@ -109,18 +109,18 @@ fn model_arguments_complete_from_the_catalogue() {
 fn at_opens_the_file_picker_and_the_choice_goes_into_the_message() {
     let mut ui = Ui::new(100, 16);
     let mut info = ui.app.info().clone();
-    let files = vec![
-        "src/main.rs".to_string(),
-        "src/lib.rs".to_string(),
-        "crates/north/src/main.rs".to_string(),
-        "README.md".to_string(),
+    let files = [
+        "src/main.rs",
+        "src/lib.rs",
+        "crates/north/src/main.rs",
+        "README.md",
     ];
     info.files = FileFinder(Some(Arc::new(move |q: &str, n: usize| {
         files
             .iter()
             .filter(|f| q.chars().all(|c| f.contains(c)))
             .take(n)
-            .cloned()
+            .map(|f| f.to_string())
             .collect()
     })));
     ui.app = north_tui::App::new(info);
