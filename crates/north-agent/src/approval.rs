@@ -51,6 +51,12 @@ pub trait Approver: Send + Sync {
     fn is_interactive(&self) -> bool {
         true
     }
+
+    /// What the user said when refusing call `call_id` ("reject with
+    /// feedback"), taken once: it goes to the model with the refusal.
+    fn feedback(&self, _call_id: &str) -> Option<String> {
+        None
+    }
 }
 
 /// Headless decisions from flags. Without flags everything is refused:

@@ -27,6 +27,9 @@ pub enum ApprovalDecision {
     RunOnce,
     /// Persist an allow rule, then run.
     Always,
+    /// Persist an allow rule for the command's prefix (`cargo test`
+    /// covers `cargo test -p x`), then run.
+    AlwaysPrefix,
     /// Do not run; the model gets a denied result.
     Deny,
     /// Apply the edit proposal.

@@ -5,6 +5,9 @@ use futures::future::BoxFuture;
 use north_agent::approval::AskReason;
 use north_agent::{ApprovalRequest, Approver, TurnEnd};
 use north_protocol::{ApprovalDecision, Event, Message};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
 use tokio::sync::{mpsc, oneshot};
 
 use crate::diff::{DiffFile, files_of};
@@ -19,6 +22,9 @@ pub enum PromptKind {
         /// Why the policy asks beyond "no rule covers it" (a path outside the
         /// project, syntax North cannot verify).
         why: Option<String>,
+        /// The prefix "always allow" would store (`cargo test`), when the
+        /// policy offers one.
+        prefix: Option<String>,
     },
     /// A command the OS sandbox stopped (`auto` mode): run it once
     /// outside the sandbox, or not.
@@ -64,7 +70,13 @@ pub struct Prompt {
     pub kind: PromptKind,
     /// Where the decision goes.
     pub reply: oneshot::Sender<ApprovalDecision>,
+    /// What the user says with a refusal ("reject with feedback"), put
+    /// here before the decision is sent.
+    pub feedback: FeedbackSlot,
 }
+
+/// Where the UI leaves the words of a refusal for the approver.
+pub type FeedbackSlot = Arc<Mutex<Option<String>>>;
 
 /// Everything the UI loop receives from the agent side.
 #[derive(Debug)]
@@ -115,6 +127,8 @@ pub struct TuiApprover {
     pub approve_edits: bool,
     /// Run commands without asking.
     pub allow_shell: bool,
+    /// The words of refusals, by call id, until the agent takes them.
+    feedback: Arc<Mutex<HashMap<String, String>>>,
 }
 
 /// The receiving end of the UI channel, plus a sender for agent events.
@@ -149,6 +163,7 @@ pub fn channel() -> (TuiApprover, Inbox) {
             tx: tx.clone(),
             approve_edits: false,
             allow_shell: false,
+            feedback: Default::default(),
         },
         Inbox { tx, rx },
     )
@@ -169,6 +184,7 @@ impl Approver for TuiApprover {
                 evidence: evidence.clone(),
             },
             ApprovalRequest::Shell { command, reason } => PromptKind::Shell {
+                prefix: north_tools::policy::suggested_prefix(command),
                 command: command.to_string(),
                 why: match reason {
                     AskReason::NotApproved => None,
@@ -189,6 +205,7 @@ impl Approver for TuiApprover {
         };
         let refusal = kind.refusal();
         let (reply, answer) = oneshot::channel();
+        let slot = FeedbackSlot::default();
         let sent = automatic.is_none()
             && self
                 .tx
@@ -196,6 +213,7 @@ impl Approver for TuiApprover {
                     call_id: call_id.to_string(),
                     kind,
                     reply,
+                    feedback: slot.clone(),
                 }))
                 .is_ok();
         Box::pin(async move {
@@ -205,8 +223,19 @@ impl Approver for TuiApprover {
             if !sent {
                 return refusal;
             }
-            answer.await.unwrap_or(refusal)
+            let decision = answer.await.unwrap_or(refusal);
+            let words = slot.lock().ok().and_then(|mut s| s.take());
+            if let Some(words) = words
+                && let Ok(mut all) = self.feedback.lock()
+            {
+                all.insert(call_id.to_string(), words);
+            }
+            decision
         })
+    }
+
+    fn feedback(&self, call_id: &str) -> Option<String> {
+        self.feedback.lock().ok()?.remove(call_id)
     }
 
     fn auto_approves_shell(&self) -> bool {

@@ -5,7 +5,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use north_protocol::ApprovalDecision;
 
-use crate::app::{Action, App};
+use crate::app::{Action, App, Choice};
 use crate::approver::PromptKind;
 use crate::transcript::Item;
 
@@ -244,10 +244,45 @@ impl App {
         }
     }
 
+    /// Keys while the user types why they refuse: Enter sends the refusal
+    /// with the words, Esc goes back to the options.
+    fn feedback_key(&mut self, key: KeyEvent, refusal: ApprovalDecision) -> Vec<Action> {
+        match key.code {
+            KeyCode::Esc => {
+                if let Some(p) = self.pending.as_mut() {
+                    p.awaiting_feedback = None;
+                }
+                self.composer.set_text("");
+                self.composer.set_focused(false);
+                Vec::new()
+            }
+            KeyCode::Enter => {
+                let words = self.composer.text().trim().to_string();
+                self.composer.set_text("");
+                if let Some(p) = self.pending.as_ref()
+                    && !words.is_empty()
+                    && let Ok(mut slot) = p.feedback.lock()
+                {
+                    *slot = Some(words);
+                }
+                self.decide(refusal)
+            }
+            _ => {
+                if !self.readline_key(&key) {
+                    self.composer.input(key);
+                }
+                Vec::new()
+            }
+        }
+    }
+
     fn prompt_key(&mut self, key: KeyEvent) -> Vec<Action> {
         let Some(p) = self.pending.as_mut() else {
             return Vec::new();
         };
+        if let Some(refusal) = p.awaiting_feedback {
+            return self.feedback_key(key, refusal);
+        }
         let options = p.options();
         let n = options.len();
         let chosen = match key.code {
@@ -283,8 +318,8 @@ impl App {
                 p.scroll = usize::MAX / 2;
                 None
             }
-            KeyCode::Enter => Some(options[p.selected].2),
-            KeyCode::Esc => Some(p.kind.refusal()),
+            KeyCode::Enter => options.get(p.selected).map(|o| o.2),
+            KeyCode::Esc => Some(Choice::Decide(p.kind.refusal())),
             KeyCode::Char(c) => {
                 let c = c.to_ascii_lowercase();
                 let by_key = options
@@ -300,12 +335,22 @@ impl App {
                     (PromptKind::Capability { .. }, 'g') => Some(ApprovalDecision::Grant),
                     (PromptKind::Capability { .. }, 'd') => Some(ApprovalDecision::Deny),
                     _ => None,
-                })
+                }
+                .map(Choice::Decide))
             }
             _ => None,
         };
         match chosen {
-            Some(d) => self.decide(d),
+            Some(Choice::Decide(d)) => self.decide(d),
+            Some(Choice::Feedback(refusal)) => {
+                if let Some(p) = self.pending.as_mut() {
+                    p.awaiting_feedback = Some(refusal);
+                }
+                self.composer.set_text("");
+                self.composer.set_focused(true);
+                self.hint = Some("Tell North why · enter sends · esc goes back".into());
+                Vec::new()
+            }
             None => Vec::new(),
         }
     }

@@ -37,7 +37,7 @@ mod view;
 pub mod wrap;
 
 pub use app::{Action, App, SessionInfo};
-pub use approver::{Inbox, Prompt, PromptKind, TuiApprover, UiMsg, channel};
+pub use approver::{FeedbackSlot, Inbox, Prompt, PromptKind, TuiApprover, UiMsg, channel};
 pub use complete::FileFinder;
 pub use mcp::{McpServerLine, McpView};
 pub use run::{

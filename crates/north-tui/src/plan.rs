@@ -18,6 +18,8 @@ impl App {
             reply: None,
             selected: 0,
             scroll: 0,
+            feedback: Default::default(),
+            awaiting_feedback: None,
         });
         self.composer.set_focused(false);
     }

@@ -111,6 +111,10 @@ fn decision_words(kind: ApprovalKind, decision: ApprovalDecision) -> (&'static s
             "✓ Always execute (saved to .north/allowlist.json):",
             style::ok(),
         ),
+        (_, ApprovalDecision::AlwaysPrefix) => (
+            "✓ Always allowed its prefix (saved to .north/allowlist.json):",
+            style::ok(),
+        ),
         (ApprovalKind::Capability, ApprovalDecision::Deny) => {
             ("✗ Denied capability", style::error())
         }

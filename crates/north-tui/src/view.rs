@@ -70,7 +70,7 @@ fn prompt_lines(p: &Pending, width: u16, max_h: u16) -> Vec<Line<'static>> {
     let w = usize::from(width).max(8);
     let mut out = vec![Line::default()];
     match &p.kind {
-        PromptKind::Shell { command, why } => {
+        PromptKind::Shell { command, why, .. } => {
             out.push(Line::from(Span::styled(
                 "Command requested — run it?",
                 style::notice(),
@@ -374,7 +374,13 @@ impl App {
         Paragraph::new(l.panel).render(take(&mut y, panel_h), buf);
         // Composer: a rule, then the text.
         let rule = take(&mut y, 1);
-        let label = if self.pending.is_some() {
+        let label = if self
+            .pending
+            .as_ref()
+            .is_some_and(|p| p.awaiting_feedback.is_some())
+        {
+            " why? North gets your words · enter sends · esc goes back "
+        } else if self.pending.is_some() {
             " answer the prompt above "
         } else if self.is_busy() {
             " type ahead: sent when the turn ends "

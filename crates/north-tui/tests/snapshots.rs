@@ -188,6 +188,7 @@ fn the_three_way_shell_approval() {
         PromptKind::Shell {
             command: "cargo test --workspace".into(),
             why: None,
+            prefix: None,
         },
     );
     insta::assert_snapshot!("shell_prompt", ui.screen());
@@ -217,6 +218,7 @@ fn shell_shortcuts_map_to_each_decision() {
             PromptKind::Shell {
                 command: "ls".into(),
                 why: None,
+                prefix: None,
             },
         );
         ui.key(KeyCode::Char(key));
@@ -250,6 +252,7 @@ fn ctrl_c_during_a_prompt_refuses_it_and_interrupts() {
         PromptKind::Shell {
             command: "make".into(),
             why: None,
+            prefix: None,
         },
     );
     assert_eq!(ui.ctrl('c'), vec![Action::Interrupt]);
@@ -411,6 +414,7 @@ fn mixed(ui: &mut Ui) {
         PromptKind::Shell {
             command: "cargo test --workspace --all-features".into(),
             why: None,
+            prefix: None,
         },
     );
 }

@@ -69,6 +69,7 @@ fn a_denied_command_is_one_cross_line() {
         PromptKind::Shell {
             command: "rm -rf build".into(),
             why: None,
+            prefix: None,
         },
     );
     ui.key(crossterm::event::KeyCode::Char('3'));

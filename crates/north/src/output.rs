@@ -132,6 +132,7 @@ impl Text {
                     ApprovalDecision::Reject => "rejected",
                     ApprovalDecision::RunOnce => "allowed once",
                     ApprovalDecision::Always => "always allowed",
+                    ApprovalDecision::AlwaysPrefix => "always allowed (prefix)",
                     ApprovalDecision::Deny => "denied",
                     ApprovalDecision::Grant => "granted",
                 };

@@ -125,7 +125,10 @@ impl CallEnv<'_> {
         } else {
             AllowRules::default()
         };
-        rules.exact.extend(self.session_rules.iter().cloned());
+        rules.exact.extend(self.session_rules.exact.iter().cloned());
+        rules
+            .prefixes
+            .extend(self.session_rules.prefixes.iter().cloned());
         let root = self
             .ctx
             .root
@@ -172,16 +175,32 @@ impl CallEnv<'_> {
                 match decision {
                     ApprovalDecision::RunOnce => {}
                     ApprovalDecision::Always => {
-                        self.session_rules.push(command.clone());
+                        self.session_rules.exact.push(command.clone());
                         match allowlist.add(&command) {
                             Ok(_) => self.trust.after_own_write(&self.ctx.root),
                             Err(e) => tracing::warn!(error = %e, "cannot persist allow rule"),
                         }
                     }
+                    // The prefix is recomputed here, never taken from the
+                    // front end: only what the policy would offer is stored.
+                    ApprovalDecision::AlwaysPrefix => {
+                        if let Some(prefix) = north_tools::policy::suggested_prefix(&command) {
+                            self.session_rules.prefixes.push(prefix.clone());
+                            match allowlist.add_prefix(&prefix) {
+                                Ok(_) => self.trust.after_own_write(&self.ctx.root),
+                                Err(e) => tracing::warn!(error = %e, "cannot persist prefix rule"),
+                            }
+                        }
+                    }
                     _ if self.approver.is_interactive() => {
-                        return ToolOutcome::err(format!(
-                            "the user denied running `{command}`; do not run it again this turn"
-                        ));
+                        return ToolOutcome::err(match self.approver.feedback(&call.id) {
+                            Some(why) => {
+                                format!("the user denied running `{command}` and said: {why}")
+                            }
+                            None => format!(
+                                "the user denied running `{command}`; do not run it again this turn"
+                            ),
+                        });
                     }
                     _ => {
                         return ToolOutcome::err(format!(
@@ -278,10 +297,16 @@ impl CallEnv<'_> {
             .await
         };
         if decision != ApprovalDecision::Accept {
+            let error = match self.approver.feedback(&call.id) {
+                Some(why) => {
+                    format!("the user rejected these edits (nothing was written) and said: {why}")
+                }
+                None => "the user rejected these edits; nothing was written".into(),
+            };
             return ToolOutcome {
                 ok: false,
                 output: json!({"rejected": true, "files": paths}),
-                error: Some("the user rejected these edits; nothing was written".into()),
+                error: Some(error),
             };
         }
         if let Some(writer) = self.ctx.file_writer.clone() {

@@ -17,7 +17,7 @@ pub(crate) struct CallEnv<'a> {
     pub state: &'a mut State,
     pub tracer: &'a Tracer,
     pub trust: &'a crate::trust::ProjectTrust,
-    pub session_rules: &'a mut Vec<String>,
+    pub session_rules: &'a mut north_tools::policy::AllowRules,
     pub emit: &'a Emit<'a>,
     /// The permission mode.
     pub mode: north_protocol::PermissionMode,

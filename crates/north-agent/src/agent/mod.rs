@@ -160,7 +160,7 @@ pub struct Agent {
     resumed_from: Option<(ModelRef, usize)>,
     /// Exact commands the user chose "Always" for in this session; they
     /// apply even where the project's own rules do not (an untrusted project).
-    session_rules: Vec<String>,
+    session_rules: north_tools::policy::AllowRules,
     /// The session's append-only log (holds the session's lock).
     log: SessionLog,
     /// How many leading messages are on disk exactly as in memory.
@@ -232,7 +232,7 @@ impl Agent {
             user_commands: 0,
             condense_requested: None,
             resumed_from: None,
-            session_rules: Vec::new(),
+            session_rules: Default::default(),
             log,
             clean: 0,
             snapshot_at: 0,

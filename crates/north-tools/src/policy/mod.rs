@@ -21,4 +21,4 @@ pub use allowlist::{AllowlistError, ProjectAllowlist};
 pub use command::{CommandDenied, Refusal, SimpleCommand, dangerous_substring};
 pub use mesh::{MeshPolicy, PolicyDenial, PolicyError, PolicyPreset};
 pub use net::{NetAccess, NetDenied, NetGrant};
-pub use shell::{AllowRules, AllowedBy, AskReason, ShellPolicy, Verdict};
+pub use shell::{AllowRules, AllowedBy, AskReason, ShellPolicy, Verdict, suggested_prefix};

@@ -105,6 +105,32 @@ impl AllowRules {
     }
 }
 
+/// The prefix an "always allow" for `line` would store: the program and,
+/// when the next word is a subcommand (`cargo test`, `git status`), that
+/// word too. `None` for what a prefix must never cover: more than one
+/// command, programs that run other programs or code (`sh`, `env`,
+/// `python`…), and lines North cannot verify.
+pub fn suggested_prefix(line: &str) -> Option<String> {
+    let commands = command::parse(line.trim()).ok()?;
+    let [only] = commands.as_slice() else {
+        return None;
+    };
+    if command::dangerous_substring(line).is_some() || only.program.contains('/') {
+        return None;
+    }
+    let mut prefix = only.program.clone();
+    if let Some(sub) = only.args.first()
+        && sub.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+        && sub
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        prefix.push(' ');
+        prefix.push_str(sub);
+    }
+    Some(prefix)
+}
+
 /// A command policy for one entry point.
 #[derive(Debug, Clone)]
 pub struct ShellPolicy {
@@ -206,6 +232,25 @@ impl ShellPolicy {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prefixes_are_offered_only_for_one_plain_command() {
+        assert_eq!(
+            suggested_prefix("cargo test -p x").as_deref(),
+            Some("cargo test")
+        );
+        assert_eq!(
+            suggested_prefix("git status").as_deref(),
+            Some("git status")
+        );
+        assert_eq!(suggested_prefix("ls -la src").as_deref(), Some("ls"));
+        assert_eq!(suggested_prefix("cargo test; rm x"), None);
+        assert_eq!(suggested_prefix("bash -c 'cargo test'"), None);
+        assert_eq!(suggested_prefix("python3 x.py"), None);
+        assert_eq!(suggested_prefix("env FOO=1 cargo test"), None);
+        assert_eq!(suggested_prefix("sudo make"), None);
+        assert_eq!(suggested_prefix("./run.sh"), None);
+    }
 
     fn root() -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::tempdir().unwrap();

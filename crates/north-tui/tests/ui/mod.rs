@@ -96,6 +96,7 @@ impl Ui {
             call_id: call_id.into(),
             kind,
             reply,
+            feedback: Default::default(),
         }));
         rx
     }
