@@ -1,8 +1,9 @@
 //! North events as ACP `session/update`s.
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, SessionUpdate, TextContent, ToolCall, ToolCallContent,
-    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    ContentBlock, ContentChunk, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus, SessionUpdate,
+    TextContent, ToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    ToolKind,
 };
 use north_protocol::Event;
 
@@ -56,6 +57,25 @@ pub(crate) fn update_for(event: &Event) -> Option<SessionUpdate> {
         Event::Error { message, .. } => SessionUpdate::AgentMessageChunk(ContentChunk::new(text(
             &format!("\n[error: {message}]\n"),
         ))),
+        Event::Plan { goals, open_loops } => SessionUpdate::Plan(Plan::new(
+            open_loops
+                .iter()
+                .map(|l| {
+                    PlanEntry::new(
+                        l.clone(),
+                        PlanEntryPriority::Medium,
+                        PlanEntryStatus::InProgress,
+                    )
+                })
+                .chain(goals.iter().filter(|g| !open_loops.contains(g)).map(|g| {
+                    PlanEntry::new(
+                        g.clone(),
+                        PlanEntryPriority::Medium,
+                        PlanEntryStatus::Pending,
+                    )
+                }))
+                .collect(),
+        )),
         Event::Notice { message, .. } => {
             SessionUpdate::AgentMessageChunk(ContentChunk::new(text(&format!("\n[{message}]\n"))))
         }

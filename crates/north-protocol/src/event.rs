@@ -97,6 +97,15 @@ pub enum OutputStream {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
+    /// The model's plan changed: its goals and open loops (NOTES), as they
+    /// are now. A front end shows them as a checklist; an item that left
+    /// the lists is done.
+    Plan {
+        /// Current goals.
+        goals: Vec<String>,
+        /// Things started and not finished.
+        open_loops: Vec<String>,
+    },
     /// A session started or resumed.
     SessionStarted {
         /// Session id.

@@ -41,6 +41,9 @@ pub struct SessionInfo {
     pub commands: Vec<north_agent::commands::CustomCommand>,
     /// The project's files, for the `@` picker.
     pub files: crate::complete::FileFinder,
+    /// Whether the project's own settings apply (workspace trust), for
+    /// `/status`.
+    pub trust: Option<String>,
 }
 
 /// What the runner must do after input.
@@ -193,6 +196,8 @@ pub struct App {
     pub(crate) popup_dismissed: Option<String>,
     /// Sessions listed for `/resume` completion while it is open.
     pub(crate) session_cache: Option<Vec<(String, String)>>,
+    /// The model's plan as a checklist.
+    pub(crate) checklist: crate::checklist::Checklist,
     pub(crate) busy_since: Option<Instant>,
     pub(crate) elapsed: Duration,
     pub(crate) tokens: u64,
@@ -237,6 +242,7 @@ impl App {
             popup: None,
             popup_dismissed: None,
             session_cache: None,
+            checklist: Default::default(),
             busy_since: None,
             elapsed: Duration::ZERO,
             tokens: 0,
@@ -453,6 +459,7 @@ impl App {
         }
         self.finish_stream();
         match event {
+            Event::Plan { goals, open_loops } => self.checklist.update(&goals, &open_loops),
             Event::SessionStarted {
                 session_id,
                 provider,

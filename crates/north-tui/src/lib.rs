@@ -16,6 +16,7 @@
 
 mod app;
 mod approver;
+mod checklist;
 mod complete;
 mod composer;
 pub mod diff;

@@ -279,6 +279,9 @@ fn status(app: &mut App) {
             &format!("{} (shift+tab cycles)", crate::plan::mode_label(info.mode)),
         ),
     ];
+    if let Some(trust) = &info.trust {
+        body.push(kv("trust", trust));
+    }
     let context = match info.context_window {
         Some(w) if w > 0 => format!(
             "{} of {} tokens ({}%) in the last request",

@@ -206,7 +206,8 @@ impl App {
         let panel = match &self.pending {
             Some(p) => prompt_lines(p, width, room.saturating_sub(1)),
             None if self.picker.is_some() => self.picker_lines(),
-            None => self.popup_lines(),
+            None if self.popup.is_some() => self.popup_lines(),
+            None => self.checklist.lines(width),
         };
         let panel_h = (panel.len() as u16).min(room);
         let mut stream = Vec::new();

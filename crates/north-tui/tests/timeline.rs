@@ -162,6 +162,7 @@ fn the_status_line_shows_tokens_in_and_out_context_used_and_cost() {
         mcp: Default::default(),
         commands: Vec::new(),
         files: Default::default(),
+        trust: None,
     });
     let usage = north_protocol::Usage {
         input_tokens: 40_000,
@@ -236,6 +237,9 @@ fn status_and_cost_commands_report_the_session() {
         mcp: Default::default(),
         commands: Vec::new(),
         files: Default::default(),
+        trust: Some(
+            "trusted: the project's own allow rules, settings and MCP servers apply".into(),
+        ),
     });
     let usage = north_protocol::Usage {
         input_tokens: 12_000,
@@ -298,6 +302,7 @@ fn mcp_command_shows_each_servers_state_tool_count_and_last_error() {
         mcp: view,
         commands: Vec::new(),
         files: Default::default(),
+        trust: None,
     });
     ui.command("/mcp");
     let screen = ui.screen();
@@ -309,4 +314,43 @@ fn mcp_command_shows_each_servers_state_tool_count_and_last_error() {
     let mut empty = Ui::new(110, 10);
     empty.command("/mcp");
     assert!(empty.screen().contains("no servers"), "{}", empty.screen());
+}
+
+#[test]
+fn the_plan_is_a_checklist_that_updates_in_place() {
+    let mut ui = Ui::new(80, 14);
+    let list = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    ui.app.start_turn("refactor the parser");
+    ui.event(Event::Plan {
+        goals: list(&[
+            "split the lexer out",
+            "add error recovery",
+            "update the tests",
+        ]),
+        open_loops: list(&["split the lexer out"]),
+    });
+    let first = ui.screen();
+    assert!(first.contains("0 of 3 done"), "{first}");
+    ui.event(Event::Plan {
+        goals: list(&["add error recovery", "update the tests"]),
+        open_loops: list(&["add error recovery"]),
+    });
+    let screen = ui.screen();
+    assert!(screen.contains("1 of 3 done"), "{screen}");
+    assert!(screen.contains("☑ split the lexer out"), "{screen}");
+    assert!(screen.contains("◐ add error recovery"), "{screen}");
+    assert_eq!(
+        screen.matches("Plan ·").count(),
+        1,
+        "updated in place: {screen}"
+    );
+    insta::assert_snapshot!("plan_checklist", screen);
+    ui.event(Event::Plan {
+        goals: Vec::new(),
+        open_loops: Vec::new(),
+    });
+    assert!(
+        !ui.screen().contains("Plan ·"),
+        "a finished plan leaves the screen"
+    );
 }

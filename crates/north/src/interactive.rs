@@ -124,6 +124,17 @@ fn usage_error(message: &str) -> ExitCode {
     ExitCode::from(EXIT_USAGE)
 }
 
+/// `/status`'s line about workspace trust.
+fn trust_line(report: &north_agent::trust::TrustReport) -> String {
+    use north_agent::trust::TrustState;
+    match report.state {
+        TrustState::NothingToTrust => "nothing to trust (the project asks for no extra access)".into(),
+        TrustState::Trusted => "trusted: the project's own allow rules, settings and MCP servers apply".into(),
+        TrustState::Untrusted => "not trusted: the project's allow rules, widening settings and MCP servers are ignored (north trust)".into(),
+        TrustState::Changed => "changed since you trusted it: its new settings are ignored until `north trust`".into(),
+    }
+}
+
 /// `/mcp`'s view of the hub's servers.
 fn mcp_view(hub: Option<&Arc<north_mcp::McpHub>>) -> north_tui::McpView {
     let Some(hub) = hub.cloned() else {
@@ -224,6 +235,7 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
         mcp: mcp_view(mcp_hub.as_ref()),
         commands: setup::custom_commands(&project.root),
         files: setup::file_finder(project.root.clone()),
+        trust: Some(trust_line(&project.trust)),
     };
     let session_id = info.session_id.clone();
     let switch_config = project.config.clone();

@@ -151,6 +151,19 @@ impl Text {
                 self.finish();
                 eprintln!("north: note: {message}");
             }
+            Event::Plan { goals, open_loops } => {
+                self.finish();
+                let mut items: Vec<String> = open_loops.iter().map(|l| format!("◐ {l}")).collect();
+                items.extend(
+                    goals
+                        .iter()
+                        .filter(|g| !open_loops.contains(g))
+                        .map(|g| format!("☐ {g}")),
+                );
+                if !items.is_empty() {
+                    eprintln!("north: plan: {}", items.join(" · "));
+                }
+            }
             // Thinking and live command output are in --json; the text
             // output shows the answer, and each command's output once it ends.
             Event::Thinking { .. }

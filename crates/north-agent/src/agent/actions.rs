@@ -39,7 +39,14 @@ impl Agent {
                     };
                     match parsed {
                         Ok(patch) => {
+                            let before = (self.state.goals.clone(), self.state.open_loops.clone());
                             patch.apply(&mut self.state);
+                            if before != (self.state.goals.clone(), self.state.open_loops.clone()) {
+                                emit(Event::Plan {
+                                    goals: self.state.goals.clone(),
+                                    open_loops: self.state.open_loops.clone(),
+                                });
+                            }
                             self.tracer.record(TraceKind::NotesPatch, json!({"ok": true, "unknown_keys": patch.unknown_keys, "state": self.state}));
                             actions.extend(patch.actions);
                         }
