@@ -11,6 +11,14 @@
 //! (the inline live area with lines inserted above), and [`run`] (the loop
 //! that wires them to a real terminal and an [`north_agent::Agent`]).
 //!
+//! Modules: `app` (state and agent events), `keys` (key handling),
+//! `prompt` (approval prompts and their options, refusing with feedback),
+//! `complete` (the command palette and the `@` file picker), `slash`
+//! (slash commands), `checklist` (the model's plan), `view` (the live
+//! area's layout), `run` (terminal set-up and the loop) and `worker` (the
+//! task that owns the agent), plus rendering helpers (`markdown`, `diff`,
+//! `transcript`, `pager`, `wrap`, `style`).
+//!
 //! This crate must not call a model or run a tool: it renders the events
 //! the agent emits and submits the user's input and decisions.
 
@@ -27,6 +35,7 @@ pub mod markdown;
 mod mcp;
 pub mod pager;
 mod plan;
+mod prompt;
 mod replay;
 mod rewind;
 mod run;
@@ -35,6 +44,7 @@ pub mod style;
 mod term;
 pub mod transcript;
 mod view;
+mod worker;
 pub mod wrap;
 
 pub use app::{Action, App, SessionInfo};

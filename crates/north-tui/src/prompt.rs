@@ -1,0 +1,99 @@
+//! A prompt on screen (a command, an edit review, a capability, the end
+//! of a plan) and its options: what each key decides, and refusing with
+//! words for the model.
+
+use north_protocol::ApprovalDecision;
+
+use crate::approver::PromptKind;
+
+/// A prompt on screen.
+#[derive(Debug)]
+pub(crate) struct Pending {
+    pub call_id: String,
+    pub kind: PromptKind,
+    pub reply: Option<tokio::sync::oneshot::Sender<ApprovalDecision>>,
+    pub selected: usize,
+    pub scroll: usize,
+    /// Where the words of a refusal go.
+    pub feedback: crate::approver::FeedbackSlot,
+    /// The user chose to refuse with feedback and is typing it in the
+    /// composer: this decision is sent with the words on Enter.
+    pub awaiting_feedback: Option<ApprovalDecision>,
+}
+
+/// What an option of a prompt does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Choice {
+    /// Send this decision.
+    Decide(ApprovalDecision),
+    /// Ask for the user's reason, then send this refusal with it.
+    Feedback(ApprovalDecision),
+}
+
+impl Pending {
+    /// (label, shortcut key, what it does) of each option.
+    pub fn options(&self) -> Vec<(String, &'static str, Choice)> {
+        use Choice::{Decide, Feedback};
+        let fixed = |all: &[(&str, &'static str, Choice)]| -> Vec<(String, &'static str, Choice)> {
+            all.iter()
+                .map(|(l, k, c)| (l.to_string(), *k, *c))
+                .collect()
+        };
+        match &self.kind {
+            PromptKind::Shell { prefix, .. } => {
+                let mut all = fixed(&[
+                    ("Run this time", "1", Decide(ApprovalDecision::RunOnce)),
+                    ("Always execute", "2", Decide(ApprovalDecision::Always)),
+                    ("Deny", "3", Decide(ApprovalDecision::Deny)),
+                ]);
+                if let Some(prefix) = prefix {
+                    all.push((
+                        format!("Always allow `{prefix} …`"),
+                        "4",
+                        Decide(ApprovalDecision::AlwaysPrefix),
+                    ));
+                }
+                all.push((
+                    "Deny, telling North why".into(),
+                    "f",
+                    Feedback(ApprovalDecision::Deny),
+                ));
+                all
+            }
+            PromptKind::Unsandboxed { .. } => fixed(&[
+                (
+                    "Run once outside the sandbox",
+                    "1",
+                    Decide(ApprovalDecision::RunOnce),
+                ),
+                ("Keep it sandboxed", "2", Decide(ApprovalDecision::Deny)),
+            ]),
+            PromptKind::PlanReady => fixed(&[
+                (
+                    "Yes, asking as usual",
+                    "1",
+                    Decide(ApprovalDecision::RunOnce),
+                ),
+                (
+                    "Yes, accepting edits",
+                    "2",
+                    Decide(ApprovalDecision::Accept),
+                ),
+                ("No, keep planning", "3", Decide(ApprovalDecision::Deny)),
+            ]),
+            PromptKind::Edit { .. } => fixed(&[
+                ("Accept", "y", Decide(ApprovalDecision::Accept)),
+                ("Reject", "n", Decide(ApprovalDecision::Reject)),
+                (
+                    "Reject, telling North why",
+                    "f",
+                    Feedback(ApprovalDecision::Reject),
+                ),
+            ]),
+            PromptKind::Capability { .. } => fixed(&[
+                ("Grant", "y", Decide(ApprovalDecision::Grant)),
+                ("Deny", "n", Decide(ApprovalDecision::Deny)),
+            ]),
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! The agent's side of the interactive loop: one task that owns the
+//! agent and runs what the UI asks (turns, `!` commands, `/resume`,
+//! `/undo`, `/compact`, `/model`, `/diff`, mode changes) one at a time,
+//! sending events and answers back.
+
+use north_agent::{Agent, TurnEnd};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::approver::UiMsg;
+use crate::run::{ModelSwitcher, OpenSessionError, SessionOpener};
+
+pub(crate) enum WorkerCmd {
+    Turn(String, CancellationToken),
+    Shell(String, CancellationToken),
+    Resume(String),
+    Rewind(crate::rewind::RewindRequest),
+    ListTurns,
+    SetMode(north_protocol::PermissionMode),
+    Compact(Option<String>, CancellationToken),
+    SwitchModel(String),
+    Diff,
+}
+
+/// The rows of `/diff`'s answer.
+fn diff_lines(diff: &north_agent::SessionDiff) -> Vec<ratatui::text::Line<'static>> {
+    use ratatui::text::{Line, Span};
+    let mut lines = crate::diff::render(&crate::diff::parse_unified(&diff.diff), 120);
+    for path in &diff.not_shown {
+        lines.push(Line::from(Span::styled(
+            format!("{path} (changed; binary, large or a link: not shown)"),
+            crate::style::dim(),
+        )));
+    }
+    lines
+}
+
+pub(crate) async fn worker(
+    mut agent: Agent,
+    mut opener: SessionOpener,
+    mut switcher: Option<ModelSwitcher>,
+    mut cmds: mpsc::UnboundedReceiver<WorkerCmd>,
+    tx: mpsc::UnboundedSender<UiMsg>,
+) {
+    while let Some(cmd) = cmds.recv().await {
+        match cmd {
+            WorkerCmd::Turn(input, cancel) => {
+                let events = tx.clone();
+                let emit = move |e| {
+                    let _ = events.send(UiMsg::Event(e));
+                };
+                let end = agent.run_turn(&input, &emit, &cancel).await;
+                let _ = tx.send(UiMsg::TurnDone(end));
+            }
+            WorkerCmd::Shell(command, cancel) => {
+                let events = tx.clone();
+                let emit = move |e| {
+                    let _ = events.send(UiMsg::Event(e));
+                };
+                let end = agent.run_user_command(&command, &emit, &cancel).await;
+                let _ = tx.send(UiMsg::TurnDone(end));
+            }
+            WorkerCmd::Rewind(req) => {
+                let _ = tx.send(crate::rewind::run(&mut agent, req));
+            }
+            WorkerCmd::SetMode(mode) => {
+                let _ = tx.send(match agent.set_mode(mode) {
+                    Ok(()) => UiMsg::ModeSet(mode),
+                    Err(e) => UiMsg::Failed(e.to_string()),
+                });
+            }
+            WorkerCmd::ListTurns => {
+                let _ = tx.send(crate::rewind::list(&agent));
+            }
+            WorkerCmd::Compact(focus, cancel) => {
+                let events = tx.clone();
+                let emit = move |e| {
+                    let _ = events.send(UiMsg::Event(e));
+                };
+                let end = match agent.compact(focus.as_deref(), &emit, &cancel).await {
+                    Ok(_) => TurnEnd::Done,
+                    Err(end) => end,
+                };
+                let _ = tx.send(UiMsg::TurnDone(end));
+            }
+            WorkerCmd::SwitchModel(name) => {
+                let built = match switcher.as_mut() {
+                    Some(switch) => switch(&name),
+                    None => Err(OpenSessionError::new(
+                        "this session's model is fixed (scripted provider)",
+                    )),
+                };
+                match built {
+                    Ok(switch) => {
+                        let context_window = switch.context_budget;
+                        let events = tx.clone();
+                        let emit = move |e| {
+                            let _ = events.send(UiMsg::Event(e));
+                        };
+                        agent.switch_model(switch, &emit);
+                        let model = agent.model();
+                        let _ = tx.send(UiMsg::ModelSet {
+                            provider: model.provider,
+                            model: model.model,
+                            context_window,
+                        });
+                    }
+                    Err(e) => {
+                        let _ = tx.send(UiMsg::Failed(format!("cannot switch to {name}: {e}")));
+                    }
+                }
+            }
+            WorkerCmd::Diff => {
+                let _ = tx.send(match agent.session_diff().await {
+                    Ok(d) if d.paths.is_empty() => UiMsg::Info {
+                        title: "Diff · this session changed no file".into(),
+                        lines: Vec::new(),
+                    },
+                    Ok(d) => UiMsg::Info {
+                        title: format!(
+                            "Diff · this session changed {} file{} (/undo or /rewind take changes back)",
+                            d.paths.len(),
+                            if d.paths.len() == 1 { "" } else { "s" }
+                        ),
+                        lines: diff_lines(&d),
+                    },
+                    Err(e) => UiMsg::Failed(e.to_string()),
+                });
+            }
+            WorkerCmd::Resume(id) => match opener(&id) {
+                Ok(next) => {
+                    // The mode is the user's choice, not the session's.
+                    let mode = agent.mode();
+                    agent = next;
+                    let _ = agent.set_mode(mode);
+                    let _ = tx.send(UiMsg::Resumed {
+                        session_id: agent.session_id().to_string(),
+                        messages: agent.messages().to_vec(),
+                        usage: agent.total_usage(),
+                    });
+                }
+                Err(e) => {
+                    let _ = tx.send(UiMsg::Failed(format!("cannot resume {id}: {e}")));
+                }
+            },
+        }
+    }
+}
