@@ -11,10 +11,10 @@ use north_protocol::{ApprovalDecision, ApprovalKind, ErrorKind, Event, Message, 
 use ratatui::text::Line;
 
 use crate::approver::{Prompt, PromptKind, UiMsg};
-pub(crate) use crate::prompt::{Choice, Pending};
 use crate::composer::Composer;
 use crate::diff::{DiffFile, parse_unified};
 use crate::markdown::stable_prefix;
+pub(crate) use crate::prompt::{Choice, Pending};
 use crate::transcript::{Item, details_text, is_large, render_items};
 
 /// What the session is, for the status line and `/model`.

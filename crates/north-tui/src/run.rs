@@ -17,9 +17,9 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::app::{Action, App, SessionInfo};
-use crate::worker::{WorkerCmd, worker};
 use crate::approver::{Inbox, UiMsg};
 use crate::term::{FrameBackend, InlineTerminal, TtyBackend};
+use crate::worker::{WorkerCmd, worker};
 
 /// Frames per second while text streams in: fast enough to read as
 /// continuous, slow enough that a fast model does not flood the terminal.
