@@ -145,6 +145,23 @@ fn step_limits_of_zero_are_usage_errors_naming_the_setting() {
 }
 
 #[test]
+fn an_unknown_capability_is_a_usage_error_naming_the_valid_ones() {
+    let sb = Sandbox::new();
+    for command in [
+        &["exec", "--grant", "foo", "hi"][..],
+        &["acp", "--grant", "foo"],
+    ] {
+        let out = sb.north().args(command).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{command:?}");
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("unknown capability `foo`") && err.contains("net:<host>"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
 fn a_tool_called_without_its_arguments_is_a_usage_error() {
     let sb = Sandbox::new();
     let out = sb.north().args(["tool", "read_file"]).output().unwrap();
