@@ -248,6 +248,18 @@ fn conservative_coercions_only() {
     ));
 }
 
+#[test]
+fn a_type_mismatch_names_the_field_path() {
+    let text = r#"[{"file": "a.rs", "line": 1}, {"file": "b.rs", "line": 2}, {"file": "c.rs", "line": "seven"}]"#;
+    match kind(text, &array_prompt()) {
+        OutputParseErrorKind::InvalidValue { message } => assert_eq!(
+            message,
+            r#"items[2].line: expected integer, found string "seven""#
+        ),
+        other => panic!("{other:?}"),
+    }
+}
+
 // Failures, object.
 
 #[test]

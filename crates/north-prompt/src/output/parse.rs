@@ -115,14 +115,57 @@ pub fn parse_structured_output<O: Output>(
         ));
     };
     let value = parse_output_value(text, config)?;
-    serde_json::from_value(value).map_err(|err| {
-        OutputParseError::new(
-            OutputParseErrorKind::InvalidValue {
-                message: err.to_string(),
-            },
-            text,
-        )
+    let root = if value.is_array() { "items" } else { "" };
+    serde_path_to_error::deserialize(value).map_err(|err| {
+        let path = err.path().to_string();
+        let path = match (root, path.as_str()) {
+            (_, ".") => root.to_string(),
+            ("items", p) => format!("items{p}"),
+            (_, p) => p.to_string(),
+        };
+        let inner = type_mismatch(&err.inner().to_string());
+        let message = if path.is_empty() {
+            inner
+        } else {
+            format!("{path}: {inner}")
+        };
+        OutputParseError::new(OutputParseErrorKind::InvalidValue { message }, text)
     })
+}
+
+/// serde's `invalid type: string "x", expected u32` in the words a model
+/// and a user read: `expected integer, found string "x"`. Other messages
+/// pass through.
+fn type_mismatch(message: &str) -> String {
+    let Some(rest) = message.strip_prefix("invalid type: ") else {
+        return message.to_string();
+    };
+    let Some((found, expected)) = rest.rsplit_once(", expected ") else {
+        return message.to_string();
+    };
+    let expected = match expected.trim() {
+        "u8" | "u16" | "u32" | "u64" | "u128" | "usize" | "i8" | "i16" | "i32" | "i64" | "i128"
+        | "isize" => "integer",
+        "f32" | "f64" => "number",
+        "a boolean" => "boolean",
+        "a string" | "a borrowed string" | "a character" => "string",
+        e if e.starts_with("a sequence") => "array",
+        e if e.starts_with("struct ") || e.starts_with("a map") => "object",
+        e => e,
+    };
+    let found = if found.starts_with("string ") || found.starts_with("integer ") {
+        found.to_string()
+    } else if found.starts_with("floating point ") {
+        found.replacen("floating point", "number", 1)
+    } else {
+        match found {
+            "map" => "object".to_string(),
+            "sequence" => "array".to_string(),
+            "unit value" => "null".to_string(),
+            other => other.to_string(),
+        }
+    };
+    format!("expected {expected}, found {found}")
 }
 
 /// Steps 1–3 of [`parse_structured_output`], returning the checked JSON.
