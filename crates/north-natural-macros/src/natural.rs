@@ -11,7 +11,9 @@ use syn::{
     parse_quote,
 };
 
-use crate::text::{Piece, bindings, docstring_program, inline_program, interpolation};
+use crate::text::{
+    Piece, bindings, docstring_program, dotted_bindings, inline_program, interpolation,
+};
 
 #[derive(Clone)]
 struct Var {
@@ -83,6 +85,15 @@ impl Expander {
         let function = self.function.clone();
         let mut binds = Vec::new();
         let mut commits = Vec::new();
+        for shown in dotted_bindings(program) {
+            let root = shown
+                .trim_start_matches(['<', ':'])
+                .split('.')
+                .next()
+                .unwrap_or_default()
+                .to_string();
+            self.error(span, format!("`{shown}` in natural block: a binding names a whole variable, not a field; write `<{root}>` (the model sees all of it), or bind a local first (`let x = {}.clone();` and `<x>`)", shown.trim_start_matches(['<', ':']).trim_end_matches('>')));
+        }
         for b in bindings(program) {
             let shown = format!("<{}{}>", if b.writable { ":" } else { "" }, b.name);
             let Some(var) = self.lookup(&b.name).cloned() else {

@@ -103,6 +103,50 @@ pub(crate) fn bindings(program: &str) -> Vec<Binding> {
     out
 }
 
+/// Bindings written with a path (`<user.name>`, `<:cfg.level>`): a binding
+/// names a whole variable, so these would be silently plain text. Memory
+/// fields (`<memory.notes>`) are the model's business and are left alone.
+pub(crate) fn dotted_bindings(program: &str) -> Vec<String> {
+    let chars: Vec<char> = program.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i] != '<' {
+            i += 1;
+            continue;
+        }
+        let mut j = i + 1;
+        if chars.get(j) == Some(&':') {
+            j += 1;
+        }
+        let mut parts = 0;
+        loop {
+            if !chars.get(j).is_some_and(|c| is_ident_start(*c)) {
+                break;
+            }
+            while chars.get(j).is_some_and(|c| is_ident_char(*c)) {
+                j += 1;
+            }
+            parts += 1;
+            if chars.get(j) == Some(&'.') {
+                j += 1;
+            } else {
+                break;
+            }
+        }
+        if parts > 1 && chars.get(j) == Some(&'>') {
+            let shown: String = chars[i..=j].iter().collect();
+            if !shown.trim_start_matches(['<', ':']).starts_with("memory.") {
+                out.push(shown);
+            }
+            i = j + 1;
+            continue;
+        }
+        i += 1;
+    }
+    out
+}
+
 /// A piece of an interpolated program.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Piece {
@@ -183,6 +227,15 @@ mod tests {
         assert!(inline_program("hello natural").is_none());
         assert_eq!(docstring_program(" natural\n Do it.").unwrap(), "Do it.");
         assert!(docstring_program(" Adds numbers.\n natural").is_none());
+    }
+
+    #[test]
+    fn dotted_bindings_are_found() {
+        assert_eq!(
+            dotted_bindings("Use <user.name> and <:cfg.level.max>, not <memory.notes> or a < b.c"),
+            vec!["<user.name>".to_string(), "<:cfg.level.max>".to_string()]
+        );
+        assert!(dotted_bindings("<plain> and <:out>").is_empty());
     }
 
     #[test]

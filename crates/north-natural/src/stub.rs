@@ -244,9 +244,13 @@ impl StubBackend {
         let index = *served;
         let envelope = match &self.source {
             Source::Queue(q) => lock(q).pop_front().ok_or_else(|| {
+                let program = program_of(request).unwrap_or_default();
+                let program: String = program.split_whitespace().collect::<Vec<_>>().join(" ");
+                let program: String = program.chars().take(80).collect();
                 LlmError::Script(format!(
-                    "stub backend: no envelope left for block {} (it had {index})",
-                    index + 1
+                    "stub backend: natural block #{} ran (\"{program}\"), but the stub was given {index} envelope{}: give one envelope per block the code runs, in order",
+                    index + 1,
+                    if index == 1 { "" } else { "s" }
                 ))
             })?,
             Source::Func(f) => f(&StubBlock {

@@ -109,3 +109,17 @@ async fn an_empty_stub_queue_is_a_backend_error() {
         .unwrap_err();
     assert!(matches!(err, Error::Backend { .. }), "{err}");
 }
+
+#[tokio::test]
+async fn running_out_of_stub_envelopes_says_which_block_and_what_to_do() {
+    let err = environment(stub([]), label_it("x".into()))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("natural block #1 ran"), "{err}");
+    assert!(err.contains("Set <:label> for <text>."), "{err}");
+    assert!(
+        err.contains("given 0 envelopes: give one envelope per block"),
+        "{err}"
+    );
+}
