@@ -19,6 +19,8 @@ use crate::text::{
 struct Var {
     name: String,
     mutable: bool,
+    /// A `&mut T` parameter: written through the reference.
+    by_mut_ref: bool,
 }
 
 struct Expander {
@@ -37,6 +39,7 @@ fn collect_pat(pat: &Pat, out: &mut Vec<Var>) {
             out.push(Var {
                 name: p.ident.to_string(),
                 mutable: p.mutability.is_some() && p.by_ref.is_none(),
+                by_mut_ref: false,
             });
             if let Some((_, sub)) = &p.subpat {
                 collect_pat(sub, out);
@@ -110,16 +113,27 @@ impl Expander {
             let name = &b.name;
             if b.writable {
                 if !var.mutable {
-                    self.error(span, format!("writable binding `{shown}` needs a mutable variable: declare it `let mut {} = ...`", b.name));
+                    self.error(span, format!("writable binding `{shown}` needs a mutable variable: declare it `let mut {} = ...` (or, for a parameter, take `{}: &mut T`)", b.name, b.name));
                     continue;
                 }
+                let (current, target) = if var.by_mut_ref {
+                    (
+                        quote_spanned! {span=> &*#ident },
+                        quote_spanned! {span=> &mut *#ident },
+                    )
+                } else {
+                    (
+                        quote_spanned! {span=> &#ident },
+                        quote_spanned! {span=> &mut #ident },
+                    )
+                };
                 binds.push(quote_spanned! {span=>
-                    if let ::core::result::Result::Err(e) = __nh_block.write(#name, &#ident) {
+                    if let ::core::result::Result::Err(e) = __nh_block.write(#name, #current) {
                         return <#ret as ::north_natural::__private::NaturalReturn>::from_error(e);
                     }
                 });
                 commits.push(quote_spanned! {span=>
-                    if let ::core::result::Result::Err(e) = __nh_done.commit(#name, &mut #ident) {
+                    if let ::core::result::Result::Err(e) = __nh_done.commit(#name, #target) {
                         return <#ret as ::north_natural::__private::NaturalReturn>::from_error(e);
                     }
                 });
@@ -390,8 +404,21 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
             FnArg::Receiver(r) => expander.scope.push(Var {
                 name: "self".to_owned(),
                 mutable: r.mutability.is_some() && r.reference.is_none(),
+                by_mut_ref: false,
             }),
-            FnArg::Typed(t) => collect_pat(&t.pat, &mut expander.scope),
+            FnArg::Typed(t) => {
+                let first = expander.scope.len();
+                collect_pat(&t.pat, &mut expander.scope);
+                // `out: &mut T`: the model's value is written through it.
+                if let (Type::Reference(r), Pat::Ident(_)) = (&*t.ty, &*t.pat)
+                    && r.mutability.is_some()
+                {
+                    for var in &mut expander.scope[first..] {
+                        var.mutable = true;
+                        var.by_mut_ref = true;
+                    }
+                }
+            }
         }
     }
 

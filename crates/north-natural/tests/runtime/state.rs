@@ -255,3 +255,21 @@ async fn functions_return_their_own_error_type() {
     let AppError::Natural(inner) = err;
     assert!(matches!(inner, Error::Parse(_)));
 }
+
+#[natural]
+async fn fill_in(text: &str, label: &mut Sentiment) -> north_natural::Result<()> {
+    "natural
+    Classify <text> and set <:label>.
+    ";
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_mut_reference_parameter_is_written_through() {
+    let mut label = Sentiment::Neutral;
+    let env = stub([Envelope::done().bind("label", "negative")]);
+    environment(env, fill_in("awful", &mut label))
+        .await
+        .unwrap();
+    assert_eq!(label, Sentiment::Negative);
+}
