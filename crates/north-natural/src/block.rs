@@ -82,6 +82,17 @@ fn to_json<T: Serialize + ?Sized>(meta: &BlockMeta, name: &str, value: &T) -> Re
     })
 }
 
+/// What a writable binding's type needs: the model's value is checked
+/// against its JSON schema and deserialized into it.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a writable binding (`<:name>`): it needs `schemars::JsonSchema`, `serde::Serialize` and `serde::Deserialize`",
+    label = "a writable binding of this block has type `{Self}`",
+    note = "add `#[derive(schemars::JsonSchema, serde::Serialize, serde::Deserialize)]` to `{Self}`"
+)]
+pub trait WritableBinding: Serialize + DeserializeOwned + JsonSchema {}
+
+impl<T: Serialize + DeserializeOwned + JsonSchema> WritableBinding for T {}
+
 impl<'g> BlockRun<'g> {
     /// Starts a block of the call `guard`.
     pub fn new(meta: &'static BlockMeta, guard: &'g CallGuard) -> Self {
@@ -112,7 +123,7 @@ impl<'g> BlockRun<'g> {
     }
 
     /// Binds `<:name>` (writable): the model's values must fit `T`.
-    pub fn write<T: Serialize + DeserializeOwned + JsonSchema>(
+    pub fn write<T: WritableBinding>(
         &mut self,
         name: &'static str,
         value: &T,

@@ -147,6 +147,10 @@ mod validate;
 #[path = "private.rs"]
 pub mod __private;
 
+/// The `schemars` North uses for binding and tool schemas (derive
+/// `schemars::JsonSchema` on your types from the same version).
+pub use schemars;
+
 pub use env::{
     Configuration, Environment, EnvironmentOverride, environment, environment_override,
     environment_override_sync, environment_sync, get_environment,
