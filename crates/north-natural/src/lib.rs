@@ -95,7 +95,8 @@
 //! the target's type — a writable binding or `memory.<field>` — and changes
 //! nothing if it does not fit. It ends with a JSON object: `{"effect":
 //! null}`, `{"effect": {"type": "continue" | "break"}}` (only for blocks
-//! inside a `for`/`while`/`loop` body), `{"effect": {"type": "return",
+//! inside a `for`/`while`/`loop` body; they act on the innermost loop, as
+//! an unlabeled Rust `break`/`continue` at the block would), `{"effect": {"type": "return",
 //! "value_json": "..."}}` (validated against the function's success type),
 //! or `{"error": {"message": ..., "type": ...}}`. Writable bindings that were
 //! assigned are then committed into the Rust variables.

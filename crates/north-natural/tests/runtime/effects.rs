@@ -146,3 +146,34 @@ async fn a_block_nested_in_an_if_inside_a_loop_is_in_the_loop() {
         6
     );
 }
+
+#[natural]
+async fn grid(rows: u32, cols: u32) -> north_natural::Result<Vec<(u32, u32)>> {
+    let mut seen = Vec::new();
+    for r in 0..rows {
+        for c in 0..cols {
+            seen.push((r, c));
+            "natural
+            Cell {r},{c}: stop this row?
+            ";
+        }
+    }
+    Ok(seen)
+}
+
+#[tokio::test]
+async fn break_in_nested_loops_leaves_only_the_innermost() {
+    // Each row's first cell breaks; every row still runs.
+    let env = stub([
+        Envelope::done().break_loop(),
+        Envelope::done().break_loop(),
+        Envelope::done().break_loop(),
+    ]);
+    assert_eq!(
+        environment(env, grid(3, 4)).await.unwrap(),
+        vec![(0, 0), (1, 0), (2, 0)]
+    );
+    // Continue moves to the next cell of the same row.
+    let env = stub((0..4).map(|_| Envelope::done().continue_loop()));
+    assert_eq!(environment(env, grid(2, 2)).await.unwrap().len(), 4);
+}
