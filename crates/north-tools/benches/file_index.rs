@@ -52,7 +52,7 @@ fn bench_files(c: &mut Criterion) {
         "h",
         "sess",
         "parser_0",
-        "crates/render_07/src/event/handler_4242.rs",
+        "crates/render_00/src/render/event_4242.rs",
         "cfgprs",
     ] {
         assert!(
