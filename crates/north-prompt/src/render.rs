@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
+use std::time::Instant;
 
 use north_protocol::{ChatRequest, ToolSpec};
 use serde::{Deserialize, Serialize};
@@ -45,6 +46,9 @@ pub struct RenderOptions<'a> {
     pub visibility: Option<&'a VisibilityOverrides>,
     /// Body overrides (only those for this prompt's `(ns, key)` apply).
     pub overrides: Option<&'a PromptOverrides>,
+    /// When the work this prompt starts must be done by; carried on the
+    /// rendered prompt for whoever runs it.
+    pub deadline: Option<Instant>,
 }
 
 impl<'a> RenderOptions<'a> {
@@ -66,6 +70,13 @@ impl<'a> RenderOptions<'a> {
         self.overrides = Some(overrides);
         self
     }
+
+    /// Sets the deadline the rendered prompt carries.
+    #[must_use]
+    pub fn deadline(mut self, at: Instant) -> Self {
+        self.deadline = Some(at);
+        self
+    }
 }
 
 /// The result of rendering: the markdown text, the tools of the sections
@@ -77,6 +88,7 @@ pub struct RenderedPrompt<O = ()> {
     structured_output: Option<StructuredOutputConfig>,
     descriptor: Arc<PromptDescriptor>,
     summarized: Vec<SummarizedSection>,
+    deadline: Option<Instant>,
     _output: PhantomData<fn() -> O>,
 }
 
@@ -88,6 +100,7 @@ impl<O> Clone for RenderedPrompt<O> {
             structured_output: self.structured_output.clone(),
             descriptor: self.descriptor.clone(),
             summarized: self.summarized.clone(),
+            deadline: self.deadline,
             _output: PhantomData,
         }
     }
@@ -117,6 +130,25 @@ impl<O> RenderedPrompt<O> {
     /// The markdown.
     pub fn text(&self) -> &str {
         &self.text
+    }
+
+    /// When the work this prompt starts must be done by, if anyone said.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+
+    /// This prompt with a deadline.
+    #[must_use]
+    pub fn with_deadline(mut self, at: Instant) -> Self {
+        self.deadline = Some(at);
+        self
+    }
+
+    /// Time left before the deadline (zero once it passed; `None` without
+    /// one).
+    pub fn remaining(&self) -> Option<std::time::Duration> {
+        self.deadline
+            .map(|d| d.saturating_duration_since(Instant::now()))
     }
 
     /// The markdown, by value.
@@ -249,6 +281,7 @@ pub(crate) fn render_template<O>(
         structured_output: inner.output.clone(),
         descriptor: inner.descriptor.clone(),
         summarized,
+        deadline: options.deadline,
         _output: PhantomData,
     })
 }

@@ -485,3 +485,23 @@ fn workspace_section_renders_its_root() {
          ## 2. Sandbox\n\nOnly touch files under /srv/project."
     );
 }
+
+#[test]
+fn a_deadline_rides_on_the_rendered_prompt() {
+    let prompt = Prompt::new(nested_template()).bind(TaskParams {
+        objective: "ship it".into(),
+    });
+    let plain = prompt.render().unwrap();
+    assert_eq!(plain.deadline(), None);
+    assert_eq!(plain.remaining(), None);
+    let at = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let rendered = prompt
+        .render_with(&RenderOptions::new().deadline(at))
+        .unwrap();
+    assert_eq!(rendered.deadline(), Some(at));
+    assert!(rendered.remaining().is_some_and(|r| r.as_secs() <= 60));
+    assert_eq!(rendered.text(), plain.text(), "the text is the same");
+    let past = plain.with_deadline(std::time::Instant::now() - std::time::Duration::from_secs(1));
+    assert_eq!(past.remaining(), Some(std::time::Duration::ZERO));
+    assert_eq!(past.clone().deadline(), past.deadline(), "clones keep it");
+}
