@@ -82,3 +82,31 @@ pub(crate) fn update_for(event: &Event) -> Option<SessionUpdate> {
         _ => return None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_plan_becomes_a_plan_update_with_open_loops_in_progress() {
+        let update = update_for(&Event::Plan {
+            goals: vec!["split the lexer".into(), "add tests".into()],
+            open_loops: vec!["split the lexer".into()],
+        });
+        let Some(SessionUpdate::Plan(plan)) = update else {
+            panic!("{update:?}");
+        };
+        let entries: Vec<(String, PlanEntryStatus)> = plan
+            .entries
+            .iter()
+            .map(|e| (e.content.clone(), e.status.clone()))
+            .collect();
+        assert_eq!(
+            entries,
+            vec![
+                ("split the lexer".to_string(), PlanEntryStatus::InProgress),
+                ("add tests".to_string(), PlanEntryStatus::Pending),
+            ]
+        );
+    }
+}
