@@ -308,3 +308,39 @@ async fn first_request_with_all_tools_is_under_12_kb() {
         req.body.len()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mentioned_files_are_attached_and_escapes_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("s.json");
+    std::fs::write(&script, r#"[{"text": "ok"}]"#).unwrap();
+    let rec = dir.path().join("r.jsonl");
+    let sb = Sandbox::new();
+    std::fs::write(sb.project().join("notes.txt"), "one\ntwo\nthree\nfour\n").unwrap();
+    std::fs::write(sb.dir.path().join("secret.txt"), "OUTSIDE-SECRET\n").unwrap();
+    std::fs::write(sb.project().join(".env"), "TOKEN=ENV-SECRET\n").unwrap();
+    let mut cmd = sb.north();
+    cmd.arg("exec")
+        .arg("--script")
+        .arg(&script)
+        .arg("--record-requests")
+        .arg(&rec)
+        .arg("compare @notes.txt:2-3 with @../secret.txt and @.env");
+    let out = output(cmd).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let sent = std::fs::read_to_string(&rec).unwrap();
+    assert!(
+        sent.contains(r#"<file path=\"notes.txt\" lines=\"2-3\">\ntwo\nthree\n</file>"#),
+        "{sent}"
+    );
+    assert!(
+        !sent.contains("OUTSIDE-SECRET") && !sent.contains("ENV-SECRET"),
+        "{sent}"
+    );
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("attached @notes.txt:2-3") && err.contains("not attached: @../secret.txt"),
+        "{err}"
+    );
+    assert!(err.contains("@.env (a secret .env file)"), "{err}");
+}
