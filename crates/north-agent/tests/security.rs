@@ -132,3 +132,78 @@ async fn no_key_reaches_a_checkpoint_trace_or_event() {
         assert!(!text.contains(KEY), "key in {file}");
     }
 }
+
+/// An MCP-like tool: runs code North cannot see, so it needs approval.
+struct ExternalEcho(std::sync::atomic::AtomicUsize);
+
+impl north_tools::Tool for ExternalEcho {
+    fn spec(&self) -> north_protocol::ToolSpec {
+        north_protocol::ToolSpec {
+            name: "mcp__fake__echo".into(),
+            description: "Echoes.".into(),
+            input_schema: json!({"type": "object"}),
+            approval: north_protocol::ApprovalPolicy::External,
+        }
+    }
+
+    fn call<'a>(
+        &'a self,
+        _args: serde_json::Value,
+        _ctx: &'a north_tools::ToolContext,
+    ) -> futures::future::BoxFuture<'a, north_protocol::ToolOutcome> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Box::pin(async { north_protocol::ToolOutcome::ok(json!({"text": "echoed"})) })
+    }
+}
+
+#[tokio::test]
+async fn always_allowing_an_external_tool_is_a_rule_in_the_allowlist() {
+    let dir = project();
+    let echo = Arc::new(ExternalEcho(Default::default()));
+    let tools = || {
+        let mut r = north_tools::Registry::new();
+        r.register(echo.clone());
+        r
+    };
+    let call =
+        |id: &str| json!({"tool_calls": [{"id": id, "name": "mcp__fake__echo", "args": {}}]});
+    let script = json!([call("e1"), call("e2"), {"text": "done"}]);
+    let backend = Arc::new(ScriptedBackend::from_json(&script.to_string()).unwrap());
+    let approver = QueueApprover::new([ApprovalDecision::Always]);
+    let mut run = agent_with_tools(
+        dir.path(),
+        backend,
+        approver.clone(),
+        AgentOptions::default(),
+        None,
+        tools(),
+    );
+    run.turn("echo twice").await;
+    assert_eq!(echo.0.load(std::sync::atomic::Ordering::SeqCst), 2);
+    assert_eq!(
+        *approver.asked.lock().unwrap(),
+        vec!["cap:tool:mcp__fake__echo".to_string()],
+        "asked once"
+    );
+    let allow = std::fs::read_to_string(dir.path().join(".north/allowlist.json")).unwrap();
+    assert!(
+        allow.contains("\"allowedTools\"") && allow.contains("mcp__fake__echo"),
+        "{allow}"
+    );
+
+    // A new session in the (trusted) project: the rule covers it, no one is asked.
+    let script = json!([call("e3"), {"text": "done"}]);
+    let backend = Arc::new(ScriptedBackend::from_json(&script.to_string()).unwrap());
+    let approver = QueueApprover::new([]);
+    let mut run = agent_with_tools(
+        dir.path(),
+        backend,
+        approver.clone(),
+        AgentOptions::default(),
+        None,
+        tools(),
+    );
+    run.turn("echo again").await;
+    assert_eq!(echo.0.load(std::sync::atomic::Ordering::SeqCst), 3);
+    assert!(approver.asked.lock().unwrap().is_empty());
+}

@@ -93,6 +93,18 @@ pub fn agent_for(
     opts: AgentOptions,
     resume: Option<&str>,
 ) -> Run {
+    agent_with_tools(root, backend, approver, opts, resume, north_tools())
+}
+
+/// As [`agent_for`], with `tools` instead of North's own.
+pub fn agent_with_tools(
+    root: &Path,
+    backend: Arc<dyn Backend>,
+    approver: Arc<dyn Approver>,
+    opts: AgentOptions,
+    resume: Option<&str>,
+    tools: north_tools::Registry,
+) -> Run {
     let store = SessionStore::new(root);
     let session = match resume {
         Some(id) => store.open(id).unwrap(),
@@ -106,16 +118,7 @@ pub fn agent_for(
     if !opts.project_trust.applies() {
         opts.project_trust = north_agent::trust::ProjectTrust::Trusted { store: None };
     }
-    let agent = Agent::new(
-        backend,
-        north_tools(),
-        ctx,
-        approver,
-        session,
-        redactor,
-        opts,
-    )
-    .unwrap();
+    let agent = Agent::new(backend, tools, ctx, approver, session, redactor, opts).unwrap();
     Run {
         agent,
         events: Arc::default(),

@@ -90,6 +90,17 @@ impl Pending {
                     Feedback(ApprovalDecision::Reject),
                 ),
             ]),
+            PromptKind::Capability { capability, .. } if capability.starts_with("tool:") => {
+                fixed(&[
+                    ("Allow this session", "y", Decide(ApprovalDecision::Grant)),
+                    (
+                        "Always allow this tool",
+                        "a",
+                        Decide(ApprovalDecision::Always),
+                    ),
+                    ("Deny", "n", Decide(ApprovalDecision::Deny)),
+                ])
+            }
             PromptKind::Capability { .. } => fixed(&[
                 ("Grant", "y", Decide(ApprovalDecision::Grant)),
                 ("Deny", "n", Decide(ApprovalDecision::Deny)),

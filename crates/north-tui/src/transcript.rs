@@ -107,6 +107,10 @@ fn decision_words(kind: ApprovalKind, decision: ApprovalDecision) -> (&'static s
         (_, ApprovalDecision::Accept) => ("✓ Accepted edits to", style::ok()),
         (_, ApprovalDecision::Reject) => ("✗ Rejected edits to", style::error()),
         (_, ApprovalDecision::RunOnce) => ("✓ Run this time:", style::ok()),
+        (ApprovalKind::Capability, ApprovalDecision::Always) => (
+            "✓ Always allowed (saved to .north/allowlist.json):",
+            style::ok(),
+        ),
         (_, ApprovalDecision::Always) => (
             "✓ Always execute (saved to .north/allowlist.json):",
             style::ok(),

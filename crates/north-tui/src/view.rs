@@ -108,8 +108,13 @@ fn prompt_lines(p: &Pending, width: u16, max_h: u16) -> Vec<Line<'static>> {
             ));
         }
         PromptKind::Capability { capability, reason } => {
+            let tool = capability.starts_with("tool:");
             out.push(Line::from(Span::styled(
-                "Capability requested — grant it for this session?",
+                if tool {
+                    "MCP tool call — allow it?"
+                } else {
+                    "Capability requested — grant it for this session?"
+                },
                 style::notice(),
             )));
             out.extend(wrap_prefixed(
@@ -123,7 +128,11 @@ fn prompt_lines(p: &Pending, width: u16, max_h: u16) -> Vec<Line<'static>> {
             ));
             out.extend(options_lines(p, w));
             out.extend(hint_lines(
-                "←/→ choose · enter confirm · y grant · n/esc deny",
+                if tool {
+                    "←/→ choose · enter confirm · y this session · a always (saved to .north/allowlist.json) · n/esc deny"
+                } else {
+                    "←/→ choose · enter confirm · y grant · n/esc deny"
+                },
                 w,
             ));
         }

@@ -57,3 +57,20 @@ fn reject_with_feedback_sends_the_users_words_with_the_refusal() {
     );
     assert_eq!(ui.app_text(), "", "the words do not stay in the composer");
 }
+
+#[test]
+fn an_mcp_tool_can_be_allowed_for_good() {
+    let mut ui = Ui::new(110, 12);
+    let mut rx = ui.prompt(
+        "c1",
+        PromptKind::Capability {
+            capability: "tool:mcp__github__create_issue".into(),
+            reason: "mcp__github__create_issue {\"title\":\"bug\"}".into(),
+        },
+    );
+    let screen = ui.screen();
+    assert!(screen.contains("a Always allow this tool"), "{screen}");
+    insta::assert_snapshot!("mcp_tool_prompt", screen);
+    ui.key(KeyCode::Char('a'));
+    assert_eq!(rx.try_recv().unwrap(), ApprovalDecision::Always);
+}

@@ -63,9 +63,18 @@ impl CallEnv<'_> {
                 },
             )
             .await;
-        if decision == ApprovalDecision::Grant {
+        if matches!(decision, ApprovalDecision::Grant | ApprovalDecision::Always) {
             grant_capability(self.state, cap);
             self.ctx.capabilities = self.state.capabilities_granted.clone();
+            // "Always" for an MCP tool is a rule in the project's allowlist.
+            if decision == ApprovalDecision::Always
+                && let Capability::Tool(name) = cap
+            {
+                match ProjectAllowlist::load(&self.ctx.root).and_then(|mut a| a.add_tool(name)) {
+                    Ok(_) => self.trust.after_own_write(&self.ctx.root),
+                    Err(e) => tracing::warn!(error = %e, "cannot persist tool rule"),
+                }
+            }
             true
         } else {
             deny_capability(self.state, cap);

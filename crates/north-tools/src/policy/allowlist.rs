@@ -40,6 +40,14 @@ struct AllowlistFile {
     other: Map<String, Value>,
 }
 
+/// Which list a rule goes to.
+#[derive(Debug, Clone, Copy)]
+enum Rule {
+    Exact,
+    Prefix,
+    Tool,
+}
+
 /// An allowlist that cannot be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum AllowlistError {
@@ -134,25 +142,32 @@ impl ProjectAllowlist {
     /// file, fsync, rename). Entries added to the file by someone else since
     /// it was loaded are kept. Returns false when it was already allowed.
     pub fn add(&mut self, command: &str) -> Result<bool, AllowlistError> {
-        self.add_rule(command, false)
+        self.add_rule(command, Rule::Exact)
     }
 
     /// Adds the prefix rule `prefix` (whole words: `cargo test` covers
     /// `cargo test -p x` but not `cargo testx`), persisted like [`Self::add`].
     pub fn add_prefix(&mut self, prefix: &str) -> Result<bool, AllowlistError> {
-        self.add_rule(prefix, true)
+        self.add_rule(prefix, Rule::Prefix)
     }
 
-    fn add_rule(&mut self, rule: &str, prefix: bool) -> Result<bool, AllowlistError> {
+    /// Allows the external (MCP) tool `name` (`mcp__server__tool`, or
+    /// `mcp__server` for all of a server's tools), persisted like
+    /// [`Self::add`].
+    pub fn add_tool(&mut self, name: &str) -> Result<bool, AllowlistError> {
+        self.add_rule(name, Rule::Tool)
+    }
+
+    fn add_rule(&mut self, rule: &str, kind: Rule) -> Result<bool, AllowlistError> {
         let rule = rule.trim();
         if rule.is_empty() {
             return Err(AllowlistError::EmptyCommand);
         }
         self.file = read_file(&self.path)?;
-        let list = if prefix {
-            &mut self.file.allowed_prefixes
-        } else {
-            &mut self.file.allowed_commands
+        let list = match kind {
+            Rule::Prefix => &mut self.file.allowed_prefixes,
+            Rule::Exact => &mut self.file.allowed_commands,
+            Rule::Tool => &mut self.file.allowed_tools,
         };
         if list.iter().any(|c| c.trim() == rule) {
             return Ok(false);
