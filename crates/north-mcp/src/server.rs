@@ -90,16 +90,7 @@ pub(crate) struct Server {
 
 /// Tool names must fit providers' rules: `^[a-zA-Z0-9_-]{1,64}$`.
 pub(crate) fn exposed_name(server: &str, tool: &str) -> String {
-    let clean: String = tool
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let clean = north_protocol::wire_safe(tool);
     let full = format!("mcp__{server}__{clean}");
     if full.len() <= 64 && clean == tool {
         return full;

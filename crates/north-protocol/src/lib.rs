@@ -29,5 +29,5 @@ pub use mode::PermissionMode;
 pub use request::{ChatRequest, ChatResponse, ReasoningEffort};
 pub use state::{ChatMessage, Checkpoint, ModelRef, State};
 pub use stream::{StopReason, StreamDelta, Usage};
-pub use tool::{ApprovalPolicy, ToolCall, ToolOutcome, ToolSpec};
+pub use tool::{ApprovalPolicy, ToolCall, ToolOutcome, ToolSpec, wire_safe};
 pub use trace::{TraceEvent, TraceKind};

@@ -78,3 +78,17 @@ impl ToolOutcome {
         }
     }
 }
+
+/// `text` with every character outside `[A-Za-z0-9_-]` replaced by `_`:
+/// the characters providers accept in tool names and tool-call ids.
+pub fn wire_safe(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}

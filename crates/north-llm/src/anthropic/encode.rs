@@ -19,16 +19,7 @@ fn wire_role(role: Role) -> &'static str {
 /// providers or the text protocol can hold other characters; the same
 /// mapping applies to the call and its result, so they still pair up.
 fn wire_id(id: &str) -> String {
-    let clean: String = id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let clean = north_protocol::wire_safe(id);
     if clean.is_empty() {
         "toolu_unnamed".to_string()
     } else {
