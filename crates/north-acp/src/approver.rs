@@ -44,7 +44,9 @@ fn option(id: &str, name: &str, kind: PermissionOptionKind) -> PermissionOption 
 impl AcpApprover {
     fn question(&self, request: &ApprovalRequest<'_>) -> Question {
         match request {
-            ApprovalRequest::Shell { command, reason } => {
+            ApprovalRequest::Shell {
+                command, reason, ..
+            } => {
                 let escape = matches!(reason, AskReason::SandboxDenied(_));
                 let mut options = vec![(
                     option(
@@ -84,7 +86,7 @@ impl AcpApprover {
                     refusal: ApprovalDecision::Deny,
                 }
             }
-            ApprovalRequest::Edit { proposal } => {
+            ApprovalRequest::Edit { proposal, .. } => {
                 let diffs: Vec<ToolCallContent> = proposal
                     .files
                     .iter()

@@ -2,7 +2,7 @@
 //! person in the TUI, flags in headless mode).
 
 use futures::future::BoxFuture;
-use north_protocol::{ApprovalDecision, Capability};
+use north_protocol::{ApprovalDecision, Capability, FileDiff};
 use north_tools::edit::Proposal;
 pub use north_tools::policy::AskReason;
 
@@ -16,11 +16,17 @@ pub enum ApprovalRequest<'a> {
         command: &'a str,
         /// Why it was not allowed without asking.
         reason: &'a AskReason,
+        /// The family an "Always allow" choice would cover (`cargo test`),
+        /// when the policy would offer one; the agent, not the front end,
+        /// decides it.
+        prefix: Option<&'a str>,
     },
     /// An edit proposal: Accept or Reject.
     Edit {
         /// The proposal with its diffs.
         proposal: &'a Proposal,
+        /// Its files as a reviewer sees them (what front ends render).
+        files: &'a [FileDiff],
     },
     /// A capability the model asked for: Grant or Deny.
     Capability {
@@ -83,14 +89,16 @@ impl Approver for FlagApprover {
         let (decision, note) = match request {
             // Commands `--allow-shell` covers never reach here: the policy
             // allowed them. What is left needs a person.
-            ApprovalRequest::Shell { command, reason } => (
+            ApprovalRequest::Shell {
+                command, reason, ..
+            } => (
                 ApprovalDecision::Deny,
                 shell_refusal(command, reason, self.allow_shell),
             ),
             ApprovalRequest::Edit { .. } if self.approve_edits => {
                 (ApprovalDecision::Accept, String::new())
             }
-            ApprovalRequest::Edit { proposal } => (
+            ApprovalRequest::Edit { proposal, .. } => (
                 ApprovalDecision::Reject,
                 format!(
                     "rejected edits to {}: headless edits need --approve-edits or --yes",

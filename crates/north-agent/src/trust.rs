@@ -14,12 +14,12 @@
 //!
 //! Main types: [`TrustStore`] (the user's decisions), [`TrustReport`] (a
 //! project's state and what it asks for), [`ProjectTrust`] (what an agent is
-//! told).
+//! told), [`AllowRulesView`] (the project's allow rules, for display).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use north_tools::policy::{MeshPolicy, ProjectAllowlist};
+use north_tools::policy::{AllowlistError, MeshPolicy, ProjectAllowlist};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -129,6 +129,40 @@ impl ProjectTrust {
         {
             tracing::warn!(error = %e, "cannot record trust after adding a rule");
         }
+    }
+}
+
+/// A project's allow rules (`.north/allowlist.json`), as `/allowlist` shows
+/// them. They apply only while the project is trusted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AllowRulesView {
+    /// Commands that run without asking, exactly as written.
+    pub commands: Vec<String>,
+    /// Command families (`cargo test` covers `cargo test -p x`).
+    pub prefixes: Vec<String>,
+    /// External tools allowed without asking (`mcp__server[__tool]`).
+    pub tools: Vec<String>,
+}
+
+impl AllowRulesView {
+    /// Reads the project's allowlist under `root` (empty when it has none).
+    pub fn load(root: &Path) -> Result<Self, AllowlistError> {
+        let list = ProjectAllowlist::load(root)?;
+        Ok(AllowRulesView {
+            commands: list.commands().to_vec(),
+            prefixes: list.prefixes().to_vec(),
+            tools: list.tools().to_vec(),
+        })
+    }
+
+    /// Whether there is no rule at all.
+    pub fn is_empty(&self) -> bool {
+        self.commands.is_empty() && self.prefixes.is_empty() && self.tools.is_empty()
+    }
+
+    /// How many rules there are.
+    pub fn len(&self) -> usize {
+        self.commands.len() + self.prefixes.len() + self.tools.len()
     }
 }
 

@@ -39,7 +39,7 @@ impl Approver for QueueApprover {
             ApprovalRequest::Shell { command, .. } => {
                 (format!("shell:{command}"), ApprovalDecision::Deny)
             }
-            ApprovalRequest::Edit { proposal } => (
+            ApprovalRequest::Edit { proposal, .. } => (
                 format!(
                     "edit:{}",
                     proposal

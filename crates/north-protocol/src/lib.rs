@@ -2,7 +2,7 @@
 //!
 //! This crate is the vocabulary of North: provider-neutral chat messages
 //! ([`Message`], [`ContentBlock`]), tool declarations and invocations
-//! ([`ToolSpec`], [`ToolCall`], [`ToolOutcome`]), what a model stream yields
+//! ([`ToolSpec`], [`ToolCall`], [`ToolOutcome`], [`FileDiff`]), what a model stream yields
 //! ([`StreamDelta`], [`Usage`], [`StopReason`]), the [`Event`]s front ends
 //! render, and the persisted runtime contracts ([`State`], [`Checkpoint`],
 //! [`ChatMessage`], [`TraceEvent`]).
@@ -29,5 +29,5 @@ pub use mode::PermissionMode;
 pub use request::{ChatRequest, ChatResponse, ReasoningEffort};
 pub use state::{ChatMessage, Checkpoint, ModelRef, State};
 pub use stream::{StopReason, StreamDelta, Usage};
-pub use tool::{ApprovalPolicy, ToolCall, ToolOutcome, ToolSpec, wire_safe};
+pub use tool::{ApprovalPolicy, FileDiff, ToolCall, ToolOutcome, ToolSpec, wire_safe};
 pub use trace::{TraceEvent, TraceKind};

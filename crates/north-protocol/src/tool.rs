@@ -92,3 +92,20 @@ pub fn wire_safe(text: &str) -> String {
         })
         .collect()
 }
+
+/// One file of an edit proposal as a reviewer sees it: the unified diff and
+/// its line counts. Front ends render these; they never see the proposal's
+/// new content or base hashes, which stay with the tools.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileDiff {
+    /// Path relative to the project root, `/`-separated.
+    pub path: String,
+    /// Unified diff text (`--- /dev/null` for a new file).
+    pub diff: String,
+    /// Lines added.
+    pub added: usize,
+    /// Lines removed.
+    pub removed: usize,
+    /// Whether the file is new.
+    pub created: bool,
+}

@@ -12,10 +12,11 @@ use ratatui::text::Line;
 
 use crate::approver::{Prompt, PromptKind, UiMsg};
 use crate::composer::Composer;
-use crate::diff::{DiffFile, parse_unified};
+use crate::diff::parse_unified;
 use crate::markdown::stable_prefix;
 pub(crate) use crate::prompt::{Choice, Pending};
 use crate::transcript::{Item, details_text, is_large, render_items};
+use north_protocol::FileDiff;
 
 /// What the session is, for the status line and `/model`.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -127,7 +128,7 @@ pub struct App {
     pub(crate) keyboard_enhanced: bool,
     /// Terminal height of the last layout, so drawing lays out the same.
     pub(crate) screen_h: std::cell::Cell<u16>,
-    diffs: HashMap<String, Vec<DiffFile>>,
+    diffs: HashMap<String, Vec<FileDiff>>,
     requests: HashMap<String, (ApprovalKind, String)>,
     pub(crate) last_details: Option<(String, String)>,
     /// The full output of each tool result, by its item's index, for the

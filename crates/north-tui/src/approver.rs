@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::{mpsc, oneshot};
 
-use crate::diff::{DiffFile, files_of};
+use north_protocol::FileDiff;
 
 /// What a prompt asks about.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,7 +40,7 @@ pub enum PromptKind {
     /// An edit proposal: accept or reject.
     Edit {
         /// Its files and diffs.
-        files: Vec<DiffFile>,
+        files: Vec<FileDiff>,
     },
     /// A capability: grant or deny.
     Capability {
@@ -179,20 +179,25 @@ impl Approver for TuiApprover {
             ApprovalRequest::Shell {
                 command,
                 reason: AskReason::SandboxDenied(evidence),
+                ..
             } => PromptKind::Unsandboxed {
                 command: command.to_string(),
                 evidence: evidence.clone(),
             },
-            ApprovalRequest::Shell { command, reason } => PromptKind::Shell {
-                prefix: north_tools::policy::suggested_prefix(command),
+            ApprovalRequest::Shell {
+                command,
+                reason,
+                prefix,
+            } => PromptKind::Shell {
+                prefix: prefix.map(str::to_string),
                 command: command.to_string(),
                 why: match reason {
                     AskReason::NotApproved => None,
                     other => Some(other.to_string()),
                 },
             },
-            ApprovalRequest::Edit { proposal } => PromptKind::Edit {
-                files: files_of(proposal),
+            ApprovalRequest::Edit { files, .. } => PromptKind::Edit {
+                files: files.to_vec(),
             },
             ApprovalRequest::Capability { capability, reason } => PromptKind::Capability {
                 capability: capability.to_string(),

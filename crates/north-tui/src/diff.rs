@@ -1,47 +1,15 @@
 //! Diffs for review: one file after another, each with a header naming the
 //! file and its line counts, hunks coloured line by line.
 
-use north_tools::edit::{FileChange, Proposal};
+use north_protocol::FileDiff;
 use ratatui::text::{Line, Span};
 
 use crate::style;
 use crate::wrap::wrap_spans;
 
-/// One file of an edit proposal, as the review shows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DiffFile {
-    /// Path relative to the project root.
-    pub path: String,
-    /// Unified diff text.
-    pub diff: String,
-    /// Lines added.
-    pub added: usize,
-    /// Lines removed.
-    pub removed: usize,
-    /// Whether the file is new.
-    pub created: bool,
-}
-
-impl From<&FileChange> for DiffFile {
-    fn from(f: &FileChange) -> Self {
-        DiffFile {
-            path: f.path.clone(),
-            diff: f.diff.clone(),
-            added: f.lines_added,
-            removed: f.lines_removed,
-            created: f.creates(),
-        }
-    }
-}
-
-/// The files of a proposal.
-pub fn files_of(proposal: &Proposal) -> Vec<DiffFile> {
-    proposal.files.iter().map(DiffFile::from).collect()
-}
-
 /// Splits unified diff text (as in the `diff` event) into files.
-pub fn parse_unified(text: &str) -> Vec<DiffFile> {
-    let mut files: Vec<DiffFile> = Vec::new();
+pub fn parse_unified(text: &str) -> Vec<FileDiff> {
+    let mut files: Vec<FileDiff> = Vec::new();
     let mut lines = text.split_inclusive('\n').peekable();
     while let Some(line) = lines.next() {
         if let Some(from) = line.strip_prefix("--- ")
@@ -53,7 +21,7 @@ pub fn parse_unified(text: &str) -> Vec<DiffFile> {
             if let Some(next) = lines.next() {
                 diff.push_str(next);
             }
-            files.push(DiffFile {
+            files.push(FileDiff {
                 path,
                 diff,
                 added: 0,
@@ -84,7 +52,7 @@ pub fn counts(added: usize, removed: usize) -> Vec<Span<'static>> {
 }
 
 /// Header line of one file.
-pub fn file_header(f: &DiffFile) -> Line<'static> {
+pub fn file_header(f: &FileDiff) -> Line<'static> {
     let mut spans = vec![
         Span::styled("▌ ", style::dim()),
         Span::styled(f.path.clone(), style::file()),
@@ -99,7 +67,7 @@ pub fn file_header(f: &DiffFile) -> Line<'static> {
 
 /// All files as coloured lines at `width`, headers included; the `---` and
 /// `+++` lines are replaced by the file header.
-pub fn render(files: &[DiffFile], width: u16) -> Vec<Line<'static>> {
+pub fn render(files: &[FileDiff], width: u16) -> Vec<Line<'static>> {
     let width = usize::from(width).max(8);
     let mut out = Vec::new();
     for (i, f) in files.iter().enumerate() {

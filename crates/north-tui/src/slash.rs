@@ -5,7 +5,7 @@
 
 use north_agent::memory::MemoryFile;
 use north_agent::store::SessionStore;
-use north_tools::policy::ProjectAllowlist;
+use north_agent::trust::AllowRulesView;
 use ratatui::text::{Line, Span};
 
 use crate::app::{Action, App, Picker};
@@ -340,30 +340,39 @@ fn memory(app: &mut App) {
 }
 
 fn allowlist(app: &mut App) {
-    match ProjectAllowlist::load(&app.info().root) {
-        Ok(list) if list.commands().is_empty() => app.notice(
+    match AllowRulesView::load(&app.info().root) {
+        Ok(rules) if rules.is_empty() => app.notice(
             "Allowlist · empty",
             vec![Line::from(Span::styled(
                 "Choose \"Always execute\" on a command prompt to add one to .north/allowlist.json.",
                 style::dim(),
             ))],
         ),
-        Ok(list) => {
-            let body = list
-                .commands()
+        Ok(rules) => {
+            let bullet = |text: String, suffix: &'static str| {
+                Line::from(vec![
+                    Span::styled("• ", style::dim()),
+                    Span::styled(text, style::code()),
+                    Span::styled(suffix, style::dim()),
+                ])
+            };
+            let body = rules
+                .commands
                 .iter()
-                .map(|c| {
-                    Line::from(vec![
-                        Span::styled("• ", style::dim()),
-                        Span::styled(c.clone(), style::code()),
-                    ])
-                })
+                .map(|c| bullet(c.clone(), ""))
+                .chain(
+                    rules
+                        .prefixes
+                        .iter()
+                        .map(|p| bullet(format!("{p} …"), "  (and its arguments)")),
+                )
+                .chain(rules.tools.iter().map(|t| bullet(t.clone(), "  (tool)")))
                 .collect();
+            let n = rules.len();
             app.notice(
                 format!(
-                    "Allowlist · {} command{} run without asking (.north/allowlist.json)",
-                    list.commands().len(),
-                    if list.commands().len() == 1 { "" } else { "s" }
+                    "Allowlist · {n} rule{} run without asking (.north/allowlist.json)",
+                    if n == 1 { "" } else { "s" }
                 ),
                 body,
             );

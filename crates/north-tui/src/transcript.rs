@@ -7,9 +7,10 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 
-use crate::diff::{self, DiffFile};
+use crate::diff;
 use crate::style;
 use crate::wrap::{wrap_prefixed, wrap_text};
+use north_protocol::FileDiff;
 
 /// Rendered details longer than this many lines are cut in the expansion.
 const DETAILS_MAX_LINES: usize = 200;
@@ -44,7 +45,7 @@ pub enum Item {
     /// A reviewed diff with its decision.
     Review {
         /// The files.
-        files: Vec<DiffFile>,
+        files: Vec<FileDiff>,
         /// The decision, once taken.
         decision: Option<ApprovalDecision>,
     },

@@ -4,11 +4,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use north_protocol::FileDiff;
 use north_protocol::{
     ApprovalDecision, ApprovalKind, ChatMessage, Checkpoint, ErrorKind, Event, State, Usage,
 };
-use north_tools::edit::FileChange;
-use north_tui::diff::DiffFile;
 use north_tui::{Action, PromptKind, UiMsg};
 use ratatui::style::Color;
 use serde_json::json;
@@ -150,16 +149,17 @@ fn a_multi_file_diff_review_is_accepted_in_the_timeline() {
 #[test]
 fn a_long_diff_scrolls_and_can_be_rejected() {
     let mut ui = Ui::new(60, 16);
-    let old: String = (1..=40).map(|i| format!("line {i}\n")).collect();
-    let new: String = (1..=40).map(|i| format!("LINE {i}\n")).collect();
-    let f = FileChange::new("big.txt".into(), Some("x".into()), Some(&old), new, 1);
+    let old: String = (1..=40).map(|i| format!("-line {i}\n")).collect();
+    let new: String = (1..=40).map(|i| format!("+LINE {i}\n")).collect();
+    let f = FileDiff {
+        path: "big.txt".into(),
+        diff: format!("--- a/big.txt\n+++ b/big.txt\n@@ -1,40 +1,40 @@\n{old}{new}"),
+        added: 40,
+        removed: 40,
+        created: false,
+    };
     ui.app.start_turn("shout");
-    let mut rx = ui.prompt(
-        "e2",
-        PromptKind::Edit {
-            files: vec![DiffFile::from(&f)],
-        },
-    );
+    let mut rx = ui.prompt("e2", PromptKind::Edit { files: vec![f] });
     insta::assert_snapshot!("diff_long_top", ui.screen());
     for _ in 0..3 {
         ui.key(KeyCode::PageDown);
@@ -317,9 +317,11 @@ fn slash_memory_and_allowlist_show_project_files() {
     let mut e = north_agent::memory::MemoryEntry::new("greeting", "main.rs greets in French.");
     e.tags = vec!["i18n".into()];
     mem.append(e).unwrap();
-    let mut list = north_tools::policy::ProjectAllowlist::load(&root).unwrap();
-    list.add("cargo test").unwrap();
-    list.add("pnpm lint").unwrap();
+    std::fs::write(
+        root.join(".north/allowlist.json"),
+        r#"{"allowedCommands": ["cargo test", "pnpm lint"], "allowedPrefixes": ["cargo build"], "allowedTools": ["mcp__docs"]}"#,
+    )
+    .unwrap();
     ui.command("/memory");
     ui.command("/allowlist");
     insta::assert_snapshot!(ui.screen());

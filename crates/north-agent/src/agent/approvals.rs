@@ -170,6 +170,9 @@ impl CallEnv<'_> {
             }
             Verdict::Deny(denial) => return ToolOutcome::err(denial.to_string()),
             Verdict::Ask(reason) => {
+                // Decided here, never taken from the front end: only what
+                // the policy would offer can be stored.
+                let prefix = north_tools::policy::suggested_prefix(&command);
                 let decision = self
                     .ask(
                         &call.id,
@@ -178,6 +181,7 @@ impl CallEnv<'_> {
                         ApprovalRequest::Shell {
                             command: &command,
                             reason: &reason,
+                            prefix: prefix.as_deref(),
                         },
                     )
                     .await;
@@ -190,10 +194,8 @@ impl CallEnv<'_> {
                             Err(e) => tracing::warn!(error = %e, "cannot persist allow rule"),
                         }
                     }
-                    // The prefix is recomputed here, never taken from the
-                    // front end: only what the policy would offer is stored.
                     ApprovalDecision::AlwaysPrefix => {
-                        if let Some(prefix) = north_tools::policy::suggested_prefix(&command) {
+                        if let Some(prefix) = prefix {
                             self.session_rules.prefixes.push(prefix.clone());
                             match allowlist.add_prefix(&prefix) {
                                 Ok(_) => self.trust.after_own_write(&self.ctx.root),
@@ -252,6 +254,7 @@ impl CallEnv<'_> {
                 ApprovalRequest::Shell {
                     command,
                     reason: &reason,
+                    prefix: None,
                 },
             )
             .await;
@@ -301,6 +304,7 @@ impl CallEnv<'_> {
                 paths.join(", "),
                 ApprovalRequest::Edit {
                     proposal: &proposal,
+                    files: &proposal.file_diffs(),
                 },
             )
             .await

@@ -327,6 +327,7 @@ impl Gated {
                 ApprovalRequest::Shell {
                     command: cmd,
                     reason: &reason,
+                    prefix: None,
                 },
             )
             .await;

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use north_protocol::FileDiff;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use similar::{ChangeTag, TextDiff};
@@ -106,6 +107,20 @@ impl Proposal {
             stats,
             batch,
         }
+    }
+
+    /// The files as a reviewer sees them (diff and counts, no content).
+    pub fn file_diffs(&self) -> Vec<FileDiff> {
+        self.files
+            .iter()
+            .map(|f| FileDiff {
+                path: f.path.clone(),
+                diff: f.diff.clone(),
+                added: f.lines_added,
+                removed: f.lines_removed,
+                created: f.creates(),
+            })
+            .collect()
     }
 
     /// The whole diff, file after file, as a user reviews it.

@@ -4,9 +4,8 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use north_protocol::FileDiff;
 use north_protocol::{ApprovalDecision, Event, Usage};
-use north_tools::edit::FileChange;
-use north_tui::diff::DiffFile;
 use north_tui::{Action, App, InlineTerminal, Prompt, PromptKind, SessionInfo, UiMsg, draw};
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
@@ -131,22 +130,21 @@ pub fn usage(i: u64, o: u64) -> Event {
     Event::Usage { usage: u, total: u }
 }
 
-pub fn two_file_edit() -> Vec<DiffFile> {
-    let old = "fn main() {\n    println!(\"hello\");\n}\n";
-    let new = "fn main() {\n    println!(\"bonjour\");\n    greet();\n}\n";
-    let a = FileChange::new(
-        "src/main.rs".into(),
-        Some("x".into()),
-        Some(old),
-        new.into(),
-        1,
-    );
-    let b = FileChange::new(
-        "src/greet.rs".into(),
-        None,
-        None,
-        "pub fn greet() {\n    println!(\"salut\");\n}\n".into(),
-        1,
-    );
-    vec![DiffFile::from(&a), DiffFile::from(&b)]
+pub fn two_file_edit() -> Vec<FileDiff> {
+    vec![
+        FileDiff {
+            path: "src/main.rs".into(),
+            diff: "--- a/src/main.rs\n+++ b/src/main.rs\n@@ -1,3 +1,4 @@\n fn main() {\n-    println!(\"hello\");\n+    println!(\"bonjour\");\n+    greet();\n }\n".into(),
+            added: 2,
+            removed: 1,
+            created: false,
+        },
+        FileDiff {
+            path: "src/greet.rs".into(),
+            diff: "--- /dev/null\n+++ b/src/greet.rs\n@@ -0,0 +1,3 @@\n+pub fn greet() {\n+    println!(\"salut\");\n+}\n".into(),
+            added: 3,
+            removed: 0,
+            created: true,
+        },
+    ]
 }
