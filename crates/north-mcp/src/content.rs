@@ -6,7 +6,8 @@
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::hub::{McpError, McpHub};
+use crate::hub::McpHub;
+use crate::status::McpError;
 use rmcp::model::{GetPromptRequestParams, ReadResourceRequestParams};
 
 impl McpHub {

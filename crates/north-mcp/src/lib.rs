@@ -17,6 +17,13 @@
 //!
 //! This crate must not talk to a model, render UI, or decide trust: the
 //! binary tells it whether a project's servers may start.
+//!
+//! Module map (each module uses only those before it): `config` (the
+//! `mcpServers` files) → `status` (options, states, listings, errors) →
+//! `stdio` (spawning and filtering a stdio server) → `result` (a call's
+//! result as a tool envelope) → `server` (one connection) → `hub` (all of
+//! them) → `content` (prompts and resources in user input), `tools` (the
+//! registry's tool source) → `serve` (`north mcp serve`).
 
 pub mod config;
 mod content;
@@ -24,14 +31,16 @@ mod hub;
 pub mod result;
 mod serve;
 mod server;
+mod status;
 pub mod stdio;
 mod tools;
 
 pub use content::{Expansion, Offers};
-pub use hub::{
-    HubOptions, McpError, McpHub, PromptInfo, RemoteTool, ResourceInfo, ServerState, ServerStatus,
-};
+pub use hub::McpHub;
 pub use serve::{ServeOptions, serve};
+pub use status::{
+    HubOptions, McpError, PromptInfo, RemoteTool, ResourceInfo, ServerState, ServerStatus,
+};
 pub use tools::SEARCH_TOOL;
 
 /// Installs the TLS crypto provider (ring) HTTPS servers need, once.

@@ -14,7 +14,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{ServerConfig, Transport};
-use crate::hub::{
+use crate::status::{
     HubOptions, McpError, PromptInfo, RemoteTool, ResourceInfo, ServerState, ServerStatus,
 };
 use crate::stdio::{self, StderrTail};

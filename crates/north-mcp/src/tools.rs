@@ -10,7 +10,8 @@ use north_protocol::{ApprovalPolicy, ToolOutcome, ToolSpec};
 use north_tools::{Tool, ToolContext, ToolSource};
 use serde_json::{Map, Value, json};
 
-use crate::hub::{McpError, McpHub, RemoteTool, ServerState};
+use crate::hub::McpHub;
+use crate::status::{McpError, RemoteTool, ServerState};
 
 /// The search tool's name.
 pub const SEARCH_TOOL: &str = "mcp_tool_search";

@@ -11,13 +11,15 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::env::{CallGuard, lock};
+use crate::env::CallGuard;
 use crate::error::{BlockLocation, Error, ParseError};
 use crate::final_answer::{Final, parse_final};
 use crate::prompt::{Finish, locals_lines, system_text, user_text};
 use crate::schema::{SchemaFn, schema_of};
+use crate::scope::visible_tools;
 use crate::summary::short_type_name;
-use crate::tools::{BindingInfo, Locals, Outcome, Run, ToolContext, visible_tools};
+use crate::sync::lock;
+use crate::tools::{BindingInfo, Locals, Outcome, Run, ToolContext};
 use crate::validate::coerce;
 
 /// Where a block sits, fixed at expansion time.
@@ -161,7 +163,8 @@ impl<'g> BlockRun<'g> {
         values.extend(self.values);
         let ctx = ToolContext {
             at: at.clone(),
-            env: env.clone(),
+            root: env.workspace_root().to_path_buf(),
+            memory: env.memory().clone(),
             bindings: self.bindings,
             locals: Mutex::new(Locals {
                 values,
@@ -185,7 +188,7 @@ impl<'g> BlockRun<'g> {
         let mut request = ChatRequest::new(
             cfg.model.clone(),
             vec![Message::user(user_text(
-                &ctx, &program, &this_call, &outer, &finish,
+                &ctx, cfg, &program, &this_call, &outer, &finish,
             )?)],
         );
         request.system = Some(system_text()?);

@@ -13,7 +13,8 @@ use north_llm::Backend;
 
 use crate::error::Error;
 use crate::memory::{Memory, MemoryHandle, MemoryModel, NoMemory};
-use crate::tools::{Registry, Tool};
+use crate::sync::lock;
+use crate::tools::Registry;
 
 /// Settings for natural blocks.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,22 +137,9 @@ impl Environment {
         &self.memory
     }
 
-    /// Registers `tool` in this environment's scope: visible to every block
-    /// run under this environment (and its overrides).
-    pub fn register_tool(&self, tool: Tool) -> Result<(), Error> {
-        let visible = crate::tools::visible_names(Some(self), &[]);
-        crate::tools::check_registration(&tool, &visible)?;
-        lock(&self.tools).insert(tool);
-        Ok(())
-    }
-
     pub(crate) fn tools(&self) -> MutexGuard<'_, Registry> {
         lock(&self.tools)
     }
-}
-
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Fields to overlay on the current environment (see [`environment_override`]).

@@ -139,8 +139,10 @@ mod memory;
 mod prompt;
 mod providers;
 mod schema;
+mod scope;
 mod stub;
 mod summary;
+mod sync;
 mod tools;
 mod validate;
 
@@ -163,11 +165,9 @@ pub use memory::{Memory, MemoryHandle, MemoryModel, NoMemory};
 pub use north_natural_macros::{natural, tool};
 pub use prompt::program_of;
 pub use providers::backend_from_env;
+pub use scope::{ToolScope, register_global_tool, register_tool, remove_global_tool};
 pub use stub::{Envelope, StubBackend, StubBlock, StubToolCall};
-pub use tools::{
-    Tool, ToolContext, ToolError, ToolFuture, ToolScope, is_valid_tool_name, register_global_tool,
-    register_tool, remove_global_tool,
-};
+pub use tools::{Tool, ToolContext, ToolError, ToolFuture, is_valid_tool_name};
 
 /// `Result` with [`Error`]: a ready-made return type for natural functions.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

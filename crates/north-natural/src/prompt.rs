@@ -11,10 +11,11 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::env::{Frame, lock};
+use crate::env::{Configuration, Frame};
 use crate::error::Error;
 use crate::schema::compact;
 use crate::summary::{bounded, summarize};
+use crate::sync::lock;
 use crate::tools::ToolContext;
 
 /// Heading that opens the program in the user message.
@@ -141,12 +142,12 @@ pub(crate) fn locals_lines(ctx: &ToolContext) -> String {
 
 pub(crate) fn user_text(
     ctx: &ToolContext,
+    cfg: &Configuration,
     program: &str,
     this_call: &str,
     outer: &[Arc<Frame>],
     finish: &Finish<'_>,
 ) -> Result<String, Error> {
-    let cfg = ctx.env.configuration();
     let mut bindings = String::new();
     for b in &ctx.bindings {
         let _ = write!(
@@ -190,7 +191,7 @@ pub(crate) fn user_text(
     }
     let locals = bounded(locals.trim_end(), cfg.locals_summary_limit);
 
-    let memory_handle = ctx.env.memory();
+    let memory_handle = &ctx.memory;
     let memory_json = memory_handle.json();
     let memory = if memory_json.as_object().is_some_and(|o| o.is_empty()) {
         "This environment's memory has no fields.".to_owned()

@@ -16,8 +16,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::env::lock;
 use crate::prompt::program_of;
+use crate::sync::lock;
 
 /// The stub backend's provider name.
 pub const PROVIDER: &str = "stub";

@@ -2,24 +2,14 @@
 //! on 127.0.0.1, the scripted backend, errors, and key hygiene.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
 
 use north_test_support::{FakeServer, Reply, anthropic, openai};
 
 mod common;
-use common::Sandbox;
+use common::{Sandbox, output, text};
 
 const FAKE_KEY: &str = "sk-ant-NORTHLEAKCHECK-7f3a9c1e5b";
-
-async fn output(mut cmd: Command) -> Output {
-    tokio::task::spawn_blocking(move || cmd.output().unwrap())
-        .await
-        .unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streams_the_answer_from_an_anthropic_compatible_server() {

@@ -21,7 +21,7 @@ use std::process::{Command, Output};
 use serde_json::{Value, json};
 
 mod common;
-use common::Sandbox;
+use common::{Sandbox, text};
 
 /// The two protocols llama-server speaks.
 #[derive(Debug, Clone, Copy)]
@@ -65,10 +65,6 @@ fn north(sb: &Sandbox, protocol: Protocol, url: &str) -> Command {
 
 fn run(mut cmd: Command) -> Output {
     cmd.output().unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 fn events(out: &Output) -> Vec<Value> {

@@ -7,23 +7,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
 use north_test_support::{FakeServer, Reply, anthropic, interop};
 use serde_json::json;
 
 mod common;
-use common::Sandbox;
-
-async fn output(mut cmd: Command) -> Output {
-    tokio::task::spawn_blocking(move || cmd.output().unwrap())
-        .await
-        .unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+use common::{Sandbox, output, recorded, text};
 
 /// Writes the project's `.mcp.json` with `servers`.
 fn mcp_json(sb: &Sandbox, servers: serde_json::Value) {
@@ -45,15 +35,6 @@ fn fake(node: &Path, mode: &str, extra: &[&str]) -> serde_json::Value {
     ];
     args.extend(extra.iter().map(|s| s.to_string()));
     json!({ "command": node.display().to_string(), "args": args })
-}
-
-/// The recorded requests of a scripted run, one JSON value per line.
-fn recorded(path: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

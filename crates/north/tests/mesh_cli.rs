@@ -16,6 +16,7 @@ const SUMMARY: &str =
 const FAKE_KEY: &str = "sk-ant-MESHCLILEAKCHECK-5e1d2c3b4a";
 
 mod common;
+use common::text;
 
 /// The shared sandbox with a small Rust project, plus mesh helpers.
 struct Sandbox {
@@ -111,10 +112,6 @@ impl Sandbox {
 
 fn output(mut cmd: Command) -> Output {
     cmd.output().unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 fn plan(steps: &[(&str, Option<&str>)]) -> Value {

@@ -8,6 +8,9 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
+mod common;
+use common::text;
+
 struct Tree {
     _dir: tempfile::TempDir,
     base: PathBuf,
@@ -74,10 +77,6 @@ fn tool_names(request: &Value) -> Vec<String> {
         .iter()
         .map(|t| t["name"].as_str().unwrap().to_owned())
         .collect()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 fn edit_turns() -> Value {

@@ -7,6 +7,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+use common::text;
+
 struct Tree {
     _dir: tempfile::TempDir,
     project: PathBuf,
@@ -48,10 +51,6 @@ fn sandboxed(root: &Path, extra: &[&str], script: &str) -> Output {
         .args(["--", "sh", "-c", script])
         .output()
         .unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 /// The layers this kernel enforces, from the sandbox's own report.

@@ -3,32 +3,15 @@
 //! wrong. The fake servers reproduce exactly what llama.cpp sent.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::{Command, Output};
+use std::process::Command;
 
 use north_test_support::{FakeServer, Reply, anthropic, discovery, openai};
 use serde_json::{Value, json};
 
 mod common;
-use common::Sandbox;
+use common::{Sandbox, json_lines, output, recorded, text};
 
 const FAKE_KEY: &str = "sk-ant-REGRESSIONKEY-9a8b7c6d5e";
-
-async fn output(mut cmd: Command) -> Output {
-    tokio::task::spawn_blocking(move || cmd.output().unwrap())
-        .await
-        .unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn json_lines(out: &Output) -> Vec<Value> {
-    text(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
 
 /// `north exec` against `server` as an OpenAI-compatible local server.
 fn local_exec(sb: &Sandbox, server: &FakeServer, args: &[&str]) -> Command {
@@ -42,14 +25,6 @@ fn local_exec(sb: &Sandbox, server: &FakeServer, args: &[&str]) -> Command {
 /// The script file of a scripted run.
 fn script(sb: &Sandbox, turns: Value) -> String {
     sb.file("script.json", &turns).display().to_string()
-}
-
-fn recorded(path: &std::path::Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -2,20 +2,10 @@
 //! through the real binary.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::Path;
-
 use serde_json::{Value, json};
 
 mod common;
-use common::Sandbox;
-
-fn recorded(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
+use common::{Sandbox, recorded};
 
 /// The tool results the model received in `request`, parsed.
 fn tool_results(request: &Value) -> Vec<Value> {

@@ -4,25 +4,15 @@
 //! or a model that repeats it across stream deltas.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::{Command, Output};
+use std::process::Command;
 
 use north_test_support::{FakeServer, Reply, anthropic};
 use serde_json::json;
 
 mod common;
-use common::Sandbox;
+use common::{Sandbox, output, text};
 
 const KEY: &str = "sk-ant-TRUSTLEAKCHECK-5d0c9a7e31b24f68";
-
-async fn output(mut cmd: Command) -> Output {
-    tokio::task::spawn_blocking(move || cmd.output().unwrap())
-        .await
-        .unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 /// A repository that tries to approve everything and send the key away.
 fn hostile(sb: &Sandbox, capture: &FakeServer) {

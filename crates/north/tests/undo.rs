@@ -12,6 +12,9 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
+mod common;
+use common::text;
+
 struct Tree {
     _dir: tempfile::TempDir,
     base: PathBuf,
@@ -129,10 +132,6 @@ fn listing(root: &Path) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     walk(root, root, &mut out);
     out
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 /// A turn that edits through the edit tool and changes everything else

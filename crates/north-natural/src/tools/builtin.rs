@@ -154,8 +154,7 @@ fn describe(ctx: &ToolContext, expression: &str, value: &Value) -> Value {
                             entry["rust_type"] = json!(b.type_name);
                             entry["writable"] = json!(b.writable());
                         } else if k == "memory" {
-                            entry["rust_type"] =
-                                json!(short_type_name(ctx.env.memory().type_name()));
+                            entry["rust_type"] = json!(short_type_name(ctx.memory.type_name()));
                         }
                     }
                     (k.clone(), entry)
@@ -176,14 +175,14 @@ fn describe(ctx: &ToolContext, expression: &str, value: &Value) -> Value {
 fn help(ctx: &ToolContext, expression: &str) -> Outcome {
     let name = normalize_target(expression);
     if name == "memory" {
-        let memory = ctx.env.memory();
+        let memory = &ctx.memory;
         return Outcome::Ok(
             json!({"name": "memory", "rust_type": short_type_name(memory.type_name()), "schema": *memory.0.schema()})
                 .to_string(),
         );
     }
     if let Some(field) = name.strip_prefix("memory.") {
-        let memory = ctx.env.memory();
+        let memory = &ctx.memory;
         if let Some(schema) = property_schema(&memory.0.schema(), field) {
             return Outcome::Ok(
                 json!({"name": format!("memory.{field}"), "memory_type": short_type_name(memory.type_name()), "schema": schema})

@@ -6,10 +6,11 @@ use std::sync::Mutex;
 
 use serde_json::{Map, Value};
 
-use crate::env::{Environment, lock};
 use crate::error::{BlockLocation, Error, ToolEvalError, ToolValidationError};
+use crate::memory::MemoryHandle;
 use crate::schema::SchemaFn;
 use crate::summary::summarize;
+use crate::sync::lock;
 use crate::validate::Coerce;
 
 /// One `<name>` or `<:name>` binding of a block.
@@ -39,7 +40,10 @@ pub(crate) struct Locals {
 /// (the bound variables and `memory` as JSON), and the environment.
 pub struct ToolContext {
     pub(crate) at: BlockLocation,
-    pub(crate) env: Environment,
+    /// The environment's workspace root.
+    pub(crate) root: std::path::PathBuf,
+    /// The environment's memory.
+    pub(crate) memory: MemoryHandle,
     pub(crate) bindings: Vec<BindingInfo>,
     pub(crate) locals: Mutex<Locals>,
 }
@@ -94,7 +98,7 @@ impl ToolContext {
 
     /// The environment's workspace root.
     pub fn workspace_root(&self) -> &Path {
-        self.env.workspace_root()
+        &self.root
     }
 
     /// The context locals as a JSON object (bindings and `memory`).
@@ -109,7 +113,7 @@ impl ToolContext {
 
     /// The memory as JSON.
     pub fn memory(&self) -> Value {
-        self.env.memory().json()
+        self.memory.json()
     }
 
     pub(crate) fn eval_error(
@@ -160,7 +164,7 @@ impl ToolContext {
                     .into());
             }
             let value = self.eval_as("nh_assign", expression)?;
-            let memory = self.env.memory();
+            let memory = &self.memory;
             let stored =
                 memory
                     .0

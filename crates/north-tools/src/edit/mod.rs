@@ -4,6 +4,7 @@
 //! all of its files, refusing files that changed since the proposal.
 
 mod apply;
+mod journal;
 mod lock;
 mod ops;
 mod proposal;
@@ -20,13 +21,14 @@ use sha2::{Digest, Sha256};
 use crate::repo::{self, MAX_TEXT_FILE_BYTES, RepoError};
 use crate::sandbox::Sandbox;
 
-pub use apply::{Applied, AppliedFile, ApplyError, apply};
+pub use apply::{Applied, AppliedFile, apply};
+pub use journal::{ApplyError, Fate, Fates};
 pub use lock::{ApplyLock, LockError};
 pub use ops::{
     EditProblem, Eol, LineHint, closest_lines, insert_at_line, line_count, replace_exact,
 };
 pub use proposal::{FileChange, Proposal, Stats, text_diff};
-pub use recover::{Fate, Fates, Recovery, SettledApply, recover};
+pub use recover::{Recovery, SettledApply, recover};
 
 /// Arguments of `edit_replace_exact`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -9,59 +9,10 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use super::apply::{ApplyError, TXN_DIR, Tx, TxState, finish, roll_back};
+use super::journal::{ApplyError, Fate, Fates, TXN_DIR, Tx, TxState, finish, roll_back};
 use super::lock::ApplyLock;
 use crate::repo::fsync_dir;
 use crate::sandbox::Sandbox;
-
-/// What became of one file of a settled apply.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Fate {
-    /// It holds the batch's new content.
-    New,
-    /// It was created with the batch's content.
-    Created,
-    /// Its old content was put back.
-    Restored,
-    /// It was never touched: it holds its old content.
-    Unchanged,
-    /// It was created and removed again.
-    Removed,
-    /// It was never created.
-    NotCreated,
-    /// Settling it failed; it may need a look.
-    Failed(String),
-}
-
-impl fmt::Display for Fate {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Fate::New => f.write_str("new content"),
-            Fate::Created => f.write_str("created"),
-            Fate::Restored => f.write_str("old content restored"),
-            Fate::Unchanged => f.write_str("old content, untouched"),
-            Fate::Removed => f.write_str("removed again"),
-            Fate::NotCreated => f.write_str("not created"),
-            Fate::Failed(why) => write!(f, "NOT settled: {why}"),
-        }
-    }
-}
-
-/// The fate of every file of one apply, in batch order.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Fates(pub Vec<(String, Fate)>);
-
-impl fmt::Display for Fates {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, (path, fate)) in self.0.iter().enumerate() {
-            if i > 0 {
-                f.write_str(", ")?;
-            }
-            write!(f, "{path} ({fate})")?;
-        }
-        Ok(())
-    }
-}
 
 /// One apply a killed process left, now settled.
 #[derive(Debug, Clone, PartialEq, Eq)]

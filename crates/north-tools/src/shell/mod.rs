@@ -18,6 +18,7 @@
 
 pub mod env;
 mod output;
+mod script;
 mod session;
 pub mod tools;
 

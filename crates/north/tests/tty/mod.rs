@@ -4,12 +4,16 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
-use serde_json::Value;
+
+#[path = "../common/mod.rs"]
+mod common;
+// Not every test binary uses every helper.
+#[allow(unused_imports)]
+pub use common::{Sandbox, recorded, text};
 
 pub const ROWS: u16 = 32;
 pub const COLS: u16 = 100;
@@ -24,31 +28,6 @@ pub fn one_tty() -> std::sync::MutexGuard<'static, ()> {
     ONE_TTY
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// A scratch home and project, as in `exec.rs`.
-pub struct Sandbox {
-    pub dir: tempfile::TempDir,
-}
-
-impl Sandbox {
-    pub fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("project")).unwrap();
-        std::fs::write(dir.path().join("project/README.md"), "# Test project\n").unwrap();
-        Sandbox { dir }
-    }
-    pub fn project(&self) -> PathBuf {
-        self.dir.path().join("project")
-    }
-    pub fn home(&self) -> PathBuf {
-        self.dir.path().join("home")
-    }
-    pub fn file(&self, name: &str, value: &Value) -> PathBuf {
-        let p = self.dir.path().join(name);
-        std::fs::write(&p, value.to_string()).unwrap();
-        p
-    }
 }
 
 /// The terminal side of the pty: a screen, and answers to the queries a
@@ -304,12 +283,4 @@ pub fn stty_ok(screen: &str) {
         screen.contains(" echo ") && !screen.contains("-echo "),
         "{screen}"
     );
-}
-
-pub fn recorded(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
