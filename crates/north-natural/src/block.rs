@@ -224,7 +224,8 @@ impl<'g> BlockRun<'g> {
             for call in calls {
                 let outcome = match tools.iter().find(|t| t.name() == call.name) {
                     None => Outcome::Failed {
-                        content: serde_json::json!({"error": {"kind": "unknown_tool", "message": format!("no tool named `{}`", call.name)}}).to_string(),
+                        output: serde_json::Value::Null,
+                        message: format!("unknown tool: no tool named `{}`", call.name),
                         error: Error::Tool {
                             at: at.clone(),
                             tool: call.name.clone(),
@@ -234,9 +235,10 @@ impl<'g> BlockRun<'g> {
                     Some(tool) => match &tool.run {
                         Run::Builtin(b) => b.call(&ctx, &call.arguments),
                         Run::User(handler) => match handler(&ctx, call.arguments.clone()).await {
-                            Ok(v) => Outcome::Ok(v.to_string()),
+                            Ok(v) => Outcome::Ok(v),
                             Err(e) => Outcome::Failed {
-                                content: serde_json::json!({"error": {"kind": "tool", "message": e.message()}}).to_string(),
+                                output: serde_json::Value::Null,
+                                message: e.message().to_owned(),
                                 error: Error::Tool {
                                     at: at.clone(),
                                     tool: call.name.clone(),
@@ -246,14 +248,15 @@ impl<'g> BlockRun<'g> {
                         },
                     },
                 };
-                let (content, is_error) = match outcome {
-                    Outcome::Ok(content) => (content, false),
-                    Outcome::Failed { content, error } => {
+                let content = outcome.content();
+                let is_error = match outcome {
+                    Outcome::Ok(_) => false,
+                    Outcome::Failed { error, .. } => {
                         failures += 1;
                         if failures >= failure_limit {
                             return Err(error);
                         }
-                        (content, true)
+                        true
                     }
                 };
                 results.push(ContentBlock::ToolResult {

@@ -2,6 +2,7 @@
 
 use std::sync::OnceLock;
 
+use north_protocol::ToolOutcome;
 use serde_json::{Value, json};
 
 use super::context::normalize_target;
@@ -41,11 +42,37 @@ fn expression_schema(what: &str) -> Value {
     })
 }
 
-/// The result of a tool call: text for the model, and the typed error when
-/// it failed.
+/// The result of a tool call: what the model is told, and the typed error
+/// when it failed.
 pub(crate) enum Outcome {
-    Ok(String),
-    Failed { content: String, error: Error },
+    Ok(Value),
+    Failed {
+        /// Partial output (the `nh_assign` diagnostics), or null.
+        output: Value,
+        /// What went wrong, for the model.
+        message: String,
+        /// The same, typed, for the caller when the block gives up.
+        error: Error,
+    },
+}
+
+impl Outcome {
+    /// The tool-role content the model receives: the workspace's one tool
+    /// result envelope, `{ok, output, error}` ([`ToolOutcome`]), as North's
+    /// own tools return it.
+    pub(crate) fn content(&self) -> String {
+        let envelope = match self {
+            Outcome::Ok(output) => ToolOutcome::ok(output.clone()),
+            Outcome::Failed {
+                output, message, ..
+            } => ToolOutcome {
+                ok: false,
+                output: output.clone(),
+                error: Some(message.clone()),
+            },
+        };
+        serde_json::to_string(&envelope).unwrap_or_default()
+    }
 }
 
 impl Builtin {
@@ -103,11 +130,11 @@ impl Builtin {
         };
         match self {
             Builtin::Eval => match ctx.eval(expression) {
-                Ok(v) => Outcome::Ok(v.to_string()),
+                Ok(v) => Outcome::Ok(v),
                 Err(e) => failed("evaluation", e.message.clone(), e.into()),
             },
             Builtin::Dir => match ctx.eval_as("nh_dir", expression) {
-                Ok(v) => Outcome::Ok(describe(ctx, expression, &v).to_string()),
+                Ok(v) => Outcome::Ok(describe(ctx, expression, &v)),
                 Err(e) => failed("evaluation", e.message.clone(), e.into()),
             },
             Builtin::Help => help(ctx, expression),
@@ -123,7 +150,8 @@ impl Builtin {
 
 fn failed(kind: &str, message: String, error: Error) -> Outcome {
     Outcome::Failed {
-        content: json!({"error": {"kind": kind, "message": message}}).to_string(),
+        output: Value::Null,
+        message: format!("{kind}: {message}"),
         error,
     }
 }
@@ -177,16 +205,14 @@ fn help(ctx: &ToolContext, expression: &str) -> Outcome {
     if name == "memory" {
         let memory = &ctx.memory;
         return Outcome::Ok(
-            json!({"name": "memory", "rust_type": short_type_name(memory.type_name()), "schema": *memory.0.schema()})
-                .to_string(),
+            json!({"name": "memory", "rust_type": short_type_name(memory.type_name()), "schema": *memory.0.schema()}),
         );
     }
     if let Some(field) = name.strip_prefix("memory.") {
         let memory = &ctx.memory;
         if let Some(schema) = property_schema(&memory.0.schema(), field) {
             return Outcome::Ok(
-                json!({"name": format!("memory.{field}"), "memory_type": short_type_name(memory.type_name()), "schema": schema})
-                    .to_string(),
+                json!({"name": format!("memory.{field}"), "memory_type": short_type_name(memory.type_name()), "schema": schema}),
             );
         }
     }
@@ -196,12 +222,11 @@ fn help(ctx: &ToolContext, expression: &str) -> Outcome {
             Some(schema) => out["schema"] = (*schema()).clone(),
             None => out["schema"] = Value::Null,
         }
-        return Outcome::Ok(out.to_string());
+        return Outcome::Ok(out);
     }
     match ctx.eval_as("nh_help", expression) {
         Ok(v) => Outcome::Ok(
-            json!({"expression": expression, "json_type": json_type(&v), "value": summarize(&v), "schema": null})
-                .to_string(),
+            json!({"expression": expression, "json_type": json_type(&v), "value": summarize(&v), "schema": null}),
         ),
         Err(e) => failed("evaluation", e.message.clone(), e.into()),
     }
@@ -209,16 +234,11 @@ fn help(ctx: &ToolContext, expression: &str) -> Outcome {
 
 fn assign(ctx: &ToolContext, target: &str, expression: &str) -> Outcome {
     match ctx.assign_detailed(target, expression) {
-        Ok(a) => Outcome::Ok(
-            json!({
-                "success": true,
-                "target": a.target,
-                "summary": summarize(&a.value),
-                "validation": {"type": a.type_name, "ok": true, "coerced": a.coerced},
-                "error": null
-            })
-            .to_string(),
-        ),
+        Ok(a) => Outcome::Ok(json!({
+            "target": a.target,
+            "summary": summarize(&a.value),
+            "validation": {"type": a.type_name, "ok": true, "coerced": a.coerced},
+        })),
         Err(error) => {
             let (validation, kind, message) = match &error {
                 Error::ToolValidation(v) => (
@@ -230,14 +250,8 @@ fn assign(ctx: &ToolContext, target: &str, expression: &str) -> Outcome {
                 other => (Value::Null, "internal", other.to_string()),
             };
             Outcome::Failed {
-                content: json!({
-                    "success": false,
-                    "target": target,
-                    "summary": null,
-                    "validation": validation,
-                    "error": {"kind": kind, "message": message}
-                })
-                .to_string(),
+                output: json!({"target": target, "summary": null, "validation": validation}),
+                message: format!("{kind}: {message}"),
                 error,
             }
         }

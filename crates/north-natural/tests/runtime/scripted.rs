@@ -59,7 +59,13 @@ async fn the_model_recovers_from_a_validation_failure() {
     );
     let results = recorder.tool_results();
     assert!(results[0].1, "the failure is flagged as an error result");
-    assert!(results[0].0.contains("\"success\":false"));
+    let failure: serde_json::Value = serde_json::from_str(&results[0].0).unwrap();
+    assert_eq!(failure["ok"], false, "{failure}");
+    assert_eq!(failure["output"]["validation"]["ok"], false, "{failure}");
+    assert!(
+        failure["error"].as_str().unwrap().starts_with("validation: "),
+        "{failure}"
+    );
     assert!(!results[1].1);
 }
 

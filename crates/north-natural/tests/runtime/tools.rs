@@ -47,8 +47,11 @@ async fn builtin_tools_answer_with_json() {
     .await;
     assert!(results.iter().all(|(_, is_error)| !is_error), "{results:?}");
     let texts: Vec<String> = results.into_iter().map(|(c, _)| c).collect();
-    assert_eq!(texts[0], "6");
-    assert_eq!(texts[1], r#"{"n":3,"up":"BOX"}"#);
+    assert_eq!(texts[0], r#"{"ok":true,"output":6,"error":null}"#);
+    assert_eq!(
+        texts[1],
+        r#"{"ok":true,"output":{"n":3,"up":"BOX"},"error":null}"#
+    );
     insta::assert_snapshot!("builtin_results", texts.join("\n"));
 }
 
@@ -124,8 +127,14 @@ async fn environment_tools_are_called_and_their_errors_counted() {
         .await
         .unwrap();
     let results = recorder.tool_results();
-    assert_eq!(results[0], ("50".to_owned(), false));
-    assert_eq!(results[1].0, r#"{"chars":5,"function":"inspect"}"#);
+    assert_eq!(
+        results[0],
+        (r#"{"ok":true,"output":50,"error":null}"#.to_owned(), false)
+    );
+    assert_eq!(
+        results[1].0,
+        r#"{"ok":true,"output":{"chars":5,"function":"inspect"},"error":null}"#
+    );
 
     // A failing user tool ends a stub block with Error::Tool.
     let env = stub([Envelope::done().call("price_lookup", json!({"product": "pear"}))]);
@@ -269,7 +278,10 @@ async fn a_builtin_can_be_overwritten_explicitly() {
     )
     .unwrap();
     environment(env, inspect(vec![], "n".into())).await.unwrap();
-    assert_eq!(recorder.tool_results()[0].0, "\"replaced\"");
+    assert_eq!(
+        recorder.tool_results()[0].0,
+        r#"{"ok":true,"output":"replaced","error":null}"#
+    );
     let request = &recorder.requests()[0];
     let evals: Vec<_> = request
         .tools
