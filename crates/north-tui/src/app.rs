@@ -38,11 +38,11 @@ pub struct SessionInfo {
     /// The model's catalogue entry, when known: its prices give the cost.
     pub catalog: Option<&'static north_llm::ModelInfo>,
     /// The MCP servers' state, for `/mcp`.
-    pub mcp: crate::mcp::McpView,
+    pub mcp: crate::hooks::McpView,
     /// Custom commands (`.north/commands/*.md`, the user's), for the palette.
     pub commands: Vec<north_agent::commands::CustomCommand>,
     /// The project's files, for the `@` picker.
-    pub files: crate::complete::FileFinder,
+    pub files: crate::hooks::FileFinder,
     /// Whether the project's own settings apply (workspace trust), for
     /// `/status`.
     pub trust: Option<String>,
@@ -101,7 +101,7 @@ pub struct App {
     pub(crate) pending: Option<Pending>,
     pub(crate) picker: Option<Picker>,
     /// The command palette or `@` file picker over the composer.
-    pub(crate) popup: Option<crate::complete::Popup>,
+    pub(crate) popup: Option<crate::popup::Popup>,
     /// The composer text the user closed the popup for (Esc).
     pub(crate) popup_dismissed: Option<String>,
     /// Sessions listed for `/resume` completion while it is open.

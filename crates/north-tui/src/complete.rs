@@ -2,78 +2,19 @@
 //! commands — North's, the user's custom ones, MCP prompts — filtered as
 //! you type, then their finite arguments: sessions for `/resume`, models
 //! for `/model`) and the `@` file picker (fuzzy, from the project's
-//! gitignore-aware file list the binary gives in [`FileFinder`]).
+//! gitignore-aware file list the binary gives in
+//! [`FileFinder`](crate::hooks::FileFinder)).
 //! ↑/↓ choose, Tab completes, Enter completes and sends a command, Esc
 //! closes.
-
-use std::sync::Arc;
 
 use ratatui::text::{Line, Span};
 
 use crate::app::App;
+use crate::popup::{Popup, PopupKind, Suggestion};
 use crate::style;
 
 /// Rows of suggestions shown at once.
 const SHOWN: usize = 8;
-
-/// Finds the best `limit` files for a query.
-pub type FindFiles = dyn Fn(&str, usize) -> Vec<String> + Send + Sync;
-
-/// Where the `@` picker finds files (none: no picker).
-#[derive(Clone, Default)]
-pub struct FileFinder(pub Option<Arc<FindFiles>>);
-
-impl std::fmt::Debug for FileFinder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.is_some() {
-            "FileFinder(..)"
-        } else {
-            "FileFinder(none)"
-        })
-    }
-}
-
-impl PartialEq for FileFinder {
-    fn eq(&self, other: &Self) -> bool {
-        match (&self.0, &other.0) {
-            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-            (None, None) => true,
-            _ => false,
-        }
-    }
-}
-
-/// What a popup completes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum PopupKind {
-    /// A command name.
-    Command,
-    /// A command's argument.
-    Argument,
-    /// An `@` file mention.
-    File,
-}
-
-/// One suggestion.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Suggestion {
-    /// What is shown.
-    pub label: String,
-    /// One line about it.
-    pub about: String,
-    /// The composer's whole text once it is chosen.
-    pub text: String,
-}
-
-/// The popup on screen.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Popup {
-    pub kind: PopupKind,
-    pub items: Vec<Suggestion>,
-    pub selected: usize,
-    /// The composer text it was computed for.
-    pub for_text: String,
-}
 
 /// Commands that take a value from a finite list, and where it comes from.
 const ARGUMENT_COMMANDS: &[&str] = &["/resume", "/model"];

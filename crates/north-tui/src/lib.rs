@@ -29,12 +29,14 @@ mod complete;
 mod composer;
 pub mod diff;
 mod highlight;
+pub mod hooks;
 mod keys;
 mod live;
 pub mod markdown;
 mod mcp;
 pub mod pager;
 mod plan;
+mod popup;
 mod prompt;
 mod replay;
 mod rewind;
@@ -49,12 +51,9 @@ pub mod wrap;
 
 pub use app::{Action, App, SessionInfo};
 pub use approver::{FeedbackSlot, Inbox, Prompt, PromptKind, TuiApprover, UiMsg, channel};
-pub use complete::FileFinder;
-pub use mcp::{McpServerLine, McpView};
-pub use run::{
-    Exit, ModelSwitcher, OpenSessionError, STREAM_FPS, SessionOpener, Start, TuiError, draw,
-    restore_terminal, run,
-};
+pub use hooks::{FileFinder, McpServerLine, McpView};
+pub use run::{Exit, STREAM_FPS, Start, TuiError, draw, restore_terminal, run};
 pub use slash::COMMANDS;
 pub use term::{FrameBackend, InlineTerminal, SharedWriter, TtyBackend};
 pub use transcript::Item;
+pub use worker::{ModelSwitcher, OpenSessionError, SessionOpener};

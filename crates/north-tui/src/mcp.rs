@@ -1,31 +1,10 @@
 //! `/mcp`: the MCP servers' state, as the binary reports it. The TUI does
-//! not know MCP; it shows lines a [`McpView`] gives it.
-
-use std::sync::Arc;
+//! not know MCP; it shows lines a [`McpView`](crate::hooks::McpView) gives it.
 
 use ratatui::text::{Line, Span};
 
 use crate::app::App;
 use crate::style;
-
-/// One server's state for `/mcp`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct McpServerLine {
-    /// The server's name.
-    pub name: String,
-    /// `user` or `project`.
-    pub scope: String,
-    /// `ready`, `starting`, `failed`, ...
-    pub state: String,
-    /// Tools, resources and prompts listed.
-    pub counts: (usize, usize, usize),
-    /// The last error, when it failed.
-    pub last_error: Option<String>,
-    /// Its resources as `@server:uri` mentions, with their names.
-    pub resources: Vec<(String, String)>,
-    /// Its prompts as slash commands, with their descriptions.
-    pub prompts: Vec<(String, String)>,
-}
 
 /// Lines of a list (resources or prompts) shown per server, at most.
 const LISTED: usize = 6;
@@ -46,30 +25,6 @@ fn listed(body: &mut Vec<Line<'static>>, what: &str, items: &[(String, String)])
             format!("    … {} more (`north mcp get NAME`)", items.len() - LISTED),
             style::dim(),
         )));
-    }
-}
-
-/// Where `/mcp` reads the servers' state (none: no servers configured).
-#[derive(Clone, Default)]
-pub struct McpView(pub Option<Arc<dyn Fn() -> Vec<McpServerLine> + Send + Sync>>);
-
-impl std::fmt::Debug for McpView {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.is_some() {
-            "McpView(..)"
-        } else {
-            "McpView(none)"
-        })
-    }
-}
-
-impl PartialEq for McpView {
-    fn eq(&self, other: &Self) -> bool {
-        match (&self.0, &other.0) {
-            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-            (None, None) => true,
-            _ => false,
-        }
     }
 }
 

@@ -19,38 +19,12 @@ use tokio_util::sync::CancellationToken;
 use crate::app::{Action, App, SessionInfo};
 use crate::approver::{Inbox, UiMsg};
 use crate::term::{FrameBackend, InlineTerminal, TtyBackend};
-use crate::worker::{WorkerCmd, worker};
+use crate::worker::{ModelSwitcher, SessionOpener, WorkerCmd, worker};
 
 /// Frames per second while text streams in: fast enough to read as
 /// continuous, slow enough that a fast model does not flood the terminal.
 pub const STREAM_FPS: u64 = 30;
 const SPINNER_TICK: Duration = Duration::from_millis(100);
-
-/// Opens another session for `/resume`: the binary's setup behind a closure.
-pub type SessionOpener = Box<dyn FnMut(&str) -> Result<Agent, OpenSessionError> + Send>;
-
-/// Builds the switch to another model for `/model NAME` (its backend and
-/// limits): the binary's provider setup behind a closure.
-pub type ModelSwitcher =
-    Box<dyn FnMut(&str) -> Result<north_agent::ModelSwitch, OpenSessionError> + Send>;
-
-/// A session `/resume` asked for could not be opened; the message says why
-/// (shown to the user as "cannot resume ID: …").
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct OpenSessionError {
-    /// What failed, with its causes.
-    pub message: String,
-}
-
-impl OpenSessionError {
-    /// An error with this message.
-    pub fn new(message: impl Into<String>) -> Self {
-        OpenSessionError {
-            message: message.into(),
-        }
-    }
-}
 
 /// Why the UI ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

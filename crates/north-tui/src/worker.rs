@@ -8,7 +8,32 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::approver::UiMsg;
-use crate::run::{ModelSwitcher, OpenSessionError, SessionOpener};
+
+/// Opens another session for `/resume`: the binary's setup behind a closure.
+pub type SessionOpener = Box<dyn FnMut(&str) -> Result<Agent, OpenSessionError> + Send>;
+
+/// Builds the switch to another model for `/model NAME` (its backend and
+/// limits): the binary's provider setup behind a closure.
+pub type ModelSwitcher =
+    Box<dyn FnMut(&str) -> Result<north_agent::ModelSwitch, OpenSessionError> + Send>;
+
+/// A session `/resume` asked for could not be opened; the message says why
+/// (shown to the user as "cannot resume ID: …").
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct OpenSessionError {
+    /// What failed, with its causes.
+    pub message: String,
+}
+
+impl OpenSessionError {
+    /// An error with this message.
+    pub fn new(message: impl Into<String>) -> Self {
+        OpenSessionError {
+            message: message.into(),
+        }
+    }
+}
 
 pub(crate) enum WorkerCmd {
     Turn(String, CancellationToken),

@@ -115,14 +115,14 @@ fn at_opens_the_file_picker_and_the_choice_goes_into_the_message() {
         "crates/north/src/main.rs",
         "README.md",
     ];
-    info.files = FileFinder(Some(Arc::new(move |q: &str, n: usize| {
+    info.files = FileFinder::new(Arc::new(move |q: &str, n: usize| {
         files
             .iter()
             .filter(|f| q.chars().all(|c| f.contains(c)))
             .take(n)
             .map(|f| f.to_string())
             .collect()
-    })));
+    }));
     ui.app = north_tui::App::new(info);
     ui.typed("explain @main");
     let screen = ui.screen();

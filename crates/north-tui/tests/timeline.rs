@@ -263,7 +263,7 @@ fn status_and_cost_commands_report_the_session() {
 fn mcp_command_shows_each_servers_state_tool_count_and_last_error() {
     use north_tui::{McpServerLine, McpView};
     let mut ui = Ui::new(110, 22);
-    let view = McpView(Some(std::sync::Arc::new(|| {
+    let view = McpView::new(std::sync::Arc::new(|| {
         vec![
             McpServerLine {
                 name: "github".into(),
@@ -289,7 +289,7 @@ fn mcp_command_shows_each_servers_state_tool_count_and_last_error() {
                 prompts: Vec::new(),
             },
         ]
-    })));
+    }));
     ui.app = north_tui::App::new(north_tui::SessionInfo {
         mode: north_protocol::PermissionMode::Ask,
         modes: north_protocol::PermissionMode::ALL.to_vec(),

@@ -140,7 +140,7 @@ fn mcp_view(hub: Option<&Arc<north_mcp::McpHub>>) -> north_tui::McpView {
     let Some(hub) = hub.cloned() else {
         return north_tui::McpView::default();
     };
-    north_tui::McpView(Some(Arc::new(move || {
+    north_tui::McpView::new(Arc::new(move || {
         hub.statuses()
             .into_iter()
             .map(|s| {
@@ -156,7 +156,7 @@ fn mcp_view(hub: Option<&Arc<north_mcp::McpHub>>) -> north_tui::McpView {
                 }
             })
             .collect()
-    })))
+    }))
 }
 
 /// Runs the interactive assistant.

@@ -471,7 +471,7 @@ pub fn file_finder(root: std::path::PathBuf) -> north_tui::FileFinder {
         }
     };
     rebuild();
-    north_tui::FileFinder(Some(Arc::new(move |query: &str, limit: usize| {
+    north_tui::FileFinder::new(Arc::new(move |query: &str, limit: usize| {
         let (index, stale) = match state.lock() {
             Ok(s) => (
                 s.index.clone(),
@@ -483,7 +483,7 @@ pub fn file_finder(root: std::path::PathBuf) -> north_tui::FileFinder {
             rebuild();
         }
         index.map(|i| i.find(query, limit)).unwrap_or_default()
-    })))
+    }))
 }
 
 /// The switch to another model for `/model NAME`: `provider:model`, or a

@@ -63,7 +63,10 @@ async fn the_model_recovers_from_a_validation_failure() {
     assert_eq!(failure["ok"], false, "{failure}");
     assert_eq!(failure["output"]["validation"]["ok"], false, "{failure}");
     assert!(
-        failure["error"].as_str().unwrap().starts_with("validation: "),
+        failure["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("validation: "),
         "{failure}"
     );
     assert!(!results[1].1);
