@@ -1,14 +1,12 @@
 //! Progressive disclosure: the `open_sections` and `read_section` tools a
-//! rendered prompt injects when sections are summarized, and their pure
-//! handlers.
+//! rendered prompt injects when sections are summarized, the summarized
+//! sections it records, and what a disclosure call can fail with. The
+//! handlers, which read a rendered prompt, are in [`crate::reply`].
 //!
 //! `open_sections` never returns a result: it asks the caller to stop the
 //! turn, apply the requested visibility overrides to the session's
 //! [`crate::VisibilityOverrides`] and render again. `read_section` returns a
 //! summarized section's full markdown and changes nothing.
-
-use std::collections::BTreeMap;
-use std::convert::Infallible;
 
 use north_protocol::{ApprovalPolicy, ToolOutcome, ToolSpec};
 use schemars::JsonSchema;
@@ -16,8 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::output::strict_schema_for;
-use crate::path::{SectionPath, SectionVisibility};
-use crate::render::RenderedPrompt;
+use crate::path::{SectionPath, VisibilityExpansionRequired};
 
 /// Name of the tool that expands summarized sections.
 pub const OPEN_SECTIONS_TOOL: &str = "open_sections";
@@ -74,20 +71,6 @@ pub fn read_section_tool() -> ToolSpec {
         input_schema: input_schema::<ReadSectionParams>(),
         approval: ApprovalPolicy::None,
     }
-}
-
-/// The request `open_sections` raises: the visibility overrides to apply
-/// before rendering again.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("sections {} must be expanded before continuing: {reason}", .section_keys.join(", "))]
-pub struct VisibilityExpansionRequired {
-    /// Path → visibility to set (the requested sections and any summarized
-    /// ancestors, all `FULL`).
-    pub requested_overrides: BTreeMap<SectionPath, SectionVisibility>,
-    /// The model's reason.
-    pub reason: String,
-    /// The keys as the model gave them.
-    pub section_keys: Vec<String>,
 }
 
 /// What a disclosure tool call produced other than a result.
@@ -158,106 +141,5 @@ impl SummarizedSection {
     /// current visibility), as `read_section` returns it.
     pub fn markdown(&self) -> &str {
         &self.markdown
-    }
-}
-
-fn parse_args<T: for<'de> Deserialize<'de>>(
-    tool: &'static str,
-    args: &Value,
-) -> Result<T, DisclosureError> {
-    serde_json::from_value(args.clone()).map_err(|err| DisclosureError::InvalidArguments {
-        tool,
-        message: err.to_string(),
-    })
-}
-
-fn find<'a, O>(
-    rendered: &'a RenderedPrompt<O>,
-    tool: &'static str,
-    key: &str,
-) -> Result<&'a SummarizedSection, DisclosureError> {
-    let key = key.trim();
-    rendered
-        .summarized_sections()
-        .iter()
-        .find(|s| s.key == key)
-        .ok_or_else(|| DisclosureError::UnknownSection {
-            tool,
-            key: key.to_owned(),
-            available: rendered
-                .summarized_sections()
-                .iter()
-                .map(|s| s.key.clone())
-                .collect(),
-        })
-}
-
-/// Handles an `open_sections` call: on valid arguments it always "fails"
-/// with [`DisclosureError::ExpansionRequired`] carrying the overrides.
-pub fn handle_open_sections<O>(
-    rendered: &RenderedPrompt<O>,
-    args: &Value,
-) -> Result<Infallible, DisclosureError> {
-    let params: OpenSectionsParams = parse_args(OPEN_SECTIONS_TOOL, args)?;
-    if params.section_keys.is_empty() {
-        return Err(DisclosureError::InvalidArguments {
-            tool: OPEN_SECTIONS_TOOL,
-            message: "section_keys is empty; name at least one section".to_owned(),
-        });
-    }
-    if params.reason.trim().is_empty() {
-        return Err(DisclosureError::InvalidArguments {
-            tool: OPEN_SECTIONS_TOOL,
-            message: "reason is empty; say why the full content is needed".to_owned(),
-        });
-    }
-    let mut requested_overrides = BTreeMap::new();
-    let mut section_keys: Vec<String> = Vec::new();
-    for key in &params.section_keys {
-        let section = find(rendered, OPEN_SECTIONS_TOOL, key)?;
-        // A section inside a summarized parent only shows once the parent
-        // is open too.
-        for summarized in rendered.summarized_sections() {
-            if section.path.keys().starts_with(summarized.path.keys()) {
-                requested_overrides.insert(summarized.path.clone(), SectionVisibility::Full);
-            }
-        }
-        if !section_keys.contains(&section.key) {
-            section_keys.push(section.key.clone());
-        }
-    }
-    Err(DisclosureError::ExpansionRequired(
-        VisibilityExpansionRequired {
-            requested_overrides,
-            reason: params.reason,
-            section_keys,
-        },
-    ))
-}
-
-/// Handles a `read_section` call: the section's full markdown.
-pub fn handle_read_section<O>(
-    rendered: &RenderedPrompt<O>,
-    args: &Value,
-) -> Result<String, DisclosureError> {
-    let params: ReadSectionParams = parse_args(READ_SECTION_TOOL, args)?;
-    Ok(find(rendered, READ_SECTION_TOOL, &params.section_key)?
-        .markdown
-        .clone())
-}
-
-/// Routes a tool call to the matching disclosure handler; `None` when
-/// `tool` is not a disclosure tool.
-pub fn dispatch_disclosure_tool<O>(
-    rendered: &RenderedPrompt<O>,
-    tool: &str,
-    args: &Value,
-) -> Option<Result<String, DisclosureError>> {
-    match tool {
-        OPEN_SECTIONS_TOOL => {
-            Some(handle_open_sections(rendered, args).map(|never| match never {}))
-        }
-        READ_SECTION_TOOL => Some(handle_read_section(rendered, args)),
-        _ => None,
     }
 }

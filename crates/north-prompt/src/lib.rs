@@ -107,6 +107,7 @@ mod params;
 mod path;
 mod prompt;
 mod render;
+mod reply;
 mod resources;
 mod section;
 mod template;
@@ -114,22 +115,24 @@ mod text;
 
 pub use disclosure::{
     DisclosureError, OPEN_SECTIONS_TOOL, OpenSectionsParams, READ_SECTION_TOOL, ReadSectionParams,
-    SummarizedSection, VisibilityExpansionRequired, dispatch_disclosure_tool, handle_open_sections,
-    handle_read_section, open_sections_tool, read_section_tool,
+    SummarizedSection, open_sections_tool, read_section_tool,
 };
 pub use error::{PromptRenderError, PromptValidationError};
 pub use north_prompt_macros::PromptParams;
 pub use output::{
     ARRAY_WRAPPER_KEY, Output, OutputContainer, OutputParseError, OutputParseErrorKind,
-    StructuredOutputConfig, parse_output_value, parse_structured_output, strict_schema,
-    strict_schema_for,
+    StructuredOutputConfig, parse_output_value, strict_schema, strict_schema_for,
 };
 pub use params::{NoParams, ParamValue, Params, PromptParams};
 pub use path::{
-    PromptOverrides, SectionOverride, SectionPath, SectionVisibility, VisibilityOverrides,
+    PromptOverrides, SectionOverride, SectionPath, SectionVisibility, VisibilityExpansionRequired,
+    VisibilityOverrides,
 };
 pub use prompt::{Prompt, PromptResources};
-pub use render::{PromptDescriptor, RenderOptions, RenderedPrompt};
+pub use render::{RenderOptions, RenderedPrompt};
+pub use reply::{
+    dispatch_disclosure_tool, handle_open_sections, handle_read_section, parse_structured_output,
+};
 pub use resources::{
     Binding, Resource, ResourceError, ResourceInstance, ResourceRegistry, ResourceResolver,
     ResourceScope, ResourceSnapshot, ScopedResourceContext, SessionSnapshot, Snapshot,
@@ -139,6 +142,7 @@ pub use section::{
     Filesystem, HostFilesystem, MarkdownSection, RenderContext, Section, SectionNode,
     WorkspaceSection,
 };
+pub use template::PromptDescriptor;
 pub use template::{PromptTemplate, TemplateBuilder};
 pub use text::{TemplateError, dedent, is_valid_section_key, substitute};
 

@@ -7,8 +7,6 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::disclosure::VisibilityExpansionRequired;
-
 /// The keys from a root section down to a section, shown in dot notation.
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -303,4 +301,18 @@ impl PromptOverrides {
             .find(|((n, k), _)| n == ns && k == key)
             .map(|(_, sections)| sections)
     }
+}
+
+/// The request `open_sections` raises: the visibility overrides to apply
+/// before rendering again.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("sections {} must be expanded before continuing: {reason}", .section_keys.join(", "))]
+pub struct VisibilityExpansionRequired {
+    /// Path → visibility to set (the requested sections and any summarized
+    /// ancestors, all `FULL`).
+    pub requested_overrides: BTreeMap<SectionPath, SectionVisibility>,
+    /// The model's reason.
+    pub reason: String,
+    /// The keys as the model gave them.
+    pub section_keys: Vec<String>,
 }

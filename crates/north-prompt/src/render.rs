@@ -9,7 +9,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use north_protocol::{ChatRequest, ToolSpec};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::disclosure::{
@@ -20,24 +19,7 @@ use crate::output::{OutputContainer, StructuredOutputConfig};
 use crate::params::ParamStore;
 use crate::path::{PromptOverrides, SectionPath, SectionVisibility, VisibilityOverrides};
 use crate::section::{RenderContext, SectionNode};
-use crate::template::PromptTemplate;
-
-/// Identifies what was rendered: the prompt's `(ns, key)`, its name, and a
-/// hash of the template's content for versioning.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct PromptDescriptor {
-    /// Namespace.
-    pub ns: String,
-    /// Key.
-    pub key: String,
-    /// Optional human name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// Hex SHA-256 of the template's canonical structure (titles, keys,
-    /// templates, tools, output schema, child order). It changes exactly
-    /// when what the template can send changes.
-    pub content_hash: String,
-}
+use crate::template::{PromptDescriptor, PromptTemplate};
 
 /// Run-time inputs of one render beyond the bound params.
 #[derive(Debug, Clone, Copy, Default)]

@@ -9,11 +9,12 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+use serde::{Deserialize, Serialize};
+
 use crate::disclosure::{OPEN_SECTIONS_TOOL, READ_SECTION_TOOL};
 use crate::error::PromptValidationError;
 use crate::output::{Output, StructuredOutputConfig, declare};
 use crate::path::SectionPath;
-use crate::render::PromptDescriptor;
 use crate::resources::ResourceRegistry;
 use crate::section::SectionNode;
 use crate::text::is_valid_section_key;
@@ -25,6 +26,23 @@ pub(crate) struct TemplateInner {
     pub(crate) output: Option<StructuredOutputConfig>,
     /// Rough size of a render, to allocate the text once.
     pub(crate) size_hint: usize,
+}
+
+/// Identifies what was rendered: the prompt's `(ns, key)`, its name, and a
+/// hash of the template's content for versioning.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct PromptDescriptor {
+    /// Namespace.
+    pub ns: String,
+    /// Key.
+    pub key: String,
+    /// Optional human name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Hex SHA-256 of the template's canonical structure (titles, keys,
+    /// templates, tools, output schema, child order). It changes exactly
+    /// when what the template can send changes.
+    pub content_hash: String,
 }
 
 /// A validated prompt blueprint producing output `O`: `()` for none, a

@@ -12,9 +12,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-pub use parse::{
-    OutputParseError, OutputParseErrorKind, parse_output_value, parse_structured_output,
-};
+pub(crate) use parse::type_mismatch;
+pub use parse::{OutputParseError, OutputParseErrorKind, parse_output_value};
 pub use schema::{strict_schema, strict_schema_for};
 
 use crate::error::PromptValidationError;

@@ -1,13 +1,13 @@
-//! `parse_structured_output`: find the JSON in a model's answer, check it
-//! against the declared output, and deserialize it.
+//! Finding the JSON in a model's answer and checking it against the
+//! declared output (`parse_output_value`); [`crate::reply`] deserializes it
+//! for a rendered prompt.
 
 use std::fmt;
 
 use north_protocol::json_kind;
 use serde_json::{Map, Value};
 
-use super::{ARRAY_WRAPPER_KEY, Output, OutputContainer, StructuredOutputConfig, resolve};
-use crate::render::RenderedPrompt;
+use super::{ARRAY_WRAPPER_KEY, OutputContainer, StructuredOutputConfig, resolve};
 
 /// Why an answer did not parse as the declared output.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -73,7 +73,7 @@ pub struct OutputParseError {
 }
 
 impl OutputParseError {
-    fn new(kind: OutputParseErrorKind, raw: &str) -> Self {
+    pub(crate) fn new(kind: OutputParseErrorKind, raw: &str) -> Self {
         OutputParseError {
             kind,
             raw: raw.to_owned(),
@@ -91,52 +91,7 @@ impl OutputParseError {
     }
 }
 
-/// Parses a model's answer as the output `rendered` declares.
-///
-/// 1. Extracts JSON: a fenced ` ```json ` block if there is one (it must be
-///    valid), else the whole message, else the first balanced `{..}` or
-///    `[..]` that parses (the declared container's bracket is looked for
-///    first).
-/// 2. Checks the container: object vs. array, as declared (an array may also
-///    come wrapped as `{"items": [..]}`, the strict schema's form).
-/// 3. Checks every object against the output type: required fields present,
-///    no unknown keys unless `allow_extra_keys`, with conservative
-///    coercions only — a numeric string to a number, `"true"`/`"false"` to
-///    a boolean, an integral float to an integer.
-/// 4. Deserializes into `O`.
-pub fn parse_structured_output<O: Output>(
-    text: &str,
-    rendered: &RenderedPrompt<O>,
-) -> Result<O, OutputParseError> {
-    let Some(config) = rendered.structured_output() else {
-        return Err(OutputParseError::new(
-            OutputParseErrorKind::NotDeclared,
-            text,
-        ));
-    };
-    let value = parse_output_value(text, config)?;
-    let root = if value.is_array() { "items" } else { "" };
-    serde_path_to_error::deserialize(value).map_err(|err| {
-        let path = err.path().to_string();
-        let path = match (root, path.as_str()) {
-            (_, ".") => root.to_string(),
-            ("items", p) => format!("items{p}"),
-            (_, p) => p.to_string(),
-        };
-        let inner = type_mismatch(&err.inner().to_string());
-        let message = if path.is_empty() {
-            inner
-        } else {
-            format!("{path}: {inner}")
-        };
-        OutputParseError::new(OutputParseErrorKind::InvalidValue { message }, text)
-    })
-}
-
-/// serde's `invalid type: string "x", expected u32` in the words a model
-/// and a user read: `expected integer, found string "x"`. Other messages
-/// pass through.
-fn type_mismatch(message: &str) -> String {
+pub(crate) fn type_mismatch(message: &str) -> String {
     let Some(rest) = message.strip_prefix("invalid type: ") else {
         return message.to_string();
     };
