@@ -12,7 +12,7 @@ use north_agent::redact::Redactor;
 use north_agent::{Agent, Approver};
 use north_protocol::{Capability, PermissionMode};
 
-use crate::cli::{Mode, ModelArgs};
+use crate::args::{Mode, ModelArgs};
 use crate::{logging, setup};
 
 /// `north acp` options.
@@ -48,7 +48,7 @@ impl Factory {
         model.path = Some(cwd.to_path_buf());
         // No one to ask about trust here: a project's own settings apply
         // only when it was trusted before (`north trust`).
-        let project = setup::project(&model, &setup::RunFlags::default(), None)?;
+        let project = setup::project(&model, &crate::args::RunFlags::default(), None)?;
         let choice = match resume {
             Some(id) => setup::SessionChoice::Resume(id.to_string()),
             None => setup::SessionChoice::New,

@@ -6,7 +6,7 @@ use anyhow::Context;
 use north_agent::config::{Config, IgnoredBecause, Overrides, global_config_path};
 use north_agent::trust::{TrustReport, TrustState, TrustStore};
 
-use crate::cli::ConfigArgs;
+use crate::args::ConfigArgs;
 
 /// Runs `north config`.
 pub fn main(args: ConfigArgs) -> anyhow::Result<ExitCode> {

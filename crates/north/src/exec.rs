@@ -11,7 +11,7 @@ use north_agent::{FlagApprover, TurnEnd};
 use north_protocol::{ApprovalDecision, ErrorKind, Event};
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::ExecArgs;
+use crate::args::ExecArgs;
 use crate::output::{
     EXIT_DENIED, EXIT_INTERRUPTED, EXIT_PROVIDER, EXIT_STEP_LIMIT, EXIT_USAGE, Text, emit_json,
     fail,
@@ -58,7 +58,7 @@ struct Prepared {
 }
 
 fn prepare(args: &ExecArgs) -> anyhow::Result<Prepared> {
-    let flags = setup::RunFlags {
+    let flags = crate::args::RunFlags {
         max_steps: args.max_steps,
         tool_protocol: args.tool_protocol,
         ..args.approvals.run_flags()

@@ -10,7 +10,7 @@ use north_agent::redact::Redactor;
 use north_tools::north_tools;
 use north_tui::{Exit, SessionInfo, Start, TuiError};
 
-use crate::cli::ModelArgs;
+use crate::args::ModelArgs;
 use crate::{logging, setup};
 
 const EXIT_USAGE: u8 = 2;
@@ -165,7 +165,7 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
     let log = logging::init(args.model.log_level, &redactor);
     tracing::info!(version = env!("CARGO_PKG_VERSION"), log = ?log, "north starting");
     let ask = |report: &north_agent::trust::TrustReport| ask_trust(report);
-    let project = match setup::project(&args.model, &setup::RunFlags::default(), Some(&ask)) {
+    let project = match setup::project(&args.model, &crate::args::RunFlags::default(), Some(&ask)) {
         Ok(p) => p,
         Err(e) => {
             let message = redactor.scrub(&format!("{e:#}")).into_owned();

@@ -12,7 +12,7 @@ use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
 
-use crate::cli::LogLevel;
+use crate::args::LogLevel;
 
 /// A writer that scrubs secrets from each formatted event before writing.
 #[derive(Clone)]

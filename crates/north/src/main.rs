@@ -4,6 +4,7 @@
 //! no runtime, no thread pool, no config read, no model call.
 
 mod acp_cmd;
+mod args;
 mod cli;
 mod config_cmd;
 mod exec;

@@ -15,7 +15,7 @@ use north_protocol::{ErrorKind, Event};
 use north_tools::policy::{MeshPolicy, PolicyPreset};
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::{ModelArgs, ProtocolName};
+use crate::args::{ModelArgs, ProtocolName};
 use crate::output::{
     EXIT_DENIED, EXIT_INTERRUPTED, EXIT_PROVIDER, EXIT_STEP_LIMIT, EXIT_USAGE, Text, emit_json,
     fail,
@@ -36,7 +36,7 @@ pub struct MeshArgs {
     pub json: bool,
     /// Approval flags (after the policy: a refusal cannot be overridden).
     #[command(flatten)]
-    pub approvals: crate::cli::ApprovalArgs,
+    pub approvals: crate::args::ApprovalArgs,
     /// Policy file [default: policy.json at the project root].
     #[arg(long, value_name = "FILE", conflicts_with = "preset")]
     pub policy: Option<PathBuf>,
@@ -115,7 +115,7 @@ fn mesh_model_args(args: &ModelArgs) -> ModelArgs {
 fn prepare(args: &MeshArgs) -> anyhow::Result<Prepared> {
     let goal = args.goal.join(" ");
     anyhow::ensure!(!goal.trim().is_empty(), "the goal is empty");
-    let flags = setup::RunFlags {
+    let flags = crate::args::RunFlags {
         max_steps: args.max_steps,
         tool_protocol: args.tool_protocol,
         ..args.approvals.run_flags()

@@ -13,7 +13,7 @@ use north_llm::{
     ScriptedBackend,
 };
 
-use crate::cli::ModelArgs;
+use crate::args::ModelArgs;
 
 /// How long a local server may take to say how large its context is.
 const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(3);

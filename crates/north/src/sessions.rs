@@ -8,7 +8,7 @@ use north_agent::store::SessionStore;
 use north_protocol::{Checkpoint, ContentBlock, Message, Role};
 use serde_json::json;
 
-use crate::cli::{SessionsArgs, SessionsCommand};
+use crate::args::{SessionsArgs, SessionsCommand};
 
 /// Runs `north sessions`.
 pub fn main(args: SessionsArgs) -> anyhow::Result<ExitCode> {

@@ -14,7 +14,7 @@ use north_agent::{Agent, AgentOptions, Approver};
 use north_llm::ModelLimits;
 use north_tools::{Registry, ToolContext};
 
-use crate::cli::{ModelArgs, ProtocolName};
+use crate::args::{ModelArgs, ProtocolName, RunFlags};
 use crate::provider::{self, Selected};
 
 /// What to do about sessions.
@@ -26,19 +26,6 @@ pub enum SessionChoice {
     Resume(String),
     /// Resume the most recent session.
     Latest,
-}
-
-/// Flags that override configuration.
-#[derive(Debug, Clone, Default)]
-pub struct RunFlags {
-    /// Apply edits without asking.
-    pub approve_edits: bool,
-    /// Run commands without asking.
-    pub allow_shell: bool,
-    /// Step limit.
-    pub max_steps: Option<u32>,
-    /// Tool protocol.
-    pub tool_protocol: Option<ProtocolName>,
 }
 
 /// The input budget condensation keeps requests under: what the window
@@ -492,7 +479,7 @@ pub fn file_finder(root: std::path::PathBuf) -> north_tui::FileFinder {
 /// environment, as at start.
 pub fn model_switch(
     config: &Config,
-    args: &crate::cli::ModelArgs,
+    args: &crate::args::ModelArgs,
     max_tokens: Option<u32>,
     name: &str,
 ) -> anyhow::Result<north_agent::ModelSwitch> {
