@@ -12,6 +12,12 @@
 //!
 //! This crate is a front end: it renders agent events and submits actions.
 //! It must not run the tool loop, read configuration, or write files itself.
+//!
+//! Module map, lowest first — each module uses only modules above it, so
+//! there are no import circles:
+//! - `approver`: approvals in the editor
+//! - `updates`: north events as ACP `session/update`s
+//! - `server`: the connection (uses `approver`, `updates`)
 
 mod approver;
 mod server;

@@ -16,6 +16,25 @@
 //!
 //! This crate must not render anything or read the terminal: front ends
 //! submit actions and render the events it emits.
+//!
+//! Module map, lowest first — each module uses only modules above it, so
+//! there are no import circles:
+//! - `approval`: approvals
+//! - `blocks`: hiding marker-delimited blocks from streamed text
+//! - `condense`: condensation
+//! - `config`: configuration
+//! - `redact`: scrubbing secrets out of anything North writes or shows
+//! - `store`: sessions on disk, in `.north/sessions/<id>/` (uses `redact`)
+//! - `context`: what the model is told (uses `store`)
+//! - `intent`: intent lines ("Searching: `foo` in `src/`") and result summaries
+//! - `memory`: memory entries and retrieval (runtime-contracts §5, mesh memory format) (uses `config`, `store`)
+//! - `notes`: the NOTES patch protocol (runtime-contracts §2)
+//! - `textcalls`: the text tool-call protocol (runtime-contracts §3), for models without native tool calling
+//! - `trust`: workspace trust (uses `config`, `store`)
+//! - `undo`: undo and rewind (uses `store`)
+//! - `agent`: the agent (uses `approval`, `blocks`, `condense`, `config`, `context`, `intent`, `memory`, `notes`, `redact`, `store`, `textcalls`, `trust`, `undo`)
+//! - `commands`: custom slash commands
+//! - `mesh`: the mesh (`north mesh "goal"`, spec/mesh.md) (uses `approval`, `blocks`, `intent`, `memory`, `redact`, `store`, `trust`)
 
 mod agent;
 pub mod approval;

@@ -17,6 +17,20 @@
 //! bytes ([`decode::decode_chunks`]). This crate must not run tools, hold
 //! conversation state, or print: it turns requests into deltas. API keys are
 //! wrapped in [`ApiKey`] and never appear in errors or logs.
+//!
+//! Module map, lowest first — each module uses only modules above it, so
+//! there are no import circles:
+//! - `sse`: an incremental Server-Sent Events parser
+//! - `decode`: the typed stream-decoding contract shared by the HTTP providers (uses `sse`)
+//! - `error`: errors from model backends (uses `decode`)
+//! - `accumulate`: folding stream deltas into a complete response (uses `error`)
+//! - `key`: aPI keys that never print
+//! - `transport`: the one HTTP transport every provider uses (uses `accumulate`, `decode`, `error`, `key`, `sse`)
+//! - `anthropic`: the Anthropic Messages API backend (uses `decode`, `error`, `key`, `sse`, `transport`)
+//! - `discovery`: context discovery (uses `key`, `transport`)
+//! - `catalog`: the model catalogue (uses `discovery`)
+//! - `openai`: the OpenAI backend (uses `accumulate`, `catalog`, `decode`, `error`, `key`, `sse`, `transport`)
+//! - `scripted`: the scripted backend (uses `error`)
 
 mod accumulate;
 pub mod anthropic;

@@ -18,12 +18,17 @@
 //! This crate must not talk to a model, render UI, or decide trust: the
 //! binary tells it whether a project's servers may start.
 //!
-//! Module map (each module uses only those before it): `config` (the
-//! `mcpServers` files) → `status` (options, states, listings, errors) →
-//! `stdio` (spawning and filtering a stdio server) → `result` (a call's
-//! result as a tool envelope) → `server` (one connection) → `hub` (all of
-//! them) → `content` (prompts and resources in user input), `tools` (the
-//! registry's tool source) → `serve` (`north mcp serve`).
+//! Module map, lowest first — each module uses only modules above it, so
+//! there are no import circles:
+//! - `config`: server configuration
+//! - `status`: what a hub and its servers say about themselves (uses `config`)
+//! - `stdio`: a stdio server as a child process, with bounded buffers on both of its output streams (uses `config`)
+//! - `server`: one configured server (uses `config`, `status`, `stdio`)
+//! - `hub`: the connections to configured servers (uses `config`, `server`, `status`)
+//! - `result`: an MCP `CallToolResult` as North's tool envelope `{ok, output, error}`
+//! - `content`: what servers offer besides tools (uses `hub`, `result`, `server`, `status`)
+//! - `serve`: `north mcp serve`
+//! - `tools`: servers' tools in North's registry (uses `hub`, `result`, `status`)
 
 pub mod config;
 mod content;

@@ -6,6 +6,12 @@
 //!
 //! This crate must not contain runtime behaviour: everything it generates
 //! calls `north_natural::__private`.
+//!
+//! Module map, lowest first — each module uses only modules above it, so
+//! there are no import circles:
+//! - `text`: block text at expansion time
+//! - `natural`: `#[natural]` (uses `text`)
+//! - `tool`: `#[tool]` (uses `text`)
 
 use proc_macro::TokenStream;
 

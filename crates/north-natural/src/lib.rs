@@ -129,6 +129,25 @@
 //! Names are ASCII identifiers; registering a name that is already visible
 //! (built-ins included) fails unless the tool is marked `overwrite(true)`
 //! (or `#[tool(overwrite = true)]`).
+//!
+//! Module map, lowest first — each module uses only modules above it, so
+//! there are no import circles:
+//! - `error`: errors of natural functions
+//! - `schema`: jSON schemas of Rust types (with their doc comments), cached by schema id, plus the…
+//! - `summary`: bounded, human-readable summaries of JSON values for prompts and tool results
+//! - `validate`: validating JSON into exact Rust types, with the path of the failure
+//! - `memory`: memory (uses `error`, `schema`, `summary`, `validate`)
+//! - `sync`: locking that survives a poisoned mutex
+//! - `jq`: jq filters over JSON, through the jaq crates
+//! - `tools`: tools the model may call during a block (uses `error`, `jq`, `memory`, `schema`, `summary`, `sync`, `validate`)
+//! - `env`: the environment natural blocks run in, carried by dynamic scoping (uses `error`, `memory`, `sync`, `tools`)
+//! - `final_answer`: the final JSON contract (uses `summary`)
+//! - `prompt`: the prompt of a block, built with `north-prompt` (uses `env`, `error`, `schema`, `summary`, `sync`, `tools`)
+//! - `scope`: where tools are registered and which a block sees (uses `env`, `error`, `sync`, `tools`)
+//! - `stub`: the stub backend (uses `prompt`, `sync`)
+//! - `block`: running one block (uses `env`, `error`, `final_answer`, `prompt`, `schema`, `scope`, `stub`, `summary`, `sync`, `tools`, `validate`)
+//! - `private`: support for the code `#[natural]` and `#[tool]` generate (uses `block`, `env`, `error`, `schema`, `tools`, `validate`)
+//! - `providers`: picking a real model provider from the process environment (uses `env`)
 
 mod block;
 mod env;

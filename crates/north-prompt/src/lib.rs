@@ -96,6 +96,22 @@
 //! ```compile_fail,E0283
 //! let section = north_prompt::MarkdownSection::new("Task", "task", "Plan ${objective}");
 //! ```
+//!
+//! Module map, lowest first — each module uses only modules above it, so
+//! there are no import circles:
+//! - `path`: section paths, visibility, and the two override stores
+//! - `text`: template text
+//! - `error`: the errors of template construction and rendering (uses `path`, `text`)
+//! - `output`: structured output (uses `error`)
+//! - `disclosure`: progressive disclosure (uses `output`, `path`)
+//! - `resources`: typed resources a prompt needs at run time (an HTTP client, a clock, the workspace…
+//! - `params`: section params (uses `error`)
+//! - `section`: sections (uses `error`, `params`, `path`, `resources`, `text`)
+//! - `template`: `PromptTemplate` (uses `disclosure`, `error`, `output`, `path`, `resources`, `section`, `text`)
+//! - `macros`: compile-time checked templates (uses `template`)
+//! - `render`: rendering (uses `disclosure`, `error`, `output`, `params`, `path`, `section`, `template`)
+//! - `prompt`: `Prompt` (uses `error`, `params`, `render`, `resources`, `section`, `template`)
+//! - `reply`: reading a model's reply against the prompt it answered (uses `disclosure`, `output`, `path`, `render`)
 
 extern crate self as north_prompt;
 

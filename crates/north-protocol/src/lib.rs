@@ -9,6 +9,19 @@
 //!
 //! It must not do I/O, hold runtime state, or depend on any other North
 //! crate: everything here is plain data with a stable serde form.
+//!
+//! Module map, lowest first — each module uses only modules above it, so
+//! there are no import circles:
+//! - `capability`: capabilities a user grants a session (runtime-contracts §4)
+//! - `stream`: what a model stream yields
+//! - `event`: events the runtime emits and front ends render (uses `stream`)
+//! - `json`: words for JSON values in messages that say what was found
+//! - `tool`: tool declarations, invocations and results
+//! - `message`: provider-neutral chat messages (uses `tool`)
+//! - `mode`: permission modes
+//! - `request`: provider-neutral requests and complete responses (uses `message`, `stream`, `tool`)
+//! - `state`: persisted runtime contracts (uses `capability`, `message`)
+//! - `trace`: trace events (runtime-contracts §6)
 
 mod capability;
 mod event;

@@ -12,6 +12,17 @@
 //! The server is a small hand-written HTTP/1.1 responder rather than a
 //! framework so faults land exactly where a test puts them. It must never
 //! bind anything but loopback.
+//!
+//! Module map, lowest first — each module uses only modules above it, so
+//! there are no import circles:
+//! - `anthropic`: anthropic Messages API wire format
+//! - `bin`
+//! - `corpus`: the adversarial command corpus (`fixtures/command-corpus.txt`) and the scratch layout…
+//! - `discovery`: what model servers answer when asked for their context size, in each server's own…
+//! - `interop`: finding Node.js and the npm packages `.ci/run` installs for the MCP interop tests…
+//! - `openai`: openAI Chat Completions wire format
+//! - `responses`: openAI Responses API wire format (uses `openai`)
+//! - `server`: the fake HTTP server
 
 pub mod anthropic;
 pub mod corpus;

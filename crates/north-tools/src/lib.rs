@@ -10,6 +10,20 @@
 //!
 //! This crate must not talk to a model, render UI, or write a file outside an
 //! explicit, reviewed apply step: write tools return proposals.
+//!
+//! Module map, lowest first — each module uses only modules above it, so
+//! there are no import circles:
+//! - `args`: tool arguments
+//! - `repo`: the repo layer
+//! - `sandbox`: the sandbox
+//! - `edit`: the edit pipeline (spec §7) (uses `repo`, `sandbox`)
+//! - `policy`: command and network policy (uses `repo`, `sandbox`)
+//! - `net`: `http.get` with capability gating and a SQLite TTL cache (runtime-contracts §4) (uses `args`, `policy`)
+//! - `os_sandbox`: the OS sandbox a command runs in (Linux)
+//! - `shell`: the project's persistent PTY shell (spec §3.1.6, §6.4) (uses `args`, `policy`)
+//! - `snapshot`: snapshots of a working tree, for undo (uses `edit`, `repo`)
+//! - `tool`: the Tool contract, the per-call context, and the registry (uses `args`, `edit`, `net`, `sandbox`, `shell`)
+//! - `tools`: the built-in tools and the registries (profiles) that group them (uses `args`, `edit`, `net`, `policy`, `repo`, `sandbox`, `shell`, `tool`)
 
 pub mod args;
 pub mod edit;

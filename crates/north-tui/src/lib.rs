@@ -11,23 +11,44 @@
 //! (the inline live area with lines inserted above), and [`run`] (the loop
 //! that wires them to a real terminal and an [`north_agent::Agent`]).
 //!
-//! Modules: `app` (state and agent events), `keys` (key handling),
-//! `prompt` (approval prompts and their options, refusing with feedback),
-//! `complete` (the command palette and the `@` file picker), `slash`
-//! (slash commands), `checklist` (the model's plan), `view` (the live
-//! area's layout), `run` (terminal set-up and the loop) and `worker` (the
-//! task that owns the agent), plus rendering helpers (`markdown`, `diff`,
-//! `transcript`, `pager`, `wrap`, `style`).
-//!
 //! This crate must not call a model or run a tool: it renders the events
 //! the agent emits and submits the user's input and decisions.
+//!
+//! Module map, lowest first — each module uses only modules above it, so
+//! there are no import circles:
+//! - `approver`: the approver the TUI gives the agent
+//! - `style`: the palette
+//! - `wrap`: word wrapping of styled lines to an exact width
+//! - `checklist`: the model's plan as a checklist that updates in place (uses `style`, `wrap`)
+//! - `composer`: the composer (uses `style`, `wrap`)
+//! - `diff`: diffs for review (uses `style`, `wrap`)
+//! - `hooks`: what the binary plugs into the TUI
+//! - `live`: a running command's output as it arrives (uses `style`)
+//! - `highlight`: syntax highlighting of fenced code with syntect's bundled syntaxes (uses `style`)
+//! - `markdown`: markdown to styled, wrapped terminal lines (uses `highlight`, `style`, `wrap`)
+//! - `popup`: the completion popup on screen (the command palette or the `@` file picker)
+//! - `prompt`: a prompt on screen (a command, an edit review, a capability, the end of a plan) and… (uses `approver`)
+//! - `transcript`: transcript items (uses `diff`, `markdown`, `style`, `wrap`)
+//! - `replay`: a stored conversation as the timeline showed it live (for `/resume` and resumed sessions) (uses `transcript`)
+//! - `rewind`: `/undo` and `/rewind` (uses `approver`, `diff`, `style`)
+//! - `app`: the UI state machine (uses `approver`, `checklist`, `composer`, `diff`, `hooks`, `live`, `markdown`, `popup`, `prompt`, `replay`, `rewind`, `style`, `transcript`)
+//! - `mcp`: `/mcp` (uses `app`, `style`, `wrap`)
+//! - `plan`: the end of a `plan`-mode turn (uses `app`, `approver`)
+//! - `view`: the live area under the transcript (uses `app`, `approver`, `diff`, `markdown`, `plan`, `style`, `wrap`)
+//! - `slash`: slash commands (uses `app`, `mcp`, `plan`, `rewind`, `style`, `transcript`, `view`, `wrap`)
+//! - `complete`: completion popups over the composer (uses `app`, `popup`, `slash`, `style`, `wrap`)
+//! - `keys`: key handling (uses `app`, `approver`, `slash`, `transcript`)
+//! - `pager`: the transcript view (uses `style`)
+//! - `term`: the terminal
+//! - `worker`: the agent's side of the interactive loop (uses `approver`, `diff`, `rewind`, `style`)
+//! - `run`: the interactive loop (uses `app`, `approver`, `pager`, `term`, `worker`)
 
 mod app;
 mod approver;
 mod checklist;
 mod complete;
 mod composer;
-pub mod diff;
+mod diff;
 mod highlight;
 pub mod hooks;
 mod keys;
@@ -42,12 +63,12 @@ mod replay;
 mod rewind;
 mod run;
 mod slash;
-pub mod style;
+mod style;
 mod term;
-pub mod transcript;
+mod transcript;
 mod view;
 mod worker;
-pub mod wrap;
+mod wrap;
 
 pub use app::{Action, App, SessionInfo};
 pub use approver::{FeedbackSlot, Inbox, Prompt, PromptKind, TuiApprover, UiMsg, channel};

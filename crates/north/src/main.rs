@@ -2,6 +2,28 @@
 //!
 //! `--version` and `--help` are answered by clap before anything else runs:
 //! no runtime, no thread pool, no config read, no model call.
+//!
+//! Module map, lowest first — each module uses only modules above it, so
+//! there are no import circles:
+//! - `args`: options several commands share (model and provider selection, approval flags,…
+//! - `guard`: keeps North's secrets inside North's process
+//! - `logging`: logging (uses `args`, `guard`)
+//! - `provider`: choosing and building a model backend from the effective configuration, and the… (uses `args`)
+//! - `setup`: setup shared by every command that runs the agent (exec, the TUI, mesh) (uses `args`, `provider`)
+//! - `acp_cmd`: `north acp` (uses `args`, `logging`, `setup`)
+//! - `interactive`: `north` with no subcommand (uses `args`, `logging`, `setup`)
+//! - `mcp_cmd`: `north mcp` (uses `setup`)
+//! - `memory_cmd`: `north memory`
+//! - `output`: headless output shared by `north exec` and `north mesh`
+//! - `mesh_cmd`: `north mesh "goal"` (uses `args`, `logging`, `output`, `setup`)
+//! - `sandbox_cmd`: `north sandbox -- CMD`
+//! - `tool_cmd`: `north tool NAME --args JSON [--path DIR] [--apply]` (uses `setup`)
+//! - `trust_cmd`: `north trust [PATH]`
+//! - `undo_cmd`: `north undo`
+//! - `cli`: the command line (uses `acp_cmd`, `args`, `interactive`, `mcp_cmd`, `memory_cmd`, `mesh_cmd`, `sandbox_cmd`, `tool_cmd`, `trust_cmd`, `undo_cmd`)
+//! - `config_cmd`: `north config` (uses `args`, `provider`)
+//! - `exec`: `north exec` (uses `args`, `logging`, `output`, `setup`)
+//! - `sessions`: `north sessions list|show` (uses `args`)
 
 mod acp_cmd;
 mod args;

@@ -103,16 +103,11 @@ impl Tool for ShellRun {
                 cwd: Some(args.cwd.unwrap_or_else(|| ".".into()).into()),
                 timeout,
                 max_output: self.max_output,
-                live: ctx.live_output.clone(),
                 ..RunOptions::default()
             };
-            let result = match ctx
-                .shell
-                .run_cancellable(&args.command, opts, &ctx.cancel)
-                .await
-            {
+            let result = match run(ctx, "shell_run", &args.command, opts).await {
                 Ok(result) => result,
-                Err(e) => return ToolOutcome::err(format!("shell_run: {e}")),
+                Err(outcome) => return outcome,
             };
             let mut output = json!({
                 "stdout": result.stdout,
@@ -197,16 +192,11 @@ impl Tool for ShellExec {
                 cwd: Some(".".into()),
                 timeout,
                 max_output: self.max_output,
-                live: ctx.live_output.clone(),
                 ..RunOptions::default()
             };
-            let result = match ctx
-                .shell
-                .run_cancellable(&args.cmd, opts, &ctx.cancel)
-                .await
-            {
+            let result = match run(ctx, "shell.exec", &args.cmd, opts).await {
                 Ok(result) => result,
-                Err(e) => return ToolOutcome::err(format!("shell.exec: {e}")),
+                Err(outcome) => return outcome,
             };
             let output = json!({
                 "stdout": result.stdout,
@@ -328,15 +318,11 @@ impl Tool for Bash {
                 cpu_seconds: self.cpu_seconds,
                 memory_bytes: self.memory_bytes,
                 file_bytes: self.file_bytes,
-                live: ctx.live_output.clone(),
+                live: None,
             };
-            let result = match ctx
-                .shell
-                .run_cancellable(&args.cmd, opts, &ctx.cancel)
-                .await
-            {
+            let result = match run(ctx, "bash", &args.cmd, opts).await {
                 Ok(result) => result,
-                Err(e) => return ToolOutcome::err(format!("bash: {e}")),
+                Err(outcome) => return outcome,
             };
             let mut text = result.stdout.clone();
             if !result.stderr.is_empty() {
@@ -374,6 +360,25 @@ impl Tool for Bash {
             interrupted_outcome(&result, self.timeout, Value::String(text))
         })
     }
+}
+
+/// Runs `command` for tool `tool` in the session's shell, its output live
+/// and cancellable through `ctx`; a shell that cannot run it is the
+/// outcome the model sees.
+async fn run(
+    ctx: &ToolContext,
+    tool: &str,
+    command: &str,
+    opts: RunOptions,
+) -> Result<RunResult, ToolOutcome> {
+    let opts = RunOptions {
+        live: ctx.live_output.clone(),
+        ..opts
+    };
+    ctx.shell
+        .run_cancellable(command, opts, &ctx.cancel)
+        .await
+        .map_err(|e| ToolOutcome::err(format!("{tool}: {e}")))
 }
 
 fn millis(d: Duration) -> u64 {
