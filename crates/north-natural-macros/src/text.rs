@@ -1,29 +1,10 @@
 //! Block text at expansion time: sentinel detection, bindings and
 //! `{ident}` interpolation.
 
+use north_text::dedent;
+
 /// The sentinel line that makes a string a natural block.
 const SENTINEL: &str = "natural";
-
-/// Removes the common leading whitespace of the non-blank lines; blank
-/// lines become empty.
-pub(crate) fn dedent(text: &str) -> String {
-    let margin = text
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| l.len() - l.trim_start_matches([' ', '\t']).len())
-        .min()
-        .unwrap_or(0);
-    text.lines()
-        .map(|l| {
-            if l.trim().is_empty() {
-                ""
-            } else {
-                &l[margin..]
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
 
 /// After skipping blank lines, the first line must be exactly `natural`;
 /// returns the program after it, dedented, without surrounding blank lines.

@@ -9,7 +9,7 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, FnArg, ItemFn, Lit, Meta, Pat, ReturnType, Token, Type};
 
-use crate::text::dedent;
+use north_text::dedent;
 
 fn is_valid_name(name: &str) -> bool {
     let mut chars = name.chars();

@@ -248,43 +248,10 @@ pub(crate) fn push_value(out: &mut String, value: &Value) {
 }
 
 /// Python's `textwrap.dedent` followed by `str.strip`: removes the common
-/// leading whitespace of all non-blank lines, blanks whitespace-only lines,
-/// then trims both ends.
+/// leading whitespace of all non-blank lines ([`north_text::dedent`]),
+/// blanks whitespace-only lines, then trims both ends.
 pub fn dedent(text: &str) -> String {
-    let mut margin: Option<&str> = None;
-    for line in text.lines() {
-        let content = line.trim_start_matches([' ', '\t']);
-        if content.is_empty() {
-            continue;
-        }
-        let indent = &line[..line.len() - content.len()];
-        margin = Some(match margin {
-            None => indent,
-            Some(m) if indent.starts_with(m) => m,
-            Some(m) if m.starts_with(indent) => indent,
-            Some(m) => {
-                let common = m
-                    .bytes()
-                    .zip(indent.bytes())
-                    .take_while(|(a, b)| a == b)
-                    .count();
-                &m[..common]
-            }
-        });
-    }
-    let margin = margin.unwrap_or("");
-    let mut out = String::with_capacity(text.len());
-    for (i, line) in text.split('\n').enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        let line = line.strip_suffix('\r').map_or(line, |l| l);
-        if line.trim_start_matches([' ', '\t']).is_empty() {
-            continue;
-        }
-        out.push_str(line.strip_prefix(margin).unwrap_or(line));
-    }
-    out.trim().to_owned()
+    north_text::dedent(text).trim().to_owned()
 }
 
 /// Compile-time placeholder check behind `template!`: panics (a compile
