@@ -51,7 +51,7 @@ use futures::{Stream, StreamExt};
 use north_protocol::{ChatRequest, ChatResponse, StreamDelta};
 use tokio_util::sync::CancellationToken;
 
-pub use accumulate::{ResponseBuilder, parse_arguments};
+pub use accumulate::{Pieces, ResponseBuilder, parse_arguments, replay};
 pub use anthropic::{AnthropicBackend, AnthropicConfig};
 pub use catalog::{LimitSource, ModelInfo, ModelLimits};
 pub use discovery::{Discovered, DiscoverySource, discover_context_window};

@@ -24,10 +24,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use futures::future::BoxFuture;
-use north_protocol::{ChatRequest, ChatResponse, StopReason, StreamDelta, Usage};
+use north_protocol::{
+    ChatRequest, ChatResponse, ContentBlock, StopReason, StreamDelta, ToolCall, Usage,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+
+use crate::accumulate::{Pieces, replay};
 
 use crate::error::{LlmError, PartialOutput};
 use crate::{Backend, DeltaStream, collect};
@@ -179,76 +183,60 @@ impl ScriptedBackend {
     }
 }
 
-/// Splits text into stream-sized pieces on char boundaries (words, or
-/// `max` bytes for long runs), so text arrives in several deltas.
-fn pieces(text: &str, max: usize) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    for ch in text.chars() {
-        cur.push(ch);
-        if cur.len() >= max || (ch == ' ' && cur.len() >= max / 2) {
-            out.push(std::mem::take(&mut cur));
-        }
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
-}
-
+/// The deltas of one scripted turn: text in pieces of about 12 bytes and
+/// arguments in fragments of 7, so a turn streams in many deltas as a real
+/// provider's does; a turn that ends in an error has no stop.
 fn turn_deltas(n: usize, turn: &ScriptTurn, request: &ChatRequest) -> Vec<StreamDelta> {
-    let mut out = vec![StreamDelta::Start {
-        id: Some(format!("scripted-{n}")),
-        model: Some(request.model.clone()),
-    }];
-    for p in pieces(&turn.thinking, 12) {
-        out.push(StreamDelta::Thinking { text: p });
+    let mut content = Vec::new();
+    if !turn.thinking.is_empty() {
+        content.push(ContentBlock::Thinking {
+            thinking: turn.thinking.clone(),
+            signature: None,
+        });
     }
-    for p in pieces(&turn.text, 12) {
-        out.push(StreamDelta::Text { text: p });
+    if !turn.text.is_empty() {
+        content.push(ContentBlock::Text {
+            text: turn.text.clone(),
+        });
     }
     let mut arg_bytes = 0;
     for (i, call) in turn.tool_calls.iter().enumerate() {
-        out.push(StreamDelta::ToolCallStart {
-            index: i,
+        // Raw text that is not JSON is held as a JSON string, as the
+        // response builder holds it, and streamed verbatim.
+        let arguments = match (&call.raw_args, &call.args) {
+            (Some(raw), _) => {
+                arg_bytes += raw.len();
+                Value::String(raw.clone())
+            }
+            (None, args) => {
+                arg_bytes += args.to_string().len();
+                args.clone()
+            }
+        };
+        content.push(ContentBlock::ToolCall(ToolCall {
             id: call.id.clone().unwrap_or_else(|| format!("call_{n}_{i}")),
             name: call.name.clone(),
-        });
-        let args = match (&call.raw_args, &call.args) {
-            (Some(raw), _) => raw.clone(),
-            (None, Value::Null) => "{}".to_string(),
-            (None, args) => args.to_string(),
-        };
-        arg_bytes += args.len();
-        for p in pieces(&args, 7) {
-            out.push(StreamDelta::ToolCallArgs {
-                index: i,
-                fragment: p,
-            });
-        }
-        out.push(StreamDelta::ToolCallEnd { index: i });
+            arguments,
+        }));
     }
     let usage = turn.usage.unwrap_or_else(|| Usage {
         input_tokens: (serde_json::to_string(request).map(|s| s.len()).unwrap_or(0) / 4) as u64,
         output_tokens: ((turn.text.len() + arg_bytes) / 4 + 1) as u64,
         ..Default::default()
     });
-    out.push(StreamDelta::Usage(usage));
-    if turn.error.is_none() {
-        let reason = turn
-            .stop_reason
-            .clone()
-            .unwrap_or(if turn.tool_calls.is_empty() {
-                StopReason::EndTurn
-            } else {
-                StopReason::ToolUse
-            });
-        out.push(StreamDelta::Stop {
-            reason,
-            stop_sequence: None,
-        });
+    let response = ChatResponse {
+        id: Some(format!("scripted-{n}")),
+        model: Some(request.model.clone()),
+        content,
+        stop_reason: turn.stop_reason.clone(),
+        stop_sequence: None,
+        usage,
+    };
+    let mut deltas = replay(&response, Pieces { text: 12, args: 7 });
+    if turn.error.is_some() {
+        deltas.pop();
     }
-    out
+    deltas
 }
 
 impl Backend for ScriptedBackend {

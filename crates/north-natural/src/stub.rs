@@ -321,43 +321,10 @@ impl Backend for StubBackend {
     fn stream_chat(&self, request: ChatRequest, _cancel: CancellationToken) -> DeltaStream {
         let deltas: Vec<Result<StreamDelta, LlmError>> = match self.respond(&request) {
             Err(e) => vec![Err(e)],
-            Ok(response) => {
-                let mut out = vec![Ok(StreamDelta::Start {
-                    id: None,
-                    model: response.model.clone(),
-                })];
-                let mut index = 0;
-                for block in &response.content {
-                    match block {
-                        ContentBlock::Text { text } => {
-                            out.push(Ok(StreamDelta::Text { text: text.clone() }))
-                        }
-                        ContentBlock::ToolCall(call) => {
-                            out.push(Ok(StreamDelta::ToolCallStart {
-                                index,
-                                id: call.id.clone(),
-                                name: call.name.clone(),
-                            }));
-                            out.push(Ok(StreamDelta::ToolCallArgs {
-                                index,
-                                fragment: call.arguments.to_string(),
-                            }));
-                            out.push(Ok(StreamDelta::ToolCallEnd { index }));
-                            index += 1;
-                        }
-                        // The stub never reasons; results are not model output.
-                        ContentBlock::ToolResult { .. }
-                        | ContentBlock::Thinking { .. }
-                        | ContentBlock::RedactedThinking { .. }
-                        | ContentBlock::Reasoning { .. } => {}
-                    }
-                }
-                out.push(Ok(StreamDelta::Stop {
-                    reason: response.stop_reason.unwrap_or(StopReason::EndTurn),
-                    stop_sequence: None,
-                }));
-                out
-            }
+            Ok(response) => north_llm::replay(&response, north_llm::Pieces::WHOLE)
+                .into_iter()
+                .map(Ok)
+                .collect(),
         };
         Box::pin(futures::stream::iter(deltas))
     }
