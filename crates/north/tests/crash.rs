@@ -8,11 +8,14 @@
 //! `scripts/crash-harness.sh` runs a long one (the README records it).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+
+mod common;
+use common::Sandbox;
 
 const FILES: usize = 24;
 const LINES: usize = 200;
@@ -24,41 +27,11 @@ fn rounds() -> u64 {
         .unwrap_or(16)
 }
 
-struct Lab {
-    dir: tempfile::TempDir,
-}
-
-impl Lab {
-    fn new() -> Self {
-        Lab {
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-    fn root(&self) -> PathBuf {
-        self.dir.path().join("proj")
-    }
-    fn home(&self) -> PathBuf {
-        self.dir.path().join("home")
-    }
-    fn north(&self) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_north"));
-        cmd.env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", self.home())
-            .env("XDG_CONFIG_HOME", self.home().join("config"))
-            .env("XDG_STATE_HOME", self.home().join("state"))
-            .env("XDG_DATA_HOME", self.home().join("data"))
-            .current_dir(self.root())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        cmd
-    }
-    fn file(&self, name: &str, value: &Value) -> PathBuf {
-        let p = self.dir.path().join(name);
-        std::fs::write(&p, value.to_string()).unwrap();
-        p
-    }
+/// The sandbox's binary, quiet: the harness judges only the files.
+fn quiet(sb: &Sandbox) -> Command {
+    let mut cmd = sb.north();
+    cmd.stdout(Stdio::null()).stderr(Stdio::null());
+    cmd
 }
 
 /// Version `v` of file `i`: every line names both, so a mix of two versions
@@ -179,16 +152,16 @@ fn kill_after(mut child: Child, delay: Duration) {
 }
 
 /// Starts one entry point; each settles an interrupted apply first.
-fn start_entry_point(lab: &Lab, n: u64) -> &'static str {
+fn start_entry_point(lab: &Sandbox, n: u64) -> &'static str {
     let scratch = lab.file("read.json", &json!([{"text": "looked"}]));
     let (name, status) = match n % 3 {
         0 => (
             "north tool",
-            lab.north().args(["tool", "list_root"]).status().unwrap(),
+            quiet(lab).args(["tool", "list_root"]).status().unwrap(),
         ),
         1 => (
             "north exec",
-            lab.north()
+            quiet(lab)
                 .args(["exec", "--script"])
                 .arg(&scratch)
                 .arg("look")
@@ -203,7 +176,7 @@ fn start_entry_point(lab: &Lab, n: u64) -> &'static str {
             );
             (
                 "north mesh",
-                lab.north()
+                quiet(lab)
                     .args(["mesh", "--script"])
                     .arg(&mesh)
                     .arg("look")
@@ -243,8 +216,8 @@ fn sessions_read_back(root: &Path) {
 
 #[test]
 fn sigkill_during_applies_and_session_writes_never_tears_or_loses_an_edit() {
-    let lab = Lab::new();
-    let root = lab.root();
+    let lab = Sandbox::new();
+    let root = lab.project();
     let rounds = rounds();
     // Calibrate: how long an uninterrupted apply and session take, to
     // spread the kills over the whole of each.
@@ -256,7 +229,7 @@ fn sigkill_during_applies_and_session_writes_never_tears_or_loses_an_edit() {
     reset(&root);
     let args = lab.file("batch.json", &batch(0));
     let apply_time = timed(
-        lab.north()
+        quiet(&lab)
             .args(["tool", "edit_apply_batch", "--apply", "--args"])
             .arg(format!("@{}", args.display())),
     );
@@ -269,7 +242,7 @@ fn sigkill_during_applies_and_session_writes_never_tears_or_loses_an_edit() {
         lab.file("calibrate.json", &json!(turns))
     };
     let session_time = timed(
-        lab.north()
+        quiet(&lab)
             .args(["exec", "--approve-edits", "--script"])
             .arg(&session_script)
             .arg("edit everything"),
@@ -280,8 +253,7 @@ fn sigkill_during_applies_and_session_writes_never_tears_or_loses_an_edit() {
         reset(&root);
         // An accepted edit: batch 0 → 1, applied and reported.
         let accepted = lab.file("accepted.json", &batch(0));
-        let status = lab
-            .north()
+        let status = quiet(&lab)
             .args(["tool", "edit_apply_batch", "--apply", "--args"])
             .arg(format!("@{}", accepted.display()))
             .status()
@@ -292,8 +264,7 @@ fn sigkill_during_applies_and_session_writes_never_tears_or_loses_an_edit() {
         if n % 2 == 0 {
             // Kill during the apply of batch 1 → 2.
             let args = lab.file("batch.json", &batch(1));
-            let child = lab
-                .north()
+            let child = quiet(&lab)
                 .args(["tool", "edit_apply_batch", "--apply", "--args"])
                 .arg(format!("@{}", args.display()))
                 .spawn()
@@ -307,8 +278,7 @@ fn sigkill_during_applies_and_session_writes_never_tears_or_loses_an_edit() {
                 .chain(std::iter::once(json!({"text": "done"})))
                 .collect();
             let script = lab.file("session.json", &json!(turns));
-            let child = lab
-                .north()
+            let child = quiet(&lab)
                 .args(["exec", "--approve-edits", "--script"])
                 .arg(&script)
                 .arg("edit everything")
