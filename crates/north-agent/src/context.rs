@@ -5,7 +5,8 @@
 use std::path::Path;
 
 use north_prompt::{
-    MarkdownSection, Prompt, PromptOverrides, PromptParams, PromptTemplate, RenderOptions, template,
+    MarkdownSection, Prompt, PromptOverrides, PromptParams, PromptTemplate, RenderOptions,
+    RenderedPrompt, SectionVisibility, VisibilityOverrides, template,
 };
 use north_protocol::State;
 use north_tools::{Registry, ToolContext};
@@ -149,6 +150,9 @@ pub struct SystemParams {
     pub hotfiles: String,
     /// `AGENTS.md` content.
     pub agents_md: String,
+    /// What the model sees of a long `AGENTS.md` until it reads or opens
+    /// the section: its beginning and how to get the rest.
+    pub agents_md_summary: String,
     /// The retrieved-memory block.
     pub retrieved: String,
     /// Session state (goals, decisions, ...).
@@ -182,6 +186,17 @@ fn template() -> Result<PromptTemplate, north_prompt::PromptValidationError> {
         )
         .section(
             MarkdownSection::<SystemParams>::new("Project instructions (AGENTS.md)", "agents", template!(SystemParams, "${agents_md}"))
+                .summary("${agents_md_summary}")
+                // A long AGENTS.md is disclosed progressively: its beginning
+                // now, the rest through `read_section` (native tool calls
+                // only; the text protocol lists no such tool).
+                .visibility_with(|p| {
+                    if p.agents_md.chars().count() > AGENTS_MD_INLINE && !p.text_protocol {
+                        SectionVisibility::Summary
+                    } else {
+                        SectionVisibility::Full
+                    }
+                })
                 .enabled(|p| !p.agents_md.trim().is_empty()),
         )
         .section(
@@ -255,23 +270,55 @@ pub enum SystemPromptError {
     Render(#[from] north_prompt::PromptRenderError),
 }
 
-/// Renders the system prompt, with section overrides if any (sections are
-/// addressed as `(SYSTEM_PROMPT_NS, SYSTEM_PROMPT_KEY, [section key])`).
+/// Renders the system prompt as text, with section overrides if any
+/// (sections are addressed as `(SYSTEM_PROMPT_NS, SYSTEM_PROMPT_KEY,
+/// [section key])`).
 pub fn system_prompt(
     params: SystemParams,
     overrides: Option<&PromptOverrides>,
 ) -> Result<String, SystemPromptError> {
-    let prompt = Prompt::new(template()?).bind(params);
-    let rendered = match overrides {
-        Some(o) => prompt.render_with(&RenderOptions::new().overrides(o))?,
-        None => prompt.render()?,
-    };
-    Ok(rendered.into_text())
+    Ok(render_system_prompt(params, overrides, &VisibilityOverrides::default())?.into_text())
 }
+
+/// Renders the system prompt with the sections the session opened
+/// (`visibility`): the text, and the disclosure tools (`read_section`,
+/// `open_sections`) when a section is shown as a summary.
+pub fn render_system_prompt(
+    params: SystemParams,
+    overrides: Option<&PromptOverrides>,
+    visibility: &VisibilityOverrides,
+) -> Result<RenderedPrompt, SystemPromptError> {
+    let prompt = Prompt::new(template()?).bind(params);
+    let mut options = RenderOptions::new().visibility(visibility);
+    if let Some(o) = overrides {
+        options = options.overrides(o);
+    }
+    Ok(prompt.render_with(&options)?)
+}
+
+/// Characters of `AGENTS.md` shown in full; past this the section is a
+/// summary the model can expand.
+pub const AGENTS_MD_INLINE: usize = 4_000;
+/// Characters of `AGENTS.md` read at all.
+const AGENTS_MD_MAX: usize = 100_000;
 
 /// Reads `AGENTS.md` at the root (bounded), as users of other assistants expect.
 pub fn agents_md(root: &Path) -> String {
     std::fs::read_to_string(root.join("AGENTS.md"))
-        .map(|t| t.chars().take(4000).collect())
+        .map(|t| t.chars().take(AGENTS_MD_MAX).collect())
         .unwrap_or_default()
+}
+
+/// The summary of a long `AGENTS.md`: its first [`AGENTS_MD_INLINE`]
+/// characters and how to read the rest (empty when it is short).
+pub fn agents_md_summary(agents_md: &str) -> String {
+    let total = agents_md.chars().count();
+    if total <= AGENTS_MD_INLINE {
+        return String::new();
+    }
+    let head: String = agents_md.chars().take(AGENTS_MD_INLINE).collect();
+    format!(
+        "{head}\n\n[AGENTS.md continues for {} more characters.]",
+        total - AGENTS_MD_INLINE
+    )
 }

@@ -31,6 +31,7 @@ mod actions;
 mod approvals;
 mod condensing;
 mod diff;
+mod disclosure;
 pub(crate) mod dispatch;
 mod expand;
 mod history;
@@ -150,6 +151,8 @@ pub struct Agent {
     messages: Vec<Message>,
     revision: u64,
     card: Option<ProjectCard>,
+    /// The system prompt's summarized sections and those the model opened.
+    disclosure: disclosure::Disclosure,
     total: Usage,
     /// Commands the user ran with `!` this process (for their call ids).
     user_commands: u64,
@@ -228,6 +231,7 @@ impl Agent {
             messages: Vec::new(),
             revision: 0,
             card: None,
+            disclosure: Default::default(),
             total: Usage::default(),
             user_commands: 0,
             condense_requested: None,

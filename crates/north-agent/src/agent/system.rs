@@ -7,7 +7,8 @@ use serde_json::json;
 use super::Agent;
 use crate::config::ToolProtocol;
 use crate::context::{
-    ProjectCard, SystemParams, SystemPromptError, agents_md, state_text, system_prompt,
+    ProjectCard, SystemParams, SystemPromptError, agents_md, agents_md_summary,
+    render_system_prompt, state_text,
 };
 use crate::memory::{MemoryFile, retrieve, retrieved_block};
 use crate::textcalls;
@@ -75,12 +76,24 @@ impl Agent {
             tree: card.tree,
             languages: card.languages,
             hotfiles: card.hotfiles,
+            agents_md_summary: String::new(),
             agents_md: agents_md(&self.ctx.root),
             retrieved: retrieved_block(&hits),
             state: state_text(&self.state),
             text_protocol,
             protocol,
         };
-        system_prompt(params, self.opts.prompt_overrides.as_ref())
+        let params = SystemParams {
+            agents_md_summary: agents_md_summary(&params.agents_md),
+            ..params
+        };
+        let rendered = render_system_prompt(
+            params,
+            self.opts.prompt_overrides.as_ref(),
+            &self.disclosure.opened,
+        )?;
+        let text = rendered.text().to_string();
+        self.disclosure.rendered = Some(rendered);
+        Ok(text)
     }
 }

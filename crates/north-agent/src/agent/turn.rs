@@ -55,6 +55,7 @@ impl Agent {
         req.reasoning = self.opts.reasoning;
         if self.opts.tool_protocol == ToolProtocol::Native {
             req.tools = self.tools.specs();
+            req.tools.extend(self.disclosure.tools());
         }
         req
     }
@@ -386,7 +387,9 @@ impl Agent {
                 });
                 self.tracer.record(TraceKind::ToolStart, json!({"id": call.id, "tool": call.name, "args": crate::intent::trace_args(&call.arguments)}));
                 let started = std::time::Instant::now();
-                let outcome = {
+                let outcome = if let Some(outcome) = self.disclosure_call(call) {
+                    outcome
+                } else {
                     // A running command's output reaches the front end as it
                     // is produced (Event::ToolOutput), while the call runs.
                     let (live, mut output) = tokio::sync::mpsc::unbounded_channel();
