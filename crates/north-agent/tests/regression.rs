@@ -166,3 +166,65 @@ async fn a_system_prompt_failure_stops_the_turn_instead_of_sending_an_empty_prom
         Event::Error { kind: ErrorKind::Config, message } if message.contains("rulez")
     )));
 }
+
+/// A tool that panics (a bug) used to unwind through the turn and end the
+/// session; now the call fails, the model is told, and the turn goes on.
+#[tokio::test]
+async fn a_panicking_tool_fails_its_call_instead_of_ending_the_session() {
+    use futures::future::BoxFuture;
+    use north_agent::TurnEnd;
+    use north_protocol::{ApprovalPolicy, Event, ToolOutcome, ToolSpec};
+    use north_tools::{Tool, ToolContext};
+
+    struct Broken;
+    impl Tool for Broken {
+        fn spec(&self) -> ToolSpec {
+            ToolSpec {
+                name: "broken".into(),
+                description: "always panics".into(),
+                input_schema: serde_json::json!({"type": "object"}),
+                approval: ApprovalPolicy::None,
+            }
+        }
+        fn call<'a>(
+            &'a self,
+            _args: serde_json::Value,
+            _ctx: &'a ToolContext,
+        ) -> BoxFuture<'a, ToolOutcome> {
+            Box::pin(async { panic!("index out of bounds in broken") })
+        }
+    }
+
+    let dir = project();
+    let requests = dir.path().join("req.jsonl");
+    let backend = ScriptedBackend::from_json(
+        r#"[{"tool_calls": [{"id": "b1", "name": "broken", "args": {}}]}, {"text": "STILL-HERE"}]"#,
+    )
+    .unwrap()
+    .record_to(&requests)
+    .unwrap();
+    let mut tools = north_tools::north_tools();
+    tools.register(Arc::new(Broken));
+    let mut run = support::agent_with_tools(
+        dir.path(),
+        Arc::new(backend),
+        QueueApprover::new([]),
+        AgentOptions::default(),
+        None,
+        tools,
+    );
+    let end = run.turn("use the broken tool").await;
+    assert!(matches!(end, TurnEnd::Done), "{end:?}");
+    let second = std::fs::read_to_string(&requests)
+        .unwrap()
+        .lines()
+        .nth(1)
+        .unwrap()
+        .to_string();
+    assert!(second.contains("failed unexpectedly"), "{second}");
+    assert!(second.contains("index out of bounds in broken"), "{second}");
+    assert!(run.events().iter().any(|e| matches!(
+        e,
+        Event::AssistantText { text } if text.contains("STILL-HERE")
+    )));
+}

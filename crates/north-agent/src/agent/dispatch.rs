@@ -1,5 +1,8 @@
 //! Tool dispatch: one call under the approval its tool's policy needs.
 
+use std::panic::AssertUnwindSafe;
+
+use futures::FutureExt;
 use north_protocol::{ApprovalPolicy, Capability, State, ToolCall, ToolOutcome};
 use north_tools::policy::net::NetAccess;
 use north_tools::{Registry, ToolContext};
@@ -42,8 +45,32 @@ fn host_of(url: &str) -> Option<String> {
 }
 
 impl CallEnv<'_> {
-    /// Runs `call` with whatever approval its tool needs.
+    /// Runs `call` with whatever approval its tool needs. A tool that
+    /// panics (a bug) fails this call, with what is known, instead of
+    /// ending the session: the loop, the checkpoint and the other tools
+    /// carry on.
     pub(crate) async fn run(&mut self, call: &ToolCall) -> ToolOutcome {
+        let name = call.name.clone();
+        match AssertUnwindSafe(self.run_checked(call))
+            .catch_unwind()
+            .await
+        {
+            Ok(outcome) => outcome,
+            Err(panic) => {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "no message".into());
+                tracing::error!(tool = %name, panic = %what, "tool panicked");
+                ToolOutcome::err(format!(
+                    "the tool `{name}` failed unexpectedly (a bug in North: {what}); what it did before failing is unknown, so check before retrying"
+                ))
+            }
+        }
+    }
+
+    async fn run_checked(&mut self, call: &ToolCall) -> ToolOutcome {
         let Some(tool) = self.tools.get(&call.name) else {
             return ToolOutcome::err(format!(
                 "unknown tool `{}`; available tools: {}",
