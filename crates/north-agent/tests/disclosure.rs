@@ -5,10 +5,6 @@
 
 mod support;
 
-use std::sync::Arc;
-
-use north_agent::AgentOptions;
-use north_llm::ScriptedBackend;
 use serde_json::{Value, json};
 use support::*;
 
@@ -28,14 +24,6 @@ fn long_agents_md(root: &std::path::Path) {
     std::fs::write(root.join("AGENTS.md"), text).unwrap();
 }
 
-fn requests(path: &std::path::Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 fn tool_names(request: &Value) -> Vec<String> {
     request["tools"]
         .as_array()
@@ -48,23 +36,9 @@ fn tool_names(request: &Value) -> Vec<String> {
 async fn run_script(turns: Value) -> (tempfile::TempDir, Vec<Value>) {
     let dir = project();
     long_agents_md(dir.path());
-    let rec = dir.path().join("req.jsonl");
-    let backend = Arc::new(
-        ScriptedBackend::from_json(&turns.to_string())
-            .unwrap()
-            .record_to(&rec)
-            .unwrap(),
-    );
-    let mut run = agent_for(
-        dir.path(),
-        backend,
-        QueueApprover::new([]),
-        AgentOptions::default(),
-        None,
-    );
+    let (mut run, record) = scripted_session(dir.path(), turns);
     run.turn("how do we work here?").await;
-    let reqs = requests(&rec);
-    (dir, reqs)
+    (dir, recorded(&record))
 }
 
 #[tokio::test]
@@ -111,22 +85,9 @@ async fn only_the_offered_disclosure_tool_is_answered() {
 async fn a_short_agents_md_is_whole_and_offers_no_disclosure_tools() {
     let dir = project();
     std::fs::write(dir.path().join("AGENTS.md"), format!("- {MARKER}\n")).unwrap();
-    let rec = dir.path().join("req.jsonl");
-    let backend = Arc::new(
-        ScriptedBackend::from_json(r#"[{"text": "ok"}]"#)
-            .unwrap()
-            .record_to(&rec)
-            .unwrap(),
-    );
-    let mut run = agent_for(
-        dir.path(),
-        backend,
-        QueueApprover::new([]),
-        AgentOptions::default(),
-        None,
-    );
+    let (mut run, record) = scripted_session(dir.path(), json!([{"text": "ok"}]));
     run.turn("hi").await;
-    let reqs = requests(&rec);
+    let reqs = recorded(&record);
     assert!(reqs[0]["system"].as_str().unwrap().contains(MARKER));
     let tools = tool_names(&reqs[0]);
     assert!(

@@ -169,3 +169,31 @@ impl Run {
             .unwrap()
     }
 }
+
+/// A session under `root` on a scripted backend playing `turns`, with
+/// North's tools and no approvals queued; every request the model would
+/// receive is recorded (read them with [`recorded`]).
+pub fn scripted_session(root: &Path, turns: serde_json::Value) -> (Run, PathBuf) {
+    let record = root.join("requests.jsonl");
+    let backend = north_llm::ScriptedBackend::from_json(&turns.to_string())
+        .unwrap()
+        .record_to(&record)
+        .unwrap();
+    let run = agent_for(
+        root,
+        Arc::new(backend),
+        QueueApprover::new([]),
+        AgentOptions::default(),
+        None,
+    );
+    (run, record)
+}
+
+/// The requests a scripted backend recorded, one JSON value each.
+pub fn recorded(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
