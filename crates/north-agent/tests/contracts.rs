@@ -30,15 +30,6 @@ fn scripted(turns: Value, rec: &Path) -> Arc<ScriptedBackend> {
     )
 }
 
-/// The requests the scripted backend received, in order.
-fn requests(rec: &Path) -> Vec<Value> {
-    std::fs::read_to_string(rec)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 fn session_dir(run: &Run) -> PathBuf {
     run.root
         .join(".north/sessions")
@@ -88,20 +79,12 @@ fn now() -> f64 {
 #[tokio::test]
 async fn add_constraints_lands_in_the_state_the_checkpoint_and_the_next_prompt() {
     let dir = project();
-    let rec = dir.path().join("requests.jsonl");
-    let backend = scripted(
+    let (mut run, rec) = scripted_session(
+        dir.path(),
         json!([
             {"text": format!("Noted.{}", notes(json!({"add_constraints": ["no network access", "keep MSRV 1.80"]})))},
             {"text": format!("Noted again.{}", notes(json!({"add_constraints": ["keep MSRV 1.80", "no unsafe code"]})))}
         ]),
-        &rec,
-    );
-    let mut run = agent_for(
-        dir.path(),
-        backend,
-        QueueApprover::new([]),
-        AgentOptions::default(),
-        None,
     );
     assert_eq!(run.turn("Work offline on MSRV 1.80").await, TurnEnd::Done);
     assert_eq!(
@@ -121,7 +104,7 @@ async fn add_constraints_lands_in_the_state_the_checkpoint_and_the_next_prompt()
     assert_eq!(run.checkpoint().state.constraints, expected);
 
     // The model is shown the constraints the first patch added.
-    let reqs = requests(&rec);
+    let reqs = recorded(&rec);
     assert_eq!(reqs.len(), 2);
     let system = reqs[1]["system"].as_str().unwrap();
     assert!(
@@ -146,20 +129,12 @@ async fn add_constraints_lands_in_the_state_the_checkpoint_and_the_next_prompt()
 #[tokio::test]
 async fn set_goals_replaces_the_goals_already_set() {
     let dir = project();
-    let rec = dir.path().join("requests.jsonl");
-    let backend = scripted(
+    let (mut run, _) = scripted_session(
+        dir.path(),
         json!([
             {"text": format!("Planning.{}", notes(json!({"set_goals": ["read the code", "write a plan"]})))},
             {"text": format!("Replanning.{}", notes(json!({"set_goals": ["fix the greeting"]})))}
         ]),
-        &rec,
-    );
-    let mut run = agent_for(
-        dir.path(),
-        backend,
-        QueueApprover::new([]),
-        AgentOptions::default(),
-        None,
     );
     assert_eq!(run.turn("Plan the work").await, TurnEnd::Done);
     assert_eq!(
@@ -341,7 +316,7 @@ async fn a_text_tool_call_without_a_tool_is_rejected_and_the_model_is_told_why()
     );
     assert_eq!(run.turn("What is here?").await, TurnEnd::Done);
 
-    let reqs = requests(&rec);
+    let reqs = recorded(&rec);
     assert_eq!(reqs.len(), 3, "each rejection gets the model another step");
     for (req, index) in [(&reqs[1], 1), (&reqs[2], 0)] {
         let last = req["messages"].as_array().unwrap().last().unwrap();
@@ -545,7 +520,7 @@ async fn retrieved_memory_lines_carry_a_three_decimal_score_and_an_indented_exce
         None,
     );
     assert_eq!(run.turn("Make the greeting French").await, TurnEnd::Done);
-    let system = requests(&rec)[0]["system"].as_str().unwrap().to_string();
+    let system = recorded(&rec)[0]["system"].as_str().unwrap().to_string();
     let start = system.find("=== RETRIEVED_MEMORY ===\n").expect(&system);
     let end = system.find("=== END_RETRIEVED_MEMORY ===").expect(&system);
     let body = &system[start + "=== RETRIEVED_MEMORY ===\n".len()..end];
@@ -615,7 +590,7 @@ async fn the_product_rules_ask_the_model_to_cite_memory_as_mem_id() {
         None,
     );
     assert_eq!(run.turn("Make the greeting French").await, TurnEnd::Done);
-    let system = requests(&rec)[0]["system"].as_str().unwrap().to_string();
+    let system = recorded(&rec)[0]["system"].as_str().unwrap().to_string();
     assert!(
         system.contains("Cite retrieved memory as [mem:<id>]."),
         "{system}"
