@@ -197,3 +197,45 @@ pub fn recorded(path: &Path) -> Vec<serde_json::Value> {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
 }
+
+/// A scripted backend replaying `turns`, recording every request to `rec`.
+pub fn scripted(turns: serde_json::Value, rec: &Path) -> Arc<north_llm::ScriptedBackend> {
+    Arc::new(
+        north_llm::ScriptedBackend::from_json(&turns.to_string())
+            .unwrap()
+            .record_to(rec)
+            .unwrap(),
+    )
+}
+
+/// The session's directory under `.north/sessions`.
+pub fn session_dir(run: &Run) -> PathBuf {
+    run.root
+        .join(".north/sessions")
+        .join(run.agent.session_id())
+}
+
+/// Every record of the session's `trace.jsonl`.
+pub fn trace(run: &Run) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(session_dir(run).join("trace.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// `checkpoint.json` exactly as written (the compact snapshot).
+pub fn snapshot_file(run: &Run) -> north_protocol::Checkpoint {
+    serde_json::from_str(
+        &std::fs::read_to_string(session_dir(run).join("checkpoint.json")).unwrap(),
+    )
+    .unwrap()
+}
+
+/// The current UNIX time in seconds.
+pub fn now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+}

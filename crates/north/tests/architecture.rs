@@ -1,0 +1,278 @@
+//! The workspace's shape, kept true by a test: no import circles between
+//! the modules of a crate (at every level: a module's children form no
+//! circle either), no source file past 600 lines, and the TUI does not
+//! depend on the tools crate (it renders events; the agent runs tools).
+//!
+//! Imports are read as text: `use crate::…`, `use super::…`, `use
+//! self::…` trees and inline `crate::a::b` / `super::a` paths. That is
+//! enough for this codebase, which does not hide imports in macros.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn crates() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(workspace().join("crates"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("Cargo.toml").exists())
+        .collect();
+    out.sort();
+    out
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|x| x == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// Module path of a source file (`src/a/b.rs` and `src/a/b/mod.rs` → a::b).
+fn module_of(src: &Path, file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(src).unwrap().with_extension("");
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if matches!(
+        parts.last().map(String::as_str),
+        Some("lib" | "main" | "mod")
+    ) {
+        parts.pop();
+    }
+    parts
+}
+
+/// Expands a use tree (`a::{b, c::{d, e}}`) into paths.
+fn expand(tree: &str) -> Vec<String> {
+    let tree = tree.trim();
+    let Some(open) = tree.find('{') else {
+        let path = tree.split(" as ").next().unwrap_or(tree);
+        return vec![path.trim().to_string()];
+    };
+    let prefix = &tree[..open];
+    let inner = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
+    let (mut depth, mut current, mut parts) = (0, String::new(), Vec::new());
+    for c in inner.chars() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            _ => {}
+        }
+        if c == ',' && depth == 0 {
+            parts.push(std::mem::take(&mut current));
+        } else {
+            current.push(c);
+        }
+    }
+    parts.push(current);
+    parts
+        .iter()
+        .filter(|p| !p.trim().is_empty())
+        .flat_map(|p| expand(p))
+        .map(|p| format!("{prefix}{p}"))
+        .collect()
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// Every module path a file refers to, unresolved (`crate::…`, `super::…`).
+fn references(text: &str) -> Vec<String> {
+    let code: String = text
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut out = Vec::new();
+    let mut rest = code.as_str();
+    while let Some(i) = rest.find("use ") {
+        let before_ok = i == 0 || !is_ident(rest[..i].chars().last().unwrap_or(' '));
+        let after = &rest[i + 4..];
+        let end = after.find(';').unwrap_or(after.len());
+        let tree = after[..end].trim();
+        if before_ok
+            && ["crate", "super", "self"]
+                .iter()
+                .any(|root| tree.starts_with(root))
+        {
+            out.extend(expand(tree));
+        }
+        rest = &after[end.min(after.len())..];
+    }
+    for root in ["crate::", "super::"] {
+        let mut at = 0;
+        while let Some(i) = code[at..].find(root) {
+            let start = at + i;
+            let boundary = start == 0 || !is_ident(code[..start].chars().last().unwrap_or(' '));
+            let path: String = code[start..]
+                .chars()
+                .take_while(|c| is_ident(*c) || *c == ':')
+                .collect();
+            if boundary {
+                out.push(path.trim_end_matches(':').to_string());
+            }
+            at = start + root.len();
+        }
+    }
+    out
+}
+
+fn resolve(path: &str, here: &[String]) -> Vec<String> {
+    let parts: Vec<&str> = path
+        .split("::")
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect();
+    let (mut out, mut rest): (Vec<String>, &[&str]) = match parts.first() {
+        Some(&"crate") => (Vec::new(), &parts[1..]),
+        _ => (here.to_vec(), &parts[..]),
+    };
+    while let Some(first) = rest.first() {
+        match *first {
+            "super" => {
+                out.pop();
+            }
+            "self" => {}
+            _ => break,
+        }
+        rest = &rest[1..];
+    }
+    out.extend(rest.iter().map(|s| s.to_string()));
+    out
+}
+
+/// Circles among sibling modules, per parent, as "parent: a -> b -> a".
+fn circles(src: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let modules: BTreeMap<Vec<String>, PathBuf> = files
+        .iter()
+        .map(|f| (module_of(src, f), f.clone()))
+        .collect();
+    let mut edges: BTreeMap<Vec<String>, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+    for (module, file) in &modules {
+        let text = std::fs::read_to_string(file).unwrap();
+        for reference in references(&text) {
+            let target = resolve(&reference, module);
+            let known = (0..=target.len())
+                .rev()
+                .map(|k| target[..k].to_vec())
+                .find(|prefix| modules.contains_key(prefix))
+                .unwrap_or_default();
+            let common = module
+                .iter()
+                .zip(&known)
+                .take_while(|(a, b)| a == b)
+                .count();
+            if common < module.len() && common < known.len() {
+                edges
+                    .entry(module[..common].to_vec())
+                    .or_default()
+                    .entry(module[common].clone())
+                    .or_default()
+                    .insert(known[common].clone());
+            }
+        }
+    }
+    let mut found = Vec::new();
+    for (parent, graph) in &edges {
+        for start in graph.keys() {
+            // A path from `start` back to itself through siblings.
+            let mut stack = vec![(start.clone(), vec![start.clone()])];
+            let mut seen = BTreeSet::new();
+            while let Some((node, path)) = stack.pop() {
+                for next in graph.get(&node).into_iter().flatten() {
+                    if next == start {
+                        let mut cycle = path.clone();
+                        cycle.push(start.clone());
+                        found.push(format!("{}: {}", parent.join("::"), cycle.join(" -> ")));
+                    } else if seen.insert(next.clone()) {
+                        let mut longer = path.clone();
+                        longer.push(next.clone());
+                        stack.push((next.clone(), longer));
+                    }
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn no_crate_has_an_import_circle() {
+    let mut all = Vec::new();
+    for krate in crates() {
+        for circle in circles(&krate.join("src")) {
+            all.push(format!("{}: {circle}", krate.display()));
+        }
+    }
+    assert!(
+        all.is_empty(),
+        "import circles (move the shared items to a module both can use):\n{}",
+        all.join("\n")
+    );
+}
+
+#[test]
+fn the_circle_check_sees_a_circle() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(src.join("b")).unwrap();
+    std::fs::write(src.join("lib.rs"), "mod a;\nmod b;\n").unwrap();
+    std::fs::write(src.join("a.rs"), "use crate::b::{Thing, other::X};\n").unwrap();
+    std::fs::write(src.join("b/mod.rs"), "mod other;\npub struct Thing;\n").unwrap();
+    std::fs::write(
+        src.join("b/other.rs"),
+        "fn f() -> super::super::a::Y { todo!() }\n",
+    )
+    .unwrap();
+    let found = circles(&src);
+    assert!(found.iter().any(|c| c.contains("a -> b -> a")), "{found:?}");
+}
+
+#[test]
+fn no_source_file_is_past_600_lines() {
+    let mut long = Vec::new();
+    for krate in crates() {
+        let mut files = Vec::new();
+        for dir in ["src", "tests", "benches", "examples"] {
+            rust_files(&krate.join(dir), &mut files);
+        }
+        for file in files {
+            let lines = std::fs::read_to_string(&file).unwrap().lines().count();
+            if lines > 600 {
+                long.push(format!("{} ({lines} lines)", file.display()));
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "split these by concept:\n{}",
+        long.join("\n")
+    );
+}
+
+#[test]
+fn the_tui_does_not_depend_on_the_tools_crate() {
+    let manifest =
+        std::fs::read_to_string(workspace().join("crates/north-tui/Cargo.toml")).unwrap();
+    assert!(
+        !manifest.contains("north-tools"),
+        "north-tui renders events and submits actions; tool types it shows belong in north-protocol"
+    );
+}
