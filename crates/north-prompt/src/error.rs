@@ -3,7 +3,10 @@
 use crate::path::SectionPath;
 use crate::text::TemplateError;
 
-/// A template (or a bind) that cannot be valid, found when it is built.
+/// A template, a bind or a body override that cannot be valid, found before
+/// anything renders: when the template is built, when overrides are
+/// attached, and again (wrapped in [`PromptRenderError::Override`]) when a
+/// render is given overrides nobody checked.
 ///
 /// Every variant names where the problem is: the section path in dot
 /// notation and, for placeholders, the placeholder and the params type.
@@ -88,6 +91,26 @@ pub enum PromptValidationError {
         /// Why its schema was refused.
         reason: String,
     },
+    /// A body override names a section path the template does not have.
+    #[error(
+        "override for section `{path}`: the prompt has no section at this path (sections: {})",
+        if .available.is_empty() { "none".to_owned() } else {
+            .available.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+        }
+    )]
+    UnknownOverridePath {
+        /// The path the override names.
+        path: SectionPath,
+        /// Every section path of the prompt, depth-first.
+        available: Vec<SectionPath>,
+    },
+    /// A body override targets a section built with
+    /// `accepts_overrides == false`.
+    #[error("override for section `{path}`: the section does not accept overrides")]
+    OverrideNotAccepted {
+        /// Path of the section.
+        path: SectionPath,
+    },
     /// One `bind_all` call supplied the same params type twice.
     #[error("params type `{params_type}` was supplied more than once in one bind call")]
     DuplicateParams {
@@ -102,6 +125,10 @@ pub enum PromptRenderError {
     /// The bound params are not valid (for example a duplicate type).
     #[error(transparent)]
     Invalid(#[from] PromptValidationError),
+    /// A body override given to this render was refused, by the same check
+    /// [`crate::PromptTemplate::check_overrides`] makes; nothing rendered.
+    #[error("body override refused: {0}")]
+    Override(PromptValidationError),
     /// A placeholder's field has no value: it serialized to `null` or was
     /// skipped (the analogue of a missing required dataclass field).
     #[error(
@@ -115,8 +142,8 @@ pub enum PromptRenderError {
         /// The params type's name.
         params_type: &'static str,
     },
-    /// `Template.substitute` failed (a template from an override, or a
-    /// custom section's template).
+    /// `Template.substitute` failed (for example a field serde skipped, or
+    /// a custom section's own template).
     #[error("section `{path}`: template substitution failed: {error}")]
     Substitution {
         /// Path of the section.

@@ -86,16 +86,51 @@
 //! # }
 //! ```
 //!
-//! # Compile-time checks
+//! # Checked before anything renders
+//!
+//! Every template text is checked against its params type before anything
+//! renders: sections at build, overrides when attached. One rule applies to
+//! both — each placeholder names a field of the section's params (or a name
+//! the section fills itself, like a workspace's `${root}`) — and a failure
+//! is a [`PromptValidationError`] naming the section path, the placeholder
+//! and the fields available. Overrides must also name an existing section
+//! that accepts overrides. Overrides handed straight to a render
+//! ([`RenderOptions::overrides`]) are checked the same way and refused with
+//! [`PromptRenderError::Override`], which wraps the same error.
+//!
+//! ```
+//! use north_prompt::{
+//!     MarkdownSection, Prompt, PromptOverrides, PromptTemplate, PromptValidationError,
+//! };
+//! # #[derive(serde::Serialize, schemars::JsonSchema, Default)]
+//! # struct TaskParams { objective: String }
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let template = PromptTemplate::builder("demo", "task")
+//!     .section(MarkdownSection::<TaskParams>::new("Task", "task", "Do ${objective}"))
+//!     .build()?;
+//! let mut overrides = PromptOverrides::new();
+//! overrides.set("demo", "task", ["task"], "Do ${objectve} now");
+//! let err = Prompt::new(template).with_overrides(&overrides).unwrap_err();
+//! assert!(matches!(err, PromptValidationError::UnknownPlaceholder { .. }));
+//! # Ok(())
+//! # }
+//! ```
 //!
 //! With `#[derive(PromptParams)]` on the params, [`template!`] and
-//! [`markdown_section!`] reject placeholder typos while compiling; every
-//! template is checked again when the [`PromptTemplate`] is built. A section
-//! must name its params type:
+//! [`markdown_section!`] reject placeholder typos even earlier, while
+//! compiling. A section must name its params type:
 //!
 //! ```compile_fail,E0283
 //! let section = north_prompt::MarkdownSection::new("Task", "task", "Plan ${objective}");
 //! ```
+//!
+//! # Cloning
+//!
+//! A cloned [`Prompt`], [`PromptTemplate`] or section is fully decoupled: it
+//! gets its own resource instances, wired into its own sections, so a
+//! change made through the clone never reaches the original. `clone_with`
+//! and a [`Rewiring`] wire a clone to instances you provide instead (a
+//! different workspace, say).
 //!
 //! Module map, lowest first — each module uses only modules above it, so
 //! there are no import circles:
@@ -107,10 +142,11 @@
 //! - `resources`: typed resources a prompt needs at run time (an HTTP client, a clock, the workspace…
 //! - `params`: section params (uses `error`)
 //! - `section`: sections (uses `error`, `params`, `path`, `resources`, `text`)
-//! - `template`: `PromptTemplate` (uses `disclosure`, `error`, `output`, `path`, `resources`, `section`, `text`)
+//! - `validate`: the checks every template text passes before it renders (uses `disclosure`, `error`, `path`, `section`, `text`)
+//! - `template`: `PromptTemplate` (uses `error`, `output`, `path`, `resources`, `section`, `validate`)
 //! - `macros`: compile-time checked templates (uses `template`)
-//! - `render`: rendering (uses `disclosure`, `error`, `output`, `params`, `path`, `section`, `template`)
-//! - `prompt`: `Prompt` (uses `error`, `params`, `render`, `resources`, `section`, `template`)
+//! - `render`: rendering (uses `disclosure`, `error`, `output`, `params`, `path`, `section`, `template`, `validate`)
+//! - `prompt`: `Prompt` (uses `error`, `params`, `path`, `render`, `resources`, `section`, `template`)
 //! - `reply`: reading a model's reply against the prompt it answered (uses `disclosure`, `output`, `path`, `render`)
 
 extern crate self as north_prompt;
@@ -128,6 +164,7 @@ mod resources;
 mod section;
 mod template;
 mod text;
+mod validate;
 
 pub use disclosure::{
     DisclosureError, OPEN_SECTIONS_TOOL, OpenSectionsParams, READ_SECTION_TOOL, ReadSectionParams,
@@ -151,7 +188,7 @@ pub use reply::{
 };
 pub use resources::{
     Binding, Resource, ResourceError, ResourceInstance, ResourceRegistry, ResourceResolver,
-    ResourceScope, ResourceSnapshot, ScopedResourceContext, SessionSnapshot, Snapshot,
+    ResourceScope, ResourceSnapshot, Rewiring, ScopedResourceContext, SessionSnapshot, Snapshot,
     ToolTransactionError, execute_tool_transaction,
 };
 pub use section::{

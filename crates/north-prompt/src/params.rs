@@ -3,6 +3,7 @@
 //! bound values (one per type).
 
 use std::any::{Any, TypeId};
+use std::sync::Arc;
 
 use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema};
@@ -112,11 +113,13 @@ fn collect_properties(
     }
 }
 
-/// A params value of any type, for [`crate::Prompt::bind_all`].
+/// A params value of any type, for [`crate::Prompt::bind_all`]. Cloning it
+/// shares the value, which nothing can change once bound.
+#[derive(Clone)]
 pub struct ParamValue {
     type_id: TypeId,
     type_name: &'static str,
-    value: Box<dyn Any + Send + Sync>,
+    value: Arc<dyn Any + Send + Sync>,
 }
 
 impl ParamValue {
@@ -125,7 +128,7 @@ impl ParamValue {
         ParamValue {
             type_id: TypeId::of::<P>(),
             type_name: std::any::type_name::<P>(),
-            value: Box::new(params),
+            value: Arc::new(params),
         }
     }
 
@@ -144,7 +147,7 @@ impl std::fmt::Debug for ParamValue {
 }
 
 /// The bound params of a prompt: at most one value per type.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(crate) struct ParamStore {
     values: Vec<ParamValue>,
     duplicate: Option<&'static str>,

@@ -1,13 +1,16 @@
-//! `Prompt`: a template with bound params and bind-time resources, which
-//! renders and owns its resource scope.
+//! `Prompt`: a template with bound params, bind-time resources and checked
+//! body overrides, which renders and owns its resource scope.
 
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::error::PromptRenderError;
+use crate::error::{PromptRenderError, PromptValidationError};
 use crate::params::{ParamStore, ParamValue, Params};
+use crate::path::PromptOverrides;
 use crate::render::{RenderOptions, RenderedPrompt, render_template};
-use crate::resources::{ResourceError, ResourceRegistry, ResourceScope, ScopedResourceContext};
+use crate::resources::{
+    ResourceError, ResourceRegistry, ResourceScope, Rewiring, ScopedResourceContext,
+};
 use crate::section::SectionNode;
 use crate::template::PromptTemplate;
 
@@ -16,11 +19,23 @@ type ActiveSlot = Mutex<Option<Arc<ScopedResourceContext>>>;
 /// A [`PromptTemplate`] with params bound: renders markdown and manages the
 /// lifecycle of the resources the template, its sections and the bind call
 /// declare.
+///
+/// A clone is a separate prompt: the same params and overrides, its own
+/// resource instances wired into its own sections (see
+/// [`Prompt::clone_with`]), and no active scope.
 pub struct Prompt<O = ()> {
     template: PromptTemplate<O>,
     params: ParamStore,
     bound_resources: Option<ResourceRegistry>,
+    /// Only this prompt's overrides, each checked when attached.
+    overrides: PromptOverrides,
     active: ActiveSlot,
+}
+
+impl<O> Clone for Prompt<O> {
+    fn clone(&self) -> Self {
+        self.clone_with(&mut Rewiring::new())
+    }
 }
 
 impl<O> fmt::Debug for Prompt<O> {
@@ -39,8 +54,53 @@ impl<O> Prompt<O> {
             template,
             params: ParamStore::default(),
             bound_resources: None,
+            overrides: PromptOverrides::new(),
             active: Mutex::new(None),
         }
+    }
+
+    /// A copy of this prompt wired through `rewiring` (the spec's
+    /// `clone(**kwargs)`): the template's and sections' resources, then the
+    /// bind-time ones, are rewired in the order the scope collects them, so
+    /// the clone's sections and the clone's scope see the same instances —
+    /// the clone's, never the original's. Params (immutable once bound) and
+    /// overrides are kept; the clone's resource scope starts inactive.
+    pub fn clone_with(&self, rewiring: &mut Rewiring) -> Self {
+        Prompt {
+            template: self.template.clone_with(rewiring),
+            params: self.params.clone(),
+            bound_resources: self
+                .bound_resources
+                .as_ref()
+                .map(|r| r.clone_with(rewiring)),
+            overrides: self.overrides.clone(),
+            active: Mutex::new(None),
+        }
+    }
+
+    /// Attaches body overrides: the entries `overrides` holds for this
+    /// prompt's `(ns, key)` are checked with
+    /// [`PromptTemplate::check_overrides`] — the rule section templates met
+    /// when the template was built — and, if all pass, apply to every later
+    /// render. Attaching again adds to them (the later template wins for a
+    /// path). Entries for other prompts are ignored.
+    pub fn with_overrides(
+        mut self,
+        overrides: &PromptOverrides,
+    ) -> Result<Self, PromptValidationError> {
+        self.template.check_overrides(overrides)?;
+        let (ns, key) = (self.template.ns(), self.template.key());
+        if let Some(mine) = overrides.for_prompt(ns, key) {
+            for (path, template) in mine {
+                self.overrides.set(ns, key, path.clone(), template.clone());
+            }
+        }
+        Ok(self)
+    }
+
+    /// The body overrides attached with [`Prompt::with_overrides`].
+    pub fn overrides(&self) -> &PromptOverrides {
+        &self.overrides
     }
 
     /// Binds a params value; binding the same type again replaces it.
@@ -77,17 +137,21 @@ impl<O> Prompt<O> {
         &self.template
     }
 
-    /// Renders with the bound params and each section's own visibility.
+    /// Renders with the bound params, the attached overrides and each
+    /// section's own visibility.
     pub fn render(&self) -> Result<RenderedPrompt<O>, PromptRenderError> {
-        render_template(&self.template, &self.params, &RenderOptions::default())
+        self.render_with(&RenderOptions::default())
     }
 
-    /// Renders with visibility overrides and/or body overrides.
+    /// Renders with visibility overrides and/or body overrides. Body
+    /// overrides in `options` apply over the attached ones (per section
+    /// path); all are checked first, and a bad one fails the render with
+    /// [`PromptRenderError::Override`].
     pub fn render_with(
         &self,
         options: &RenderOptions<'_>,
     ) -> Result<RenderedPrompt<O>, PromptRenderError> {
-        render_template(&self.template, &self.params, options)
+        render_template(&self.template, &self.params, &self.overrides, options)
     }
 
     /// The prompt's resources: enter them, or resolve them while entered.

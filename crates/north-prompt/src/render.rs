@@ -2,6 +2,7 @@
 //! tool list, and the disclosure records of summarized sections.
 
 use std::any::{Any, TypeId};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::marker::PhantomData;
@@ -20,13 +21,15 @@ use crate::params::ParamStore;
 use crate::path::{PromptOverrides, SectionPath, SectionVisibility, VisibilityOverrides};
 use crate::section::{RenderContext, SectionNode};
 use crate::template::{PromptDescriptor, PromptTemplate};
+use crate::validate::check_overrides;
 
 /// Run-time inputs of one render beyond the bound params.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RenderOptions<'a> {
     /// Visibility chosen by the session (wins over sections' own).
     pub visibility: Option<&'a VisibilityOverrides>,
-    /// Body overrides (only those for this prompt's `(ns, key)` apply).
+    /// Body overrides (only those for this prompt's `(ns, key)` apply; they
+    /// are checked before anything renders, like attached ones).
     pub overrides: Option<&'a PromptOverrides>,
     /// When the work this prompt starts must be done by; carried on the
     /// rendered prompt for whoever runs it.
@@ -223,22 +226,48 @@ impl<O> RenderedPrompt<O> {
     }
 }
 
+/// The body overrides of one render: the attached ones with the render's
+/// own over them, borrowed when only one side has any.
+fn merged_overrides<'a>(
+    attached: Option<&'a BTreeMap<SectionPath, String>>,
+    given: Option<&'a BTreeMap<SectionPath, String>>,
+) -> Option<Cow<'a, BTreeMap<SectionPath, String>>> {
+    match (attached, given) {
+        (None, None) => None,
+        (Some(one), None) | (None, Some(one)) => Some(Cow::Borrowed(one)),
+        (Some(attached), Some(given)) => {
+            let mut merged = attached.clone();
+            merged.extend(given.iter().map(|(p, t)| (p.clone(), t.clone())));
+            Some(Cow::Owned(merged))
+        }
+    }
+}
+
 pub(crate) fn render_template<O>(
     template: &PromptTemplate<O>,
     params: &ParamStore,
+    attached: &PromptOverrides,
     options: &RenderOptions<'_>,
 ) -> Result<RenderedPrompt<O>, PromptRenderError> {
     params.check()?;
     let inner = template.inner();
+    let (ns, key) = (&inner.descriptor.ns, &inner.descriptor.key);
+    let overrides = merged_overrides(
+        attached.for_prompt(ns, key),
+        options.overrides.and_then(|o| o.for_prompt(ns, key)),
+    );
+    if let Some(overrides) = &overrides {
+        // Overrides given to this render were never checked; attached ones
+        // were, and are checked again so no path into a render skips the rule.
+        check_overrides(&inner.sections, overrides).map_err(PromptRenderError::Override)?;
+    }
     let mut defaults = Vec::new();
     collect_defaults(&inner.sections, &mut defaults);
     let mut walker = Walker {
         params,
         defaults,
         visibility: options.visibility.filter(|v| !v.is_empty()),
-        overrides: options
-            .overrides
-            .and_then(|o| o.for_prompt(&inner.descriptor.ns, &inner.descriptor.key)),
+        overrides: overrides.as_deref(),
         path: Vec::with_capacity(8),
         numbers: Vec::with_capacity(8),
         tools: Vec::new(),

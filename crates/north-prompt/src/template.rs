@@ -1,7 +1,6 @@
 //! `PromptTemplate`: the validated blueprint of a prompt — `(ns, key)`, an
 //! ordered section tree, resources and the structured output declaration.
 
-use std::any::TypeId;
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -11,13 +10,12 @@ use sha2::{Digest, Sha256};
 
 use serde::{Deserialize, Serialize};
 
-use crate::disclosure::{OPEN_SECTIONS_TOOL, READ_SECTION_TOOL};
 use crate::error::PromptValidationError;
 use crate::output::{Output, StructuredOutputConfig, declare};
-use crate::path::SectionPath;
-use crate::resources::ResourceRegistry;
+use crate::path::{PromptOverrides, SectionPath};
+use crate::resources::{ResourceRegistry, Rewiring};
 use crate::section::SectionNode;
-use crate::text::is_valid_section_key;
+use crate::validate::{Validator, check_overrides, find_section, section_paths};
 
 pub(crate) struct TemplateInner {
     pub(crate) descriptor: Arc<PromptDescriptor>,
@@ -26,6 +24,9 @@ pub(crate) struct TemplateInner {
     pub(crate) output: Option<StructuredOutputConfig>,
     /// Rough size of a render, to allocate the text once.
     pub(crate) size_hint: usize,
+    /// Whether the template or any section declares resources: only then
+    /// does a clone have instances of its own to make.
+    pub(crate) has_resources: bool,
 }
 
 /// Identifies what was rendered: the prompt's `(ns, key)`, its name, and a
@@ -46,8 +47,14 @@ pub struct PromptDescriptor {
 }
 
 /// A validated prompt blueprint producing output `O`: `()` for none, a
-/// struct for a JSON object, `Vec<T>` for an array of objects. Cheap to
-/// clone (shared); build one with [`PromptTemplate::builder`].
+/// struct for a JSON object, `Vec<T>` for an array of objects. Build one
+/// with [`PromptTemplate::builder`].
+///
+/// A clone never shares resource state with the original: it gets its own
+/// instances, wired into its own sections ([`PromptTemplate::clone_with`]
+/// with an empty [`Rewiring`]). The rest of a template is immutable, so a
+/// template that declares no resources anywhere is shared, and its clone
+/// costs a reference count.
 pub struct PromptTemplate<O = ()> {
     inner: Arc<TemplateInner>,
     _output: PhantomData<fn() -> O>,
@@ -55,10 +62,7 @@ pub struct PromptTemplate<O = ()> {
 
 impl<O> Clone for PromptTemplate<O> {
     fn clone(&self) -> Self {
-        PromptTemplate {
-            inner: self.inner.clone(),
-            _output: PhantomData,
-        }
+        self.clone_with(&mut Rewiring::new())
     }
 }
 
@@ -131,28 +135,65 @@ impl<O> PromptTemplate<O> {
 
     /// Paths of every section, depth-first (the targets overrides can name).
     pub fn section_paths(&self) -> Vec<SectionPath> {
-        fn walk(nodes: &[SectionNode], parent: &SectionPath, out: &mut Vec<SectionPath>) {
-            for node in nodes {
-                let path = parent.child(node.key());
-                out.push(path.clone());
-                walk(node.children(), &path, out);
-            }
-        }
-        let mut out = Vec::new();
-        walk(&self.inner.sections, &SectionPath::default(), &mut out);
-        out
+        section_paths(&self.inner.sections)
     }
 
     /// The section at `path`, if any.
     pub fn section(&self, path: &SectionPath) -> Option<&SectionNode> {
-        let mut nodes = self.inner.sections.as_slice();
-        let mut found = None;
-        for key in path.keys() {
-            let node = nodes.iter().find(|n| n.key() == key)?;
-            nodes = node.children();
-            found = Some(node);
+        find_section(&self.inner.sections, path)
+    }
+
+    /// Checks the body overrides `overrides` holds for this prompt's
+    /// `(ns, key)` (entries for other prompts are not looked at) with the
+    /// rule section templates met when the template was built: each path
+    /// names a section
+    /// ([`UnknownOverridePath`](PromptValidationError::UnknownOverridePath)),
+    /// the section accepts overrides
+    /// ([`OverrideNotAccepted`](PromptValidationError::OverrideNotAccepted)),
+    /// and the template parses and names only fields of the section's params
+    /// type ([`InvalidTemplate`](PromptValidationError::InvalidTemplate),
+    /// [`UnknownPlaceholder`](PromptValidationError::UnknownPlaceholder)).
+    /// The first problem in path order is returned.
+    pub fn check_overrides(
+        &self,
+        overrides: &PromptOverrides,
+    ) -> Result<(), PromptValidationError> {
+        match overrides.for_prompt(self.ns(), self.key()) {
+            Some(mine) => check_overrides(&self.inner.sections, mine),
+            None => Ok(()),
         }
-        found
+    }
+
+    /// A copy wired through `rewiring`: the template's resources and every
+    /// section's are rewired (see [`Rewiring`]), depth-first in the order
+    /// the prompt collects them. The structure, the descriptor and the
+    /// content hash are the original's.
+    pub fn clone_with(&self, rewiring: &mut Rewiring) -> Self {
+        if !self.inner.has_resources && !rewiring.provides_any() {
+            // Nothing mutable to separate: share the immutable blueprint.
+            return PromptTemplate {
+                inner: self.inner.clone(),
+                _output: PhantomData,
+            };
+        }
+        let inner = &self.inner;
+        let resources = inner.resources.clone_with(rewiring);
+        let sections = inner
+            .sections
+            .iter()
+            .map(|section| section.clone_with(rewiring))
+            .collect();
+        PromptTemplate {
+            inner: Arc::new(TemplateInner {
+                descriptor: inner.descriptor.clone(),
+                sections,
+                resources,
+                output: inner.output.clone(),
+                size_hint: inner.size_hint,
+                has_resources: inner.has_resources,
+            }),
+            _output: PhantomData,
+        }
     }
 
     /// Resolves a dot-notation key (`parent.child`) to a section path;
@@ -285,102 +326,13 @@ impl<O> TemplateBuilder<O> {
                     content_hash,
                 }),
                 size_hint: validator.size_hint,
+                has_resources: validator.has_resources || !self.resources.is_empty(),
                 sections: self.sections,
                 resources: self.resources,
                 output,
             }),
             _output: PhantomData,
         })
-    }
-}
-
-#[derive(Default)]
-struct Validator {
-    fields: Vec<(TypeId, Vec<String>)>,
-    tools: Vec<String>,
-    size_hint: usize,
-}
-
-impl Validator {
-    fn level(
-        &mut self,
-        nodes: &[SectionNode],
-        parent: &SectionPath,
-    ) -> Result<(), PromptValidationError> {
-        let mut keys: Vec<&str> = Vec::new();
-        for node in nodes {
-            let section = node.erased();
-            let key = section.key();
-            let path = parent.child(key);
-            if !is_valid_section_key(key) {
-                return Err(PromptValidationError::InvalidSectionKey {
-                    path,
-                    key: key.to_owned(),
-                });
-            }
-            if keys.contains(&key) {
-                return Err(PromptValidationError::DuplicateSectionKey { path });
-            }
-            keys.push(key);
-
-            let type_id = section.params_type_id();
-            let index = match self.fields.iter().position(|(t, _)| *t == type_id) {
-                Some(index) => index,
-                None => {
-                    let fields = section.params_fields().map_err(|_| {
-                        PromptValidationError::ParamsNotStruct {
-                            path: path.clone(),
-                            params_type: section.params_type_name(),
-                        }
-                    })?;
-                    self.fields.push((type_id, fields));
-                    self.fields.len() - 1
-                }
-            };
-            let placeholders =
-                section
-                    .placeholders()
-                    .map_err(|error| PromptValidationError::InvalidTemplate {
-                        path: path.clone(),
-                        error,
-                    })?;
-            let provided = section.provided_fields();
-            let fields = self
-                .fields
-                .get(index)
-                .map(|(_, f)| f.as_slice())
-                .unwrap_or(&[]);
-            for placeholder in placeholders {
-                if !fields.contains(&placeholder) && !provided.contains(&placeholder) {
-                    let mut available = fields.to_vec();
-                    available.extend(provided.iter().cloned());
-                    return Err(PromptValidationError::UnknownPlaceholder {
-                        path,
-                        placeholder,
-                        params_type: section.params_type_name(),
-                        available,
-                    });
-                }
-            }
-            for tool in section.tools() {
-                if tool.name == OPEN_SECTIONS_TOOL || tool.name == READ_SECTION_TOOL {
-                    return Err(PromptValidationError::ReservedToolName {
-                        path,
-                        tool: tool.name.clone(),
-                    });
-                }
-                if self.tools.contains(&tool.name) {
-                    return Err(PromptValidationError::DuplicateToolName {
-                        path,
-                        tool: tool.name.clone(),
-                    });
-                }
-                self.tools.push(tool.name.clone());
-            }
-            self.size_hint += section.title().len() + section.fingerprint().len() + 16;
-            self.level(section.children(), &path)?;
-        }
-        Ok(())
     }
 }
 

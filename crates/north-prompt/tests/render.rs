@@ -317,7 +317,6 @@ fn visibility_overrides_and_body_overrides_apply_by_path() {
             ["task", "detail"],
             "  Overridden detail.  ",
         )
-        .set("tests", "overrides", ["policy"], "Overridden policy.")
         .set("tests", "other-prompt", ["task"], "Not this prompt.");
     let rendered = prompt
         .render_with(&RenderOptions::new().overrides(&overrides))

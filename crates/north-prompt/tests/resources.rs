@@ -308,7 +308,7 @@ fn dependency_cycles_are_reported() {
 
 #[test]
 fn collection_order_is_template_then_sections_then_bind_time_later_wins() {
-    #[derive(Debug, PartialEq)]
+    #[derive(Debug, Clone, PartialEq)]
     struct Clock(&'static str);
     let section = MarkdownSection::plain("A", "a", "a")
         .resources(ResourceRegistry::build([ResourceInstance::new(Clock(
@@ -343,6 +343,7 @@ fn collection_order_is_template_then_sections_then_bind_time_later_wins() {
 
 #[test]
 fn registry_merge_lets_the_later_registry_win() {
+    #[derive(Clone)]
     struct Name(&'static str);
     let first = ResourceRegistry::build([
         ResourceInstance::new(Name("first")),

@@ -177,30 +177,33 @@ fn missing_field_value_at_render_is_a_render_error() {
     assert_eq!(ok.text(), "## 1. Owner\n\nOwner: me");
 }
 
-// Rule: template substitution failure -> PromptRenderError.
+// Rule: template substitution failure -> PromptRenderError. An override
+// given to a render is checked before substitution, with the rule section
+// templates met at build; the render error wraps that validation error.
 
 #[test]
-fn substitution_failure_in_an_override_is_a_render_error() {
+fn a_bad_override_given_to_a_render_is_a_render_error_wrapping_the_validation_error() {
     let template = PromptTemplate::builder("ns", "key")
         .section(task("task", "$objective"))
         .build()
         .unwrap();
-    let prompt = Prompt::new(template);
+    let prompt = Prompt::new(template.clone());
 
     let mut unknown = PromptOverrides::new();
     unknown.set("ns", "key", ["task"], "Now with $typo");
     let err = prompt
         .render_with(&RenderOptions::new().overrides(&unknown))
         .unwrap_err();
-    assert_eq!(
-        err,
-        PromptRenderError::Substitution {
-            path: SectionPath::new(["task"]),
-            error: TemplateError::MissingKey {
-                name: "typo".into()
-            },
-        }
-    );
+    let expected = PromptValidationError::UnknownPlaceholder {
+        path: SectionPath::new(["task"]),
+        placeholder: "typo".into(),
+        params_type: std::any::type_name::<TaskParams>(),
+        available: vec!["objective".into()],
+    };
+    assert_eq!(err, PromptRenderError::Override(expected.clone()));
+    // The same error the construction-time check gives.
+    assert_eq!(template.check_overrides(&unknown), Err(expected));
+    assert!(err.to_string().contains("`typo`"), "{err}");
 
     let mut invalid = PromptOverrides::new();
     invalid.set("ns", "key", ["task"], "line one\n  price: $ 5");
@@ -209,15 +212,42 @@ fn substitution_failure_in_an_override_is_a_render_error() {
         .unwrap_err();
     assert_eq!(
         err,
-        PromptRenderError::Substitution {
+        PromptRenderError::Override(PromptValidationError::InvalidTemplate {
             path: SectionPath::new(["task"]),
             error: TemplateError::InvalidPlaceholder {
                 line: 2,
                 column: 10
             },
-        }
+        })
     );
     assert!(err.to_string().contains("line 2, column 10"), "{err}");
+}
+
+#[test]
+fn a_field_serde_skips_is_a_substitution_failure_at_render() {
+    #[derive(Serialize, JsonSchema, Default)]
+    struct Skipping {
+        #[serde(skip_serializing_if = "String::is_empty")]
+        note: String,
+    }
+    let template = PromptTemplate::builder("ns", "key")
+        .section(MarkdownSection::<Skipping>::new(
+            "Note",
+            "note",
+            "Note: $note",
+        ))
+        .build()
+        .unwrap();
+    let err = Prompt::new(template).render().unwrap_err();
+    assert_eq!(
+        err,
+        PromptRenderError::Substitution {
+            path: SectionPath::new(["note"]),
+            error: TemplateError::MissingKey {
+                name: "note".into()
+            },
+        }
+    );
 }
 
 #[test]

@@ -123,7 +123,7 @@ pub(crate) fn type_mismatch(message: &str) -> String {
     format!("expected {expected}, found {found}")
 }
 
-/// Steps 1–3 of [`parse_structured_output`], returning the checked JSON.
+/// Steps 1–3 of [`parse_structured_output`](crate::parse_structured_output), returning the checked JSON.
 pub fn parse_output_value(
     text: &str,
     config: &StructuredOutputConfig,

@@ -7,9 +7,11 @@
 //! calls [`Resource::start`] in construction order and [`Resource::close`] in
 //! reverse order when the scope ends — normally, early, or by a panic.
 //! Resources that implement [`Resource::snapshot`] take part in transactional
-//! tool execution ([`execute_tool_transaction`]).
+//! tool execution ([`execute_tool_transaction`]). A cloned prompt gets its
+//! own instances through a [`Rewiring`].
 
 mod context;
+mod rewiring;
 mod transaction;
 
 use std::any::{Any, TypeId};
@@ -17,6 +19,7 @@ use std::fmt;
 use std::sync::Arc;
 
 pub use context::{ResourceResolver, ResourceScope, ResourceSnapshot, ScopedResourceContext};
+pub use rewiring::Rewiring;
 pub use transaction::{SessionSnapshot, ToolTransactionError, execute_tool_transaction};
 
 /// Lifecycle hooks of a managed resource. Every method has a no-op default,
@@ -143,6 +146,9 @@ pub(crate) struct Instance {
 
 type Factory = dyn Fn(&ResourceResolver<'_>) -> Result<Instance, ResourceError> + Send + Sync;
 
+/// Makes the binding a clone uses in place of this one.
+type Rewire = dyn Fn(&mut Rewiring) -> Binding + Send + Sync;
+
 /// How to make one resource: its type and a factory that may resolve other
 /// resources through the [`ResourceResolver`] it is given.
 #[derive(Clone)]
@@ -150,6 +156,9 @@ pub struct Binding {
     pub(crate) type_id: TypeId,
     pub(crate) type_name: &'static str,
     pub(crate) factory: Arc<Factory>,
+    /// Set for ready-made instances, which a clone must not share blindly;
+    /// factories make a fresh value per scope and need none.
+    rewire: Option<Arc<Rewire>>,
 }
 
 impl Binding {
@@ -179,6 +188,7 @@ impl Binding {
                     lifecycle: Some(lifecycle),
                 })
             }),
+            rewire: None,
         }
     }
 
@@ -198,6 +208,7 @@ impl Binding {
                     lifecycle: None,
                 })
             }),
+            rewire: None,
         }
     }
 
@@ -215,38 +226,102 @@ impl fmt::Debug for Binding {
     }
 }
 
-/// A ready-made resource for [`ResourceRegistry::build`]; every scope shares
-/// the same value.
+/// A ready-made resource for [`ResourceRegistry::build`]. Every scope of one
+/// prompt sees the same value; what a cloned prompt sees depends on how the
+/// value was handed over (see [`Rewiring`]): by value ([`new`](Self::new),
+/// [`managed`](Self::managed)) it belongs to the registry and the clone gets
+/// its own copy; as an `Arc` ([`shared`](Self::shared),
+/// [`shared_managed`](Self::shared_managed)) it is shared on purpose.
 #[derive(Clone)]
 pub struct ResourceInstance(Binding);
 
 impl ResourceInstance {
-    /// A value without lifecycle hooks, resolved as `T`.
-    pub fn new<T: Send + Sync + 'static>(value: T) -> Self {
-        ResourceInstance::shared(Arc::new(value))
+    /// A value without lifecycle hooks, resolved as `T`; a cloned prompt
+    /// gets its own copy (`T::clone`).
+    pub fn new<T: Clone + Send + Sync + 'static>(value: T) -> Self {
+        ResourceInstance(owned_binding(Arc::new(value), |_| None))
     }
 
     /// A shared value resolved as `T`, which may be unsized
-    /// (`Arc<dyn Filesystem>`).
+    /// (`Arc<dyn Filesystem>`); a cloned prompt shares it too.
     pub fn shared<T: ?Sized + Send + Sync + 'static>(value: Arc<T>) -> Self {
-        ResourceInstance(Binding::shared::<T, _>(move |_| Ok(value.clone())))
+        ResourceInstance(shared_binding(value))
     }
 
-    /// A value whose [`Resource`] hooks run with each scope.
-    pub fn managed<T: Resource>(value: T) -> Self {
-        let value = Arc::new(value);
-        ResourceInstance(Binding {
-            type_id: TypeId::of::<T>(),
-            type_name: std::any::type_name::<T>(),
-            factory: Arc::new(move |_| {
-                let lifecycle: Arc<dyn Resource> = value.clone();
-                Ok(Instance {
-                    value: Box::new(value.clone()),
-                    lifecycle: Some(lifecycle),
-                })
-            }),
-        })
+    /// A value whose [`Resource`] hooks run with each scope; a cloned
+    /// prompt gets its own copy (`T::clone`).
+    pub fn managed<T: Resource + Clone>(value: T) -> Self {
+        ResourceInstance(owned_binding(Arc::new(value), |v| {
+            let hooks: Arc<dyn Resource> = v.clone();
+            Some(hooks)
+        }))
     }
+
+    /// A shared value whose [`Resource`] hooks run with each scope; a cloned
+    /// prompt shares it too.
+    pub fn shared_managed<T: Resource>(value: Arc<T>) -> Self {
+        ResourceInstance(ready_binding(
+            value.clone(),
+            Some(value.clone()),
+            Arc::new(
+                move |rewiring: &mut Rewiring| match rewiring.lookup(&value) {
+                    Some(copy) => ResourceInstance::shared_managed(copy).0,
+                    None => ResourceInstance::shared_managed(value.clone()).0,
+                },
+            ),
+        ))
+    }
+}
+
+/// A binding that always yields `value` (with `lifecycle` hooks, if any).
+fn ready_binding<T: ?Sized + Send + Sync + 'static>(
+    value: Arc<T>,
+    lifecycle: Option<Arc<dyn Resource>>,
+    rewire: Arc<Rewire>,
+) -> Binding {
+    Binding {
+        type_id: TypeId::of::<T>(),
+        type_name: std::any::type_name::<T>(),
+        factory: Arc::new(move |_| {
+            Ok(Instance {
+                value: Box::new(value.clone()),
+                lifecycle: lifecycle.clone(),
+            })
+        }),
+        rewire: Some(rewire),
+    }
+}
+
+/// The lifecycle hooks of an owned value, if its type is a [`Resource`]
+/// (a function pointer, so a copy gets hooks of its own).
+type Hooks<T> = fn(&Arc<T>) -> Option<Arc<dyn Resource>>;
+
+/// A value the registry owns: a clone copies it.
+fn owned_binding<T: Clone + Send + Sync + 'static>(value: Arc<T>, hooks: Hooks<T>) -> Binding {
+    let original = value.clone();
+    ready_binding(
+        value.clone(),
+        hooks(&value),
+        Arc::new(move |rewiring: &mut Rewiring| {
+            let copy = rewiring.copy(&original, |v| Arc::new(v.clone()));
+            owned_binding(copy, hooks)
+        }),
+    )
+}
+
+/// A value shared on purpose: a clone keeps it unless the clone copied that
+/// very instance elsewhere (or was given one for its type).
+pub(crate) fn shared_binding<T: ?Sized + Send + Sync + 'static>(value: Arc<T>) -> Binding {
+    ready_binding(
+        value.clone(),
+        None,
+        Arc::new(
+            move |rewiring: &mut Rewiring| match rewiring.lookup(&value) {
+                Some(copy) => shared_binding(copy),
+                None => shared_binding(value.clone()),
+            },
+        ),
+    )
 }
 
 impl fmt::Debug for ResourceInstance {
@@ -323,6 +398,26 @@ impl ResourceRegistry {
         for binding in &other.bindings {
             self.insert(binding.clone());
         }
+    }
+
+    /// The registry a clone uses: every binding rewired through `rewiring`
+    /// (see [`Rewiring`] for what is copied, provided or kept).
+    #[must_use]
+    pub fn clone_with(&self, rewiring: &mut Rewiring) -> ResourceRegistry {
+        let bindings = self
+            .bindings
+            .iter()
+            .map(|binding| {
+                if let Some(provided) = rewiring.provided_binding(binding.type_id) {
+                    return provided;
+                }
+                match &binding.rewire {
+                    Some(rewire) => rewire(rewiring),
+                    None => binding.clone(),
+                }
+            })
+            .collect();
+        ResourceRegistry { bindings }
     }
 
     /// Whether a binding for `T` exists.

@@ -9,7 +9,7 @@ use super::{RenderContext, Section, SectionNode};
 use crate::error::PromptRenderError;
 use crate::params::{NoParams, Params};
 use crate::path::SectionVisibility;
-use crate::resources::ResourceRegistry;
+use crate::resources::{ResourceRegistry, Rewiring};
 use crate::text::{ParsedTemplate, TemplateError, dedent};
 
 type Predicate<P> = Arc<dyn Fn(&P) -> bool + Send + Sync>;
@@ -73,20 +73,9 @@ pub struct MarkdownSection<P: Params> {
 }
 
 impl<P: Params> Clone for MarkdownSection<P> {
+    /// A copy with its own resources (see [`Section::clone_with`]).
     fn clone(&self) -> Self {
-        MarkdownSection {
-            title: self.title.clone(),
-            key: self.key.clone(),
-            template: self.template.clone(),
-            summary: self.summary.clone(),
-            children: self.children.clone(),
-            tools: self.tools.clone(),
-            enabled: self.enabled.clone(),
-            default_params: self.default_params.clone(),
-            accepts_overrides: self.accepts_overrides,
-            visibility: self.visibility.clone(),
-            resources: self.resources.clone(),
-        }
+        Section::clone_with(self, &mut Rewiring::new())
     }
 }
 
@@ -296,6 +285,27 @@ impl<P: Params> Section for MarkdownSection<P> {
 
     fn resources(&self) -> ResourceRegistry {
         self.resources.clone()
+    }
+
+    fn clone_with(&self, rewiring: &mut Rewiring) -> Self {
+        MarkdownSection {
+            title: self.title.clone(),
+            key: self.key.clone(),
+            template: self.template.clone(),
+            summary: self.summary.clone(),
+            // Params, predicates and texts are immutable: sharing them is safe.
+            enabled: self.enabled.clone(),
+            default_params: self.default_params.clone(),
+            accepts_overrides: self.accepts_overrides,
+            visibility: self.visibility.clone(),
+            tools: self.tools.clone(),
+            resources: self.resources.clone_with(rewiring),
+            children: self
+                .children
+                .iter()
+                .map(|child| child.clone_with(rewiring))
+                .collect(),
+        }
     }
 
     fn placeholders(&self) -> Result<Vec<String>, TemplateError> {

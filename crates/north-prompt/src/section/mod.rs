@@ -19,15 +19,16 @@ pub use workspace::{Filesystem, HostFilesystem, WorkspaceSection};
 use crate::error::PromptRenderError;
 use crate::params::{Params, params_fields};
 use crate::path::{SectionPath, SectionVisibility};
-use crate::resources::ResourceRegistry;
+use crate::resources::{ResourceRegistry, Rewiring};
 use crate::text::{ParsedTemplate, TemplateError, push_value, substitute_with};
 
 /// One titled part of a prompt, rendered under a numbered heading.
 ///
 /// Implement it for custom sections; [`MarkdownSection`] covers templated
 /// text. Only [`Section::title`], [`Section::key`] and
-/// [`Section::render_body`] are required. Sections are cloned with `Clone`;
-/// a clone shares nothing mutable with the original.
+/// [`Section::render_body`] are required. A clone shares nothing mutable
+/// with the original: `Clone` must copy the resources the section holds,
+/// and [`Section::clone_with`] wires them as a [`Rewiring`] says.
 pub trait Section: Clone + Send + Sync + 'static {
     /// The params struct the section renders from.
     type Params: Params;
@@ -92,6 +93,21 @@ pub trait Section: Clone + Send + Sync + 'static {
     /// Resources this section needs; children's are collected separately.
     fn resources(&self) -> ResourceRegistry {
         ResourceRegistry::new()
+    }
+
+    /// A copy for another prompt, with the resources it holds (and its
+    /// children's) rewired through `rewiring`: the instances provided for
+    /// their types, or copies shared the way the originals were (the spec's
+    /// `section.clone(**kwargs)`).
+    ///
+    /// The default is `Clone::clone`, right for a section that holds no
+    /// resources and no children. A section holding either overrides it —
+    /// [`ResourceRegistry::clone_with`] and [`SectionNode::clone_with`] do
+    /// the work — so that one instance shared across the original prompt
+    /// stays one instance in the clone.
+    fn clone_with(&self, rewiring: &mut Rewiring) -> Self {
+        let _ = rewiring;
+        self.clone()
     }
 
     /// Every placeholder the section's templates use, checked against the
@@ -276,6 +292,7 @@ pub(crate) trait ErasedSection: Send + Sync + 'static {
         cx: &RenderContext<'_>,
     ) -> Result<Option<String>, PromptRenderError>;
     fn clone_box(&self) -> Box<dyn ErasedSection>;
+    fn clone_with_box(&self, rewiring: &mut Rewiring) -> Box<dyn ErasedSection>;
     fn as_any(&self) -> &dyn Any;
 }
 
@@ -372,6 +389,9 @@ impl<S: Section> ErasedSection for S {
     fn clone_box(&self) -> Box<dyn ErasedSection> {
         Box::new(self.clone())
     }
+    fn clone_with_box(&self, rewiring: &mut Rewiring) -> Box<dyn ErasedSection> {
+        Box::new(Section::clone_with(self, rewiring))
+    }
     fn as_any(&self) -> &dyn Any {
         self
     }
@@ -395,7 +415,7 @@ fn with_params_type<S: Section>(err: PromptRenderError) -> PromptRenderError {
 
 /// A section of any type, as the template tree holds it. Build one from any
 /// [`Section`] with `.into()`; cloning it clones the section and its
-/// children deeply.
+/// children deeply, resources included.
 pub struct SectionNode {
     inner: Box<dyn ErasedSection>,
 }
@@ -436,6 +456,19 @@ impl SectionNode {
     /// Its params type's name.
     pub fn params_type_name(&self) -> &'static str {
         self.inner.params_type_name()
+    }
+
+    /// A deep copy whose resources are rewired through `rewiring` (see
+    /// [`Section::clone_with`]).
+    pub fn clone_with(&self, rewiring: &mut Rewiring) -> SectionNode {
+        SectionNode {
+            inner: self.inner.clone_with_box(rewiring),
+        }
+    }
+
+    /// The resources the section itself declares (not its children's).
+    pub fn resources(&self) -> ResourceRegistry {
+        self.inner.resources()
     }
 
     /// The concrete section, if it has type `S`.

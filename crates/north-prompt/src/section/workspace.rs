@@ -11,15 +11,26 @@ use super::{RenderContext, Section, SectionNode};
 use crate::error::PromptRenderError;
 use crate::params::NoParams;
 use crate::path::SectionVisibility;
-use crate::resources::{ResourceInstance, ResourceRegistry};
+use crate::resources::{ResourceInstance, ResourceRegistry, Rewiring};
 use crate::text::{ParsedTemplate, TemplateError, dedent};
 
 /// The workspace a prompt's tools operate on, as a resource. Tools resolve
-/// it with `resources.get::<dyn Filesystem>()`; the runtime supplies the
-/// implementation (sandboxing belongs to it, not to the prompt).
+/// it with `resources.get::<dyn Filesystem>()`.
+///
+/// This is all the prompt system asks of a workspace (spec: "Section that
+/// provides filesystem access. Contributes its filesystem to prompt
+/// resources"): where it is, and a copy for a cloned prompt. Reading,
+/// listing and refusing paths that leave the root are the tools' job, under
+/// North's one sandbox (`north_tools::sandbox`); this crate never touches
+/// the disk, so it cannot grow a second, drifting copy of that check.
 pub trait Filesystem: Send + Sync + fmt::Debug + 'static {
     /// The workspace root every relative path is resolved against.
     fn root(&self) -> &Path;
+
+    /// An independent copy for a cloned prompt: changes to the copy's own
+    /// state (an in-memory filesystem's files, say) must not reach this one.
+    /// A directory on disk stays the same directory.
+    fn fork(&self) -> Arc<dyn Filesystem>;
 }
 
 /// A [`Filesystem`] that is a directory on this machine.
@@ -39,14 +50,19 @@ impl Filesystem for HostFilesystem {
     fn root(&self) -> &Path {
         &self.root
     }
+
+    fn fork(&self) -> Arc<dyn Filesystem> {
+        Arc::new(self.clone())
+    }
 }
 
 const DEFAULT_TEMPLATE: &str = "The workspace root is `${root}`. Use paths relative to it.";
 
 /// A section describing the workspace; its `${root}` placeholder is the
 /// filesystem's root. Entering the prompt's resources makes the filesystem
-/// available as `dyn Filesystem`.
-#[derive(Clone)]
+/// available as `dyn Filesystem`. A clone holds (and contributes) a
+/// [fork](Filesystem::fork) of the filesystem, or the one a
+/// [`Rewiring`] provides.
 pub struct WorkspaceSection {
     title: String,
     key: String,
@@ -57,6 +73,13 @@ pub struct WorkspaceSection {
     tools: Vec<ToolSpec>,
     visibility: SectionVisibility,
     summary: Option<String>,
+}
+
+impl Clone for WorkspaceSection {
+    /// A copy holding a fork of the filesystem (see [`Section::clone_with`]).
+    fn clone(&self) -> Self {
+        Section::clone_with(self, &mut Rewiring::new())
+    }
 }
 
 impl fmt::Debug for WorkspaceSection {
@@ -128,13 +151,14 @@ impl WorkspaceSection {
     }
 
     /// A clone wired to another filesystem (for inserting the section into a
-    /// prompt that works on a different workspace).
+    /// prompt that works on a different workspace); workspace sections among
+    /// its children are wired to it too.
     #[must_use]
     pub fn clone_with_filesystem(&self, filesystem: Arc<dyn Filesystem>) -> Self {
-        WorkspaceSection {
-            filesystem,
-            ..self.clone()
-        }
+        Section::clone_with(
+            self,
+            &mut Rewiring::new().provide::<dyn Filesystem>(filesystem),
+        )
     }
 
     fn root_text(&self) -> String {
@@ -195,6 +219,24 @@ impl Section for WorkspaceSection {
         ResourceRegistry::build([ResourceInstance::shared::<dyn Filesystem>(
             self.filesystem.clone(),
         )])
+    }
+
+    fn clone_with(&self, rewiring: &mut Rewiring) -> Self {
+        WorkspaceSection {
+            title: self.title.clone(),
+            key: self.key.clone(),
+            filesystem: rewiring.copy(&self.filesystem, |fs| fs.fork()),
+            template: self.template.clone(),
+            parsed: self.parsed.clone(),
+            children: self
+                .children
+                .iter()
+                .map(|child| child.clone_with(rewiring))
+                .collect(),
+            tools: self.tools.clone(),
+            visibility: self.visibility,
+            summary: self.summary.clone(),
+        }
     }
 
     fn placeholders(&self) -> Result<Vec<String>, TemplateError> {
