@@ -54,6 +54,16 @@ pub enum SandboxError {
     /// The path does not exist.
     #[error("path {0:?} does not exist")]
     NotFound(String),
+    /// The file holds the project's secrets (`.env`, `.env.local`, …).
+    #[error(
+        "{0} holds the project's secrets, which North never reads for the model; its template (e.g. .env.example) can be read"
+    )]
+    Secret(String),
+    /// The project's ignore files exclude the path.
+    #[error(
+        "{0} is ignored by the project's .gitignore (or .ignore): North does not read ignored files (build output, dependencies, local secrets); ask the user to attach it with @{0} if it is needed"
+    )]
+    Ignored(String),
     /// A component before the last one is a file, not a directory.
     #[error("path {0:?} goes through a file as if it were a directory")]
     NotADirectory(String),
@@ -209,6 +219,26 @@ impl Sandbox {
             Err(e) => return Err(self.explain_failure(path, &joined, &e)),
         };
         self.inside(path, abs)
+    }
+
+    /// Resolves an existing file the model may read: as
+    /// [`Sandbox::resolve_existing`], and neither a secret env file nor
+    /// excluded by the project's ignore files (reads are ignore-aware, as
+    /// listings and searches are).
+    pub fn resolve_readable(&self, path: &str) -> Result<Resolved, SandboxError> {
+        let resolved = self.resolve_existing(path)?;
+        let name = resolved
+            .abs
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if crate::repo::is_secret_env_file(&name) {
+            return Err(SandboxError::Secret(resolved.rel));
+        }
+        if crate::repo::is_ignored(&self.root, &resolved.abs) {
+            return Err(SandboxError::Ignored(resolved.rel));
+        }
+        Ok(resolved)
     }
 
     /// Resolves a path a write may create or replace. Existing symlinks on the

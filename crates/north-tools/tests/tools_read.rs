@@ -106,6 +106,47 @@ fn list_root_respects_gitignore_shows_dotfiles_but_not_secret_env_files() {
     );
 }
 
+/// Reads are ignore-aware as listings are: ignored files (nested ignore
+/// files and negations included) and secret env files are refused with a
+/// reason; their templates and whitelisted files are read.
+#[test]
+fn reads_refuse_ignored_and_secret_files_and_say_why() {
+    let p = Project::new();
+    p.write(".gitignore", "target/\n*.log\n!keep.log\n")
+        .write("target/debug/out.rs", "fn generated() {}\n")
+        .write("build.log", "noise")
+        .write("keep.log", "kept")
+        .write("sub/.gitignore", "local.txt\n")
+        .write("sub/local.txt", "mine")
+        .write("sub/shared.txt", "ours")
+        .write(".env", "API_KEY=sk-live-secret")
+        .write(".env.example", "API_KEY=");
+    for path in ["target/debug/out.rs", "build.log", "sub/local.txt"] {
+        let error = p.fail("read_file", json!({"path": path}));
+        assert!(
+            error.contains("ignored by the project's .gitignore"),
+            "{path}: {error}"
+        );
+    }
+    let error = p.fail("read_file", json!({"path": ".env"}));
+    assert!(error.contains("secrets"), "{error}");
+    assert!(!error.contains("sk-live-secret"));
+    let error = p.fail("fs.read_text", json!({"path": ".env"}));
+    assert!(error.contains("secrets"), "{error}");
+    assert_eq!(
+        p.ok("read_file", json!({"path": "keep.log"}))["content"],
+        "kept"
+    );
+    assert_eq!(
+        p.ok("read_file", json!({"path": "sub/shared.txt"}))["content"],
+        "ours"
+    );
+    assert_eq!(
+        p.ok("read_file", json!({"path": ".env.example"}))["content"],
+        "API_KEY="
+    );
+}
+
 #[test]
 fn list_root_resolves_inside_symlinks_and_omits_escaping_ones() {
     let p = Project::new();

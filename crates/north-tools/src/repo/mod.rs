@@ -149,6 +149,44 @@ pub fn walker(dir: &Path) -> ignore::WalkBuilder {
     builder
 }
 
+/// Whether the ignore files between `root` and `abs` (`.ignore` and
+/// `.gitignore` in each directory, nearest first, then
+/// `.git/info/exclude`) exclude `abs`, as the walk would. `abs` must be a
+/// canonical path inside the canonical `root`.
+pub fn is_ignored(root: &Path, abs: &Path) -> bool {
+    let is_dir = abs.is_dir();
+    let decide = |dir: &Path, file: &Path| -> Option<bool> {
+        if !file.is_file() {
+            return None;
+        }
+        let mut builder = ignore::gitignore::GitignoreBuilder::new(dir);
+        // A file that does not parse is not a reason to refuse reads.
+        let _ = builder.add(file);
+        let matcher = builder.build().ok()?;
+        match matcher.matched_path_or_any_parents(abs, is_dir) {
+            ignore::Match::Ignore(_) => Some(true),
+            ignore::Match::Whitelist(_) => Some(false),
+            ignore::Match::None => None,
+        }
+    };
+    let mut dir = abs.parent();
+    while let Some(d) = dir {
+        if !d.starts_with(root) {
+            break;
+        }
+        for name in [".ignore", ".gitignore"] {
+            if let Some(verdict) = decide(d, &d.join(name)) {
+                return verdict;
+            }
+        }
+        if d == root {
+            break;
+        }
+        dir = d.parent();
+    }
+    decide(root, &root.join(".git/info/exclude")).unwrap_or(false)
+}
+
 /// `.env`, `.env.local`, `.env.production`…: files that hold a project's
 /// secrets, which the walk never offers to the model. Their templates
 /// (`.env.example`, `.env.sample`, `.env.template`, `.env.dist`) are shown.

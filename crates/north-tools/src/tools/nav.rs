@@ -219,7 +219,7 @@ impl Handler for ReadFile {
     const DESCRIPTION: &'static str = "Read a text file, optionally lines start..=end (1-based). Returns {path, content, startLine, endLine, totalLines}; long output is cut (truncated:true, with a note saying how to continue: a later range, or `offset` for a very long line).";
 
     fn run(&self, args: ReadFileArgs, ctx: &ToolContext) -> Result<Value, Failure> {
-        let resolved = ctx.sandbox()?.resolve_existing(&args.path)?;
+        let resolved = ctx.sandbox()?.resolve_readable(&args.path)?;
         if !resolved.abs.is_file() {
             return Err(Failure::new(format!("{} is not a file", resolved.rel)));
         }

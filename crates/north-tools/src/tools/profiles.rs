@@ -67,7 +67,7 @@ fn read_prefix(
     path: &str,
     max: u64,
 ) -> Result<(String, String, u64, bool), Failure> {
-    let resolved = ctx.sandbox()?.resolve_existing(path)?;
+    let resolved = ctx.sandbox()?.resolve_readable(path)?;
     let meta = std::fs::metadata(&resolved.abs)
         .map_err(|e| Failure::new(format!("cannot read {path}: {e}")))?;
     if !meta.is_file() {
@@ -176,7 +176,7 @@ impl Handler for MeshRead {
         "Read a file. Returns {meta:{path, ext, size, role}, content} (content cut at 4000 chars).";
 
     fn run(&self, args: MeshReadArgs, ctx: &ToolContext) -> Result<Value, Failure> {
-        let resolved = ctx.sandbox()?.resolve_existing(&args.path)?;
+        let resolved = ctx.sandbox()?.resolve_readable(&args.path)?;
         let size = std::fs::metadata(&resolved.abs)
             .map(|m| m.len())
             .unwrap_or(0);
