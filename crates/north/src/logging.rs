@@ -50,6 +50,35 @@ impl<'a, W: Write + 'a> MakeWriter<'a> for Redacting<W> {
     }
 }
 
+/// A panic is North's one fatal error (every other error is reported and
+/// recovered from, and logged as `severity=recoverable`): it is logged with
+/// `severity=fatal`, where it happened and a stack trace, before the
+/// previous hook prints it and the terminal is restored.
+fn log_fatal_panics() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".into());
+        let location = info
+            .location()
+            .map(|l| format!("{}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        let backtrace = std::backtrace::Backtrace::force_capture();
+        tracing::error!(
+            severity = "fatal",
+            panic = %message,
+            location = %location,
+            backtrace = %backtrace,
+            "North stopped on a bug"
+        );
+        previous(info);
+    }));
+}
+
 /// Starts logging; returns the log file path when it could be opened.
 pub fn init(level: LogLevel, redactor: &Redactor) -> Option<std::path::PathBuf> {
     let redactor = Arc::new(redactor.clone());
@@ -95,6 +124,7 @@ pub fn init(level: LogLevel, redactor: &Redactor) -> Option<std::path::PathBuf> 
         .with(stderr)
         .with(file_layer)
         .try_init();
+    log_fatal_panics();
     if let Some(p) = crate::guard::PROTECTION.get() {
         tracing::info!(
             secrets_scrubbed = p.scrubbed,
@@ -103,4 +133,47 @@ pub fn init(level: LogLevel, redactor: &Redactor) -> Option<std::path::PathBuf> 
         );
     }
     if opened { path } else { None }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::io;
+    use std::sync::{Arc, Mutex};
+
+    #[derive(Clone, Default)]
+    struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+    impl io::Write for Buffer {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_panic_is_logged_as_fatal_with_where_and_a_stack_trace() {
+        let buffer = Buffer::default();
+        let writer = buffer.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .finish();
+        let before = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        tracing::subscriber::with_default(subscriber, || {
+            super::log_fatal_panics();
+            let _ = std::panic::catch_unwind(|| panic!("boom in the test"));
+        });
+        let _ = std::panic::take_hook();
+        std::panic::set_hook(before);
+        let log = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        assert!(log.contains("severity=\"fatal\""), "{log}");
+        assert!(log.contains("boom in the test"), "{log}");
+        assert!(log.contains("logging.rs:"), "where it happened: {log}");
+        assert!(log.contains("backtrace="), "{log}");
+    }
 }

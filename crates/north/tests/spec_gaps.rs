@@ -129,6 +129,7 @@ async fn the_log_holds_requests_with_their_id_tool_inputs_and_errors_and_debug_a
             "notes.txt",
             "<20 chars>",
             "model request failed",
+            "severity=\"recoverable\"",
             "prompt is too long",
         ] {
             assert!(log.contains(needle), "{level}: `{needle}` missing:\n{log}");

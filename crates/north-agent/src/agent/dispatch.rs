@@ -62,7 +62,7 @@ impl CallEnv<'_> {
                     .map(|s| (*s).to_string())
                     .or_else(|| panic.downcast_ref::<String>().cloned())
                     .unwrap_or_else(|| "no message".into());
-                tracing::error!(tool = %name, panic = %what, "tool panicked");
+                tracing::error!(severity = "recoverable", tool = %name, panic = %what, "tool panicked; the call failed and the session goes on");
                 ToolOutcome::err(format!(
                     "the tool `{name}` failed unexpectedly (a bug in North: {what}); what it did before failing is unknown, so check before retrying"
                 ))

@@ -32,7 +32,7 @@ impl Agent {
     /// Ends a turn whose system prompt could not be built: nothing is sent.
     fn prompt_failed(&self, error: &SystemPromptError, emit: &Emit<'_>) -> TurnEnd {
         let message = format!("{error}; nothing was sent to the model");
-        tracing::error!(error = %message, "system prompt failed");
+        tracing::error!(severity = "recoverable", error = %message, "system prompt failed");
         self.tracer.record(
             TraceKind::Error,
             json!({"kind": "system_prompt", "message": message}),
@@ -313,7 +313,7 @@ impl Agent {
                     interrupted(emit, turn_usage)
                 } else {
                     let message = self.redactor.scrub(&err.to_string()).into_owned();
-                    tracing::error!(error = %message, "model request failed");
+                    tracing::error!(severity = "recoverable", error = %message, "model request failed");
                     self.tracer.record(
                         TraceKind::Error,
                         json!({"kind": "provider", "message": message}),
