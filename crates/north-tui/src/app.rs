@@ -46,6 +46,9 @@ pub struct SessionInfo {
     /// Whether the project's own settings apply (workspace trust), for
     /// `/status`.
     pub trust: Option<String>,
+    /// The user's global memory file, which the model also receives, for
+    /// `/memory` (none: not shown).
+    pub global_memory: Option<PathBuf>,
 }
 
 /// What the runner must do after input.

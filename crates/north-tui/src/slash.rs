@@ -307,36 +307,54 @@ fn memory(app: &mut App) {
         Ok(entries) if entries.is_empty() => app.notice(
             "Memory · no entries",
             vec![Line::from(Span::styled(
-                "North remembers outcomes in .north/memory.json (north mesh writes them).",
+                "North remembers outcomes in .north/memory.json (north mesh and `north memory add` write them).",
                 style::dim(),
             ))],
         ),
-        Ok(entries) => {
-            let body = entries
-                .iter()
-                .map(|e| {
-                    let mut spans = vec![
-                        Span::styled("• ", style::dim()),
-                        Span::styled(e.goal.clone(), style::key()),
-                        Span::raw(" — "),
-                        Span::raw(e.summary.clone()),
-                    ];
-                    if !e.tags.is_empty() {
-                        spans.push(Span::styled(
-                            format!("  [{}]", e.tags.join(", ")),
-                            style::dim(),
-                        ));
-                    }
-                    Line::from(spans)
-                })
-                .collect();
-            app.notice(
-                format!("Memory · {} entries (.north/memory.json)", entries.len()),
-                body,
-            );
-        }
+        Ok(entries) => app.notice(
+            format!("Memory · {} entries (.north/memory.json)", entries.len()),
+            memory_lines(&entries),
+        ),
         Err(e) => app.push(Item::Error(format!("cannot read memory: {e}"))),
     }
+    // The global memory reaches the model too, so it is shown with the
+    // project's.
+    let Some(path) = app.info().global_memory.clone() else {
+        return;
+    };
+    match MemoryFile::new(path.clone()).load() {
+        Ok(entries) if entries.is_empty() => {}
+        Ok(entries) => app.notice(
+            format!(
+                "Global memory · {} entries ({}; `north memory list --global`)",
+                entries.len(),
+                path.display()
+            ),
+            memory_lines(&entries),
+        ),
+        Err(e) => app.push(Item::Error(format!("cannot read global memory: {e}"))),
+    }
+}
+
+fn memory_lines(entries: &[north_agent::memory::MemoryEntry]) -> Vec<Line<'static>> {
+    entries
+        .iter()
+        .map(|e| {
+            let mut spans = vec![
+                Span::styled("• ", style::dim()),
+                Span::styled(e.goal.clone(), style::key()),
+                Span::raw(" — "),
+                Span::raw(e.summary.clone()),
+            ];
+            if !e.tags.is_empty() {
+                spans.push(Span::styled(
+                    format!("  [{}]", e.tags.join(", ")),
+                    style::dim(),
+                ));
+            }
+            Line::from(spans)
+        })
+        .collect()
 }
 
 fn allowlist(app: &mut App) {

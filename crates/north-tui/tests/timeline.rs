@@ -163,6 +163,7 @@ fn the_status_line_shows_tokens_in_and_out_context_used_and_cost() {
         commands: Vec::new(),
         files: Default::default(),
         trust: None,
+        global_memory: None,
     });
     let usage = north_protocol::Usage {
         input_tokens: 40_000,
@@ -240,6 +241,7 @@ fn status_and_cost_commands_report_the_session() {
         trust: Some(
             "trusted: the project's own allow rules, settings and MCP servers apply".into(),
         ),
+        global_memory: None,
     });
     let usage = north_protocol::Usage {
         input_tokens: 12_000,
@@ -303,6 +305,7 @@ fn mcp_command_shows_each_servers_state_tool_count_and_last_error() {
         commands: Vec::new(),
         files: Default::default(),
         trust: None,
+        global_memory: None,
     });
     ui.command("/mcp");
     let screen = ui.screen();
@@ -353,4 +356,31 @@ fn the_plan_is_a_checklist_that_updates_in_place() {
         !ui.screen().contains("Plan ·"),
         "a finished plan leaves the screen"
     );
+}
+
+/// `/memory` shows the global memory the model also receives, after the
+/// project's, naming where it lives.
+#[test]
+fn slash_memory_shows_the_global_memory_too() {
+    let mut ui = Ui::new(110, 14);
+    let global = ui.dir.path().join("global-memory.json");
+    let file = north_agent::memory::MemoryFile::new(global.clone());
+    file.append(north_agent::memory::MemoryEntry::new(
+        "tabs or spaces",
+        "The user wants four spaces everywhere.",
+    ))
+    .unwrap();
+    ui.app = north_tui::App::new(north_tui::SessionInfo {
+        root: ui.dir.path().to_path_buf(),
+        provider: "scripted".into(),
+        model: "scripted".into(),
+        session_id: "s".into(),
+        global_memory: Some(global.clone()),
+        ..Default::default()
+    });
+    ui.command("/memory");
+    let screen = ui.screen();
+    assert!(screen.contains("Memory · no entries"), "{screen}");
+    assert!(screen.contains("Global memory · 1 entries"), "{screen}");
+    assert!(screen.contains("four spaces everywhere"), "{screen}");
 }

@@ -236,6 +236,7 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
         commands: setup::custom_commands(&project.root),
         files: setup::file_finder(project.root.clone()),
         trust: Some(trust_line(&project.trust)),
+        global_memory: north_agent::memory::MemoryFile::global().map(|m| m.path().to_path_buf()),
     };
     let session_id = info.session_id.clone();
     let switch_config = project.config.clone();
