@@ -4,17 +4,24 @@
 //! scope, `{ident}` interpolation, loop context — into calls of the
 //! `north-natural` runtime; `#[tool]` declares a tool from a function.
 //!
+//! `check_blocks!` scans source files for natural blocks in functions that
+//! lack `#[natural]`.
+//!
 //! This crate must not contain runtime behaviour: everything it generates
-//! calls `north_natural::__private`.
+//! calls `north_natural::__private` or builds `north_natural` values.
 //!
 //! Module map, lowest first — each module uses only modules above it, so
 //! there are no import circles:
 //! - `text`: block text at expansion time
+//! - `lex`: a small Rust lexer with line numbers, for `check_blocks!`
 //! - `natural`: `#[natural]` (uses `text`)
 //! - `tool`: `#[tool]` (uses `text`)
+//! - `check`: `check_blocks!` (uses `lex`, `text`)
 
 use proc_macro::TokenStream;
 
+mod check;
+mod lex;
 mod natural;
 mod text;
 mod tool;
@@ -47,6 +54,32 @@ pub fn natural(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     tool::expand(attr.into(), item.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// Finds functions that hold a natural block but no `#[natural]`
+/// attribute: without it, a natural doc comment is only documentation and an
+/// inline block only a string, so nothing runs and nothing fails.
+///
+/// `check_blocks!()` scans `src/`; `check_blocks!("src", "examples")` scans
+/// the given files and directories (relative to the crate's `Cargo.toml`
+/// directory, recursively, skipping hidden and `target` directories). The
+/// scan happens while the calling crate compiles, with the same block rules
+/// as `#[natural]`, and each scanned file is tracked so an edit triggers a
+/// new scan. It evaluates to a `north_natural::BlockCheck`; in a test:
+///
+/// ```ignore
+/// #[test]
+/// fn every_natural_block_has_its_attribute() {
+///     north_natural::check_blocks!().assert_ok();
+/// }
+/// ```
+///
+/// A path that does not exist is a compile error.
+#[proc_macro]
+pub fn check_blocks(input: TokenStream) -> TokenStream {
+    check::expand(input.into())
         .unwrap_or_else(syn::Error::into_compile_error)
         .into()
 }

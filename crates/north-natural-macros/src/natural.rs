@@ -21,11 +21,16 @@ struct Var {
     mutable: bool,
     /// A `&mut T` parameter: written through the reference.
     by_mut_ref: bool,
+    /// A parameter of the function (including `self`), as opposed to a
+    /// local declared in the body.
+    param: bool,
 }
 
 struct Expander {
     function: String,
     ret: Type,
+    /// The function's parameters, captured as context locals at call start.
+    params: Vec<Var>,
     scope: Vec<Var>,
     in_loop: bool,
     in_closure: bool,
@@ -40,6 +45,7 @@ fn collect_pat(pat: &Pat, out: &mut Vec<Var>) {
                 name: p.ident.to_string(),
                 mutable: p.mutability.is_some() && p.by_ref.is_none(),
                 by_mut_ref: false,
+                param: false,
             });
             if let Some((_, sub)) = &p.subpat {
                 collect_pat(sub, out);
@@ -194,6 +200,14 @@ impl Expander {
             }
         };
         let in_loop = self.in_loop;
+        // A parameter whose name a body local shadows at this block is not
+        // what the name means here: leave its snapshot out of this block.
+        let shadowed: Vec<&str> = self
+            .params
+            .iter()
+            .filter(|p| self.lookup(&p.name).is_some_and(|v| !v.param))
+            .map(|p| p.name.as_str())
+            .collect();
         let line = quote_spanned! {span=> ::core::line!() };
         quote_spanned! {span=>
             {
@@ -203,6 +217,7 @@ impl Expander {
                         index: #index,
                         line: #line,
                         in_loop: #in_loop,
+                        shadowed: &[#(#shadowed),*],
                     };
                 let mut __nh_block = ::north_natural::__private::BlockRun::new(&__NH_META, &__nh_call);
                 #(#binds)*
@@ -393,34 +408,75 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
     let mut expander = Expander {
         function: function.clone(),
         ret: ret.clone(),
+        params: Vec::new(),
         scope: Vec::new(),
         in_loop: false,
         in_closure: false,
         next_index: 0,
         errors: Vec::new(),
     };
+    // Parameters captured at call start, with the expression that borrows
+    // each (through the reference for `&self`, `&mut self` and `&mut T`, so
+    // the model sees the value rather than a reference to it).
+    let mut captures = Vec::new();
     for input in &func.sig.inputs {
         match input {
-            FnArg::Receiver(r) => expander.scope.push(Var {
-                name: "self".to_owned(),
-                mutable: r.mutability.is_some() && r.reference.is_none(),
-                by_mut_ref: false,
-            }),
+            FnArg::Receiver(r) => {
+                expander.scope.push(Var {
+                    name: "self".to_owned(),
+                    mutable: r.mutability.is_some() && r.reference.is_none(),
+                    by_mut_ref: false,
+                    param: true,
+                });
+                let value = if r.reference.is_some() {
+                    quote!(&*self)
+                } else {
+                    quote!(&self)
+                };
+                captures.push(("self".to_owned(), value, r.mutability.is_some()));
+            }
             FnArg::Typed(t) => {
                 let first = expander.scope.len();
                 collect_pat(&t.pat, &mut expander.scope);
                 // `out: &mut T`: the model's value is written through it.
-                if let (Type::Reference(r), Pat::Ident(_)) = (&*t.ty, &*t.pat)
-                    && r.mutability.is_some()
-                {
-                    for var in &mut expander.scope[first..] {
+                let by_mut_ref = matches!((&*t.ty, &*t.pat), (Type::Reference(r), Pat::Ident(_)) if r.mutability.is_some());
+                for var in &mut expander.scope[first..] {
+                    var.param = true;
+                    if by_mut_ref {
                         var.mutable = true;
                         var.by_mut_ref = true;
                     }
+                    let ident = syn::Ident::new(&var.name, Span::call_site());
+                    let value = if var.by_mut_ref {
+                        quote!(&*#ident)
+                    } else {
+                        quote!(&#ident)
+                    };
+                    captures.push((var.name.clone(), value, var.mutable));
                 }
             }
         }
     }
+    expander.params = expander.scope.clone();
+    let captures: Vec<TokenStream> = captures
+        .into_iter()
+        .map(|(name, value, mutable)| {
+            quote! {
+                {
+                    #[allow(unused_imports)]
+                    use ::north_natural::__private::{
+                        ViaJsonSchema as _, ViaNoSchema as _, ViaNoSerialize as _, ViaSerialize as _,
+                    };
+                    (&::north_natural::__private::ParamProbe(#value)).natural_param(
+                        &mut __nh_call,
+                        #name,
+                        (&::north_natural::__private::SchemaProbe(#value)).natural_schema(),
+                        #mutable,
+                    );
+                }
+            }
+        })
+        .collect();
 
     let docstring =
         doc_text(&func.attrs).and_then(|(doc, span)| docstring_program(&doc).map(|p| (p, span)));
@@ -461,8 +517,16 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
     let check = quote_spanned! {ret_span=>
         ::north_natural::__private::assert_natural_return::<#ret>();
     };
+    let enter = if captures.is_empty() {
+        quote! { let __nh_call = ::north_natural::__private::CallGuard::enter(#function); }
+    } else {
+        quote! {
+            let mut __nh_call = ::north_natural::__private::CallGuard::enter(#function);
+            #(#captures)*
+        }
+    };
     let inner = quote! {
-        let __nh_call = ::north_natural::__private::CallGuard::enter(#function);
+        #enter
         #docstring_code
         #(#stmts)*
         #tail

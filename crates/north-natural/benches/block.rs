@@ -8,7 +8,9 @@ use std::hint::black_box;
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use north_natural::{Envelope, Environment, Memory, StubBackend, environment, natural};
+use north_natural::{
+    Configuration, Envelope, Environment, Memory, StubBackend, environment, natural,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -45,6 +47,16 @@ async fn empty_block() -> north_natural::Result<()> {
     Ok(())
 }
 
+/// An environment on `backend` with `memory`.
+fn on(backend: Arc<StubBackend>, memory: &Memory<Notes>) -> Environment {
+    Environment::builder()
+        .configuration(Configuration::default())
+        .workspace_root(env!("CARGO_MANIFEST_DIR"))
+        .backend(backend)
+        .memory(memory)
+        .build()
+}
+
 fn bench(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
@@ -59,7 +71,7 @@ fn bench(c: &mut Criterion) {
             .call("nh_eval", json!({"expression": ".tags | length"}))
     }));
     let memory = Memory::new(Notes::default()).expect("memory");
-    let env = Environment::new(full).with_memory(&memory);
+    let env = on(full, &memory);
     let tags: Vec<String> = ["electronics", "returns", "priority"]
         .map(String::from)
         .to_vec();
@@ -83,7 +95,7 @@ fn bench(c: &mut Criterion) {
             .call("nh_assign", json!({"target": "memory.count", "expression": format!(".memory.count + 1 + {n} - {n}")}))
             .call("nh_eval", json!({"expression": format!(".tags | length + {n}")}))
     }));
-    let env = Environment::new(fresh).with_memory(&memory);
+    let env = on(fresh, &memory);
     c.bench_function("block/bind_prompt_3_tools_commit_uncached_jq", |b| {
         b.iter(|| {
             let out = rt.block_on(environment(
@@ -94,8 +106,7 @@ fn bench(c: &mut Criterion) {
         })
     });
 
-    let none = Arc::new(StubBackend::from_fn(|_| Envelope::done()));
-    let env = Environment::new(none);
+    let env = Environment::stub(StubBackend::from_fn(|_| Envelope::done()));
     c.bench_function("block/prompt_and_final_only", |b| {
         b.iter(|| {
             rt.block_on(environment(env.clone(), empty_block()))

@@ -9,7 +9,10 @@
 
 use std::sync::Arc;
 
-use north_natural::{Envelope, Environment, StubBackend, backend_from_env, environment, natural};
+use north_natural::{
+    Configuration, Envelope, Environment, Memory, StubBackend, backend_from_env, environment,
+    natural,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -54,12 +57,18 @@ fn stub() -> StubBackend {
 
 #[tokio::main]
 async fn main() -> north_natural::Result<()> {
+    // Every part of an environment is required (spec section 10): leaving
+    // one out of the builder does not compile.
+    let env = Environment::builder()
+        .workspace_root(env!("CARGO_MANIFEST_DIR"))
+        .memory(Memory::none());
     let env = match backend_from_env() {
-        Some((backend, configuration)) => {
-            Environment::new(backend).with_configuration(configuration)
-        }
-        None => Environment::new(Arc::new(stub())),
-    };
+        Some((backend, configuration)) => env.backend(backend).configuration(configuration),
+        None => env
+            .backend(Arc::new(stub()))
+            .configuration(Configuration::default()),
+    }
+    .build();
     println!("backend: {}", env.backend().provider());
     let reviews = [
         "I love it, works great.",

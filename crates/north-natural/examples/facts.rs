@@ -11,7 +11,8 @@
 use std::sync::Arc;
 
 use north_natural::{
-    Envelope, Environment, Memory, StubBackend, backend_from_env, environment, natural,
+    Configuration, Envelope, Environment, Memory, StubBackend, backend_from_env, environment,
+    natural,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -64,14 +65,20 @@ fn stub() -> StubBackend {
 #[tokio::main]
 async fn main() -> north_natural::Result<()> {
     let memory = Memory::new(Profile::default())?;
+    let env = Environment::builder()
+        .workspace_root(env!("CARGO_MANIFEST_DIR"))
+        .memory(&memory);
     let (env, stubbed) = match backend_from_env() {
-        Some((backend, configuration)) => (
-            Environment::new(backend).with_configuration(configuration),
-            false,
+        Some((backend, configuration)) => {
+            (env.backend(backend).configuration(configuration), false)
+        }
+        None => (
+            env.backend(Arc::new(stub()))
+                .configuration(Configuration::default()),
+            true,
         ),
-        None => (Environment::new(Arc::new(stub())), true),
     };
-    let env = env.with_memory(&memory);
+    let env = env.build();
     println!("backend: {}", env.backend().provider());
     environment(env, async {
         for message in [

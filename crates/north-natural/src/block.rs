@@ -19,7 +19,7 @@ use crate::schema::{SchemaFn, schema_of};
 use crate::scope::visible_tools;
 use crate::summary::short_type_name;
 use crate::sync::lock;
-use crate::tools::{BindingInfo, Locals, Outcome, Run, ToolContext};
+use crate::tools::{BindingInfo, LocalKind, Locals, Outcome, Run, ToolContext};
 use crate::validate::coerce;
 
 /// Where a block sits, fixed at expansion time.
@@ -34,6 +34,9 @@ pub struct BlockMeta {
     pub line: u32,
     /// Whether the block sits inside a `for`/`while`/`loop` body.
     pub in_loop: bool,
+    /// Parameters a local declared before the block shadows there: the
+    /// name means that local, so the parameter is not a context local.
+    pub shadowed: &'static [&'static str],
 }
 
 impl BlockMeta {
@@ -120,6 +123,7 @@ impl<'g> BlockRun<'g> {
             type_name: short_type_name(type_name::<T>()),
             coerce: None,
             schema,
+            kind: LocalKind::Bound,
         });
         Ok(())
     }
@@ -137,6 +141,7 @@ impl<'g> BlockRun<'g> {
             type_name: short_type_name(type_name::<T>()),
             coerce: Some(coerce::<T>),
             schema: Some(schema_of::<T>),
+            kind: LocalKind::Bound,
         });
         Ok(())
     }
@@ -161,11 +166,30 @@ impl<'g> BlockRun<'g> {
         let mut values = Map::new();
         values.insert("memory".to_owned(), env.memory().json());
         values.extend(self.values);
+        let mut bindings = self.bindings;
+        // Spec 8.1: the context locals start from the function's locals, not
+        // only the bound ones. Bindings (current values) and `memory` win
+        // over a parameter's call-start snapshot of the same name.
+        for param in &self.guard.params {
+            if values.contains_key(param.name) || self.meta.shadowed.contains(&param.name) {
+                continue;
+            }
+            values.insert(param.name.to_owned(), param.value.clone());
+            bindings.push(BindingInfo {
+                name: param.name,
+                type_name: param.type_name.clone(),
+                coerce: None,
+                schema: param.schema,
+                kind: LocalKind::Param {
+                    mutable: param.mutable,
+                },
+            });
+        }
         let ctx = ToolContext {
             at: at.clone(),
             root: env.workspace_root().to_path_buf(),
             memory: env.memory().clone(),
-            bindings: self.bindings,
+            bindings,
             locals: Mutex::new(Locals {
                 values,
                 assigned: Vec::new(),

@@ -1,7 +1,7 @@
 //! The environment natural blocks run in, carried by dynamic scoping: a
 //! tokio task-local for async code and a thread-local for sync code. Also
 //! the stack of natural calls active on the task (for call-scoped tools and
-//! the outward locals summary).
+//! the outward locals summary) and each call's parameter snapshot.
 
 use std::cell::RefCell;
 use std::fmt;
@@ -10,11 +10,15 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use north_llm::Backend;
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::error::Error;
-use crate::memory::{Memory, MemoryHandle, MemoryModel, NoMemory};
+use crate::memory::{Memory, MemoryHandle, MemoryModel};
+use crate::schema::SchemaFn;
+use crate::summary::{local_line, short_type_name};
 use crate::sync::lock;
-use crate::tools::Registry;
+use crate::tools::{LocalKind, Registry};
 
 /// Settings for natural blocks.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,7 +63,9 @@ impl Configuration {
 }
 
 /// What natural blocks need: configuration, workspace root, a model
-/// backend and the memory. Cheap to clone (shared parts).
+/// backend and the memory — all four required by the spec, so build one
+/// with [`Environment::builder`] (or [`Environment::stub`] for tests on the
+/// stub backend). Cheap to clone (shared parts, including its tools).
 #[derive(Clone)]
 pub struct Environment {
     configuration: Arc<Configuration>,
@@ -81,36 +87,40 @@ impl fmt::Debug for Environment {
 }
 
 impl Environment {
-    /// An environment on `backend` with the default configuration, the
-    /// current directory as workspace root and no memory fields.
-    pub fn new(backend: Arc<dyn Backend>) -> Self {
-        let memory = MemoryHandle::from(Memory::<NoMemory>::empty());
+    /// An environment from its four required parts (see
+    /// [`Environment::builder`], the public way to provide them).
+    pub(crate) fn from_parts(
+        configuration: Configuration,
+        workspace_root: PathBuf,
+        backend: Arc<dyn Backend>,
+        memory: MemoryHandle,
+    ) -> Self {
         Environment {
-            configuration: Arc::new(Configuration::default()),
-            workspace_root: Arc::new(
-                std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
-            ),
+            configuration: Arc::new(configuration),
+            workspace_root: Arc::new(workspace_root),
             backend,
             memory,
             tools: Arc::default(),
         }
     }
 
-    /// Sets the configuration.
+    /// This environment with another configuration (tools registered in
+    /// it stay shared).
     #[must_use]
     pub fn with_configuration(mut self, configuration: Configuration) -> Self {
         self.configuration = Arc::new(configuration);
         self
     }
 
-    /// Sets the workspace root.
+    /// This environment with another workspace root (tools stay shared).
     #[must_use]
     pub fn with_workspace_root(mut self, root: impl Into<PathBuf>) -> Self {
         self.workspace_root = Arc::new(root.into());
         self
     }
 
-    /// Sets the memory; keep a clone of `memory` to read it afterwards.
+    /// This environment with another memory (tools stay shared); keep a
+    /// clone of `memory` to read it afterwards.
     #[must_use]
     pub fn with_memory<M: MemoryModel>(mut self, memory: &Memory<M>) -> Self {
         self.memory = MemoryHandle::from(memory);
@@ -218,7 +228,8 @@ impl EnvironmentOverride {
 pub(crate) struct Frame {
     pub function: &'static str,
     pub tools: Mutex<Registry>,
-    /// The locals summary of this call's latest block, for nested calls.
+    /// The locals summary of this call for nested calls: its latest
+    /// block's, or its parameters before its first block.
     pub last_locals: Mutex<Option<String>>,
 }
 
@@ -310,11 +321,24 @@ pub fn get_environment() -> Result<Environment, Error> {
         .ok_or(Error::NoEnvironment { function: None })
 }
 
+/// A parameter of a natural call, captured as JSON when the call starts so
+/// every block can offer it as a context local (spec 8.1) without naming it.
+pub(crate) struct Param {
+    pub name: &'static str,
+    pub type_name: String,
+    pub schema: Option<SchemaFn>,
+    pub value: Value,
+    /// `mut x` or `x: &mut T`: the function may change it after the
+    /// snapshot, so the model is told the value is the one at call start.
+    pub mutable: bool,
+}
+
 /// Marks a natural call active on the current task for its lifetime.
 #[doc(hidden)]
 pub struct CallGuard {
     scope: Option<Arc<Scope>>,
     pub(crate) frame: Arc<Frame>,
+    pub(crate) params: Vec<Param>,
 }
 
 impl fmt::Debug for CallGuard {
@@ -337,7 +361,51 @@ impl CallGuard {
         if let Some(s) = &scope {
             lock(&s.frames).push(frame.clone());
         }
-        CallGuard { scope, frame }
+        CallGuard {
+            scope,
+            frame,
+            params: Vec::new(),
+        }
+    }
+
+    /// Captures the parameter `name` as a context local for this call's
+    /// blocks. Taken once, at call start, because a later borrow in a
+    /// block could fail to compile once the body has moved the parameter
+    /// (`for line in lines`); skipped when no environment is active (no
+    /// block can run) or when the value does not serialize (a parameter
+    /// the user never bound must not fail the call).
+    pub fn param<T: Serialize + ?Sized>(
+        &mut self,
+        name: &'static str,
+        value: &T,
+        schema: Option<SchemaFn>,
+        mutable: bool,
+    ) {
+        if self.scope.as_ref().is_none_or(|s| s.env.is_none()) {
+            return;
+        }
+        let Ok(value) = serde_json::to_value(value) else {
+            return;
+        };
+        let type_name = short_type_name(std::any::type_name::<T>());
+        // Until this call's first block replaces it, the call's summary for
+        // nested calls is its parameters: the spec's summary walks up the
+        // call stack, and an enclosing call need not have run a block yet.
+        let note = LocalKind::Param { mutable }.note(false);
+        local_line(
+            lock(&self.frame.last_locals).get_or_insert_default(),
+            name,
+            &type_name,
+            note,
+            &value,
+        );
+        self.params.push(Param {
+            name,
+            type_name,
+            schema,
+            value,
+            mutable,
+        });
     }
 
     pub(crate) fn scope(&self) -> Option<&Arc<Scope>> {

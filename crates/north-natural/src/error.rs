@@ -77,6 +77,36 @@ pub struct ToolValidationError {
     pub value: String,
 }
 
+/// Where a visible tool lives, as a name conflict reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolOrigin {
+    /// One of the `nh_*` built-ins.
+    BuiltIn,
+    /// The global registry.
+    Global,
+    /// The environment's registry.
+    Environment,
+    /// Registered during a natural call still active on the task: the
+    /// current one or one enclosing it.
+    Call {
+        /// That call's function.
+        function: String,
+    },
+}
+
+impl fmt::Display for ToolOrigin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ToolOrigin::BuiltIn => f.write_str("the built-in tool"),
+            ToolOrigin::Global => f.write_str("the global tool"),
+            ToolOrigin::Environment => f.write_str("the environment tool"),
+            ToolOrigin::Call { function } => {
+                write!(f, "the call-scoped tool (natural call `{function}`)")
+            }
+        }
+    }
+}
+
 /// A tool could not be registered.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum ToolRegistrationError {
@@ -88,15 +118,17 @@ pub enum ToolRegistrationError {
         /// The rejected name.
         name: String,
     },
-    /// A visible tool already has the name and `overwrite` was not set.
+    /// A tool visible from where the registration happens already has the
+    /// name and `overwrite` was not set.
     #[error(
-        "tool `{name}` conflicts with the {existing} tool of the same name; register it with overwrite = true to replace it"
+        "tool `{name}` conflicts with {existing} of the same name; register it with overwrite = true to replace it"
     )]
     Conflict {
         /// The name.
         name: String,
-        /// Where the existing tool lives: `built-in`, `global`, `environment` or `call`.
-        existing: &'static str,
+        /// Where the existing tool lives (the innermost one, when several
+        /// scopes have the name).
+        existing: ToolOrigin,
     },
 }
 

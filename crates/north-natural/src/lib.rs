@@ -13,10 +13,12 @@
 //! this is checked while the function compiles.
 //!
 //! Main types: [`Environment`] (configuration, workspace root, a
-//! `north-llm` [`Backend`](north_llm::Backend), [`Memory`]) set with
-//! [`environment`]; [`StubBackend`] to run with no model; [`Tool`] and
-//! [`#[tool]`](tool) for user tools; [`Error`] and the three tool/answer
-//! error types [`ParseError`], [`ToolEvalError`], [`ToolValidationError`].
+//! `north-llm` [`Backend`](north_llm::Backend), [`Memory`] — all four
+//! required, through [`Environment::builder`]) set with [`environment`];
+//! [`StubBackend`] to run with no model; [`Tool`] and [`#[tool]`](tool) for
+//! user tools; [`Error`] and the three tool/answer error types
+//! [`ParseError`], [`ToolEvalError`], [`ToolValidationError`];
+//! [`check_blocks!`] to catch a forgotten `#[natural]` in a test.
 //!
 //! This crate must not run model-written code: the model acts only through
 //! tools, and its expressions are side-effect-free jq filters.
@@ -26,7 +28,9 @@
 //! ```
 //! use std::sync::Arc;
 //!
-//! use north_natural::{Envelope, Environment, Memory, StubBackend, environment, natural};
+//! use north_natural::{
+//!     Configuration, Envelope, Environment, Memory, StubBackend, environment, natural,
+//! };
 //! use schemars::JsonSchema;
 //! use serde::{Deserialize, Serialize};
 //!
@@ -72,7 +76,14 @@
 //!         .bind("memory.complaints", ["kettle"]),
 //! ]);
 //! let memory = Memory::new(Notes::default())?;
-//! let env = Environment::new(Arc::new(stub)).with_memory(&memory);
+//! // The spec makes all four parts of an environment required: leaving one
+//! // out of the builder is a compile error.
+//! let env = Environment::builder()
+//!     .configuration(Configuration::default())
+//!     .workspace_root(".")
+//!     .backend(Arc::new(stub))
+//!     .memory(&memory)
+//!     .build();
 //!
 //! let reviews = vec!["Boils fast.".to_owned(), "Leaks everywhere.".to_owned()];
 //! let negative = environment(env, triage("kettle", reviews)).await?;
@@ -85,10 +96,14 @@
 //! # Blocks at run time
 //!
 //! When a block runs, the bound variables become the *context locals*, a
-//! JSON object that also holds `memory`. The model sees the program, the
-//! bindings with their Rust types (and the JSON schema of writable ones), a
-//! bounded summary of the locals (this call's, then those of enclosing
-//! natural calls on the same task) and of the memory. It works through
+//! JSON object that also holds `memory` and the function's parameters: each
+//! parameter whose type is `Serialize` is captured when the call starts and
+//! offered read-only to every block that does not bind it (a parameter of
+//! another type is left out; bind a variable to give the model its current
+//! value). The model sees the program, the bindings with their Rust types
+//! (and the JSON schema of writable ones), a bounded summary of the locals
+//! (this call's, then those of enclosing natural calls on the same task) and
+//! of the memory. It works through
 //! tools: `nh_eval` (a jq filter over the context locals), `nh_dir`,
 //! `nh_help` (the JSON schema of a binding's type, with its doc comments)
 //! and `nh_assign(target, expression)`, which validates the value against
@@ -127,8 +142,22 @@
 //! ```
 //!
 //! Names are ASCII identifiers; registering a name that is already visible
-//! (built-ins included) fails unless the tool is marked `overwrite(true)`
-//! (or `#[tool(overwrite = true)]`).
+//! from where the registration happens — built-in, global, the environment,
+//! or the current and enclosing natural calls — fails with
+//! [`ToolRegistrationError::Conflict`] naming where the existing tool lives,
+//! unless the tool is marked `overwrite(true)` (or
+//! `#[tool(overwrite = true)]`).
+//!
+//! # A forgotten `#[natural]`
+//!
+//! Without the attribute a natural doc comment is just documentation and an
+//! inline block just a string: nothing runs and nothing fails. Scan the
+//! crate in a test:
+//!
+//! ```
+//! // In a test: #[test] fn every_natural_block_has_its_attribute() { ... }
+//! north_natural::check_blocks!().assert_ok(); // scans src/, panics with file:line and the fix
+//! ```
 //!
 //! Module map, lowest first — each module uses only modules above it, so
 //! there are no import circles:
@@ -140,7 +169,8 @@
 //! - `sync`: locking that survives a poisoned mutex
 //! - `jq`: jq filters over JSON, through the jaq crates
 //! - `tools`: tools the model may call during a block (uses `error`, `jq`, `memory`, `schema`, `summary`, `sync`, `validate`)
-//! - `env`: the environment natural blocks run in, carried by dynamic scoping (uses `error`, `memory`, `sync`, `tools`)
+//! - `env`: the environment natural blocks run in, carried by dynamic scoping (uses `error`, `memory`, `schema`, `summary`, `sync`, `tools`)
+//! - `builder`: building an environment with its four required fields (uses `env`, `memory`)
 //! - `final_answer`: the final JSON contract (uses `summary`)
 //! - `prompt`: the prompt of a block, built with `north-prompt` (uses `env`, `error`, `schema`, `summary`, `sync`, `tools`)
 //! - `scope`: where tools are registered and which a block sees (uses `env`, `error`, `sync`, `tools`)
@@ -148,8 +178,11 @@
 //! - `block`: running one block (uses `env`, `error`, `final_answer`, `prompt`, `schema`, `scope`, `stub`, `summary`, `sync`, `tools`, `validate`)
 //! - `private`: support for the code `#[natural]` and `#[tool]` generate (uses `block`, `env`, `error`, `schema`, `tools`, `validate`)
 //! - `providers`: picking a real model provider from the process environment (uses `env`)
+//! - `check`: the report of `check_blocks!`, which finds natural blocks without `#[natural]`
 
 mod block;
+pub mod builder;
+mod check;
 mod env;
 mod error;
 mod final_answer;
@@ -173,15 +206,18 @@ pub mod __private;
 /// `schemars::JsonSchema` on your types from the same version).
 pub use schemars;
 
+pub use builder::EnvironmentBuilder;
+pub use check::{BlockCheck, BlockCheckError, BlockProblem};
 pub use env::{
     Configuration, Environment, EnvironmentOverride, environment, environment_override,
     environment_override_sync, environment_sync, get_environment,
 };
 pub use error::{
-    BlockLocation, Error, ParseError, ToolEvalError, ToolRegistrationError, ToolValidationError,
+    BlockLocation, Error, ParseError, ToolEvalError, ToolOrigin, ToolRegistrationError,
+    ToolValidationError,
 };
 pub use memory::{Memory, MemoryHandle, MemoryModel, NoMemory};
-pub use north_natural_macros::{natural, tool};
+pub use north_natural_macros::{check_blocks, natural, tool};
 pub use prompt::program_of;
 pub use providers::backend_from_env;
 pub use scope::{ToolScope, register_global_tool, register_tool, remove_global_tool};

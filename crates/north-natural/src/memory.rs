@@ -69,8 +69,10 @@ fn to_object<M: Serialize>(value: &M) -> Result<Value, Error> {
 }
 
 impl Memory<NoMemory> {
-    /// The memory with no fields.
-    pub(crate) fn empty() -> Self {
+    /// The memory with no fields: memory is disabled, so blocks get no
+    /// `memory.<field>` targets. The spec makes memory a required part of an
+    /// environment; this is how to say "none" explicitly.
+    pub fn none() -> Self {
         Memory {
             state: Arc::new(Mutex::new(State {
                 value: NoMemory {},

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 pub use crate::block::{BlockMeta, BlockRun, Done, Effect, implicit_return};
 pub use crate::env::CallGuard;
-pub use crate::schema::{SchemaProbe, ViaJsonSchema, ViaNoSchema, schema_of};
+pub use crate::schema::{SchemaFn, SchemaProbe, ViaJsonSchema, ViaNoSchema, schema_of};
 pub use crate::tools::{ToolContext, ToolError, ToolFuture};
 pub use futures::future::BoxFuture;
 pub use schemars;
@@ -46,6 +46,59 @@ impl<T, E: From<Error>> NaturalReturn for Result<T, E> {
     fn from_ok(value: T) -> Self {
         Ok(value)
     }
+}
+
+/// Wraps a parameter of a natural function so method resolution can
+/// capture it as a context local when its type is `Serialize`, and skip it
+/// otherwise (autoref specialization: [`ViaSerialize`] applies to the probe
+/// itself and wins when its bound holds; [`ViaNoSerialize`] applies one
+/// reference further and is the fallback). The spec initializes context
+/// locals from all of the function's locals, but a parameter the user never
+/// bound must not turn a non-`Serialize` type — or a generic `T` — into a
+/// compile error; it is simply not offered.
+///
+/// The generated code calls, for each parameter `x`:
+/// `(&ParamProbe(&x)).natural_param(&mut call, "x", schema, mutable)`.
+pub struct ParamProbe<'a, T: ?Sized>(pub &'a T);
+
+/// Picked when the parameter's type is `Serialize`: captures it.
+pub trait ViaSerialize {
+    /// Captures the parameter into `call`.
+    fn natural_param(
+        &self,
+        call: &mut CallGuard,
+        name: &'static str,
+        schema: Option<SchemaFn>,
+        mutable: bool,
+    );
+}
+
+impl<T: Serialize + ?Sized> ViaSerialize for ParamProbe<'_, T> {
+    fn natural_param(
+        &self,
+        call: &mut CallGuard,
+        name: &'static str,
+        schema: Option<SchemaFn>,
+        mutable: bool,
+    ) {
+        call.param(name, self.0, schema, mutable);
+    }
+}
+
+/// Picked otherwise: the parameter is not a context local.
+pub trait ViaNoSerialize {
+    /// Does nothing.
+    fn natural_param(
+        &self,
+        call: &mut CallGuard,
+        name: &'static str,
+        schema: Option<SchemaFn>,
+        mutable: bool,
+    );
+}
+
+impl<T: ?Sized> ViaNoSerialize for &ParamProbe<'_, T> {
+    fn natural_param(&self, _: &mut CallGuard, _: &'static str, _: Option<SchemaFn>, _: bool) {}
 }
 
 /// Checks the return type where the function is declared.

@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::env::{Configuration, Frame};
 use crate::error::Error;
 use crate::schema::compact;
-use crate::summary::{bounded, summarize};
+use crate::summary::{bounded, local_line};
 use crate::sync::lock;
 use crate::tools::ToolContext;
 
@@ -39,7 +39,8 @@ You execute one natural block: an instruction written inside a Rust function, \
 run while the function runs. Follow the program exactly; it refers to the \
 function's variables as bindings: `<name>` can be read, `<:name>` can also be written.
 
-The context locals are a JSON object holding every bound variable and `memory`. \
+The context locals are a JSON object holding every bound variable, the \
+function's parameters (read-only, as the call received them) and `memory`. \
 Read them with nh_eval (a jq filter over that object, such as `.items | length`), \
 inspect them with nh_dir, and get a type's JSON schema with nh_help. Write a \
 writable binding or a memory field with nh_assign(target, expression): the \
@@ -127,14 +128,13 @@ pub(crate) fn locals_lines(ctx: &ToolContext) -> String {
     let locals = lock(&ctx.locals);
     let mut out = String::new();
     for b in &ctx.bindings {
-        let value = locals.values.get(b.name).map(summarize).unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "- {} (`{}`{}) = {}",
+        let value = locals.values.get(b.name).unwrap_or(&Value::Null);
+        local_line(
+            &mut out,
             b.name,
-            b.type_name,
-            if b.writable() { ", writable" } else { "" },
-            value
+            &b.type_name,
+            b.kind.note(b.writable()),
+            value,
         );
     }
     out
@@ -149,7 +149,7 @@ pub(crate) fn user_text(
     finish: &Finish<'_>,
 ) -> Result<String, Error> {
     let mut bindings = String::new();
-    for b in &ctx.bindings {
+    for b in ctx.bindings.iter().filter(|b| b.bound()) {
         let _ = write!(
             bindings,
             "- `<{}{}>`: Rust type `{}`",

@@ -2,12 +2,12 @@
 //! an environment's, and the call frames of the natural calls active on the
 //! task, with the spec's visibility and name-conflict rules.
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use crate::env::{Environment, Frame, current_scope};
-use crate::error::Error;
+use crate::error::{Error, ToolOrigin};
 use crate::sync::lock;
-use crate::tools::{BUILTIN_NAMES, Registry, Tool, builtin_tools, check_registration};
+use crate::tools::{Registry, Tool, builtin_tools, check_registration};
 
 fn global() -> &'static Mutex<Registry> {
     static GLOBAL: OnceLock<Mutex<Registry>> = OnceLock::new();
@@ -25,50 +25,87 @@ pub enum ToolScope {
     Call,
 }
 
-/// Names visible from a place, with the scope each comes from.
-pub(crate) fn visible_names(
-    env: Option<&Environment>,
-    frames: &[Arc<Frame>],
-) -> Vec<(String, &'static str)> {
-    let mut out: Vec<(String, &'static str)> = BUILTIN_NAMES
-        .iter()
-        .map(|n| ((*n).to_owned(), "built-in"))
-        .collect();
-    out.extend(lock(global()).names().map(|n| (n.to_owned(), "global")));
-    if let Some(env) = env {
-        out.extend(env.tools().names().map(|n| (n.to_owned(), "environment")));
+/// The registries visible from one place, locked together: global, the
+/// environment (if any), then the active natural calls outer to inner.
+/// Locks are always taken in that order (nowhere else nests them), and the
+/// check and the insert happen under the same locks, so two concurrent
+/// registrations of one name cannot both pass the check.
+struct Visible<'a> {
+    global: MutexGuard<'a, Registry>,
+    env: Option<MutexGuard<'a, Registry>>,
+    frames: Vec<(&'a Frame, MutexGuard<'a, Registry>)>,
+}
+
+impl<'a> Visible<'a> {
+    fn lock(env: Option<&'a Environment>, frames: &'a [Arc<Frame>]) -> Self {
+        let global = lock(global());
+        let env = env.map(Environment::tools);
+        let frames = frames.iter().map(|f| (&**f, lock(&f.tools))).collect();
+        Visible {
+            global,
+            env,
+            frames,
+        }
     }
-    for frame in frames {
-        out.extend(lock(&frame.tools).names().map(|n| (n.to_owned(), "call")));
+
+    /// Fails when `tool` may not be added next to what is visible here.
+    fn check(&self, tool: &Tool) -> Result<(), Error> {
+        let scopes = std::iter::once((ToolOrigin::Global, &*self.global))
+            .chain(self.env.as_deref().map(|r| (ToolOrigin::Environment, r)))
+            .chain(self.frames.iter().map(|(frame, r)| {
+                (
+                    ToolOrigin::Call {
+                        function: frame.function.to_owned(),
+                    },
+                    &**r,
+                )
+            }));
+        check_registration(tool, scopes)?;
+        Ok(())
     }
-    out
+}
+
+/// The natural calls active on the current task, outer to inner.
+fn current_frames() -> Vec<Arc<Frame>> {
+    current_scope()
+        .map(|s| lock(&s.frames).clone())
+        .unwrap_or_default()
 }
 
 impl Environment {
     /// Registers `tool` in this environment's scope: visible to every block
-    /// run under this environment (and its overrides).
+    /// run under this environment (and its overrides). Fails on a name
+    /// visible from here: a built-in, a global tool, this environment's, or
+    /// one registered by a natural call active on the current task (those
+    /// stay visible to nested calls run under this environment).
     pub fn register_tool(&self, tool: Tool) -> Result<(), Error> {
-        let visible = visible_names(Some(self), &[]);
-        check_registration(&tool, &visible)?;
-        self.tools().insert(tool);
+        let frames = current_frames();
+        let mut visible = Visible::lock(Some(self), &frames);
+        visible.check(&tool)?;
+        if let Some(registry) = visible.env.as_mut() {
+            registry.insert(tool);
+        }
         Ok(())
     }
 }
 
 /// Registers `tool` where the caller stands: in the current natural call
 /// when inside one, else in the current environment when one is active,
-/// else globally. A name already visible fails unless the tool was built
-/// with `overwrite(true)`.
+/// else globally. A name already visible from there fails with
+/// [`ToolRegistrationError::Conflict`](crate::ToolRegistrationError::Conflict)
+/// unless the tool was built with `overwrite(true)`.
 pub fn register_tool(tool: Tool) -> Result<ToolScope, Error> {
     let Some(scope) = current_scope() else {
         register_global_tool(tool)?;
         return Ok(ToolScope::Global);
     };
     let frames = lock(&scope.frames).clone();
-    if let Some(top) = frames.last() {
-        let visible = visible_names(scope.env.as_ref(), &frames);
-        check_registration(&tool, &visible)?;
-        lock(&top.tools).insert(tool);
+    if !frames.is_empty() {
+        let mut visible = Visible::lock(scope.env.as_ref(), &frames);
+        visible.check(&tool)?;
+        if let Some((_, registry)) = visible.frames.last_mut() {
+            registry.insert(tool);
+        }
         return Ok(ToolScope::Call);
     }
     match &scope.env {
@@ -84,11 +121,16 @@ pub fn register_tool(tool: Tool) -> Result<ToolScope, Error> {
 }
 
 /// Registers `tool` in the global scope. The global registry is live:
-/// blocks started afterwards see it.
+/// blocks started afterwards see it. Fails on a name visible from here: a
+/// built-in, a global tool, the current environment's, or one registered
+/// by a natural call active on the current task.
 pub fn register_global_tool(tool: Tool) -> Result<(), Error> {
-    let visible = visible_names(None, &[]);
-    check_registration(&tool, &visible)?;
-    lock(global()).insert(tool);
+    let scope = current_scope();
+    let env = scope.as_ref().and_then(|s| s.env.as_ref());
+    let frames = current_frames();
+    let mut visible = Visible::lock(env, &frames);
+    visible.check(&tool)?;
+    visible.global.insert(tool);
     Ok(())
 }
 

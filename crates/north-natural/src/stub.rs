@@ -5,7 +5,8 @@
 
 use std::collections::VecDeque;
 use std::fmt;
-use std::sync::Mutex;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
 use north_llm::{Backend, DeltaStream, LlmError};
@@ -16,6 +17,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
+use crate::env::{Configuration, Environment};
+use crate::memory::{Memory, MemoryHandle};
 use crate::prompt::program_of;
 use crate::sync::lock;
 
@@ -327,5 +330,23 @@ impl Backend for StubBackend {
                 .collect(),
         };
         Box::pin(futures::stream::iter(deltas))
+    }
+}
+
+// The stub's environment lives here, beside the backend it serves, so the
+// environment module does not depend on the stub.
+impl Environment {
+    /// An environment for the [`StubBackend`](crate::StubBackend), the
+    /// spec's deterministic test mode: the default configuration, `.` as
+    /// workspace root (the process's current directory when a tool resolves
+    /// it) and no memory. Real backends go through
+    /// [`Environment::builder`], which requires every field.
+    pub fn stub(stub: StubBackend) -> Self {
+        Environment::from_parts(
+            Configuration::default(),
+            PathBuf::from("."),
+            Arc::new(stub),
+            MemoryHandle::from(Memory::none()),
+        )
     }
 }

@@ -72,6 +72,12 @@ fn write_summary(out: &mut String, value: &Value, depth: usize) {
     }
 }
 
+/// Appends one line of a locals summary: `- name (`Type`, note) = value`.
+/// `note` is empty or starts with `, `.
+pub(crate) fn local_line(out: &mut String, name: &str, type_name: &str, note: &str, value: &Value) {
+    let _ = writeln!(out, "- {name} (`{type_name}`{note}) = {}", summarize(value));
+}
+
 /// A type name without module paths: `alloc::vec::Vec<app::Label>` becomes
 /// `Vec<Label>`.
 pub(crate) fn short_type_name(full: &str) -> String {

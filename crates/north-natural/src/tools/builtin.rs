@@ -94,7 +94,7 @@ impl Builtin {
                 "Returns the JSON schema (with doc comments) of a binding's Rust type (`label`), of the memory (`memory`) or a memory field (`memory.facts`); for any other jq expression, a description of its value."
             }
             Builtin::Eval => {
-                "Evaluates a jq filter over the context locals (an object of the bound variables plus `memory`) and returns the single result as JSON text."
+                "Evaluates a jq filter over the context locals (an object of the bound variables, the function's parameters and `memory`) and returns the single result as JSON text."
             }
             Builtin::Assign => {
                 "Evaluates a jq filter over the context locals and stores the single result in `target`: a writable binding name (`label`) or a memory field (`memory.facts`). The value is validated against the target's Rust type; nothing changes on failure. Returns a diagnostic object."
@@ -181,6 +181,9 @@ fn describe(ctx: &ToolContext, expression: &str, value: &Value) -> Value {
                         if let Some(b) = ctx.bindings.iter().find(|b| b.name == k) {
                             entry["rust_type"] = json!(b.type_name);
                             entry["writable"] = json!(b.writable());
+                            if !b.bound() {
+                                entry["parameter"] = json!(true);
+                            }
                         } else if k == "memory" {
                             entry["rust_type"] = json!(short_type_name(ctx.memory.type_name()));
                         }

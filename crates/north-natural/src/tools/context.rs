@@ -13,7 +13,19 @@ use crate::summary::summarize;
 use crate::sync::lock;
 use crate::validate::Coerce;
 
-/// One `<name>` or `<:name>` binding of a block.
+/// How a context local got into a block.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LocalKind {
+    /// Named as `<name>` or `<:name>` in the block: its value at the block.
+    Bound,
+    /// A parameter of the function the block does not name: its value at
+    /// call start, read-only. `mutable` when the function could have
+    /// changed it since.
+    Param { mutable: bool },
+}
+
+/// One context local of a block other than `memory`: a `<name>` or
+/// `<:name>` binding, or a parameter of the function.
 #[derive(Clone)]
 pub(crate) struct BindingInfo {
     pub name: &'static str,
@@ -21,23 +33,41 @@ pub(crate) struct BindingInfo {
     /// Set for writable bindings.
     pub coerce: Option<Coerce>,
     pub schema: Option<SchemaFn>,
+    pub kind: LocalKind,
+}
+
+impl LocalKind {
+    /// What the locals summary says about a local of this kind.
+    pub(crate) fn note(self, writable: bool) -> &'static str {
+        match self {
+            LocalKind::Bound if writable => ", writable",
+            LocalKind::Bound => "",
+            LocalKind::Param { mutable: false } => ", parameter",
+            LocalKind::Param { mutable: true } => ", parameter, value at call start",
+        }
+    }
 }
 
 impl BindingInfo {
     pub(crate) fn writable(&self) -> bool {
         self.coerce.is_some()
     }
+
+    pub(crate) fn bound(&self) -> bool {
+        self.kind == LocalKind::Bound
+    }
 }
 
 pub(crate) struct Locals {
-    /// Context locals: bound variables and `memory`.
+    /// Context locals: bound variables, parameters and `memory`.
     pub values: Map<String, Value>,
     /// Writable bindings updated during the block, to commit at its end.
     pub assigned: Vec<&'static str>,
 }
 
 /// What a tool sees of the running block: its location, context locals
-/// (the bound variables and `memory` as JSON), and the environment.
+/// (the bound variables, the function's parameters and `memory` as JSON),
+/// and the environment.
 pub struct ToolContext {
     pub(crate) at: BlockLocation,
     /// The environment's workspace root.
@@ -101,7 +131,8 @@ impl ToolContext {
         &self.root
     }
 
-    /// The context locals as a JSON object (bindings and `memory`).
+    /// The context locals as a JSON object (bindings, parameters and
+    /// `memory`).
     pub fn locals(&self) -> Value {
         Value::Object(lock(&self.locals).values.clone())
     }
@@ -203,11 +234,18 @@ impl ToolContext {
             } else {
                 format!("writable: {}", writable.join(", "))
             };
+            // A parameter is visible without being bound: say why it is
+            // read-only rather than pretend it does not exist.
+            let what = if self.bindings.iter().any(|b| b.name == name) {
+                "is read-only in this block (only <:name> bindings are writable)"
+            } else {
+                "is not a writable binding (<:name>) of this block or memory.<field>"
+            };
             return Err(self
                 .eval_error(
                     "nh_assign",
                     expression,
-                    format!("target `{target}` is not a writable binding (<:name>) of this block or memory.<field>; {allowed}"),
+                    format!("target `{target}` {what}; {allowed}"),
                 )
                 .into());
         };

@@ -13,12 +13,12 @@ use futures::future::BoxFuture;
 use north_protocol::ToolSpec;
 use serde_json::Value;
 
-use crate::error::ToolRegistrationError;
+use crate::error::{ToolOrigin, ToolRegistrationError};
 use crate::schema::SchemaFn;
 
 pub(crate) use builtin::{BUILTIN_NAMES, Builtin, Outcome, builtin_tools};
 pub use context::ToolContext;
-pub(crate) use context::{BindingInfo, Locals};
+pub(crate) use context::{BindingInfo, LocalKind, Locals};
 
 /// What a user tool returns on failure: a message for the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -231,22 +231,36 @@ impl Registry {
     }
 }
 
-pub(crate) fn check_registration(
+/// Checks `tool`'s name, then looks for it among the visible tools, given
+/// as `(origin, registry)` from the outermost scope to the innermost (the
+/// built-ins come first implicitly). Reports the innermost match: that is
+/// the tool the new one would shadow or replace.
+pub(crate) fn check_registration<'a>(
     tool: &Tool,
-    visible: &[(String, &'static str)],
+    visible: impl DoubleEndedIterator<Item = (ToolOrigin, &'a Registry)>,
 ) -> Result<(), ToolRegistrationError> {
     if !is_valid_tool_name(&tool.name) {
         return Err(ToolRegistrationError::InvalidName {
             name: tool.name.clone(),
         });
     }
-    if !tool.overwrite
-        && let Some((_, existing)) = visible.iter().rev().find(|(n, _)| *n == tool.name)
-    {
-        return Err(ToolRegistrationError::Conflict {
+    if tool.overwrite {
+        return Ok(());
+    }
+    let existing = visible
+        .rev()
+        .find(|(_, registry)| registry.names().any(|n| n == tool.name))
+        .map(|(origin, _)| origin)
+        .or_else(|| {
+            BUILTIN_NAMES
+                .contains(&tool.name.as_str())
+                .then_some(ToolOrigin::BuiltIn)
+        });
+    match existing {
+        Some(existing) => Err(ToolRegistrationError::Conflict {
             name: tool.name.clone(),
             existing,
-        });
+        }),
+        None => Ok(()),
     }
-    Ok(())
 }

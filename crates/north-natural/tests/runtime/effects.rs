@@ -1,8 +1,6 @@
 //! Control-flow effects: continue, break, return (with validation), and
 //! their loop-context rules.
 
-use std::sync::Arc;
-
 use north_natural::{Envelope, Environment, Error, StubBackend, environment, natural};
 
 use crate::stub;
@@ -33,7 +31,7 @@ async fn a_loop_body_decides_continue_and_break() {
             Envelope::done().bind("found", word).break_loop()
         }
     });
-    let env = Environment::new(Arc::new(backend));
+    let env = Environment::stub(backend);
     let words = ["a", "bb", "elephant", "zebra"].map(String::from).to_vec();
     let (seen, found) = environment(env, first_long_word(words)).await.unwrap();
     assert_eq!(seen, ["a", "bb", "elephant"]);

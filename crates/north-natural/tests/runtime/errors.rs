@@ -85,11 +85,20 @@ async fn assigning_a_read_only_binding_is_refused() {
         panic!("{err}")
     };
     assert!(
-        e.message.contains("not a writable binding"),
+        e.message
+            .contains("`text` is read-only in this block (only <:name> bindings are writable)"),
         "{}",
         e.message
     );
     assert!(e.message.contains("writable: label"), "{}", e.message);
+
+    // A name that is not a context local at all is reported as such.
+    let env = stub([Envelope::done().bind("nothing_here", 1)]);
+    let err = environment(env, label_it("x".into())).await.unwrap_err();
+    assert!(
+        err.to_string().contains("is not a writable binding"),
+        "{err}"
+    );
 }
 
 #[tokio::test]

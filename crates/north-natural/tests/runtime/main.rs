@@ -2,8 +2,11 @@
 //! scripted north-llm backend. One test binary; modules by concept.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod conflicts;
 mod effects;
+mod environment;
 mod errors;
+mod locals;
 mod memory;
 mod scripted;
 mod state;
@@ -13,7 +16,7 @@ use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
 use north_llm::{Backend, DeltaStream, LlmError, ScriptedBackend};
-use north_natural::{Envelope, Environment, StubBackend};
+use north_natural::{Configuration, Envelope, Environment, Memory, StubBackend};
 use north_protocol::{ChatRequest, ChatResponse, ContentBlock, Role};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -105,12 +108,22 @@ impl Backend for Recorder {
 
 /// An environment on a stub serving `envelopes`.
 pub fn stub(envelopes: impl IntoIterator<Item = Envelope>) -> Environment {
-    Environment::new(Arc::new(StubBackend::new(envelopes)))
+    Environment::stub(StubBackend::new(envelopes))
+}
+
+/// An environment on any backend, with every required field spelled out.
+pub fn on(backend: Arc<dyn Backend>) -> Environment {
+    Environment::builder()
+        .configuration(Configuration::default())
+        .workspace_root(env!("CARGO_MANIFEST_DIR"))
+        .backend(backend)
+        .memory(Memory::none())
+        .build()
 }
 
 /// An environment on a scripted backend.
 pub fn scripted(script: serde_json::Value) -> Environment {
-    Environment::new(Arc::new(
+    on(Arc::new(
         ScriptedBackend::from_json(&script.to_string()).unwrap(),
     ))
 }

@@ -88,7 +88,7 @@ async fn memory_updates_are_atomic_per_assignment() {
             "nh_assign",
             json!({"target": "memory.facts", "expression": "[\"ok\", 3]"}),
         )]));
-    let env = north_natural::Environment::new(recorder.clone()).with_memory(&memory);
+    let env = crate::on(recorder.clone()).with_memory(&memory);
     assert!(environment(env, learn("x".into())).await.is_err());
     assert_eq!(
         memory.get(),

@@ -52,7 +52,7 @@ async fn the_model_recovers_from_a_validation_failure() {
         )
         .unwrap(),
     );
-    let env = north_natural::Environment::new(recorder.clone());
+    let env = crate::on(recorder.clone());
     assert_eq!(
         environment(env, classify("x".into())).await.unwrap(),
         Sentiment::Positive

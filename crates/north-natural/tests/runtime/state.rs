@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use north_natural::{
-    Configuration, Envelope, Environment, EnvironmentOverride, Error, StubBackend, environment,
+    Configuration, Envelope, EnvironmentOverride, Error, StubBackend, environment,
     environment_override, environment_sync, get_environment, natural,
 };
 
@@ -48,7 +48,7 @@ async fn several_bindings_are_read_and_committed() {
     let recorder = Recorder::new(StubBackend::new([Envelope::done()
         .bind("total", 10)
         .bind("kept", [2, 4])]));
-    let env = Environment::new(recorder.clone());
+    let env = crate::on(recorder.clone());
     let out = environment(env, tally(vec![1, 2, 3, 4], "x".into()))
         .await
         .unwrap();
@@ -74,8 +74,8 @@ async fn greet(name: String, times: u32) -> north_natural::Result<String> {
 #[tokio::test]
 async fn the_prompt_carries_program_bindings_locals_memory_and_finish() {
     let recorder = Recorder::new(StubBackend::new([Envelope::done().bind("greeting", "hi")]));
-    let env = Environment::new(recorder.clone())
-        .with_configuration(Configuration::with_model("test-model"));
+    let env =
+        crate::on(recorder.clone()).with_configuration(Configuration::with_model("test-model"));
     let out = environment(env, greet("Ada".into(), 2)).await.unwrap();
     assert_eq!(out, "hi");
     let request = &recorder.requests()[0];
@@ -104,7 +104,7 @@ async fn add(a: i64, b: i64) -> north_natural::Result<i64> {}
 #[tokio::test]
 async fn a_docstring_block_runs_at_the_start_and_can_return() {
     let recorder = Recorder::new(StubBackend::new([Envelope::done().returning(5)]));
-    let env = Environment::new(recorder.clone());
+    let env = crate::on(recorder.clone());
     assert_eq!(environment(env, add(2, 3)).await.unwrap(), 5);
     assert_eq!(
         north_natural::program_of(&recorder.requests()[0]),
@@ -156,7 +156,7 @@ async fn nested_calls_see_the_enclosing_call_locals() {
         Envelope::done().bind("start", 21),
         Envelope::done().bind("y", 42),
     ]));
-    let env = Environment::new(recorder.clone());
+    let env = crate::on(recorder.clone());
     assert_eq!(environment(env, outer(21)).await.unwrap(), 42);
     let requests = recorder.requests();
     let inner_request = requests

@@ -1,7 +1,7 @@
 //! Built-in tools and user tools: results, scopes, name conflicts.
 
 use north_natural::{
-    Envelope, Environment, Error, StubBackend, Tool, ToolContext, ToolRegistrationError, ToolScope,
+    Envelope, Error, StubBackend, Tool, ToolContext, ToolOrigin, ToolRegistrationError, ToolScope,
     environment, natural, register_global_tool, register_tool, remove_global_tool,
 };
 use serde_json::json;
@@ -20,7 +20,7 @@ async fn inspect(items: Vec<u32>, name: String) -> north_natural::Result<Sentime
 async fn tool_results(envelope: Envelope) -> Vec<(String, bool)> {
     let recorder = Recorder::new(StubBackend::new([envelope]));
     let memory = north_natural::Memory::new(Notes::default()).unwrap();
-    let env = Environment::new(recorder.clone()).with_memory(&memory);
+    let env = crate::on(recorder.clone()).with_memory(&memory);
     let _ = environment(env, inspect(vec![3, 1, 2], "box".into())).await;
     recorder.tool_results()
 }
@@ -75,7 +75,7 @@ async fn nh_assign_returns_a_diagnostic_object_on_failure() {
         )
         .unwrap(),
     );
-    let env = Environment::new(recorder.clone()).with_configuration(north_natural::Configuration {
+    let env = crate::on(recorder.clone()).with_configuration(north_natural::Configuration {
         max_tool_failures: 5,
         ..Default::default()
     });
@@ -120,7 +120,7 @@ async fn environment_tools_are_called_and_their_errors_counted() {
     let recorder = Recorder::new(StubBackend::new([Envelope::done()
         .call("price_lookup", json!({"product": "apple"}))
         .call("char_count", json!({"text": "héllo"}))]));
-    let env = Environment::new(recorder.clone());
+    let env = crate::on(recorder.clone());
     env.register_tool(price_lookup_tool()).unwrap();
     env.register_tool(count_chars_tool()).unwrap();
     environment(env.clone(), inspect(vec![], "n".into()))
@@ -206,7 +206,7 @@ async fn call_tools_are_visible_to_later_blocks_and_nested_calls_only() {
             .bind(if n == 1 { "seen" } else { "n" }, n)
     };
     let recorder = Recorder::new(StubBackend::new([echo(1), echo(2)]));
-    let env = Environment::new(recorder.clone());
+    let env = crate::on(recorder.clone());
     assert_eq!(
         environment(env.clone(), registers_a_call_tool(0))
             .await
@@ -253,7 +253,7 @@ async fn names_are_checked_and_conflicts_need_overwrite() {
     assert!(matches!(
         env.register_tool(price_lookup_tool()),
         Err(Error::Registration(ToolRegistrationError::Conflict {
-            existing: "environment",
+            existing: ToolOrigin::Environment,
             ..
         }))
     ));
@@ -266,7 +266,7 @@ async fn a_builtin_can_be_overwritten_explicitly() {
     let recorder = Recorder::new(StubBackend::new([
         Envelope::done().call("nh_eval", json!({"expression": "anything"}))
     ]));
-    let env = Environment::new(recorder.clone());
+    let env = crate::on(recorder.clone());
     env.register_tool(
         Tool::from_fn(
             "nh_eval",
@@ -312,7 +312,7 @@ async fn two_blocks() -> north_natural::Result<()> {
 #[tokio::test]
 async fn the_global_registry_is_live_and_checks_conflicts() {
     let recorder = Recorder::new(StubBackend::new([Envelope::done(), Envelope::done()]));
-    let env = Environment::new(recorder.clone());
+    let env = crate::on(recorder.clone());
     environment(env.clone(), two_blocks()).await.unwrap();
     let requests = recorder.requests();
     assert!(
@@ -336,7 +336,7 @@ async fn the_global_registry_is_live_and_checks_conflicts() {
     assert!(matches!(
         err,
         Error::Registration(ToolRegistrationError::Conflict {
-            existing: "global",
+            existing: ToolOrigin::Global,
             ..
         })
     ));

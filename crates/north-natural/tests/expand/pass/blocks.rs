@@ -1,6 +1,4 @@
 //! Sentinel detection, binding extraction and loop context, run on the stub.
-use std::sync::Arc;
-
 use north_natural::{Envelope, Environment, Error, StubBackend, environment_sync, natural};
 
 /// Not a natural docstring: the first line is not `natural`.
@@ -68,11 +66,11 @@ fn main() {
         Envelope::done(),
         Envelope::done(),
     ]);
-    let env = Environment::new(Arc::new(stub));
+    let env = Environment::stub(stub);
     assert_eq!(environment_sync(env, || detection(1)).unwrap(), 7);
 
     let stub = StubBackend::new([Envelope::done().bind("n", 5), Envelope::done()]);
-    let env = Environment::new(Arc::new(stub));
+    let env = Environment::stub(stub);
     assert_eq!(environment_sync(env, || docstring(1)).unwrap(), 5);
 
     let stub = StubBackend::new([
@@ -80,11 +78,11 @@ fn main() {
         Envelope::done().break_loop(),
         Envelope::done().bind("seen", 1),
     ]);
-    let env = Environment::new(Arc::new(stub));
+    let env = Environment::stub(stub);
     assert_eq!(environment_sync(env, || scopes(vec![1, 2, 3])).unwrap(), 11);
 
     let stub = StubBackend::new([Envelope::done().break_loop()]);
-    let env = Environment::new(Arc::new(stub));
+    let env = Environment::stub(stub);
     assert!(matches!(
         environment_sync(env, outside_loop),
         Err(Error::EffectOutsideLoop { .. })
