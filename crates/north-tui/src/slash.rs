@@ -307,7 +307,7 @@ fn memory(app: &mut App) {
         Ok(entries) if entries.is_empty() => app.notice(
             "Memory · no entries",
             vec![Line::from(Span::styled(
-                "North remembers outcomes in .north/memory.json (north mesh and `north memory add` write them).",
+                "North remembers outcomes in .north/memory.json (`north mesh`, `north memory add`).",
                 style::dim(),
             ))],
         ),

@@ -261,10 +261,12 @@ fn a_fork_bomb_stops_at_the_process_ceiling() {
     }
     // A bounded bomb: 500 background processes wanted, 48 allowed. (An
     // unbounded one would also stop at the ceiling, but keep retrying.)
+    // Each child lives long enough that, however slowly a loaded machine
+    // forks, 48 of them are alive at once.
     let out = sandboxed(
         &t.project,
         &["--max-processes", "48"],
-        "i=0; while [ $i -lt 500 ]; do sleep 1 & i=$((i+1)); done; echo started=$i",
+        "i=0; while [ $i -lt 500 ]; do sleep 5 & i=$((i+1)); done; echo started=$i",
     );
     let shown = format!("{}{}", text(&out.stdout), text(&out.stderr));
     assert!(!shown.contains("started=500"), "{shown}");
