@@ -14,7 +14,8 @@
 //! there are no import circles:
 //! - `text`: block text at expansion time
 //! - `lex`: a small Rust lexer with line numbers, for `check_blocks!`
-//! - `natural`: `#[natural]` (uses `text`)
+//! - `loops`: the loops around blocks: which one a block's `continue`/`break` acts on
+//! - `natural`: `#[natural]` (uses `loops`, `text`)
 //! - `tool`: `#[tool]` (uses `text`)
 //! - `check`: `check_blocks!` (uses `lex`, `text`)
 
@@ -22,6 +23,7 @@ use proc_macro::TokenStream;
 
 mod check;
 mod lex;
+mod loops;
 mod natural;
 mod text;
 mod tool;
@@ -35,7 +37,9 @@ mod tool;
 /// non-empty line is exactly `natural`) runs where it stands. `<name>` and
 /// `<:name>` bind variables in scope (`mut` for `<:name>`), `{name}`
 /// interpolates one, `{{`/`}}` are literal braces. A block inside a loop body
-/// may `continue` or `break`. See the `north_natural` crate docs.
+/// may `continue` or `break` the innermost loop (also from a labeled block
+/// in it); a `loop` left with `break <value>`, a closure and an `async` block
+/// cannot hold a block. See the `north_natural` crate docs.
 #[proc_macro_attribute]
 pub fn natural(attr: TokenStream, item: TokenStream) -> TokenStream {
     natural::expand(attr.into(), item.into())

@@ -3,7 +3,7 @@
 //! bindings, interpolations and loop context against the lexical scope.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{quote, quote_spanned};
+use quote::{ToTokens, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 use syn::{
@@ -11,6 +11,7 @@ use syn::{
     parse_quote,
 };
 
+use crate::loops::Loops;
 use crate::text::{
     Piece, bindings, docstring_program, dotted_bindings, inline_program, interpolation,
 };
@@ -29,10 +30,13 @@ struct Var {
 struct Expander {
     function: String,
     ret: Type,
+    /// How blocks check a `return` value, spanned at the return type: a
+    /// success type without the derives is reported there, once.
+    return_spec: TokenStream,
     /// The function's parameters, captured as context locals at call start.
     params: Vec<Var>,
     scope: Vec<Var>,
-    in_loop: bool,
+    loops: Loops,
     in_closure: bool,
     next_index: u32,
     errors: Vec<syn::Error>,
@@ -91,6 +95,7 @@ impl Expander {
     /// The code that runs one block.
     fn block_code(&mut self, span: Span, program: &str, index: u32) -> TokenStream {
         let ret = self.ret.clone();
+        let return_spec = self.return_spec.clone();
         let function = self.function.clone();
         let mut binds = Vec::new();
         let mut commits = Vec::new();
@@ -133,19 +138,25 @@ impl Expander {
                         quote_spanned! {span=> &mut #ident },
                     )
                 };
+                // Through the public trait, so a missing derive is reported
+                // with its message and no runtime internals.
                 binds.push(quote_spanned! {span=>
-                    if let ::core::result::Result::Err(e) = __nh_block.write(#name, #current) {
+                    if let ::core::result::Result::Err(e) =
+                        ::north_natural::WritableBinding::__natural_write(#current, &mut __nh_block, #name)
+                    {
                         return <#ret as ::north_natural::__private::NaturalReturn>::from_error(e);
                     }
                 });
                 commits.push(quote_spanned! {span=>
-                    if let ::core::result::Result::Err(e) = __nh_done.commit(#name, #target) {
+                    if let ::core::result::Result::Err(e) =
+                        ::north_natural::WritableBinding::__natural_commit(#target, &mut __nh_done, #name)
+                    {
                         return <#ret as ::north_natural::__private::NaturalReturn>::from_error(e);
                     }
                 });
             } else {
                 binds.push(quote_spanned! {span=>
-                    if let ::core::result::Result::Err(e) = __nh_block.read(#name, &#ident, {
+                    if let ::core::result::Result::Err(e) = ::north_natural::ReadableBinding::__natural_read(&#ident, &mut __nh_block, #name, {
                         #[allow(unused_imports)]
                         use ::north_natural::__private::{ViaJsonSchema as _, ViaNoSchema as _};
                         (&::north_natural::__private::SchemaProbe(&#ident)).natural_schema()
@@ -188,18 +199,18 @@ impl Expander {
                 }
             }
         }
-        let effects = if self.in_loop {
-            quote_spanned! {span=>
-                ::north_natural::__private::Effect::Continue => continue,
-                ::north_natural::__private::Effect::Break => break,
-            }
-        } else {
-            quote_spanned! {span=>
+        let target = self.loops.block_target(span);
+        let in_loop = target.is_some();
+        let effects = match target {
+            Some(label) => quote_spanned! {span=>
+                ::north_natural::__private::Effect::Continue => continue #label,
+                ::north_natural::__private::Effect::Break => break #label,
+            },
+            None => quote_spanned! {span=>
                 ::north_natural::__private::Effect::Continue
                 | ::north_natural::__private::Effect::Break => {}
-            }
+            },
         };
-        let in_loop = self.in_loop;
         // A parameter whose name a body local shadows at this block is not
         // what the name means here: leave its snapshot out of this block.
         let shadowed: Vec<&str> = self
@@ -223,10 +234,7 @@ impl Expander {
                 #(#binds)*
                 let mut __nh_program = ::std::string::String::new();
                 #(#build)*
-                let mut __nh_done = match __nh_block
-                    .run::<<#ret as ::north_natural::__private::NaturalReturn>::Ok>(__nh_program)
-                    .await
-                {
+                let mut __nh_done = match __nh_block.run(__nh_program, #return_spec).await {
                     ::core::result::Result::Ok(done) => done,
                     ::core::result::Result::Err(e) => {
                         return <#ret as ::north_natural::__private::NaturalReturn>::from_error(e);
@@ -242,6 +250,15 @@ impl Expander {
                 }
             }
         }
+    }
+
+    /// Leaves a loop: adds the label its blocks use, keeps its errors.
+    fn leave_loop(&mut self, label: &mut Option<syn::Label>) {
+        let (added, errors) = self.loops.exit();
+        if added.is_some() {
+            *label = added;
+        }
+        self.errors.extend(errors);
     }
 
     fn visit_cond(&mut self, cond: &mut Expr) {
@@ -306,25 +323,30 @@ impl VisitMut for Expander {
         self.visit_expr_mut(&mut e.expr);
         let mark = self.scope.len();
         collect_pat(&e.pat, &mut self.scope);
-        let saved = std::mem::replace(&mut self.in_loop, true);
+        self.loops.enter(e.label.as_ref(), false);
         self.visit_block_mut(&mut e.body);
-        self.in_loop = saved;
+        self.leave_loop(&mut e.label);
         self.scope.truncate(mark);
     }
 
     fn visit_expr_while_mut(&mut self, e: &mut syn::ExprWhile) {
         let mark = self.scope.len();
         self.visit_cond(&mut e.cond);
-        let saved = std::mem::replace(&mut self.in_loop, true);
+        self.loops.enter(e.label.as_ref(), false);
         self.visit_block_mut(&mut e.body);
-        self.in_loop = saved;
+        self.leave_loop(&mut e.label);
         self.scope.truncate(mark);
     }
 
     fn visit_expr_loop_mut(&mut self, e: &mut syn::ExprLoop) {
-        let saved = std::mem::replace(&mut self.in_loop, true);
+        self.loops.enter(e.label.as_ref(), true);
         self.visit_block_mut(&mut e.body);
-        self.in_loop = saved;
+        self.leave_loop(&mut e.label);
+    }
+
+    fn visit_expr_break_mut(&mut self, e: &mut syn::ExprBreak) {
+        self.loops.note_break(e);
+        syn::visit_mut::visit_expr_break_mut(self, e);
     }
 
     fn visit_expr_if_mut(&mut self, e: &mut syn::ExprIf) {
@@ -352,20 +374,20 @@ impl VisitMut for Expander {
         for input in &e.inputs {
             collect_pat(input, &mut self.scope);
         }
-        let saved = (self.in_loop, self.in_closure);
-        self.in_loop = false;
+        let (loops, in_closure) = (self.loops.set_aside(), self.in_closure);
         self.in_closure = true;
         self.visit_expr_mut(&mut e.body);
-        (self.in_loop, self.in_closure) = saved;
+        self.loops.restore(loops);
+        self.in_closure = in_closure;
         self.scope.truncate(mark);
     }
 
     fn visit_expr_async_mut(&mut self, e: &mut syn::ExprAsync) {
-        let saved = (self.in_loop, self.in_closure);
-        self.in_loop = false;
+        let (loops, in_closure) = (self.loops.set_aside(), self.in_closure);
         self.in_closure = true;
         self.visit_block_mut(&mut e.block);
-        (self.in_loop, self.in_closure) = saved;
+        self.loops.restore(loops);
+        self.in_closure = in_closure;
     }
 
     fn visit_item_mut(&mut self, _item: &mut syn::Item) {
@@ -405,12 +427,32 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
         ReturnType::Default => parse_quote!(()),
     };
     let function = func.sig.ident.to_string();
+    let ret_span = match &func.sig.output {
+        ReturnType::Type(_, ty) => ty.span(),
+        ReturnType::Default => func.sig.ident.span(),
+    };
+    // rustc underlines the checked type from its first token's span to its
+    // last's: give the wrapping tokens those spans so the whole return type
+    // is shown (a joined span is not available on stable).
+    let ret_end = match &func.sig.output {
+        ReturnType::Type(_, ty) => ty
+            .to_token_stream()
+            .into_iter()
+            .last()
+            .map_or(ret_span, |t| t.span()),
+        ReturnType::Default => ret_span,
+    };
+    let return_spec_start = quote_spanned! {ret_span=> << };
+    let return_spec_end = quote_spanned! {ret_end=>
+        as ::north_natural::__private::NaturalReturn>::Ok as ::north_natural::ReturnValue>::__natural_return()
+    };
     let mut expander = Expander {
         function: function.clone(),
         ret: ret.clone(),
+        return_spec: quote! { #return_spec_start #ret #return_spec_end },
         params: Vec::new(),
         scope: Vec::new(),
-        in_loop: false,
+        loops: Loops::default(),
         in_closure: false,
         next_index: 0,
         errors: Vec::new(),
@@ -495,10 +537,9 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
 
     let stmts = &func.block.stmts;
     let tail = if body_was_empty && docstring.is_some() {
+        let return_spec = &expander.return_spec;
         quote! {
-            match ::north_natural::__private::implicit_return::<
-                <#ret as ::north_natural::__private::NaturalReturn>::Ok,
-            >(#function) {
+            match ::north_natural::__private::implicit_return(#function, #return_spec) {
                 ::core::result::Result::Ok(value) => {
                     <#ret as ::north_natural::__private::NaturalReturn>::from_ok(value)
                 }
@@ -509,10 +550,6 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
         }
     } else {
         quote!()
-    };
-    let ret_span = match &func.sig.output {
-        ReturnType::Type(_, ty) => ty.span(),
-        ReturnType::Default => func.sig.ident.span(),
     };
     let check = quote_spanned! {ret_span=>
         ::north_natural::__private::assert_natural_return::<#ret>();

@@ -20,7 +20,7 @@ use crate::scope::visible_tools;
 use crate::summary::short_type_name;
 use crate::sync::lock;
 use crate::tools::{BindingInfo, LocalKind, Locals, Outcome, Run, ToolContext};
-use crate::validate::coerce;
+use crate::validate::{Rejection, coerce};
 
 /// Where a block sits, fixed at expansion time.
 #[doc(hidden)]
@@ -87,16 +87,23 @@ fn to_json<T: Serialize + ?Sized>(meta: &BlockMeta, name: &str, value: &T) -> Re
     })
 }
 
-/// What a writable binding's type needs: the model's value is checked
-/// against its JSON schema and deserialized into it.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a writable binding (`<:name>`): it needs `schemars::JsonSchema`, `serde::Serialize` and `serde::Deserialize`",
-    label = "a writable binding of this block has type `{Self}`",
-    note = "add `#[derive(schemars::JsonSchema, serde::Serialize, serde::Deserialize)]` to `{Self}`"
-)]
-pub trait WritableBinding: Serialize + DeserializeOwned + JsonSchema {}
+/// How a block checks a `return` value against the function's success
+/// type `T`. Built where `T`'s bounds are known (`ReturnValue`), so that
+/// `BlockRun::run` itself has none the generated code could fail on.
+#[doc(hidden)]
+pub struct ReturnSpec<T> {
+    schema: SchemaFn,
+    decode: fn(Value) -> Result<T, Rejection>,
+}
 
-impl<T: Serialize + DeserializeOwned + JsonSchema> WritableBinding for T {}
+impl<T: DeserializeOwned + JsonSchema> ReturnSpec<T> {
+    pub(crate) fn of() -> Self {
+        ReturnSpec {
+            schema: schema_of::<T>,
+            decode: crate::validate::deserialize::<T>,
+        }
+    }
+}
 
 impl<'g> BlockRun<'g> {
     /// Starts a block of the call `guard`.
@@ -110,7 +117,7 @@ impl<'g> BlockRun<'g> {
     }
 
     /// Binds `<name>` (read).
-    pub fn read<T: Serialize + ?Sized>(
+    pub(crate) fn read<T: Serialize + ?Sized>(
         &mut self,
         name: &'static str,
         value: &T,
@@ -129,7 +136,7 @@ impl<'g> BlockRun<'g> {
     }
 
     /// Binds `<:name>` (writable): the model's values must fit `T`.
-    pub fn write<T: WritableBinding>(
+    pub(crate) fn write<T: Serialize + DeserializeOwned + JsonSchema>(
         &mut self,
         name: &'static str,
         value: &T,
@@ -147,11 +154,8 @@ impl<'g> BlockRun<'g> {
     }
 
     /// Runs the block with its interpolated `program`; `T` is the
-    /// function's success type (for `return`).
-    pub async fn run<T: DeserializeOwned + JsonSchema>(
-        self,
-        program: String,
-    ) -> Result<Done<T>, Error> {
+    /// function's success type (for `return`), checked through `ret`.
+    pub async fn run<T>(self, program: String, ret: ReturnSpec<T>) -> Result<Done<T>, Error> {
         let at = self.meta.location();
         let scope = self.guard.scope().cloned();
         let Some(env) = scope.as_ref().and_then(|s| s.env.clone()) else {
@@ -206,7 +210,7 @@ impl<'g> BlockRun<'g> {
         let finish = Finish {
             in_loop: self.meta.in_loop,
             return_type: &return_type,
-            return_schema: schema_of::<T>(),
+            return_schema: (ret.schema)(),
         };
         let cfg = env.configuration();
         let mut request = ChatRequest::new(
@@ -329,15 +333,14 @@ impl<'g> BlockRun<'g> {
                         parse_error(format!("`effect.value_json` is not JSON text: {e}"))
                     })?,
                 };
-                let typed =
-                    crate::validate::deserialize::<T>(value).map_err(|r| Error::Return {
-                        at: at.clone(),
-                        type_name: short_type_name(type_name::<T>()),
-                        message: match r.path {
-                            Some(p) => format!("at `{p}`: {}", r.message),
-                            None => r.message,
-                        },
-                    })?;
+                let typed = (ret.decode)(value).map_err(|r| Error::Return {
+                    at: at.clone(),
+                    type_name: short_type_name(type_name::<T>()),
+                    message: match r.path {
+                        Some(p) => format!("at `{p}`: {}", r.message),
+                        None => r.message,
+                    },
+                })?;
                 Effect::Return(typed)
             }
             Final::Failed {
@@ -378,7 +381,7 @@ pub struct Done<T> {
 
 impl<T> Done<T> {
     /// Commits `<:name>` into `slot` if the block assigned it.
-    pub fn commit<V: DeserializeOwned>(
+    pub(crate) fn commit<V: DeserializeOwned>(
         &mut self,
         name: &'static str,
         slot: &mut V,
@@ -409,8 +412,8 @@ impl<T> Done<T> {
 /// The value of a function whose docstring block ended without `return`:
 /// `()` and `Option` have one (null); other types are an error.
 #[doc(hidden)]
-pub fn implicit_return<T: DeserializeOwned>(function: &'static str) -> Result<T, Error> {
-    serde_json::from_value(Value::Null).map_err(|_| Error::MissingReturn {
+pub fn implicit_return<T>(function: &'static str, ret: ReturnSpec<T>) -> Result<T, Error> {
+    (ret.decode)(Value::Null).map_err(|_| Error::MissingReturn {
         function: function.to_owned(),
         type_name: short_type_name(type_name::<T>()),
     })

@@ -18,7 +18,11 @@
 //! [`StubBackend`] to run with no model; [`Tool`] and [`#[tool]`](tool) for
 //! user tools; [`Error`] and the three tool/answer error types
 //! [`ParseError`], [`ToolEvalError`], [`ToolValidationError`];
-//! [`check_blocks!`] to catch a forgotten `#[natural]` in a test.
+//! [`check_blocks!`] to catch a forgotten `#[natural]` in a test. The
+//! traits [`ReadableBinding`], [`WritableBinding`] and [`ReturnValue`] say
+//! what the types of `<name>`, `<:name>` and the success value need; every
+//! type with the derives has them, and the compiler names them when a derive
+//! is missing.
 //!
 //! This crate must not run model-written code: the model acts only through
 //! tools, and its expressions are side-effect-free jq filters.
@@ -111,7 +115,9 @@
 //! nothing if it does not fit. It ends with a JSON object: `{"effect":
 //! null}`, `{"effect": {"type": "continue" | "break"}}` (only for blocks
 //! inside a `for`/`while`/`loop` body; they act on the innermost loop, as
-//! an unlabeled Rust `break`/`continue` at the block would), `{"effect": {"type": "return",
+//! an unlabeled Rust `break`/`continue` at the block would, even from inside
+//! a labeled block in that loop; a `loop` left with `break <value>` cannot
+//! hold a block), `{"effect": {"type": "return",
 //! "value_json": "..."}}` (validated against the function's success type),
 //! or `{"error": {"message": ..., "type": ...}}`. Writable bindings that were
 //! assigned are then committed into the Rust variables.
@@ -176,10 +182,12 @@
 //! - `scope`: where tools are registered and which a block sees (uses `env`, `error`, `sync`, `tools`)
 //! - `stub`: the stub backend (uses `prompt`, `sync`)
 //! - `block`: running one block (uses `env`, `error`, `final_answer`, `prompt`, `schema`, `scope`, `stub`, `summary`, `sync`, `tools`, `validate`)
+//! - `binding`: what the types of bindings and of the success value need, as public traits (uses `block`, `error`, `schema`)
 //! - `private`: support for the code `#[natural]` and `#[tool]` generate (uses `block`, `env`, `error`, `schema`, `tools`, `validate`)
 //! - `providers`: picking a real model provider from the process environment (uses `env`)
 //! - `check`: the report of `check_blocks!`, which finds natural blocks without `#[natural]`
 
+mod binding;
 mod block;
 pub mod builder;
 mod check;
@@ -206,6 +214,7 @@ pub mod __private;
 /// `schemars::JsonSchema` on your types from the same version).
 pub use schemars;
 
+pub use binding::{ReadableBinding, ReturnValue, WritableBinding};
 pub use builder::EnvironmentBuilder;
 pub use check::{BlockCheck, BlockCheckError, BlockProblem};
 pub use env::{

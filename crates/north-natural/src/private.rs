@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-pub use crate::block::{BlockMeta, BlockRun, Done, Effect, implicit_return};
+pub use crate::block::{BlockMeta, BlockRun, Done, Effect, ReturnSpec, implicit_return};
 pub use crate::env::CallGuard;
 pub use crate::schema::{SchemaFn, SchemaProbe, ViaJsonSchema, ViaNoSchema, schema_of};
 pub use crate::tools::{ToolContext, ToolError, ToolFuture};

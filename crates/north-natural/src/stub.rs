@@ -27,6 +27,16 @@ pub const PROVIDER: &str = "stub";
 
 const MARK: &str = "[stub] natural_final: ";
 
+/// An error of the stub backend. `LlmError::Script` would read "scripted
+/// backend: …" and send the user to the wrong backend; `Config` carries the
+/// provider name, and a stub's envelopes are its configuration.
+fn stub_error(message: String) -> LlmError {
+    LlmError::Config {
+        provider: PROVIDER,
+        message,
+    }
+}
+
 /// What the stub does for one block.
 ///
 /// ```json
@@ -214,9 +224,10 @@ impl StubBackend {
     }
 
     /// Parses envelopes from JSON: one envelope or an array of them.
+    /// Invalid JSON, or an envelope with a field it does not know, is an
+    /// [`LlmError::Config`] of the stub backend.
     pub fn from_json(text: &str) -> Result<Self, LlmError> {
-        let invalid =
-            |e: serde_json::Error| LlmError::Script(format!("invalid stub envelopes: {e}"));
+        let invalid = |e: serde_json::Error| stub_error(format!("invalid envelopes: {e}"));
         let value: Value = serde_json::from_str(text).map_err(invalid)?;
         let envelopes: Vec<Envelope> = if value.is_array() {
             serde_json::from_value(value).map_err(invalid)?
@@ -250,8 +261,8 @@ impl StubBackend {
                 let program = program_of(request).unwrap_or_default();
                 let program: String = program.split_whitespace().collect::<Vec<_>>().join(" ");
                 let program: String = program.chars().take(80).collect();
-                LlmError::Script(format!(
-                    "stub backend: natural block #{} ran (\"{program}\"), but the stub was given {index} envelope{}: give one envelope per block the code runs, in order",
+                stub_error(format!(
+                    "natural block #{} ran (\"{program}\"), but the stub backend was given {index} envelope{}: give one envelope per block the code runs, in order",
                     index + 1,
                     if index == 1 { "" } else { "s" }
                 ))
@@ -286,9 +297,7 @@ impl StubBackend {
             Some(message) => {
                 let text = message.text_content();
                 let answer = text.strip_prefix(MARK).ok_or_else(|| {
-                    LlmError::Script(
-                        "stub backend: this conversation was not started by the stub".to_owned(),
-                    )
+                    stub_error("this conversation was not started by the stub backend".to_owned())
                 })?;
                 vec![ContentBlock::text(answer)]
             }

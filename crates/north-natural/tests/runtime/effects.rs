@@ -175,3 +175,160 @@ async fn break_in_nested_loops_leaves_only_the_innermost() {
     let env = stub((0..4).map(|_| Envelope::done().continue_loop()));
     assert_eq!(environment(env, grid(2, 2)).await.unwrap().len(), 4);
 }
+
+#[natural]
+async fn maybe_pick(options: Vec<u32>) -> north_natural::Result<Option<u32>> {
+    "natural
+    Return the best of <options>, or nothing.
+    ";
+    Ok(options.first().copied())
+}
+
+#[natural]
+async fn record(log: &mut Vec<String>) -> north_natural::Result<()> {
+    "natural
+    Return now, or let the function log.
+    ";
+    log.push("after the block".to_owned());
+    Ok(())
+}
+
+/// An envelope whose final answer is `return` with `effect`'s other keys.
+fn returning(effect: serde_json::Value) -> Envelope {
+    let mut effect = effect;
+    effect["type"] = "return".into();
+    Envelope {
+        natural_final: serde_json::json!({"effect": effect}),
+        ..Envelope::done()
+    }
+}
+
+#[tokio::test]
+async fn return_without_value_json_or_with_null_returns_null_into_the_return_type() {
+    for effect in [
+        serde_json::json!({}),
+        serde_json::json!({"value_json": null}),
+    ] {
+        // `Option` takes null as `None`; the code after the block does not run.
+        let env = stub([returning(effect.clone())]);
+        assert_eq!(
+            environment(env, maybe_pick(vec![3])).await.unwrap(),
+            None,
+            "{effect}"
+        );
+        let mut log = Vec::new();
+        let env = stub([returning(effect.clone())]);
+        environment(env, record(&mut log)).await.unwrap();
+        assert!(log.is_empty(), "{effect}: {log:?}");
+
+        // A type without a null value fails validation.
+        let env = stub([returning(effect.clone())]);
+        let err = environment(env, pick(vec![3])).await.unwrap_err();
+        let Error::Return {
+            type_name, message, ..
+        } = &err
+        else {
+            panic!("{err}")
+        };
+        assert_eq!(type_name, "u32");
+        assert_eq!(message, "invalid type: null, expected u32");
+    }
+}
+
+#[natural]
+async fn screen(words: Vec<String>) -> north_natural::Result<Vec<String>> {
+    let mut seen = Vec::new();
+    for word in words {
+        'check: {
+            if word.is_empty() {
+                break 'check;
+            }
+            "natural
+            Screen {word}: continue to skip it, break to stop.
+            ";
+            seen.push(word.clone());
+        }
+        seen.push(format!("{word}!"));
+    }
+    Ok(seen)
+}
+
+#[natural]
+async fn screen_labeled(words: Vec<String>) -> north_natural::Result<Vec<String>> {
+    let mut seen = Vec::new();
+    let mut i = 0;
+    'words: while i < words.len() {
+        let word = words[i].clone();
+        i += 1;
+        'check: {
+            if word.is_empty() {
+                break 'check;
+            }
+            "natural
+            Screen {word}: continue to skip it, break to stop.
+            ";
+            seen.push(word.clone());
+        }
+        seen.push(format!("{word}!"));
+        if i > 10 {
+            break 'words;
+        }
+    }
+    Ok(seen)
+}
+
+/// A stub that continues at `b`, breaks at `d` and goes on otherwise.
+fn screener() -> Environment {
+    Environment::stub(StubBackend::from_fn(|block| {
+        match block.program.split_whitespace().nth(1) {
+            Some("b:") => Envelope::done().continue_loop(),
+            Some("d:") => Envelope::done().break_loop(),
+            _ => Envelope::done(),
+        }
+    }))
+}
+
+#[tokio::test]
+async fn a_block_inside_a_labeled_block_acts_on_the_loop_around_it() {
+    let words = ["a", "b", "", "c", "d", "e"].map(String::from).to_vec();
+    let expected = ["a", "a!", "!", "c", "c!"];
+    assert_eq!(
+        environment(screener(), screen(words.clone()))
+            .await
+            .unwrap(),
+        expected
+    );
+    // With the loop labeled by the user, the block uses that label.
+    assert_eq!(
+        environment(screener(), screen_labeled(words))
+            .await
+            .unwrap(),
+        expected
+    );
+}
+
+#[natural]
+async fn rounds(limit: u32) -> north_natural::Result<(u32, u32)> {
+    let mut round = 0;
+    let mut steps = 0;
+    let last = loop {
+        round += 1;
+        for step in 0..3 {
+            steps += 1;
+            "natural
+            Round {round}, step {step}: break to end the round.
+            ";
+        }
+        if round == limit {
+            break round;
+        }
+    };
+    Ok((last, steps))
+}
+
+#[tokio::test]
+async fn a_value_break_of_an_outer_loop_leaves_a_block_in_an_inner_loop_free_to_break() {
+    // Each round's first step breaks its `for`; the `loop` ends with a value.
+    let env = stub((0..2).map(|_| Envelope::done().break_loop()));
+    assert_eq!(environment(env, rounds(2)).await.unwrap(), (2, 2));
+}

@@ -10,6 +10,8 @@ mod locals;
 mod memory;
 mod scripted;
 mod state;
+mod stub;
+mod summaries;
 mod tools;
 
 use std::sync::{Arc, Mutex};

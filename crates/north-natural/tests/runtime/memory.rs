@@ -115,3 +115,48 @@ async fn unknown_memory_fields_are_refused() {
 fn memory_must_be_an_object() {
     assert!(matches!(Memory::new(3u32), Err(Error::Memory { .. })));
 }
+
+#[tokio::test]
+async fn a_memory_target_must_be_a_single_top_level_field() {
+    let memory = Memory::new(Notes {
+        facts: vec!["kept".into()],
+        count: 4,
+    })
+    .unwrap();
+    for target in ["memory.facts.0", "memory.a.b", "memory.", "memory.2x"] {
+        let env = stub([Envelope::done().bind(target, 1)]).with_memory(&memory);
+        let err = environment(env, learn("x".into())).await.unwrap_err();
+        let Error::ToolEval(e) = &err else {
+            panic!("{target}: {err}")
+        };
+        assert_eq!(e.tool, "nh_assign");
+        assert_eq!(
+            e.message,
+            format!(
+                "invalid memory target `{target}`: use memory.<field> with a top-level field name"
+            )
+        );
+    }
+    assert_eq!(
+        memory.get(),
+        Notes {
+            facts: vec!["kept".into()],
+            count: 4
+        }
+    );
+}
+
+#[tokio::test]
+async fn an_environment_without_memory_refuses_every_memory_field() {
+    // `Environment::stub` uses `Memory::none()`.
+    let env = stub([Envelope::done().bind("memory.count", 1)]);
+    assert_eq!(env.memory().json(), json!({}));
+    let err = environment(env, learn("x".into())).await.unwrap_err();
+    let Error::ToolValidation(v) = &err else {
+        panic!("{err}")
+    };
+    assert_eq!(v.target, "memory.count");
+    assert_eq!(v.type_name, "NoMemory");
+    assert_eq!(v.message, "memory has no field `count` (fields: none)");
+    assert_eq!(v.path, None);
+}

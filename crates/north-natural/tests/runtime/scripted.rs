@@ -213,3 +213,104 @@ async fn user_tools_on_the_scripted_backend() {
         "{err}"
     );
 }
+
+#[natural]
+async fn classify_and_count(text: String) -> north_natural::Result<Sentiment> {
+    let mut label = Sentiment::Neutral;
+    "natural
+    Classify <text> into <:label> and count it in memory.count.
+    ";
+    Ok(label)
+}
+
+#[tokio::test]
+async fn a_failed_nh_assign_changes_neither_the_binding_nor_memory() {
+    let assign = |target: &str, expression: &str| {
+        call_turn(
+            "nh_assign",
+            json!({"target": target, "expression": expression}),
+        )
+    };
+    let recorder = Recorder::new(
+        north_llm::ScriptedBackend::from_json(
+            &json!([
+                assign("label", "\"positive\""),
+                assign("memory.count", "5"),
+                // Validation failures, then evaluation failures.
+                assign("label", "\"glad\""),
+                assign("memory.count", "\"many\""),
+                assign("label", ".nope | not_a_function"),
+                assign("memory.count", "error(\"no count\")"),
+                call_turn("nh_eval", json!({"expression": "{label, memory: .memory}"})),
+                final_turn(json!({})),
+            ])
+            .to_string(),
+        )
+        .unwrap(),
+    );
+    let memory = Memory::new(Notes {
+        facts: vec!["kept".into()],
+        count: 4,
+    })
+    .unwrap();
+    let env = crate::on(recorder.clone())
+        .with_memory(&memory)
+        .with_configuration(Configuration {
+            max_tool_failures: 10,
+            ..Default::default()
+        });
+    let label = environment(env, classify_and_count("great".into()))
+        .await
+        .unwrap();
+
+    let results = recorder.tool_results();
+    let failed: Vec<bool> = results.iter().map(|(_, is_error)| *is_error).collect();
+    assert_eq!(failed, [false, false, true, true, true, true, false]);
+    let kinds: Vec<String> = results[2..6]
+        .iter()
+        .map(|(content, _)| {
+            let v: serde_json::Value = serde_json::from_str(content).unwrap();
+            v["error"]
+                .as_str()
+                .unwrap()
+                .split(':')
+                .next()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        ["validation", "validation", "evaluation", "evaluation"]
+    );
+    // The context locals still hold the values of the successful assignments.
+    let seen: serde_json::Value = serde_json::from_str(&results[6].0).unwrap();
+    assert_eq!(
+        seen["output"],
+        json!({"label": "positive", "memory": {"facts": ["kept"], "count": 5}})
+    );
+    // And so do the committed binding and the memory.
+    assert_eq!(label, Sentiment::Positive);
+    assert_eq!(
+        memory.get(),
+        Notes {
+            facts: vec!["kept".into()],
+            count: 5
+        }
+    );
+}
+
+#[tokio::test]
+async fn a_binding_whose_only_assignment_failed_keeps_its_value() {
+    let env = scripted(json!([
+        call_turn(
+            "nh_assign",
+            json!({"target": "label", "expression": "\"glad\""})
+        ),
+        final_turn(json!({})),
+    ]));
+    assert_eq!(
+        environment(env, classify("great".into())).await.unwrap(),
+        Sentiment::Neutral
+    );
+}

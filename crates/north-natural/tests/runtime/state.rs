@@ -273,3 +273,29 @@ async fn a_mut_reference_parameter_is_written_through() {
         .unwrap();
     assert_eq!(label, Sentiment::Negative);
 }
+
+/// A const the block interpolates: capitalised names are the caller's
+/// consts and statics (the spec's caller globals), checked by rustc.
+const PRODUCT: &str = "kettle";
+/// A static the block interpolates.
+static LIMIT: u32 = 3;
+
+#[natural]
+async fn check_stock(count: u32) -> north_natural::Result<()> {
+    "natural
+    Is {count} {PRODUCT} within the limit of {LIMIT}?
+    ";
+    Ok(())
+}
+
+#[tokio::test]
+async fn capitalised_consts_and_statics_are_interpolated() {
+    let recorder = Recorder::new(StubBackend::new([Envelope::done()]));
+    environment(crate::on(recorder.clone()), check_stock(2))
+        .await
+        .unwrap();
+    assert_eq!(
+        north_natural::program_of(&recorder.requests()[0]),
+        Some("Is 2 kettle within the limit of 3?")
+    );
+}
