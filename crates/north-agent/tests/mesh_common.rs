@@ -82,6 +82,18 @@ pub fn mesh(
         },
         ..Default::default()
     };
+    mesh_from(root, backend, policy, approver, redactor, opts)
+}
+
+/// A mesh in `root` with exactly these options.
+pub fn mesh_from(
+    root: &Path,
+    backend: Arc<dyn Backend>,
+    policy: MeshPolicy,
+    approver: Arc<dyn Approver>,
+    redactor: Redactor,
+    opts: MeshOptions,
+) -> Mesh {
     Mesh::new(
         backend,
         ToolContext::new(root.to_path_buf()),

@@ -45,15 +45,7 @@ fn mesh_with(
         summary_chars,
         ..Default::default()
     };
-    Mesh::new(
-        backend,
-        ToolContext::new(root.to_path_buf()),
-        policy,
-        approver,
-        Redactor::default(),
-        opts,
-    )
-    .unwrap()
+    mesh_from(root, backend, policy, approver, Redactor::default(), opts)
 }
 
 /// The text blocks of a request's messages, as (role, text).

@@ -16,6 +16,7 @@ const SUMMARY: &str =
 const FAKE_KEY: &str = "sk-ant-MESHCLILEAKCHECK-5e1d2c3b4a";
 
 mod common;
+use common::mesh_script::{bash, plan, say};
 use common::text;
 
 /// The shared sandbox with a small Rust project, plus mesh helpers.
@@ -112,22 +113,6 @@ impl Sandbox {
 
 fn output(mut cmd: Command) -> Output {
     cmd.output().unwrap()
-}
-
-fn plan(steps: &[(&str, Option<&str>)]) -> Value {
-    let items: Vec<Value> = steps
-        .iter()
-        .map(|(d, t)| json!({"description": d, "tool": t}))
-        .collect();
-    json!({"text": json!({"items": items}).to_string()})
-}
-
-fn bash(id: &str, cmd: &str) -> Value {
-    json!({"tool_calls": [{"id": id, "name": "bash", "args": {"cmd": cmd}}]})
-}
-
-fn say(text: &str) -> Value {
-    json!({"text": text})
 }
 
 fn count_lines_script() -> Value {

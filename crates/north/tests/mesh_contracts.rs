@@ -10,23 +10,8 @@ use north_agent::memory::MemoryFile;
 use serde_json::{Value, json};
 
 mod common;
+use common::mesh_script::{bash, plan, say};
 use common::{Sandbox, json_lines, recorded, text};
-
-fn plan(steps: &[(&str, Option<&str>)]) -> Value {
-    let items: Vec<Value> = steps
-        .iter()
-        .map(|(d, t)| json!({"description": d, "tool": t}))
-        .collect();
-    json!({"text": json!({"items": items}).to_string()})
-}
-
-fn bash(id: &str, cmd: &str) -> Value {
-    json!({"tool_calls": [{"id": id, "name": "bash", "args": {"cmd": cmd}}]})
-}
-
-fn say(text: &str) -> Value {
-    json!({"text": text})
-}
 
 /// `north mesh` on `script`, recording this run's requests beside the
 /// project (`requests.jsonl`, emptied first: the recorder appends).

@@ -112,3 +112,27 @@ pub fn json_lines(out: &Output) -> Vec<Value> {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
 }
+
+/// Scripted turns for `north mesh --provider scripted`.
+pub mod mesh_script {
+    use serde_json::{Value, json};
+
+    /// A planner turn answering with these steps (description, tool).
+    pub fn plan(steps: &[(&str, Option<&str>)]) -> Value {
+        let items: Vec<Value> = steps
+            .iter()
+            .map(|(d, t)| json!({"description": d, "tool": t}))
+            .collect();
+        json!({"text": json!({"items": items}).to_string()})
+    }
+
+    /// An executor turn calling `bash` with `cmd`.
+    pub fn bash(id: &str, cmd: &str) -> Value {
+        json!({"tool_calls": [{"id": id, "name": "bash", "args": {"cmd": cmd}}]})
+    }
+
+    /// A turn that only says `text`.
+    pub fn say(text: &str) -> Value {
+        json!({"text": text})
+    }
+}
