@@ -47,6 +47,7 @@ pub mod intent;
 pub mod memory;
 pub mod mesh;
 pub mod notes;
+pub mod recovery;
 pub mod redact;
 
 pub mod store;

@@ -57,24 +57,30 @@ impl<'a, W: Write + 'a> MakeWriter<'a> for Redacting<W> {
 fn log_fatal_panics() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        let message = info
-            .payload()
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_string())
-            .or_else(|| info.payload().downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "no message".into());
+        let message = north_agent::recovery::panic_message(info.payload());
         let location = info
             .location()
             .map(|l| format!("{}:{}", l.file(), l.line()))
             .unwrap_or_default();
         let backtrace = std::backtrace::Backtrace::force_capture();
-        tracing::error!(
-            severity = "fatal",
-            panic = %message,
-            location = %location,
-            backtrace = %backtrace,
-            "North stopped on a bug"
-        );
+        if north_agent::recovery::recovering() {
+            // A tool's panic: its call fails and the session goes on.
+            tracing::error!(
+                severity = "recoverable",
+                panic = %message,
+                location = %location,
+                backtrace = %backtrace,
+                "a tool panicked (a bug); its call failed"
+            );
+        } else {
+            tracing::error!(
+                severity = "fatal",
+                panic = %message,
+                location = %location,
+                backtrace = %backtrace,
+                "North stopped on a bug"
+            );
+        }
         previous(info);
     }));
 }
@@ -141,6 +147,9 @@ mod tests {
     use std::io;
     use std::sync::{Arc, Mutex};
 
+    /// The panic hook is process-wide: one test at a time replaces it.
+    static HOOK: Mutex<()> = Mutex::new(());
+
     #[derive(Clone, Default)]
     struct Buffer(Arc<Mutex<Vec<u8>>>);
 
@@ -156,6 +165,7 @@ mod tests {
 
     #[test]
     fn a_panic_is_logged_as_fatal_with_where_and_a_stack_trace() {
+        let _one = HOOK.lock().unwrap_or_else(|e| e.into_inner());
         let buffer = Buffer::default();
         let writer = buffer.clone();
         let subscriber = tracing_subscriber::fmt()
@@ -175,5 +185,34 @@ mod tests {
         assert!(log.contains("boom in the test"), "{log}");
         assert!(log.contains("logging.rs:"), "where it happened: {log}");
         assert!(log.contains("backtrace="), "{log}");
+    }
+
+    #[test]
+    fn a_panic_north_recovers_from_is_logged_as_recoverable() {
+        let _one = HOOK.lock().unwrap_or_else(|e| e.into_inner());
+        let buffer = Buffer::default();
+        let writer = buffer.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .finish();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let before = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        tracing::subscriber::with_default(subscriber, || {
+            super::log_fatal_panics();
+            let caught = runtime.block_on(north_agent::recovery::guarded(async {
+                panic!("tool bug in the test")
+            }));
+            assert!(caught.is_err());
+        });
+        let _ = std::panic::take_hook();
+        std::panic::set_hook(before);
+        let log = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        assert!(log.contains("severity=\"recoverable\""), "{log}");
+        assert!(!log.contains("severity=\"fatal\""), "{log}");
+        assert!(log.contains("tool bug in the test"), "{log}");
     }
 }

@@ -1,8 +1,5 @@
 //! Tool dispatch: one call under the approval its tool's policy needs.
 
-use std::panic::AssertUnwindSafe;
-
-use futures::FutureExt;
 use north_protocol::{ApprovalPolicy, Capability, State, ToolCall, ToolOutcome};
 use north_tools::policy::net::NetAccess;
 use north_tools::{Registry, ToolContext};
@@ -51,17 +48,10 @@ impl CallEnv<'_> {
     /// carry on.
     pub(crate) async fn run(&mut self, call: &ToolCall) -> ToolOutcome {
         let name = call.name.clone();
-        match AssertUnwindSafe(self.run_checked(call))
-            .catch_unwind()
-            .await
-        {
+        match crate::recovery::guarded(self.run_checked(call)).await {
             Ok(outcome) => outcome,
             Err(panic) => {
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| (*s).to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "no message".into());
+                let what = crate::recovery::panic_message(&*panic);
                 tracing::error!(severity = "recoverable", tool = %name, panic = %what, "tool panicked; the call failed and the session goes on");
                 ToolOutcome::err(format!(
                     "the tool `{name}` failed unexpectedly (a bug in North: {what}); what it did before failing is unknown, so check before retrying"
