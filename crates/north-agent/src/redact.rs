@@ -8,27 +8,13 @@ pub struct Redactor {
     secrets: Vec<String>,
 }
 
-/// Whether an environment variable name looks like it holds a secret.
-pub fn is_secret_name(name: &str) -> bool {
-    let n = name.to_ascii_uppercase();
-    n.ends_with("_KEY")
-        || n.ends_with("_API_KEY")
-        || n.contains("TOKEN")
-        || n.contains("SECRET")
-        || n.contains("PASSWORD")
-        || n.contains("CREDENTIAL")
-        || n.starts_with("ANTHROPIC_API")
-        || n.starts_with("OPENAI_API")
-}
-
 impl Redactor {
-    /// Collects the values of secret-looking variables from the environment.
+    /// Collects the values of every credential the process holds (the
+    /// sealed vault and the environment).
     pub fn from_env() -> Self {
         let mut r = Redactor::default();
-        for (k, v) in std::env::vars() {
-            if is_secret_name(&k) {
-                r.add(&v);
-            }
+        for v in north_secrets::credentials() {
+            r.add(&v);
         }
         r
     }
@@ -60,6 +46,49 @@ impl Redactor {
             std::borrow::Cow::Borrowed(_) => event,
             std::borrow::Cow::Owned(clean) => serde_json::from_str(&clean).unwrap_or(event),
         }
+    }
+
+    /// `value` with every known secret replaced in each of its strings
+    /// (keys included). Works on the values, not their JSON text, so a
+    /// secret holding a character JSON escapes is still found.
+    pub fn scrub_value(&self, value: &mut serde_json::Value) {
+        use serde_json::Value;
+        if self.secrets.is_empty() {
+            return;
+        }
+        match value {
+            Value::String(s) => {
+                if let Cow::Owned(clean) = self.scrub(s) {
+                    *s = clean;
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| self.scrub_value(v)),
+            Value::Object(map) => {
+                let entries = std::mem::take(map);
+                for (k, mut v) in entries {
+                    self.scrub_value(&mut v);
+                    map.insert(self.scrub(&k).into_owned(), v);
+                }
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
+    }
+
+    /// A tool outcome as the model may see it: every secret replaced.
+    pub fn scrub_outcome(
+        &self,
+        outcome: &north_protocol::ToolOutcome,
+    ) -> north_protocol::ToolOutcome {
+        if self.secrets.is_empty() {
+            return outcome.clone();
+        }
+        let Ok(mut value) = serde_json::to_value(outcome) else {
+            return outcome.clone();
+        };
+        self.scrub_value(&mut value);
+        serde_json::from_value(value).unwrap_or_else(|_| {
+            north_protocol::ToolOutcome::err("the tool's result held a secret and was withheld")
+        })
     }
 
     /// `text` with every known secret replaced.

@@ -154,7 +154,9 @@ pub async fn discover_context_window(
     key: Option<&ApiKey>,
     timeout: Duration,
 ) -> Option<Discovered> {
+    // Never followed: a redirect would carry the key to another host.
     let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
         .user_agent(USER_AGENT)
         .connect_timeout(timeout)
         .timeout(timeout)

@@ -112,6 +112,21 @@ pub enum LlmError {
         /// What the user can check, e.g. which key variable was rejected.
         hint: Option<String>,
     },
+    /// The server answered with a redirect. North never follows one with
+    /// credentials: the key would go to whatever host the answer names.
+    #[error(
+        "{provider}: the server at {url} redirected (HTTP {status}) to {location}; North does not follow redirects with your API key — set the base URL to the final address if you trust it"
+    )]
+    RedirectRefused {
+        /// Provider name.
+        provider: &'static str,
+        /// The URL asked (without credentials or query).
+        url: String,
+        /// The HTTP status (301, 302, 303, 307, 308).
+        status: u16,
+        /// Where the server pointed (`(none)` without a `Location`).
+        location: String,
+    },
     /// The connection failed before a response arrived (after any retries).
     #[error("{provider}: cannot reach {url}: {message}{}", attempts_note(*attempts))]
     Connection {

@@ -30,10 +30,10 @@ impl ApiKey {
     }
 }
 
-/// The value of environment variable `var`, if set and not blank.
+/// The value of environment variable `var`, if set and not blank (from
+/// the in-memory vault when the process sealed its environment).
 pub fn env_setting(var: &str) -> Option<String> {
-    std::env::var(var)
-        .ok()
+    north_secrets::var(var)
         .filter(|v| !v.trim().is_empty())
         .map(|v| v.trim().to_string())
 }

@@ -222,7 +222,7 @@ impl Server {
     async fn connect(&self, opts: &HubOptions) -> Result<(Connection, Listing), String> {
         let config = self
             .config
-            .expanded(&|k| std::env::var(k).ok())
+            .expanded(&north_secrets::var)
             .map_err(|e| format!("in its configuration: {e}"))?;
         let handler = Handler {
             server: self.name().into(),

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, DuplexStream};
-use tokio::process::{Child, ChildStdin, Command};
+use tokio::process::{Child, ChildStdin};
 
 use crate::config::Transport;
 
@@ -103,36 +103,22 @@ pub fn spawn(
     else {
         return Err(std::io::Error::other("not a stdio server"));
     };
-    let mut cmd = match launcher.and_then(|l| l.split_first()) {
-        Some((first, rest)) => {
-            let mut cmd = Command::new(first);
-            cmd.args(rest).arg(command);
-            cmd
-        }
-        None => Command::new(command),
-    };
-    cmd.args(args);
-    cmd.env_clear();
-    for (k, v) in north_tools::shell::env::session_env(std::env::vars_os()) {
-        cmd.env(k, v);
-    }
-    // A server is not a terminal session: drop the shell-only settings.
-    for var in ["PS1", "PS2", "HISTFILE", "NORTH_SHELL"] {
-        cmd.env_remove(var);
-    }
-    cmd.envs(env);
     let dir = match cwd {
         Some(c) if c.is_absolute() => c.clone(),
         Some(c) => root.join(c),
         None => root.to_path_buf(),
     };
-    cmd.current_dir(dir);
+    let spawner = north_tools::Spawner::confined(launcher.map(<[_]>::to_vec).unwrap_or_default());
+    let mut cmd = spawner.tokio_command(std::ffi::OsStr::new(command), &dir);
+    cmd.args(args);
+    // A server is not a terminal session: drop the shell-only settings.
+    for var in ["PS1", "PS2", "HISTFILE", "NORTH_SHELL"] {
+        cmd.env_remove(var);
+    }
+    cmd.envs(env);
     cmd.stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true);
-    #[cfg(unix)]
-    cmd.process_group(0);
+        .stderr(std::process::Stdio::piped());
     let mut child = cmd.spawn()?;
     let (Some(stdout), Some(stdin), Some(stderr)) =
         (child.stdout.take(), child.stdin.take(), child.stderr.take())

@@ -20,13 +20,16 @@
 //! - `policy`: command and network policy (uses `repo`, `sandbox`)
 //! - `net`: `http.get` with capability gating and a SQLite TTL cache (runtime-contracts §4) (uses `args`, `policy`)
 //! - `os_sandbox`: the OS sandbox a command runs in (Linux)
-//! - `shell`: the project's persistent PTY shell (spec §3.1.6, §6.4) (uses `args`, `policy`)
+//! - `spawn`: the one way North starts a child process
+//! - `git`: North's own git, with the repository's config neutralised (uses `spawn`)
+//! - `shell`: the project's persistent PTY shell (spec §3.1.6, §6.4) (uses `args`, `policy`, `spawn`)
 //! - `snapshot`: snapshots of a working tree, for undo (uses `edit`, `repo`)
 //! - `tool`: the Tool contract, the per-call context, and the registry (uses `args`, `edit`, `net`, `sandbox`, `shell`)
-//! - `tools`: the built-in tools and the registries (profiles) that group them (uses `args`, `edit`, `net`, `policy`, `repo`, `sandbox`, `shell`, `tool`)
+//! - `tools`: the built-in tools and the registries (profiles) that group them (uses `args`, `edit`, `git`, `net`, `policy`, `repo`, `sandbox`, `shell`, `tool`)
 
 pub mod args;
 pub mod edit;
+pub mod git;
 pub mod net;
 pub mod os_sandbox;
 pub mod policy;
@@ -34,9 +37,11 @@ pub mod repo;
 pub mod sandbox;
 pub mod shell;
 pub mod snapshot;
+pub mod spawn;
 mod tool;
 pub mod tools;
 
 pub use sandbox::Sandbox;
+pub use spawn::Spawner;
 pub use tool::{FileWriter, Registry, Tool, ToolContext, ToolSource, WriteTool};
 pub use tools::{all_tools, contracts_tools, mesh_tools, north_tools};

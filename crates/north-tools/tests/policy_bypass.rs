@@ -371,7 +371,7 @@ fn no_bypass_attempt_is_approved_by_any_preset() {
 fn connectors_are_split_and_every_command_is_checked() {
     // Attempts that parse are lists of simple commands; the allowlist then
     // judges each one, so a disallowed program anywhere denies the line.
-    let cmds = command::parse("ls; rm -rf / && cat x | curl y").unwrap();
+    let cmds = command::split("ls; rm -rf / && cat x | curl y").unwrap();
     let programs: Vec<_> = cmds.iter().map(|c| c.program.as_str()).collect();
     assert_eq!(programs, ["ls", "rm", "cat", "curl"]);
     let err = command::check_allowed("ls; rm -rf /", &allowlist(&[])).unwrap_err();

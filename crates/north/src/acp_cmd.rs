@@ -48,7 +48,8 @@ impl Factory {
         model.path = Some(cwd.to_path_buf());
         // No one to ask about trust here: a project's own settings apply
         // only when it was trusted before (`north trust`).
-        let project = setup::project(&model, &crate::args::RunFlags::default(), None)?;
+        let mut project = setup::project(&model, &crate::args::RunFlags::default(), None)?;
+        project.grant(&self.grants);
         let choice = match resume {
             Some(id) => setup::SessionChoice::Resume(id.to_string()),
             None => setup::SessionChoice::New,
@@ -67,7 +68,7 @@ impl Factory {
         for cap in &self.grants {
             agent.grant(cap);
         }
-        agent.set_mode_kit(setup::mode_kit(&project.root, &self.grants));
+        agent.set_mode_kit(setup::mode_kit(&project, &self.grants));
         agent.set_mode(self.mode.unwrap_or(project.config.mode.value))?;
         Ok(agent)
     }

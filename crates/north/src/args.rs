@@ -153,6 +153,20 @@ pub struct ModelArgs {
     /// the decision, as `north trust` does.
     #[arg(long)]
     pub trust: bool,
+    /// Run every command inside the OS sandbox (on, the default) or not (off).
+    /// Only this flag turns it off: no project file can.
+    #[arg(long, value_enum, default_value = "on", value_name = "on|off")]
+    pub sandbox: SandboxSwitch,
+}
+
+/// `--sandbox on|off`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum SandboxSwitch {
+    /// Commands run inside the OS sandbox; a stopped one may be let out once.
+    #[default]
+    On,
+    /// Commands run unconfined (the static command check still applies).
+    Off,
 }
 
 /// Approval flags of the headless commands. Without them edits are

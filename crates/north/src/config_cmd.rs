@@ -20,7 +20,7 @@ pub fn main(args: ConfigArgs) -> anyhow::Result<ExitCode> {
     let config = Config::load(
         &root,
         global.as_deref(),
-        |k| std::env::var(k).ok(),
+        north_secrets::var,
         &Overrides::default(),
         trust.as_ref().is_some_and(TrustReport::applies),
     )?;
@@ -28,7 +28,7 @@ pub fn main(args: ConfigArgs) -> anyhow::Result<ExitCode> {
     if let Some(g) = &global {
         println!("global config file = {}", g.display());
     }
-    println!("{}", config.describe(|k| std::env::var(k).ok()));
+    println!("{}", config.describe(north_secrets::var));
     let state = trust
         .as_ref()
         .map_or("unknown (no config directory)", |t| match t.state {

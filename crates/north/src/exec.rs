@@ -63,7 +63,8 @@ fn prepare(args: &ExecArgs) -> anyhow::Result<Prepared> {
         tool_protocol: args.tool_protocol,
         ..args.approvals.run_flags()
     };
-    let project = setup::project(&args.model, &flags, None)?;
+    let mut project = setup::project(&args.model, &flags, None)?;
+    project.grant(&args.grants);
     let prompt = read_prompt(args)?;
     Ok(Prepared { project, prompt })
 }
@@ -139,7 +140,7 @@ async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
     if let Some(hub) = &mcp {
         setup::attach_mcp(&mut agent, hub);
     }
-    agent.set_mode_kit(setup::mode_kit(&p.project.root, &args.grants));
+    agent.set_mode_kit(setup::mode_kit(&p.project, &args.grants));
     if let Err(e) = agent.set_mode(mode) {
         return fail(args.json, ErrorKind::Config, &e.to_string(), EXIT_USAGE);
     }

@@ -214,7 +214,7 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
     if let Some(hub) = &mcp_hub {
         setup::attach_mcp(&mut agent, hub);
     }
-    let kit = setup::mode_kit(&project.root, &[]);
+    let kit = setup::mode_kit(&project, &[]);
     agent.set_mode_kit(kit.clone());
     let modes: Vec<north_protocol::PermissionMode> = north_protocol::PermissionMode::ALL
         .into_iter()

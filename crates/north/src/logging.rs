@@ -134,6 +134,7 @@ pub fn init(level: LogLevel, redactor: &Redactor) -> Option<std::path::PathBuf> 
     if let Some(p) = crate::guard::PROTECTION.get() {
         tracing::info!(
             secrets_scrubbed = p.scrubbed,
+            secrets_sealed = p.sealed,
             non_dumpable = p.non_dumpable,
             "process protection"
         );

@@ -23,6 +23,10 @@ pub struct SandboxArgs {
     /// Another directory the command may write; repeatable.
     #[arg(long = "write", value_name = "DIR")]
     pub writable: Vec<PathBuf>,
+    /// Another path the command may not read (besides the secret stores
+    /// North always hides); repeatable.
+    #[arg(long = "hide", value_name = "PATH")]
+    pub hidden: Vec<PathBuf>,
     /// How many processes the command may run at once (a fork bomb stops there).
     #[arg(long, value_name = "N", default_value_t = north_tools::os_sandbox::DEFAULT_MAX_PROCESSES,
           value_parser = clap::value_parser!(u64).range(1..))]
@@ -53,6 +57,11 @@ pub fn main(args: SandboxArgs) -> anyhow::Result<ExitCode> {
             .iter()
             .any(|c| matches!(c, Capability::Net | Capability::NetHost(_))),
         max_processes: args.max_processes,
+        hidden: args
+            .hidden
+            .iter()
+            .filter_map(|p| physical(p).ok())
+            .collect(),
     };
     let protection = enter(&spec)?;
     let gaps = protection.gaps();

@@ -53,7 +53,8 @@ pub struct Project {
     /// The user's trust decisions (None: no config dir to keep them in).
     pub trust_store: Option<TrustStore>,
     /// Start the shell through this launcher (`north sandbox … --`) so every
-    /// command runs in the OS sandbox (`--mode auto`).
+    /// command runs in the OS sandbox — in every mode, unless the user said
+    /// `--sandbox off` (a project cannot).
     pub shell_launcher: Option<Vec<std::ffi::OsString>>,
 }
 
@@ -144,19 +145,40 @@ pub fn project(
     let config = Config::load(
         &root,
         global.as_deref(),
-        |k| std::env::var(k).ok(),
+        north_secrets::var,
         &overrides,
         trust.applies(),
     )?;
     let selected = provider::select(&config, model)?;
+    let shell_launcher = confined_launcher(&root, model.sandbox, &[]);
     Ok(Project {
         root,
         config,
         selected,
         trust,
         trust_store,
-        shell_launcher: None,
+        shell_launcher,
     })
+}
+
+/// The sandbox launcher commands start through, or `None` when the user
+/// turned the sandbox off (or the platform has none).
+pub fn confined_launcher(
+    root: &std::path::Path,
+    sandbox: crate::args::SandboxSwitch,
+    grants: &[north_protocol::Capability],
+) -> Option<Vec<std::ffi::OsString>> {
+    if sandbox == crate::args::SandboxSwitch::Off || !cfg!(target_os = "linux") {
+        tracing::warn!("the OS sandbox is off: commands run unconfined");
+        return None;
+    }
+    match sandbox_launcher(root, grants) {
+        Ok(l) => Some(l),
+        Err(e) => {
+            tracing::warn!(error = %e, "no sandbox launcher; commands run unconfined");
+            None
+        }
+    }
 }
 
 /// The launcher that starts the shell inside `north sandbox` for `root`,
@@ -181,12 +203,11 @@ pub fn sandbox_launcher(
     Ok(argv)
 }
 
-/// What the permission modes need: `plan`'s read-only tools and, where the
-/// OS sandbox works, a shell started inside `north sandbox` for `auto`.
-pub fn mode_kit(
-    root: &std::path::Path,
-    grants: &[north_protocol::Capability],
-) -> north_agent::ModeKit {
+/// What the permission modes need: `plan`'s read-only tools, where the
+/// OS sandbox works a shell started inside `north sandbox` for `auto`, and
+/// the shell outside it a stopped command may escalate to once.
+pub fn mode_kit(project: &Project, grants: &[north_protocol::Capability]) -> north_agent::ModeKit {
+    let root = project.root.as_path();
     let sandboxed_shell = match sandbox_launcher(root, grants) {
         Ok(launcher) if cfg!(target_os = "linux") => Some(std::sync::Arc::new(
             north_tools::shell::ShellManager::with_launcher(root.to_path_buf(), launcher),
@@ -197,9 +218,14 @@ pub fn mode_kit(
             None
         }
     };
+    let outside_shell = project
+        .shell_launcher
+        .is_some()
+        .then(|| std::sync::Arc::new(north_tools::shell::ShellManager::new(root.to_path_buf())));
     north_agent::ModeKit {
         plan_tools: plan_tools(grants),
         sandboxed_shell,
+        outside_shell,
     }
 }
 
@@ -240,6 +266,14 @@ fn add_http_get(tools: &mut north_tools::Registry, grants: &[north_protocol::Cap
 }
 
 impl Project {
+    /// Lets sandboxed commands use the network when `grants` hold a `net`
+    /// capability (the user's `--grant`).
+    pub fn grant(&mut self, grants: &[north_protocol::Capability]) {
+        if self.shell_launcher.is_some() {
+            self.shell_launcher = sandbox_launcher(&self.root, grants).ok();
+        }
+    }
+
     /// Opens or creates the session.
     pub fn session(&self, choice: &SessionChoice) -> anyhow::Result<Session> {
         let store = SessionStore::new(&self.root);

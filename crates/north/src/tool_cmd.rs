@@ -57,6 +57,9 @@ pub struct ToolArgs {
     /// List the tools (name, approval, description) as JSON and exit.
     #[arg(long)]
     pub list: bool,
+    /// Run commands (and North's own git) inside the OS sandbox (on, the default) or not (off).
+    #[arg(long, value_enum, default_value = "on", value_name = "on|off")]
+    pub sandbox: crate::args::SandboxSwitch,
 }
 
 /// An invalid use of `north tool` (exit status 2).
@@ -122,8 +125,13 @@ pub fn run(args: ToolArgs) -> anyhow::Result<ExitCode> {
     let Some(tool) = tools.get(name) else {
         bail!(Usage(format!("unknown tool `{name}`")));
     };
-    let mut ctx = ToolContext::for_project(root);
+    let mut ctx = ToolContext::for_project(root.clone());
     ctx.capabilities = args.grants.clone();
+    if let Some(launcher) = crate::setup::confined_launcher(&root, args.sandbox, &args.grants) {
+        ctx.shell = std::sync::Arc::new(north_tools::shell::ShellManager::with_launcher(
+            root, launcher,
+        ));
+    }
     let sandbox = ctx.sandbox().map_err(|e| Usage(e.to_string()))?;
 
     // Finish any apply a killed process left half done before looking at

@@ -54,6 +54,10 @@ impl Agent {
     /// own text (a `!command` note before the next request), so roles keep
     /// alternating as every provider requires.
     pub(super) fn push_user_text(&mut self, text: &str) {
+        // Whatever reaches the model is scrubbed like the display: an
+        // attached file, an MCP resource or a command's output may hold a key.
+        let text = self.redactor.scrub(text).into_owned();
+        let text = text.as_str();
         match self.messages.last_mut() {
             Some(m)
                 if m.role == Role::User
@@ -172,6 +176,9 @@ impl Agent {
         outcome: &ToolOutcome,
         emit: &Emit<'_>,
     ) {
+        // The model never receives North's keys: a file it reads or a
+        // command's output may hold one.
+        let outcome = &self.redactor.scrub_outcome(outcome);
         emit(Event::ToolResult {
             call_id: call.id.clone(),
             tool: call.name.clone(),

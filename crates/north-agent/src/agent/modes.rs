@@ -19,6 +19,10 @@ pub struct ModeKit {
     /// A shell whose commands run inside the OS sandbox (None: the sandbox
     /// is unavailable here, so `auto` is too).
     pub sandboxed_shell: Option<Arc<ShellManager>>,
+    /// A shell outside the sandbox, for the one-time escalation the user
+    /// may allow when the sandbox stopped a command (None: no escalation;
+    /// the denial is reported).
+    pub outside_shell: Option<Arc<ShellManager>>,
 }
 
 /// Why a mode could not be entered.
@@ -36,13 +40,16 @@ pub enum ModeError {
 pub(super) struct Modes {
     pub mode: PermissionMode,
     pub kit: Option<ModeKit>,
-    /// The tools and shell the agent was built with (modes `ask`, `accept-edits`).
+    /// The tools and shell the agent was built with (modes `ask`,
+    /// `accept-edits`); the shell is confined unless the user turned the
+    /// sandbox off.
     pub full_tools: Registry,
     pub plain_shell: Arc<ShellManager>,
 }
 
 impl Agent {
-    /// Gives the agent what `plan` and `auto` need.
+    /// Gives the agent what `plan` and `auto` need, and the shell a
+    /// sandboxed command may escalate to.
     pub fn set_mode_kit(&mut self, kit: ModeKit) {
         self.modes.kit = Some(kit);
     }
@@ -81,8 +88,14 @@ impl Agent {
             (PermissionMode::Plan, Some(kit)) => kit.plan_tools.clone(),
             _ => self.modes.full_tools.clone(),
         };
+        // The built-in shell is already confined unless the user turned
+        // the sandbox off; only then does `auto` switch to the kit's.
         self.ctx.shell = match (mode, kit.and_then(|k| k.sandboxed_shell)) {
-            (PermissionMode::Auto, Some(shell)) => shell,
+            (PermissionMode::Auto, Some(shell))
+                if !self.modes.plain_shell.spawner().is_confined() =>
+            {
+                shell
+            }
             _ => self.modes.plain_shell.clone(),
         };
         if self.modes.mode != mode {
@@ -95,10 +108,23 @@ impl Agent {
         Ok(())
     }
 
-    /// The shell outside the sandbox, when commands run inside it.
+    /// The shell outside the sandbox, when commands run inside it: the
+    /// one a user may let a stopped command run in once, in every mode.
     pub(super) fn escalation_shell(&self) -> Option<Arc<ShellManager>> {
-        (self.modes.mode == PermissionMode::Auto
-            && !Arc::ptr_eq(&self.ctx.shell, &self.modes.plain_shell))
-        .then(|| self.modes.plain_shell.clone())
+        if !self.ctx.shell.spawner().is_confined() {
+            return None;
+        }
+        let outside = self
+            .modes
+            .kit
+            .as_ref()
+            .and_then(|k| k.outside_shell.clone());
+        match outside {
+            Some(shell) => Some(shell),
+            // `auto` entered with a confined shell from the kit over an
+            // unconfined built-in one: that one is the way out.
+            None => (!self.modes.plain_shell.spawner().is_confined())
+                .then(|| self.modes.plain_shell.clone()),
+        }
     }
 }

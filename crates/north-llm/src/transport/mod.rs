@@ -116,7 +116,11 @@ impl Transport {
         key: Option<ApiKey>,
         key_var: &'static str,
     ) -> Result<Self, LlmError> {
+        // Redirects are never followed: reqwest keeps custom credential
+        // headers (`x-api-key`) across hosts, and a redirect is the
+        // server's request to send the key somewhere else.
         let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(cfg.connect_timeout)
             .user_agent(USER_AGENT)
             .build()
@@ -203,6 +207,19 @@ impl Transport {
                         "model response started"
                     );
                     return Ok(resp);
+                }
+                Ok(resp) if resp.status().is_redirection() => {
+                    let location = resp
+                        .headers()
+                        .get(reqwest::header::LOCATION)
+                        .and_then(|v| v.to_str().ok())
+                        .map_or_else(|| "(none)".to_owned(), |l| self.scrub(l));
+                    return Err(LlmError::RedirectRefused {
+                        provider: self.provider,
+                        url: printable_url(&call.url),
+                        status: resp.status().as_u16(),
+                        location,
+                    });
                 }
                 Ok(resp) => {
                     let status = resp.status().as_u16();

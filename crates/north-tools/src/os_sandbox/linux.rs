@@ -18,8 +18,23 @@ use seccompiler::{
 
 use super::{OsSandboxError, Protection, SandboxSpec};
 
-/// Directories inside the root that commands may read but never change.
-const READ_ONLY_IN_ROOT: &[&str] = &[".git", ".north"];
+/// Paths inside the root that commands may read but never change: what
+/// can make git run code or change what it runs, and North's own state.
+/// The rest of `.git` (objects, refs, index, logs) stays writable.
+const READ_ONLY_IN_ROOT: &[&str] = &[
+    ".north",
+    ".git/config",
+    ".git/config.worktree",
+    ".git/hooks",
+    ".git/info",
+    ".git/modules",
+    ".git/worktrees",
+    ".git/commondir",
+];
+
+/// Directories git itself creates at `git init` that North creates when
+/// missing, so a command cannot create them with its own content.
+const CREATED_IN_GIT: &[&str] = &["hooks", "info"];
 
 /// Devices a command may write to (output sinks and terminals).
 const WRITABLE_DEVICES: &[&str] = &[
@@ -47,19 +62,52 @@ pub(super) fn enter(spec: &SandboxSpec) -> Result<Protection, OsSandboxError> {
         }),
         ..Protection::default()
     };
-    let protected: Vec<PathBuf> = READ_ONLY_IN_ROOT
+    let git = spec.root.join(".git");
+    let git_meta = std::fs::symlink_metadata(&git).ok();
+    let git_is_dir = git_meta.as_ref().is_some_and(|m| m.file_type().is_dir());
+    if git_is_dir {
+        for name in CREATED_IN_GIT {
+            let _ = std::fs::create_dir(git.join(name));
+        }
+    }
+    let mut protected: Vec<PathBuf> = READ_ONLY_IN_ROOT
         .iter()
         .map(|d| spec.root.join(d))
-        .filter(|d| d.is_dir())
+        .filter(|d| std::fs::symlink_metadata(d).is_ok_and(|m| !m.file_type().is_symlink()))
         .collect();
-    // Without user namespaces the read-only directories cannot be enforced;
-    // that is reported, not fatal (the other layers still apply).
+    // A `.git` file (a worktree's `gitdir:` pointer) is itself config.
+    if git_meta.as_ref().is_some_and(|m| m.file_type().is_file()) {
+        protected.push(git.clone());
+    }
+    let mut hidden: Vec<PathBuf> = super::secret_paths(
+        std::env::var_os("HOME").map(PathBuf::from).as_deref(),
+        &super::XdgDirs::from_env(),
+    );
+    hidden.extend(
+        spec.hidden
+            .iter()
+            .filter(|p| p.symlink_metadata().is_ok())
+            .cloned(),
+    );
+    // Never hide the project or a directory holding it.
+    hidden.retain(|h| !spec.root.starts_with(h));
+    // Without user namespaces the read-only and hidden paths cannot be
+    // enforced; that is reported, not fatal (the other layers still apply).
     if enter_namespaces()? {
-        for dir in &protected {
-            bind_read_only(dir).map_err(setup("make a directory read-only"))?;
+        if git_is_dir {
+            // Pinned: a mount point cannot be renamed or removed, so `.git`
+            // cannot be moved aside and replaced by one the command wrote.
+            mount(Some(&git), &git, libc::MS_BIND | libc::MS_REC).map_err(setup("pin .git"))?;
+        }
+        for path in &protected {
+            bind_read_only(path).map_err(setup("make a path read-only"))?;
+        }
+        for path in &hidden {
+            hide(path).map_err(setup("hide a secret store"))?;
         }
         protection.namespaces = true;
         protection.read_only = protected;
+        protection.hidden = hidden;
     }
     // Both Landlock and seccomp need no_new_privs; it also keeps setuid
     // programs from regaining what the sandbox took away.
@@ -146,6 +194,39 @@ fn bind_read_only(dir: &Path) -> Result<(), String> {
         dir,
         libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | locked,
     )
+}
+
+/// Covers `path` so nothing under it can be read: an empty, read-only,
+/// mode-000 tmpfs over a directory, `/dev/null` over anything else.
+fn hide(path: &Path) -> Result<(), String> {
+    if path.is_dir() {
+        let target = cpath(path)?;
+        let fstype = c"tmpfs";
+        let data = c"size=4k,nr_inodes=1,mode=000";
+        // SAFETY: all pointers come from live C strings.
+        let rc = unsafe {
+            libc::mount(
+                fstype.as_ptr(),
+                target.as_ptr(),
+                fstype.as_ptr(),
+                libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                data.as_ptr().cast(),
+            )
+        };
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(format!("{}: {}", path.display(), last_error()))
+        }
+    } else {
+        mount(Some(Path::new("/dev/null")), path, libc::MS_BIND)?;
+        mount(
+            None,
+            path,
+            libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY,
+        )
+        .or(Ok(()))
+    }
 }
 
 /// Writes allowed only beneath the root, the temp dir, the user's paths

@@ -6,12 +6,19 @@
 //! sandbox -- CMD` does exactly that), so everything the command starts
 //! inherits the confinement:
 //!
-//! - **Filesystem (Landlock):** everything may be read; writes only under
-//!   the project root, the system temp dir, the paths the user adds and a
-//!   few devices (`/dev/null`, ttys).
-//! - **Read-only inside the root (mount namespace):** `.git/` (hooks,
-//!   config) and `.north/` are bind-mounted read-only in a private mount
-//!   namespace of a new user namespace.
+//! - **Filesystem (Landlock):** writes only under the project root, the
+//!   system temp dir, the paths the user adds and a few devices
+//!   (`/dev/null`, ttys).
+//! - **Hidden (mount namespace):** the user's secret stores ([`secret_paths`]:
+//!   `~/.ssh`, `~/.aws`, `~/.gnupg`, `~/.netrc`, North's own config and
+//!   state, …) and the paths the user adds are covered — an empty read-only
+//!   tmpfs over a directory, `/dev/null` over a file — so they cannot be read.
+//! - **Read-only inside the root (mount namespace):** what can make git run
+//!   code or change what it runs (`.git/config`, `.git/hooks`, `.git/info`,
+//!   `.git/modules`, a `.git` file) and `.north/` are bind-mounted
+//!   read-only; the rest of `.git` (objects, refs, index) stays writable so
+//!   commits work, and `.git` itself is pinned (it cannot be renamed away
+//!   and replaced).
 //! - **Processes:** at most [`SandboxSpec::max_processes`] more at once
 //!   (`RLIMIT_NPROC`, or a `pids` cgroup as root), so a fork bomb stops.
 //! - **System calls (seccomp):** `socket(AF_INET/AF_INET6)` fails unless
@@ -40,6 +47,80 @@ pub struct SandboxSpec {
     pub net: bool,
     /// How many processes the command may run at once.
     pub max_processes: u64,
+    /// Paths hidden from the command besides [`secret_paths`] (the user's
+    /// `sandbox.deny_read`).
+    pub hidden: Vec<PathBuf>,
+}
+
+/// The user's secret stores under `home` (and North's own config and state
+/// directories) that exist: what every sandboxed command is kept from
+/// reading.
+pub fn secret_paths(home: Option<&std::path::Path>, xdg: &XdgDirs) -> Vec<PathBuf> {
+    const IN_HOME: &[&str] = &[
+        ".ssh",
+        ".aws",
+        ".azure",
+        ".gnupg",
+        ".netrc",
+        ".git-credentials",
+        ".npmrc",
+        ".pypirc",
+        ".docker/config.json",
+        ".kube",
+        ".cargo/credentials",
+        ".cargo/credentials.toml",
+        ".config/gh",
+        ".config/gcloud",
+        ".config/hub",
+        ".config/git/credentials",
+        ".config/north",
+        ".local/state/north",
+        ".local/share/north",
+        ".password-store",
+        ".vault-token",
+    ];
+    let mut out: Vec<PathBuf> = Vec::new();
+    if let Some(home) = home {
+        out.extend(IN_HOME.iter().map(|p| home.join(p)));
+    }
+    for dir in [&xdg.config, &xdg.state, &xdg.data].into_iter().flatten() {
+        out.push(dir.join("north"));
+    }
+    if let Some(config) = &xdg.config {
+        out.push(config.join("gh"));
+        out.push(config.join("gcloud"));
+    }
+    out.sort();
+    out.dedup();
+    out.retain(|p| p.symlink_metadata().is_ok());
+    out
+}
+
+/// The XDG base directories the user set (None: not set).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct XdgDirs {
+    /// `XDG_CONFIG_HOME`.
+    pub config: Option<PathBuf>,
+    /// `XDG_STATE_HOME`.
+    pub state: Option<PathBuf>,
+    /// `XDG_DATA_HOME`.
+    pub data: Option<PathBuf>,
+}
+
+impl XdgDirs {
+    /// The XDG directories from this process's environment.
+    pub fn from_env() -> Self {
+        let var = |n: &str| {
+            std::env::var_os(n)
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute())
+        };
+        XdgDirs {
+            config: var("XDG_CONFIG_HOME"),
+            state: var("XDG_STATE_HOME"),
+            data: var("XDG_DATA_HOME"),
+        }
+    }
 }
 
 /// The default of [`SandboxSpec::max_processes`]: plenty for a parallel
@@ -53,8 +134,10 @@ pub struct Protection {
     pub landlock_abi: Option<i32>,
     /// Whether the seccomp filter is installed.
     pub seccomp: bool,
-    /// The directories made read-only inside the root.
+    /// The paths made read-only inside the root.
     pub read_only: Vec<PathBuf>,
+    /// The paths hidden from the command (secret stores and the user's).
+    pub hidden: Vec<PathBuf>,
     /// Whether the read-only directories could be enforced (they need a
     /// user and mount namespace).
     pub namespaces: bool,
@@ -74,7 +157,9 @@ impl Protection {
             out.push("no seccomp: network and ptrace are not filtered");
         }
         if !self.namespaces {
-            out.push("no user namespaces: .git and .north are writable");
+            out.push(
+                "no user namespaces: .git and .north are writable and secret stores are readable",
+            );
         }
         if self.process_limit.is_none() {
             out.push("no process limit: only the system's limits stop a fork bomb");

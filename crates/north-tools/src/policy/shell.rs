@@ -216,7 +216,16 @@ impl ShellPolicy {
             return Verdict::Ask(AskReason::Escapes(escape));
         }
         if let Some(rule) = self.rules.prefix_match(&split) {
-            return Verdict::Allow(AllowedBy::PrefixRule(rule.to_owned()));
+            // The rule vouches for its own words, never for options after
+            // them that run programs or read config (`--config`, `-c`).
+            let words = rule.split_whitespace().count();
+            return match split
+                .first()
+                .and_then(|c| command::prefix_stretch(c, words))
+            {
+                Some(refusal) => Verdict::Ask(AskReason::Unverifiable(refusal)),
+                None => Verdict::Allow(AllowedBy::PrefixRule(rule.to_owned())),
+            };
         }
         // Blanket approval vouches only for commands whose programs cannot
         // run something else (the full program and option rules).
@@ -282,10 +291,7 @@ mod tests {
             ask.decide("cargo test; rm -r src", None),
             Verdict::Ask(AskReason::NotApproved)
         ));
-        assert!(matches!(
-            ask.decide("cargo testx", None),
-            Verdict::Ask(AskReason::NotApproved)
-        ));
+        assert!(matches!(ask.decide("cargo testx", None), Verdict::Ask(_)));
         assert!(matches!(
             ask.decide("cargo test ../other", None),
             Verdict::Ask(AskReason::Escapes(_))
@@ -318,6 +324,94 @@ mod tests {
                 "{unverifiable}"
             );
         }
+    }
+
+    #[test]
+    fn a_prefix_rule_never_stretches_over_options_that_run_programs() {
+        let (_dir, root) = root();
+        let rules = AllowRules {
+            exact: Vec::new(),
+            prefixes: vec!["cargo test".into(), "npm run".into()],
+        };
+        let ask = ShellPolicy::assistant(&root, rules, false);
+        for stretched in [
+            "cargo test --config 'target.x86_64-unknown-linux-gnu.runner=[\"/bin/sh\",\"-c\",\"id\"]'",
+            "cargo test --config=build.rustc-wrapper=x",
+            "cargo test -Zunstable-options",
+            "npm run build --script-shell=x",
+            "npm run -c x",
+        ] {
+            assert!(
+                matches!(
+                    ask.decide(stretched, None),
+                    Verdict::Ask(AskReason::Unverifiable(_))
+                ),
+                "{stretched}"
+            );
+        }
+        assert!(matches!(
+            ask.decide("cargo test -p x -- --nocapture", None),
+            Verdict::Allow(AllowedBy::PrefixRule(_))
+        ));
+    }
+
+    #[test]
+    fn blanket_approval_verifies_the_program_word_and_unknown_programs() {
+        let (_dir, root) = root();
+        let auto = ShellPolicy::assistant(&root, AllowRules::default(), true);
+        for unverifiable in [
+            "./t.sh",
+            "src/t.sh",
+            "/abs/evil.sh",
+            "chmod +x t.sh && ./t.sh",
+            "sqlite3 :memory: '.shell id'",
+            "npm exec -c id",
+            "npx cowsay",
+            "npm x cowsay",
+            "git st",
+            "cargo evil",
+            "cp -s src/a.rs x",
+        ] {
+            assert!(
+                matches!(
+                    auto.decide(unverifiable, None),
+                    Verdict::Ask(AskReason::Unverifiable(_))
+                ),
+                "{unverifiable}: {:?}",
+                auto.decide(unverifiable, None)
+            );
+        }
+        for fine in ["cargo test -p x", "git status", "npm test", "ls src"] {
+            assert_eq!(
+                auto.decide(fine, None),
+                Verdict::Allow(AllowedBy::AutoApprove),
+                "{fine}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_link_made_in_a_line_is_judged_from_its_own_directory() {
+        let (_dir, root) = root();
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        let auto = ShellPolicy::assistant(&root, AllowRules::default(), true);
+        for escape in [
+            "mkdir -p a/b && cd a/b && ln -s ../.. ../../up && cat up/x",
+            "ln -s ../../.. a/b/up",
+            "ln -s ../../.. a/up",
+            "ln -s src/a.rs a/b/",
+            "ln -st a src/a.rs",
+        ] {
+            assert!(
+                matches!(auto.decide(escape, None), Verdict::Ask(_)),
+                "{escape}: {:?}",
+                auto.decide(escape, None)
+            );
+        }
+        assert_eq!(
+            auto.decide("ln -s ../src/a.rs a/x.rs", None),
+            Verdict::Allow(AllowedBy::AutoApprove)
+        );
     }
 
     #[test]

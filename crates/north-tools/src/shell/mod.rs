@@ -16,7 +16,7 @@
 //! ([`crate::policy`]). Only the `cwd` option is checked to be inside the
 //! project root.
 
-pub mod env;
+pub use crate::spawn::env;
 mod output;
 mod script;
 mod session;
@@ -138,9 +138,9 @@ pub enum ShellError {
 /// Commands run one at a time; concurrent calls wait for each other.
 pub struct ShellManager {
     root: PathBuf,
-    /// A program (and its arguments) the shell is started through, such as
-    /// `north sandbox --path ROOT --`: every command then runs confined.
-    launcher: Vec<std::ffi::OsString>,
+    /// How the shell is started: through `north sandbox --path ROOT --`
+    /// when confined, so every command then runs in the OS sandbox.
+    spawner: crate::Spawner,
     session: Mutex<SessionSlot>,
 }
 
@@ -156,7 +156,7 @@ impl ShellManager {
     pub fn new(root: PathBuf) -> Self {
         ShellManager {
             root,
-            launcher: Vec::new(),
+            spawner: crate::Spawner::unconfined(),
             session: Mutex::new(SessionSlot::default()),
         }
     }
@@ -166,9 +166,14 @@ impl ShellManager {
     pub fn with_launcher(root: PathBuf, launcher: Vec<std::ffi::OsString>) -> Self {
         ShellManager {
             root,
-            launcher,
+            spawner: crate::Spawner::confined(launcher),
             session: Mutex::new(SessionSlot::default()),
         }
+    }
+
+    /// How this shell (and North's helpers beside it) start processes.
+    pub fn spawner(&self) -> &crate::Spawner {
+        &self.spawner
     }
 
     /// The directory new sessions start in.
@@ -229,7 +234,7 @@ impl ShellManager {
             Some(session) => session,
             None => {
                 restarted = slot.ended;
-                PtySession::spawn(&self.root, &self.launcher).await?
+                PtySession::spawn(&self.root, &self.spawner).await?
             }
         };
         let session = slot.live.insert(session);

@@ -22,11 +22,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use north_protocol::OutputStream;
-use portable_pty::{Child, CommandBuilder, MasterPty, PtySize, native_pty_system};
+use portable_pty::{Child, MasterPty, PtySize, native_pty_system};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::env::session_env;
 use super::output::{Collector, HeadTail, clean_text};
 use super::script::{INIT_SCRIPT, nonce, path_str, shell_quote, wrapper_script};
 use super::{RunOptions, ShellError};
@@ -111,11 +110,8 @@ fn signal_group(pgrp: i32, signal: i32) {
 
 impl PtySession {
     /// Spawns a shell in `root` and waits until it is ready.
-    pub(crate) async fn spawn(
-        root: &Path,
-        launcher: &[std::ffi::OsString],
-    ) -> Result<Self, ShellError> {
-        let env = session_env(std::env::vars_os());
+    pub(crate) async fn spawn(root: &Path, spawner: &crate::Spawner) -> Result<Self, ShellError> {
+        let env = crate::Spawner::environment();
         let path = env
             .iter()
             .find(|(k, _)| k == "PATH")
@@ -136,21 +132,8 @@ impl PtySession {
                 pixel_height: 0,
             })
             .map_err(|e| spawn_err(&e))?;
-        let mut cmd = match launcher.split_first() {
-            Some((first, rest)) => {
-                let mut cmd = CommandBuilder::new(first);
-                cmd.args(rest);
-                cmd.arg(&program);
-                cmd
-            }
-            None => CommandBuilder::new(&program),
-        };
+        let mut cmd = spawner.pty_command(program.as_os_str(), root);
         cmd.args(args);
-        cmd.env_clear();
-        for (k, v) in &env {
-            cmd.env(k, v);
-        }
-        cmd.cwd(root);
         let child = pair.slave.spawn_command(cmd).map_err(|e| spawn_err(&e))?;
         // Only the shell may hold the slave end, so its exit closes the stream.
         drop(pair.slave);

@@ -1,7 +1,6 @@
 //! Repo context helpers: `detect_languages` and `hotfiles`.
 
 use std::collections::HashMap;
-use std::process::Command;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -133,7 +132,7 @@ impl Handler for Hotfiles {
     fn run(&self, args: HotfilesArgs, ctx: &ToolContext) -> Result<Value, Failure> {
         let sandbox = ctx.sandbox()?;
         let limit = clamp_limit(args.limit, 10, 100);
-        let mut hot = git_hotfiles(&sandbox).unwrap_or_default();
+        let mut hot = git_hotfiles(&sandbox, ctx.shell.spawner()).unwrap_or_default();
         if hot.is_empty() {
             hot = largest_files(&sandbox);
         }
@@ -152,33 +151,42 @@ struct Hot {
     reason: String,
 }
 
-/// Files by recent commit frequency and changed lines, if this is a git repo.
-fn git_hotfiles(sandbox: &Sandbox) -> Option<Vec<Hot>> {
-    if !repo::is_git_repo(sandbox.root()) {
-        return None;
-    }
-    let output = Command::new("git")
-        .args(["-c", "core.quotePath=false", "-C"])
-        .arg(sandbox.root())
-        .args([
-            "log",
-            "--relative",
-            "--no-merges",
-            "--no-renames",
-            "--numstat",
-            "--format=%x00",
-        ])
-        .arg(format!("-n{HOTFILES_COMMITS}"))
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .env_remove("GIT_INDEX_FILE")
-        .output()
+/// Files by recent commit frequency and changed lines, if this is a git
+/// repo. git runs through the context's spawner (the OS sandbox when the
+/// shell is confined), never with the repository's own config.
+fn git_hotfiles(sandbox: &Sandbox, spawner: &crate::Spawner) -> Option<Vec<Hot>> {
+    let repo = crate::git::NeutralRepo::open(sandbox.root())
+        .map_err(|e| tracing::debug!(error = %e, "hotfiles: no git history"))
         .ok()?;
-    if !output.status.success() {
-        return None;
+    let mut args = vec![
+        "log".to_owned(),
+        "--no-merges".to_owned(),
+        "--no-renames".to_owned(),
+        "--no-ext-diff".to_owned(),
+        "--no-textconv".to_owned(),
+        "--numstat".to_owned(),
+        "--format=%x00".to_owned(),
+        format!("-n{HOTFILES_COMMITS}"),
+    ];
+    let prefix = repo.prefix().to_owned();
+    if !prefix.is_empty() {
+        args.extend(["--".to_owned(), prefix.clone()]);
     }
-    let text = String::from_utf8_lossy(&output.stdout);
-    let mut stats: HashMap<&str, (u64, u64)> = HashMap::new();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let text = repo
+        .run(spawner, sandbox.root(), &args)
+        .map_err(|e| tracing::warn!(error = %e, "hotfiles: git log failed"))
+        .ok()?;
+    let strip = |path: &str| -> String {
+        if prefix.is_empty() {
+            path.to_owned()
+        } else {
+            path.strip_prefix(&format!("{prefix}/"))
+                .unwrap_or(path)
+                .to_owned()
+        }
+    };
+    let mut stats: HashMap<String, (u64, u64)> = HashMap::new();
     let mut commits = 0;
     for line in text.lines() {
         if line.starts_with('\0') {
@@ -191,7 +199,7 @@ fn git_hotfiles(sandbox: &Sandbox) -> Option<Vec<Hot>> {
             continue;
         };
         let lines = added.parse::<u64>().unwrap_or(0) + removed.parse::<u64>().unwrap_or(0);
-        let entry = stats.entry(path).or_default();
+        let entry = stats.entry(strip(path)).or_default();
         entry.0 += 1;
         entry.1 += lines;
     }
@@ -199,11 +207,11 @@ fn git_hotfiles(sandbox: &Sandbox) -> Option<Vec<Hot>> {
         .into_iter()
         .filter(|(path, _)| {
             sandbox
-                .resolve_existing(path)
+                .resolve_existing(path.as_str())
                 .is_ok_and(|r| r.abs.is_file())
         })
         .map(|(path, (n, lines))| Hot {
-            path: path.to_owned(),
+            path,
             score: ((n as f64 + (1.0 + lines as f64).ln()) * 100.0).round() / 100.0,
             reason: format!("{n} commits, {lines} lines changed in the last {commits} commits"),
         })

@@ -27,7 +27,7 @@ mod rules;
 pub use paths::{MAX_GLOB_MATCHES, PathEscape, PathScope, check_paths};
 
 use lex::tokenize;
-use rules::check_segment;
+use rules::{Programs, check_segment};
 
 /// One simple command after quote removal: the program and its arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,6 +119,15 @@ pub enum Refusal {
         /// The program.
         program: String,
     },
+    /// A program the policy does not know: what it does with its arguments
+    /// cannot be checked.
+    #[error(
+        "`{program}` is not a program North's check understands, so what it runs or reads cannot be verified"
+    )]
+    UnknownProgram {
+        /// The program.
+        program: String,
+    },
     /// An option that makes an otherwise allowed program run or write
     /// something else, or follow symlinks out of the project.
     #[error(
@@ -145,13 +154,20 @@ pub enum Refusal {
 /// Accepted: words of `[A-Za-z0-9_./,:=+%@~*?[\]^-]` characters, single
 /// quotes (literal), double quotes without `$`, backtick, `\` or `!`, and the
 /// connectors `;`, `&&`, `||`, `|` between non-empty commands. Every command
-/// name must be a plain unquoted word; keywords, builtins that evaluate their
-/// arguments and programs that run other programs are refused.
+/// name must be a plain unquoted word naming a program the policy knows (an
+/// allow-list, not a deny-list: a path to a program, a code runner or a tool
+/// North has not studied is refused); keywords, builtins that evaluate their
+/// arguments and programs that run other programs are refused, and so are
+/// build tools' subcommands outside their verifiable set.
 pub fn parse(line: &str) -> Result<Vec<SimpleCommand>, Refusal> {
+    parse_with(line, Programs::Known)
+}
+
+fn parse_with(line: &str, programs: Programs) -> Result<Vec<SimpleCommand>, Refusal> {
     let segments = tokenize(line)?;
     let mut commands = Vec::with_capacity(segments.len());
     for (after, words) in segments {
-        let mut command = check_segment(words)?;
+        let mut command = check_segment(words, programs)?;
         command.after = after;
         commands.push(command);
     }
@@ -183,13 +199,22 @@ pub fn split(line: &str) -> Result<Vec<SimpleCommand>, Refusal> {
     Ok(commands)
 }
 
+/// Why a prefix rule covering the first `rule_words` words of `command`
+/// must not cover the rest of it (an option that runs programs or reads
+/// config), if so.
+pub fn prefix_stretch(command: &SimpleCommand, rule_words: usize) -> Option<Refusal> {
+    rules::stretch_refusal(command, rule_words)
+}
+
 /// Parses `line` and checks every simple command's program against `allowed`
-/// (exact names). Returns the commands when all of them are allowed.
+/// (exact names): the caller's list, not the policy's own, says which
+/// programs may run; the syntax, indirection and option rules still apply.
+/// Returns the commands when all of them are allowed.
 pub fn check_allowed<S: AsRef<str>>(
     line: &str,
     allowed: &[S],
 ) -> Result<Vec<SimpleCommand>, CommandDenied> {
-    let commands = parse(line).map_err(CommandDenied::Refused)?;
+    let commands = parse_with(line, Programs::Listed).map_err(CommandDenied::Refused)?;
     for command in &commands {
         if !allowed.iter().any(|a| a.as_ref() == command.program) {
             return Err(CommandDenied::NotAllowed {

@@ -105,12 +105,28 @@ pub fn check_paths(commands: &[SimpleCommand], scope: PathScope<'_>) -> Result<(
             last_cd = Some(reached);
             continue;
         }
+        let mut link_target = None;
+        if is_link_maker(command) {
+            // A symbolic link's target is resolved from the link's own
+            // directory when it is used, not from where `ln` ran; and a link
+            // made earlier in a line changes what later words resolve to.
+            if commands.len() > 1 {
+                return Err(PathEscape::Unverifiable {
+                    word: command.to_string(),
+                });
+            }
+            for cwd in &cwds {
+                link_target = check_link(scope.root, cwd, command)?;
+            }
+        }
         if let Some(option) = follows_links(command) {
             return Err(PathEscape::FollowsLinks {
                 word: format!("{} {option}", command.program),
             });
         }
-        let not_paths = non_path_operands(command);
+        let mut not_paths = non_path_operands(command);
+        // A symbolic link's target was judged from the link's directory.
+        not_paths.extend(link_target);
         for (i, word) in command.args.iter().enumerate() {
             if not_paths.contains(&i) {
                 continue;
@@ -122,6 +138,60 @@ pub fn check_paths(commands: &[SimpleCommand], scope: PathScope<'_>) -> Result<(
         }
     }
     Ok(())
+}
+
+/// Whether `command` creates links (`ln`, any form).
+fn is_link_maker(command: &SimpleCommand) -> bool {
+    command.program.rsplit('/').next() == Some("ln")
+}
+
+/// `ln -s TARGET LINK`: the target judged from the directory the link will
+/// be in. Every other form of `ln -s` (several targets, `-t`, a directory
+/// as the last operand) is refused as unverifiable.
+/// Returns the index of the target word when it was judged (`None` for a
+/// hard link, whose operands are ordinary paths).
+fn check_link(
+    root: &Path,
+    cwd: &Path,
+    command: &SimpleCommand,
+) -> Result<Option<usize>, PathEscape> {
+    let symbolic = command.args.iter().any(|a| {
+        a == "--symbolic" || (a.starts_with('-') && !a.starts_with("--") && a[1..].contains('s'))
+    });
+    if !symbolic {
+        return Ok(None);
+    }
+    let unverifiable = || PathEscape::Unverifiable {
+        word: command.to_string(),
+    };
+    let mut operands = Vec::new();
+    let mut options_done = false;
+    for (i, arg) in command.args.iter().enumerate() {
+        if !options_done && arg == "--" {
+            options_done = true;
+        } else if !options_done && arg.starts_with('-') {
+            let short_t = !arg.starts_with("--") && arg[1..].contains('t');
+            if short_t || arg.starts_with("--target") {
+                return Err(unverifiable());
+            }
+        } else {
+            operands.push((i, arg.as_str()));
+        }
+    }
+    let [(target_at, target), (_, link)] = operands.as_slice() else {
+        return Err(unverifiable());
+    };
+    let link_path = cwd.join(link);
+    if link.ends_with('/') || link_path.is_dir() {
+        return Err(unverifiable());
+    }
+    let link_dir = link_path.parent().unwrap_or(cwd);
+    if !is_inside(root, link_dir, Path::new(target)) {
+        return Err(PathEscape::Outside {
+            word: (*target).to_owned(),
+        });
+    }
+    Ok(Some(*target_at))
 }
 
 /// Programs that print their arguments and never open them.

@@ -43,6 +43,128 @@ const INDIRECTION: &[&str] = &[
     "m4", "make", "gmake", "bc", "dc", "jq", "yq", "gdb-multiarch",
 ];
 
+/// The programs the policy understands: what each does with its arguments
+/// is known (paths are checked, the options that run or write something
+/// else are refused below). Any other program — a code runner such as
+/// `sqlite3` (`.shell`) or `npx`, a tool North has not studied — is not
+/// verifiable: it runs only when a person approves the line (and then
+/// inside the OS sandbox).
+#[rustfmt::skip]
+const KNOWN_PROGRAMS: &[&str] = &[
+    // reading and searching
+    "ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "rg", "fd", "fdfind", "find",
+    "tree", "stat", "file", "du", "df", "less", "more", "man", "nl", "tac", "rev", "od",
+    "hexdump", "xxd", "strings", "cmp", "diff", "comm",
+    // text in, text out
+    "echo", "sort", "uniq", "cut", "tr", "column", "fold", "fmt", "paste", "join", "expand",
+    "unexpand", "md5sum", "sha1sum", "sha256sum", "sha512sum", "cksum", "b2sum", "base64",
+    "seq",
+    // where and who
+    "pwd", "cd", "true", "false", "date", "which", "whoami", "id", "uname", "basename",
+    "dirname", "realpath", "readlink", "nproc", "sleep",
+    // files in the project
+    "mkdir", "touch", "cp", "mv", "rm", "rmdir", "ln", "chmod", "tar", "gzip", "gunzip",
+    "zcat", "zip", "unzip",
+    // build tools whose subcommands are checked below
+    "git", "cargo", "rustc", "rustfmt", "go", "gofmt", "npm", "pnpm", "yarn", "tsc",
+];
+
+/// Subcommands of the build tools that are verifiable; anything else (an
+/// alias from a repository's config, an external `cargo-foo` on `PATH`,
+/// `npm exec`) is not.
+const SUBCOMMANDS: &[(&str, &[&str])] = &[
+    (
+        "git",
+        &[
+            "status",
+            "log",
+            "diff",
+            "show",
+            "add",
+            "commit",
+            "branch",
+            "switch",
+            "checkout",
+            "restore",
+            "stash",
+            "rev-parse",
+            "ls-files",
+            "blame",
+            "grep",
+            "shortlog",
+            "describe",
+            "tag",
+            "reset",
+            "merge-base",
+            "cat-file",
+            "rm",
+            "mv",
+            "init",
+            "reflog",
+            "version",
+            "help",
+        ],
+    ),
+    (
+        "cargo",
+        &[
+            "build", "b", "check", "c", "test", "t", "clippy", "fmt", "doc", "d", "tree",
+            "metadata", "bench", "run", "r", "clean", "version", "help",
+        ],
+    ),
+    (
+        "go",
+        &[
+            "build", "test", "vet", "fmt", "list", "version", "run", "mod", "help",
+        ],
+    ),
+    (
+        "npm",
+        &[
+            "test",
+            "t",
+            "run",
+            "run-script",
+            "ls",
+            "list",
+            "outdated",
+            "version",
+            "help",
+        ],
+    ),
+    (
+        "pnpm",
+        &[
+            "test", "t", "run", "ls", "list", "outdated", "version", "help",
+        ],
+    ),
+    (
+        "yarn",
+        &["test", "run", "list", "outdated", "version", "help"],
+    ),
+];
+
+/// Options that run a program or read configuration that can, on any
+/// program: a prefix rule (`cargo test`) never stretches over them.
+const CONFIG_OPTIONS: &[ArgRule] = &[
+    ArgRule::Long("--config"),
+    ArgRule::Long("--config-env"),
+    ArgRule::Exact("-c"),
+    ArgRule::Long("--script-shell"),
+    ArgRule::Long("--exec"),
+    ArgRule::Long("--exec-path"),
+    ArgRule::Long("--rcfile"),
+    ArgRule::Long("--init-file"),
+    ArgRule::Long("--node-options"),
+    ArgRule::Long("--userconfig"),
+    ArgRule::Long("--globalconfig"),
+    ArgRule::Long("--toolexec"),
+    ArgRule::Prefix("-toolexec"),
+    ArgRule::Prefix("-exec"),
+    ArgRule::Prefix("-Z"),
+    ArgRule::Prefix("--call"),
+];
+
 /// How an argument rule matches.
 #[derive(Clone, Copy)]
 enum ArgRule {
@@ -82,7 +204,52 @@ const ARG_RULES: &[(&str, &[ArgRule])] = {
             ],
         ),
         ("du", &[Short('L'), Long("--dereference")]),
-        ("cp", &[Short('L'), Short('H'), Long("--dereference")]),
+        (
+            "cp",
+            &[
+                Short('L'),
+                Short('H'),
+                Short('s'),
+                Long("--dereference"),
+                Long("--symbolic-link"),
+            ],
+        ),
+        (
+            "cargo",
+            &[
+                Long("--config"),
+                Prefix("-Z"),
+                Long("--manifest-path"),
+                Long("--target-dir"),
+                Long("--config-path"),
+            ],
+        ),
+        (
+            "go",
+            &[
+                Prefix("-exec"),
+                Prefix("-toolexec"),
+                Prefix("-overlay"),
+                Prefix("-modfile"),
+            ],
+        ),
+        (
+            "npm",
+            &[
+                Exact("-c"),
+                Long("--call"),
+                Long("--script-shell"),
+                Long("--node-options"),
+                Long("--userconfig"),
+                Long("--globalconfig"),
+                Prefix("--prefix"),
+            ],
+        ),
+        (
+            "pnpm",
+            &[Exact("-c"), Long("--script-shell"), Long("--node-options")],
+        ),
+        ("yarn", &[Long("--script-shell"), Long("--node-options")]),
         (
             "git",
             &[
@@ -196,7 +363,20 @@ const GIT_SHORT_EXEC: &[(&str, char)] = &[
     ("archive", 'o'),
 ];
 
-pub(super) fn check_segment(words: Vec<Word>) -> Result<SimpleCommand, Refusal> {
+/// Which programs a segment may name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Programs {
+    /// Only the programs the policy understands ([`KNOWN_PROGRAMS`]).
+    Known,
+    /// Any program that does not run others: a caller's own allowlist
+    /// (the mesh's `policy.json`) decides which.
+    Listed,
+}
+
+pub(super) fn check_segment(
+    words: Vec<Word>,
+    programs: Programs,
+) -> Result<SimpleCommand, Refusal> {
     let mut iter = words.into_iter();
     let Some(first) = iter.next() else {
         return Err(Refusal::Empty);
@@ -225,6 +405,11 @@ pub(super) fn check_segment(words: Vec<Word>) -> Result<SimpleCommand, Refusal> 
     if name.starts_with('-') {
         return Err(name_refusal("a command name cannot start with `-`"));
     }
+    if name.contains('/') {
+        return Err(name_refusal(
+            "a path to a program runs whatever that file is; only programs North knows by name are verifiable",
+        ));
+    }
     if !name
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || "_./+-".contains(c))
@@ -245,8 +430,14 @@ pub(super) fn check_segment(words: Vec<Word>) -> Result<SimpleCommand, Refusal> 
             program: name.clone(),
         });
     }
+    if programs == Programs::Known && !KNOWN_PROGRAMS.contains(&base) {
+        return Err(Refusal::UnknownProgram {
+            program: name.clone(),
+        });
+    }
     let rest: Vec<Word> = iter.collect();
     check_arguments(base, &name, &rest)?;
+    check_subcommand(base, &name, &rest)?;
     Ok(simple_command(name, rest))
 }
 
@@ -266,6 +457,61 @@ pub(super) fn simple_command(program: String, rest: Vec<Word>) -> SimpleCommand 
         expansions,
         after: None,
     }
+}
+
+/// The first word after the options of a build tool must be one of its
+/// verifiable subcommands.
+fn check_subcommand(base: &str, program: &str, args: &[Word]) -> Result<(), Refusal> {
+    let Some((_, allowed)) = SUBCOMMANDS.iter().find(|(name, _)| *name == base) else {
+        return Ok(());
+    };
+    let mut i = 0;
+    while i < args.len() && args[i].text.starts_with(['-', '+']) {
+        // git's global options that take a separate value.
+        if base == "git"
+            && matches!(
+                args[i].text.as_str(),
+                "-C" | "--git-dir" | "--work-tree" | "--namespace"
+            )
+        {
+            i += 1;
+        }
+        i += 1;
+    }
+    match args.get(i) {
+        None => Ok(()),
+        Some(sub) if !sub.quoted && allowed.contains(&sub.text.as_str()) => Ok(()),
+        Some(sub) => Err(Refusal::DangerousOption {
+            program: program.to_owned(),
+            arg: sub.text.clone(),
+        }),
+    }
+}
+
+/// Why the words after a prefix rule's own words cannot ride on it: an
+/// option that runs a program or reads configuration that can (`--config`,
+/// `-c`, `--script-shell`), or one the program's own rules refuse.
+pub(super) fn stretch_refusal(command: &SimpleCommand, rule_words: usize) -> Option<Refusal> {
+    let base = command
+        .program
+        .rsplit('/')
+        .next()
+        .unwrap_or(&command.program);
+    let own = ARG_RULES
+        .iter()
+        .find(|(name, _)| *name == base)
+        .map_or(&[][..], |(_, rules)| *rules);
+    let skip = rule_words.saturating_sub(1);
+    command.args.iter().skip(skip).find_map(|arg| {
+        CONFIG_OPTIONS
+            .iter()
+            .chain(own.iter())
+            .any(|rule| rule_matches(*rule, arg))
+            .then(|| Refusal::DangerousOption {
+                program: command.program.clone(),
+                arg: arg.clone(),
+            })
+    })
 }
 
 /// `python3.12`, `perl5.36`, `ruby3.1`, `node18`: versioned interpreter names.

@@ -55,30 +55,7 @@ pub const FIXED_VARIABLES: &[(&str, &str)] = &[
     ("NORTH_SHELL", "1"),
 ];
 
-/// Whether a variable name looks like it holds a secret. Checked even for
-/// allowlisted names, so a widened allowlist cannot let a key through.
-pub fn is_secret_name(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    const PREFIXES: &[&str] = &["ANTHROPIC_", "OPENAI_", "AWS_", "AZURE_", "GOOGLE_", "GCP_"];
-    const PARTS: &[&str] = &[
-        "TOKEN",
-        "SECRET",
-        "PASSWORD",
-        "PASSWD",
-        "CREDENTIAL",
-        "PRIVATE",
-        "SESSION",
-        "COOKIE",
-        "AUTH",
-    ];
-    upper.ends_with("_KEY")
-        || upper == "KEY"
-        || upper.contains("_KEY_")
-        || upper.contains("APIKEY")
-        || upper.contains("API_KEY")
-        || PREFIXES.iter().any(|p| upper.starts_with(p))
-        || PARTS.iter().any(|p| upper.contains(p))
-}
+pub use north_secrets::is_secret_name;
 
 /// The session environment built from `vars` (North's environment): safe
 /// variables that are present and not secret-looking, plus the fixed ones.
@@ -111,27 +88,6 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn secrets_are_recognised() {
-        for name in [
-            "ANTHROPIC_API_KEY",
-            "OPENAI_API_KEY",
-            "OPENAI_BASE_URL",
-            "GITHUB_TOKEN",
-            "NPM_TOKEN",
-            "AWS_SECRET_ACCESS_KEY",
-            "DB_PASSWORD",
-            "SSH_AUTH_SOCK",
-            "MY_SERVICE_KEY",
-            "STRIPE_APIKEY",
-        ] {
-            assert!(is_secret_name(name), "{name}");
-        }
-        for name in ["PATH", "HOME", "LANG", "TERM", "KEYBOARD_LAYOUT"] {
-            assert!(!is_secret_name(name), "{name}");
-        }
-    }
 
     #[test]
     fn only_safe_variables_pass() {
