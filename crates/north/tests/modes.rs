@@ -155,7 +155,7 @@ fn auto_mode_runs_commands_without_asking_inside_the_sandbox() {
     }
     let outside = t.base.join("outside");
     let command = format!(
-        "touch made-inside; echo escape > {}/escape.txt; echo hook > .git/hooks-new; echo end",
+        "touch made-inside; echo escape > {}/escape.txt; echo hook > .git/hooks/pre-commit; echo end",
         outside.display()
     );
     let (out, sent) = exec(
@@ -181,7 +181,10 @@ fn auto_mode_runs_commands_without_asking_inside_the_sandbox() {
         !outside.join("escape.txt").exists(),
         "but could not write outside"
     );
-    assert!(!t.project.join(".git/hooks-new").exists(), "nor into .git");
+    assert!(
+        !t.project.join(".git/hooks/pre-commit").exists(),
+        "nor into .git/hooks"
+    );
     assert_eq!(
         std::fs::read_to_string(t.project.join("a.txt")).unwrap(),
         "two\n"

@@ -170,13 +170,13 @@ fn process_inspection_and_mounts_are_refused() {
     let out = sandboxed(
         &t.project,
         &[],
-        "mount -o remount,rw .git 2>&1; echo x > .git/x",
+        "mount -o remount,rw .git/hooks 2>&1; echo x > .git/hooks/x",
     );
     assert!(
         !out.status.success(),
         "a command cannot undo the read-only mount"
     );
-    assert!(!t.project.join(".git/x").exists());
+    assert!(!t.project.join(".git/hooks/x").exists());
     // The command holds no capabilities, even when North runs as root.
     let out = sandboxed(&t.project, &[], "grep '^CapEff:' /proc/self/status");
     assert!(

@@ -35,7 +35,7 @@ fn shift_tab_reaches_auto_which_runs_sandboxed_and_escalates_only_when_allowed()
         "script.json",
         &json!({"turns": [
             {"tool_calls": [{"id": "c1", "name": "shell_run", "args": {"command": "touch inside.txt"}}]},
-            {"tool_calls": [{"id": "c2", "name": "shell_run", "args": {"command": "echo hook > .git/evil"}}]},
+            {"tool_calls": [{"id": "c2", "name": "shell_run", "args": {"command": "echo hook > .git/hooks/evil"}}]},
             {"text": "AUTO-DONE"}
         ]}),
     );
@@ -57,13 +57,13 @@ fn shift_tab_reaches_auto_which_runs_sandboxed_and_escalates_only_when_allowed()
     );
     assert!(sb.project().join("inside.txt").exists());
     assert!(
-        !sb.project().join(".git/evil").exists(),
+        !sb.project().join(".git/hooks/evil").exists(),
         "nothing runs outside the sandbox before the user allows it"
     );
     tty.send("1");
     tty.wait_for("AUTO-DONE");
     assert_eq!(
-        std::fs::read_to_string(sb.project().join(".git/evil")).unwrap(),
+        std::fs::read_to_string(sb.project().join(".git/hooks/evil")).unwrap(),
         "hook\n"
     );
     tty.send("\x04");

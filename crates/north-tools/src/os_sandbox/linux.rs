@@ -33,7 +33,10 @@ const READ_ONLY_IN_ROOT: &[&str] = &[
 ];
 
 /// Directories git itself creates at `git init` that North creates when
-/// missing, so a command cannot create them with its own content.
+/// missing (with an empty `config`), so a command cannot create them with
+/// its own content. What else could redirect git (`commondir`, `modules/`)
+/// and a `.git` made where there was none are set aside after the command
+/// by the shell (`shell::gitguard`).
 const CREATED_IN_GIT: &[&str] = &["hooks", "info"];
 
 /// Devices a command may write to (output sinks and terminals).
@@ -69,6 +72,12 @@ pub(super) fn enter(spec: &SandboxSpec) -> Result<Protection, OsSandboxError> {
         for name in CREATED_IN_GIT {
             let _ = std::fs::create_dir(git.join(name));
         }
+        // An empty config is what git assumes when there is none; made so
+        // it can be held read-only.
+        let _ = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(git.join("config"));
     }
     let mut protected: Vec<PathBuf> = READ_ONLY_IN_ROOT
         .iter()

@@ -17,6 +17,7 @@
 //! project root.
 
 pub use crate::spawn::env;
+mod gitguard;
 mod output;
 mod script;
 mod session;
@@ -238,6 +239,8 @@ impl ShellManager {
             }
         };
         let session = slot.live.insert(session);
+        let confined = self.spawner.is_confined();
+        let git_before = confined.then(|| gitguard::observe(&self.root));
         let raw = session.run(command, cwd.as_deref(), &opts, cancel).await;
         let raw = match raw {
             Ok(raw) => raw,
@@ -275,6 +278,9 @@ impl ShellManager {
         }
         if raw.session_ended {
             notes.push("The shell session ended; the next command starts a new one.".to_owned());
+        }
+        if let Some(note) = git_before.and_then(|before| gitguard::seal(&self.root, &before)) {
+            notes.push(note);
         }
         Ok(RunResult {
             stdout: raw.stdout,

@@ -20,6 +20,7 @@
 
 use std::fmt;
 
+mod known;
 mod lex;
 mod paths;
 mod rules;

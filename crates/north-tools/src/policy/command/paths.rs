@@ -63,6 +63,15 @@ pub enum PathEscape {
         /// The program and option.
         word: String,
     },
+    /// A symbolic link made in a line with other commands, or in a form
+    /// whose target cannot be judged from the link's own directory.
+    #[error(
+        "`{word}` makes a symbolic link, whose target is resolved from the link's own directory; North verifies only `ln -s TARGET LINK` alone in a line"
+    )]
+    Link {
+        /// The `ln` command.
+        word: String,
+    },
     /// A glob too broad to verify, or a `cd` into a glob.
     #[error("`{word}` expands to too many paths to verify; name the files more precisely")]
     Unverifiable {
@@ -111,7 +120,7 @@ pub fn check_paths(commands: &[SimpleCommand], scope: PathScope<'_>) -> Result<(
             // directory when it is used, not from where `ln` ran; and a link
             // made earlier in a line changes what later words resolve to.
             if commands.len() > 1 {
-                return Err(PathEscape::Unverifiable {
+                return Err(PathEscape::Link {
                     word: command.to_string(),
                 });
             }
@@ -161,7 +170,7 @@ fn check_link(
     if !symbolic {
         return Ok(None);
     }
-    let unverifiable = || PathEscape::Unverifiable {
+    let unverifiable = || PathEscape::Link {
         word: command.to_string(),
     };
     let mut operands = Vec::new();

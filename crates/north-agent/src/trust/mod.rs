@@ -16,6 +16,9 @@
 //! project's state and what it asks for), [`ProjectTrust`] (what an agent is
 //! told), [`AllowRulesView`] (the project's allow rules, for display).
 
+mod named;
+
+use named::{describe_server, feed_named_files, server_argv};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -397,6 +400,17 @@ fn scan(root: &Path) -> Scan {
                     .iter()
                     .map(|c| format!(".north/allowlist.json allows commands starting with `{c}`")),
             );
+            wants.extend(
+                list.tools()
+                    .iter()
+                    .map(|t| format!(".north/allowlist.json allows the tool `{t}` without asking")),
+            );
+            // A rule that names a project file (`./scripts/check.sh`)
+            // trusts that file's content too.
+            for rule in list.commands().iter().chain(list.prefixes()) {
+                let words: Vec<&str> = rule.split_whitespace().collect();
+                feed_named_files(&mut feed, root, &[root.to_path_buf()], &words);
+            }
         }
         Err(_) if !allowlist_bytes.is_empty() => {
             wants.push(".north/allowlist.json (unreadable)".into());
@@ -424,19 +438,23 @@ fn scan(root: &Path) -> Scan {
             .ok()
             .and_then(|v| v.get("mcpServers").and_then(Value::as_object).cloned());
         match servers {
-            Some(servers) => wants.extend(servers.iter().map(|(name, s)| {
-                let what = s
-                    .get("command")
-                    .and_then(Value::as_str)
-                    .map(|c| format!("runs `{c}`"))
-                    .or_else(|| {
-                        s.get("url")
-                            .and_then(Value::as_str)
-                            .map(|u| format!("connects to {u}"))
-                    })
-                    .unwrap_or_else(|| "is configured".into());
-                format!(".mcp.json: MCP server `{name}` {what}")
-            })),
+            Some(servers) => {
+                for (name, server) in &servers {
+                    wants.push(format!(
+                        ".mcp.json: MCP server `{name}` {}",
+                        describe_server(server)
+                    ));
+                    // The files it runs are part of what the user trusts:
+                    // changing only `mcp/server.sh` asks again.
+                    let (argv, cwd) = server_argv(server);
+                    let mut bases = vec![root.to_path_buf()];
+                    if let Some(cwd) = cwd {
+                        bases.insert(0, root.join(cwd));
+                    }
+                    let words: Vec<&str> = argv.iter().map(String::as_str).collect();
+                    feed_named_files(&mut feed, root, &bases, &words);
+                }
+            }
             None => wants.push(".mcp.json (MCP servers)".into()),
         }
     }
