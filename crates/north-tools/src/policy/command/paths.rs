@@ -133,7 +133,13 @@ pub fn check_paths(commands: &[SimpleCommand], scope: PathScope<'_>) -> Result<(
                 word: format!("{} {option}", command.program),
             });
         }
-        let mut not_paths = non_path_operands(command);
+        // A glob is expanded by the shell before the program decides what a
+        // word means: `grep *` hands it file names, so a glob is always
+        // judged as the paths it could become, pattern position or not.
+        let mut not_paths: Vec<usize> = non_path_operands(command)
+            .into_iter()
+            .filter(|i| !command.expansions.get(*i).is_some_and(|e| e.glob))
+            .collect();
         // A symbolic link's target was judged from the link's directory.
         not_paths.extend(link_target);
         for (i, word) in command.args.iter().enumerate() {
