@@ -154,9 +154,9 @@ pub struct ModelArgs {
     #[arg(long)]
     pub trust: bool,
     /// Run every command inside the OS sandbox (on, the default) or not (off).
-    /// Only this flag turns it off: no project file can.
-    #[arg(long, value_enum, default_value = "on", value_name = "on|off")]
-    pub sandbox: SandboxSwitch,
+    /// Only this flag or your own config (`"sandbox": {"enabled": false}`) turns it off: no project file can.
+    #[arg(long, value_enum, value_name = "on|off")]
+    pub sandbox: Option<SandboxSwitch>,
 }
 
 /// `--sandbox on|off`.

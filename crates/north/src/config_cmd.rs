@@ -50,6 +50,9 @@ pub fn main(args: ConfigArgs) -> anyhow::Result<ExitCode> {
             IgnoredBecause::EndpointFromProject => {
                 "endpoints that receive your key come only from you"
             }
+            IgnoredBecause::SandboxFromProject => {
+                "only your own config or --sandbox shapes the OS sandbox"
+            }
         };
         println!("ignored project setting {} ({why})", ignored.key);
     }

@@ -439,7 +439,8 @@ fn serve(root: &std::path::Path, args: ServeArgs) -> anyhow::Result<ExitCode> {
         north_tools::policy::AllowRules::default()
     };
     let launcher = if cfg!(target_os = "linux") {
-        Some(crate::setup::sandbox_launcher(root, &[])?)
+        let choice = crate::setup::SandboxChoice::for_project(root, None);
+        Some(crate::setup::sandbox_launcher(root, &[], &choice.hide)?)
     } else {
         None
     };

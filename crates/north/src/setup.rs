@@ -56,6 +56,64 @@ pub struct Project {
     /// command runs in the OS sandbox — in every mode, unless the user said
     /// `--sandbox off` (a project cannot).
     pub shell_launcher: Option<Vec<std::ffi::OsString>>,
+    /// Whether commands are confined and what else they may not read.
+    pub sandbox: SandboxChoice,
+}
+
+/// The user's choice about the OS sandbox: their flag, else their own
+/// config; a project's file never counts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxChoice {
+    /// Commands run inside the sandbox.
+    pub enabled: bool,
+    /// Paths hidden besides the secret stores (`sandbox.deny_read`).
+    pub hide: Vec<PathBuf>,
+}
+
+impl SandboxChoice {
+    /// From the effective configuration and the `--sandbox` flag.
+    pub fn new(config: &Config, flag: Option<crate::args::SandboxSwitch>) -> Self {
+        let enabled = match flag {
+            Some(crate::args::SandboxSwitch::On) => true,
+            Some(crate::args::SandboxSwitch::Off) => false,
+            None => config.sandbox.value,
+        };
+        if config
+            .ignored
+            .iter()
+            .any(|i| i.because == north_agent::config::IgnoredBecause::SandboxFromProject)
+        {
+            eprintln!(
+                "north: ignored `sandbox` in .north/project.json: only your own config or --sandbox shapes the OS sandbox"
+            );
+        }
+        SandboxChoice {
+            enabled,
+            hide: config.sandbox_deny_read.value.clone(),
+        }
+    }
+
+    /// For a command that loads no configuration of its own (`north tool`):
+    /// the user's config, read for this alone.
+    pub fn for_project(root: &std::path::Path, flag: Option<crate::args::SandboxSwitch>) -> Self {
+        let global = north_agent::config::global_config_path();
+        match Config::load(
+            root,
+            global.as_deref(),
+            north_secrets::var,
+            &Overrides::default(),
+            false,
+        ) {
+            Ok(config) => SandboxChoice::new(&config, flag),
+            Err(e) => {
+                tracing::warn!(error = %e, "config unreadable; the sandbox stays on");
+                SandboxChoice {
+                    enabled: flag != Some(crate::args::SandboxSwitch::Off),
+                    hide: Vec::new(),
+                }
+            }
+        }
+    }
 }
 
 /// Asks the user whether to trust a project (the interactive assistant
@@ -150,7 +208,8 @@ pub fn project(
         trust.applies(),
     )?;
     let selected = provider::select(&config, model)?;
-    let shell_launcher = confined_launcher(&root, model.sandbox, &[]);
+    let sandbox = SandboxChoice::new(&config, model.sandbox);
+    let shell_launcher = confined_launcher(&root, &sandbox, &[]);
     Ok(Project {
         root,
         config,
@@ -158,6 +217,7 @@ pub fn project(
         trust,
         trust_store,
         shell_launcher,
+        sandbox,
     })
 }
 
@@ -165,14 +225,14 @@ pub fn project(
 /// turned the sandbox off (or the platform has none).
 pub fn confined_launcher(
     root: &std::path::Path,
-    sandbox: crate::args::SandboxSwitch,
+    sandbox: &SandboxChoice,
     grants: &[north_protocol::Capability],
 ) -> Option<Vec<std::ffi::OsString>> {
-    if sandbox == crate::args::SandboxSwitch::Off || !cfg!(target_os = "linux") {
+    if !sandbox.enabled || !cfg!(target_os = "linux") {
         tracing::warn!("the OS sandbox is off: commands run unconfined");
         return None;
     }
-    match sandbox_launcher(root, grants) {
+    match sandbox_launcher(root, grants, &sandbox.hide) {
         Ok(l) => Some(l),
         Err(e) => {
             tracing::warn!(error = %e, "no sandbox launcher; commands run unconfined");
@@ -186,6 +246,7 @@ pub fn confined_launcher(
 pub fn sandbox_launcher(
     root: &std::path::Path,
     grants: &[north_protocol::Capability],
+    hide: &[PathBuf],
 ) -> anyhow::Result<Vec<std::ffi::OsString>> {
     let exe =
         std::env::current_exe().context("cannot find the north binary to sandbox commands")?;
@@ -199,6 +260,10 @@ pub fn sandbox_launcher(
     }) {
         argv.extend(["--grant".into(), "net".into()]);
     }
+    for path in hide {
+        argv.push("--hide".into());
+        argv.push(path.into());
+    }
     argv.push("--".into());
     Ok(argv)
 }
@@ -208,7 +273,7 @@ pub fn sandbox_launcher(
 /// the shell outside it a stopped command may escalate to once.
 pub fn mode_kit(project: &Project, grants: &[north_protocol::Capability]) -> north_agent::ModeKit {
     let root = project.root.as_path();
-    let sandboxed_shell = match sandbox_launcher(root, grants) {
+    let sandboxed_shell = match sandbox_launcher(root, grants, &project.sandbox.hide) {
         Ok(launcher) if cfg!(target_os = "linux") => Some(std::sync::Arc::new(
             north_tools::shell::ShellManager::with_launcher(root.to_path_buf(), launcher),
         )),
@@ -270,7 +335,7 @@ impl Project {
     /// capability (the user's `--grant`).
     pub fn grant(&mut self, grants: &[north_protocol::Capability]) {
         if self.shell_launcher.is_some() {
-            self.shell_launcher = sandbox_launcher(&self.root, grants).ok();
+            self.shell_launcher = sandbox_launcher(&self.root, grants, &self.sandbox.hide).ok();
         }
     }
 

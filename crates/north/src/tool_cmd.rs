@@ -58,8 +58,8 @@ pub struct ToolArgs {
     #[arg(long)]
     pub list: bool,
     /// Run commands (and North's own git) inside the OS sandbox (on, the default) or not (off).
-    #[arg(long, value_enum, default_value = "on", value_name = "on|off")]
-    pub sandbox: crate::args::SandboxSwitch,
+    #[arg(long, value_enum, value_name = "on|off")]
+    pub sandbox: Option<crate::args::SandboxSwitch>,
 }
 
 /// An invalid use of `north tool` (exit status 2).
@@ -127,7 +127,8 @@ pub fn run(args: ToolArgs) -> anyhow::Result<ExitCode> {
     };
     let mut ctx = ToolContext::for_project(root.clone());
     ctx.capabilities = args.grants.clone();
-    if let Some(launcher) = crate::setup::confined_launcher(&root, args.sandbox, &args.grants) {
+    let choice = crate::setup::SandboxChoice::for_project(&root, args.sandbox);
+    if let Some(launcher) = crate::setup::confined_launcher(&root, &choice, &args.grants) {
         ctx.shell = std::sync::Arc::new(north_tools::shell::ShellManager::with_launcher(
             root, launcher,
         ));

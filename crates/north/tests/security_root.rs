@@ -363,3 +363,103 @@ async fn the_model_never_receives_norths_key() {
     assert!(sent.contains("key = [REDACTED]"), "{sent}");
     assert!(!sent.contains(KEY), "{sent}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_git_dir_the_model_creates_in_auto_mode_is_set_aside() {
+    let sb = Sandbox::new();
+    let marker = sb.dir.path().join("fsmonitor-ran.txt");
+    let hook = format!("echo ran >> {}", marker.display());
+    let make_repo = format!(
+        "git init -q && printf '[core]\\n\\tfsmonitor = {hook}\\n' >> .git/config && echo made"
+    );
+    let s = script(&sb, shell_turns(&[&make_repo]));
+    let requests = sb.dir.path().join("requests.jsonl");
+    let out = output(exec(&sb, &s, &requests, &["--mode", "auto"])).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let p = sb.project();
+    assert!(
+        !p.join(".git").exists(),
+        "the model's .git was left in place"
+    );
+    let quarantine = p.join(".north/quarantine");
+    assert!(quarantine.is_dir(), "it was set aside, not deleted");
+    let sent: String = recorded(&requests).iter().map(Value::to_string).collect();
+    assert!(sent.contains("quarantine"), "the model is told: {sent}");
+    // The user's own git in the project runs nothing the model wrote.
+    let status = Command::new("git")
+        .args(["status"])
+        .current_dir(&p)
+        .env("GIT_CEILING_DIRECTORIES", sb.dir.path())
+        .output()
+        .unwrap();
+    assert!(!status.status.success(), "no repository is left here");
+    assert!(!marker.exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_file_cannot_turn_the_sandbox_off() {
+    let sb = Sandbox::new();
+    let p = sb.project();
+    std::fs::write(
+        p.join(".north/project.json"),
+        json!({"sandbox": {"enabled": false}, "allow_shell": true}).to_string(),
+    )
+    .unwrap();
+    // Outside the project and the temp dir the sandbox leaves writable.
+    std::fs::create_dir_all(sb.home().join(".ssh")).unwrap();
+    let outside = sb.home().join(".ssh/outside.txt");
+    let rule = format!("touch {}", outside.display());
+    std::fs::write(
+        p.join(".north/allowlist.json"),
+        json!({"allowedCommands": [rule]}).to_string(),
+    )
+    .unwrap();
+    let s = script(&sb, shell_turns(&[&rule]));
+    let requests = sb.dir.path().join("requests.jsonl");
+    let out = output(exec(&sb, &s, &requests, &["--trust"])).await;
+    let err = text(&out.stderr);
+    assert!(err.contains("never leaves the sandbox"), "{err}");
+    assert!(err.contains("ignored `sandbox`"), "{err}");
+    assert!(
+        !outside.exists(),
+        "a trusted project's file turned the sandbox off"
+    );
+    // The user's own flag does, and so does the user's own config.
+    let out = output(exec(&sb, &s, &requests, &["--trust", "--sandbox", "off"])).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(outside.exists());
+    std::fs::remove_file(&outside).unwrap();
+    let config = sb.home().join("config/north/config.json");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(&config, json!({"sandbox": {"enabled": false}}).to_string()).unwrap();
+    let out = output(exec(&sb, &s, &requests, &["--trust"])).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(outside.exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_users_deny_read_hides_more_paths() {
+    let sb = Sandbox::new();
+    let private = sb.home().join("work-notes");
+    std::fs::create_dir_all(&private).unwrap();
+    std::fs::write(private.join("plan.txt"), "PRIVATE-PLAN-7731").unwrap();
+    let config = sb.home().join("config/north/config.json");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(
+        &config,
+        json!({"sandbox": {"deny_read": ["~/work-notes"]}}).to_string(),
+    )
+    .unwrap();
+    let read = format!("cat {}", private.join("plan.txt").display());
+    std::fs::write(
+        sb.project().join(".north/allowlist.json"),
+        json!({"allowedCommands": [read]}).to_string(),
+    )
+    .unwrap();
+    let s = script(&sb, shell_turns(&[&read]));
+    let requests = sb.dir.path().join("requests.jsonl");
+    let _ = output(exec(&sb, &s, &requests, &["--trust"])).await;
+    let sent: String = recorded(&requests).iter().map(Value::to_string).collect();
+    assert!(!sent.contains("PRIVATE-PLAN-7731"), "{sent}");
+    assert!(sent.contains("Permission denied"), "{sent}");
+}

@@ -41,6 +41,18 @@ pub struct ConfigFile {
     pub thinking: Option<ReasoningEffort>,
     /// Permission mode at start: `ask`, `accept-edits`, `plan` or `auto`.
     pub mode: Option<north_protocol::PermissionMode>,
+    /// The OS sandbox: your own config only (a project's is ignored).
+    pub sandbox: Option<SandboxFile>,
+}
+
+/// `"sandbox": {"enabled": false, "deny_read": ["~/work/secrets"]}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub struct SandboxFile {
+    /// `false` runs commands unconfined (as `--sandbox off`).
+    pub enabled: Option<bool>,
+    /// More paths every sandboxed command may not read (`~/` is your home).
+    pub deny_read: Option<Vec<String>>,
 }
 
 pub(super) const PROVIDERS: &[&str] = &["anthropic", "openai", "scripted"];

@@ -113,6 +113,11 @@ pub struct Config {
     pub thinking: Sourced<Option<ReasoningEffort>>,
     /// Permission mode at start.
     pub mode: Sourced<north_protocol::PermissionMode>,
+    /// Whether commands run inside the OS sandbox (only the user's config
+    /// or flag turns it off).
+    pub sandbox: Sourced<bool>,
+    /// Paths hidden from sandboxed commands besides the secret stores.
+    pub sandbox_deny_read: Sourced<Vec<std::path::PathBuf>>,
     /// Project settings that were not applied, and why.
     pub ignored: Vec<IgnoredSetting>,
 }
@@ -134,6 +139,8 @@ pub enum IgnoredBecause {
     Untrusted,
     /// It chooses where an API key is sent; only the user may.
     EndpointFromProject,
+    /// It shapes the OS sandbox; only the user's own config may.
+    SandboxFromProject,
 }
 
 impl Default for Config {
@@ -152,6 +159,8 @@ impl Default for Config {
             context_window: Sourced::default(None),
             net_allowlist: Sourced::default(None),
             thinking: Sourced::default(None),
+            sandbox: Sourced::default(true),
+            sandbox_deny_read: Sourced::default(Vec::new()),
             mode: Sourced::default(north_protocol::PermissionMode::Ask),
             ignored: Vec::new(),
         }
@@ -214,6 +223,9 @@ impl Config {
     /// the project is trusted; what it may not set is recorded in `ignored`.
     fn apply_file(&mut self, mut f: ConfigFile, src: impl Fn() -> Source, project: Option<bool>) {
         if let Some(trusted) = project {
+            if f.sandbox.take().is_some() {
+                self.ignore("sandbox", IgnoredBecause::SandboxFromProject);
+            }
             if f.anthropic_base_url.take().is_some() {
                 self.ignore("anthropic_base_url", IgnoredBecause::EndpointFromProject);
             }
@@ -283,6 +295,23 @@ impl Config {
         }
         if let Some(v) = f.mode {
             self.mode.set(v, src());
+        }
+        if let Some(sandbox) = f.sandbox {
+            if let Some(v) = sandbox.enabled {
+                self.sandbox.set(v, src());
+            }
+            if let Some(paths) = sandbox.deny_read {
+                let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+                let paths = paths
+                    .iter()
+                    .filter_map(|p| match (p.strip_prefix("~/"), &home) {
+                        (Some(rest), Some(h)) => Some(h.join(rest)),
+                        (Some(_), None) => None,
+                        (None, _) => Some(std::path::PathBuf::from(p)),
+                    })
+                    .collect();
+                self.sandbox_deny_read.set(paths, src());
+            }
         }
     }
 
