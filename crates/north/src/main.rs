@@ -9,7 +9,8 @@
 //! - `guard`: keeps North's secrets inside North's process
 //! - `logging`: logging (uses `args`, `guard`)
 //! - `provider`: choosing and building a model backend from the effective configuration, and the… (uses `args`)
-//! - `setup`: setup shared by every command that runs the agent (exec, the TUI, mesh) (uses `args`, `provider`)
+//! - `sandboxing`: where North's commands run: the user's sandbox choice and the `north sandbox` launcher (uses `args`)
+//! - `setup`: setup shared by every command that runs the agent (exec, the TUI, mesh) (uses `args`, `provider`, `sandboxing`)
 //! - `acp_cmd`: `north acp` (uses `args`, `logging`, `setup`)
 //! - `interactive`: `north` with no subcommand (uses `args`, `logging`, `setup`)
 //! - `mcp_cmd`: `north mcp` (uses `setup`)
@@ -39,6 +40,7 @@ mod mesh_cmd;
 mod output;
 mod provider;
 mod sandbox_cmd;
+mod sandboxing;
 mod sessions;
 mod setup;
 mod tool_cmd;

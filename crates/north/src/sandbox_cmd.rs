@@ -27,12 +27,21 @@ pub struct SandboxArgs {
     /// North always hides); repeatable.
     #[arg(long = "hide", value_name = "PATH")]
     pub hidden: Vec<PathBuf>,
+    /// Let the command create Unix sockets (a local socket it serves or
+    /// connects to; off by default, since sockets outside reach servers
+    /// that run anything).
+    #[arg(long)]
+    pub unix_sockets: bool,
     /// How many processes the command may run at once (a fork bomb stops there).
     #[arg(long, value_name = "N", default_value_t = north_tools::os_sandbox::DEFAULT_MAX_PROCESSES,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub max_processes: u64,
+    /// Print what is writable, read-only and hidden, and the kernel features
+    /// in use or missing, then exit (no command needed).
+    #[arg(long)]
+    pub explain: bool,
     /// The command and its arguments (after `--`).
-    #[arg(value_name = "CMD", num_args = 1.., required = true, last = true)]
+    #[arg(value_name = "CMD", num_args = 1.., required_unless_present = "explain", last = true)]
     pub command: Vec<String>,
 }
 
@@ -62,8 +71,13 @@ pub fn main(args: SandboxArgs) -> anyhow::Result<ExitCode> {
             .iter()
             .filter_map(|p| physical(p).ok())
             .collect(),
+        unix_sockets: args.unix_sockets,
     };
     let protection = enter(&spec)?;
+    if args.explain {
+        print!("{}", protection.explain(&spec));
+        return Ok(ExitCode::SUCCESS);
+    }
     let gaps = protection.gaps();
     if !gaps.is_empty() {
         eprintln!("sandbox: partial — {}", gaps.join("; "));

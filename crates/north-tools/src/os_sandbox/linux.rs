@@ -102,7 +102,7 @@ pub(super) fn enter(spec: &SandboxSpec) -> Result<Protection, OsSandboxError> {
     hidden.retain(|h| !spec.root.starts_with(h));
     // Without user namespaces the read-only and hidden paths cannot be
     // enforced; that is reported, not fatal (the other layers still apply).
-    if enter_namespaces()? {
+    if let Some(pid_namespace) = enter_namespaces()? {
         if git_is_dir {
             // Pinned: a mount point cannot be renamed or removed, so `.git`
             // cannot be moved aside and replaced by one the command wrote.
@@ -117,6 +117,11 @@ pub(super) fn enter(spec: &SandboxSpec) -> Result<Protection, OsSandboxError> {
         protection.namespaces = true;
         protection.read_only = protected;
         protection.hidden = hidden;
+        if pid_namespace {
+            // Only the command's process comes back from here.
+            let super::pidns::Role::Command = super::pidns::split()?;
+            protection.pid_namespace = true;
+        }
     }
     // Both Landlock and seccomp need no_new_privs; it also keeps setuid
     // programs from regaining what the sandbox took away.
@@ -124,21 +129,28 @@ pub(super) fn enter(spec: &SandboxSpec) -> Result<Protection, OsSandboxError> {
     if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
         return Err(setup("set no_new_privs")(last_error()));
     }
+    protection.writable = writable_paths(spec);
     protection.landlock_abi = landlock(spec)?;
-    seccomp(spec.net)?;
+    seccomp(spec.net, spec.unix_sockets)?;
     protection.seccomp = true;
     Ok(protection)
 }
 
-/// Enters a new user and mount namespace (mapping the user to itself, or to
-/// an unprivileged id when it is root, so the command holds no capability
-/// that could undo a mount). `false` when the kernel refuses namespaces.
-fn enter_namespaces() -> Result<bool, OsSandboxError> {
+/// Enters a new user, mount and (when the kernel allows) PID namespace,
+/// mapping the user to itself, or to an unprivileged id when it is root, so
+/// the command holds no capability that could undo a mount. `None` when the
+/// kernel refuses namespaces; `Some(true)` when the PID namespace is new too.
+fn enter_namespaces() -> Result<Option<bool>, OsSandboxError> {
     // SAFETY: plain libc getters and unshare with constant flags.
     let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
-    if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) } != 0 {
-        return Ok(false);
-    }
+    let with_pid = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID;
+    let pid_namespace = if unsafe { libc::unshare(with_pid) } == 0 {
+        true
+    } else if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) } == 0 {
+        false
+    } else {
+        return Ok(None);
+    };
     let inside = |id: u32| if id == 0 { 1000 } else { id };
     let _ = std::fs::write("/proc/self/setgroups", "deny");
     std::fs::write("/proc/self/uid_map", format!("{} {uid} 1\n", inside(uid)))
@@ -148,7 +160,7 @@ fn enter_namespaces() -> Result<bool, OsSandboxError> {
     // Mount changes stay in this namespace.
     mount(None, Path::new("/"), libc::MS_REC | libc::MS_PRIVATE)
         .map_err(setup("make the mounts private"))?;
-    Ok(true)
+    Ok(Some(pid_namespace))
 }
 
 fn cpath(p: &Path) -> Result<CString, String> {
@@ -240,13 +252,20 @@ fn hide(path: &Path) -> Result<(), String> {
 
 /// Writes allowed only beneath the root, the temp dir, the user's paths
 /// and output devices; everything may be read and executed.
-fn landlock(spec: &SandboxSpec) -> Result<Option<i32>, OsSandboxError> {
-    let abi = ABI::V5;
-    let err = |e: landlock::RulesetError| setup("confine writes (Landlock)")(e.to_string());
+/// What the command may write: the root, the temp dir, the user's paths
+/// and output devices (those that exist).
+pub(super) fn writable_paths(spec: &SandboxSpec) -> Vec<PathBuf> {
     let mut writable: Vec<PathBuf> = vec![spec.root.clone(), std::env::temp_dir()];
     writable.extend(spec.writable.iter().cloned());
     writable.extend(WRITABLE_DEVICES.iter().map(PathBuf::from));
     writable.retain(|p| p.exists());
+    writable
+}
+
+fn landlock(spec: &SandboxSpec) -> Result<Option<i32>, OsSandboxError> {
+    let abi = ABI::V5;
+    let err = |e: landlock::RulesetError| setup("confine writes (Landlock)")(e.to_string());
+    let writable = writable_paths(spec);
     let status = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
         .handle_access(AccessFs::from_all(abi))
@@ -275,7 +294,7 @@ fn landlock(spec: &SandboxSpec) -> Result<Option<i32>, OsSandboxError> {
 /// Sockets of the internet families fail unless `net`; process inspection,
 /// the keyring, mounts and io_uring (which could open sockets past this
 /// filter) always fail with EPERM.
-fn seccomp(net: bool) -> Result<(), OsSandboxError> {
+fn seccomp(net: bool, unix_sockets: bool) -> Result<(), OsSandboxError> {
     let err = |e: seccompiler::BackendError| setup("filter system calls (seccomp)")(e.to_string());
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     for call in [
@@ -293,17 +312,24 @@ fn seccomp(net: bool) -> Result<(), OsSandboxError> {
     ] {
         rules.insert(call, Vec::new());
     }
+    let family = |f: i32| -> Result<SeccompRule, OsSandboxError> {
+        let cond = SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, f as u64)
+            .map_err(err)?;
+        SeccompRule::new(vec![cond]).map_err(err)
+    };
+    let mut refused_families = Vec::new();
     if !net {
-        let family = |f: i32| -> Result<SeccompRule, OsSandboxError> {
-            let cond =
-                SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, f as u64)
-                    .map_err(err)?;
-            SeccompRule::new(vec![cond]).map_err(err)
-        };
-        rules.insert(
-            libc::SYS_socket,
-            vec![family(libc::AF_INET)?, family(libc::AF_INET6)?],
-        );
+        refused_families.extend([family(libc::AF_INET)?, family(libc::AF_INET6)?]);
+    }
+    // Pathname Unix sockets reach servers outside the sandbox (a tmux or
+    // docker socket, the user's D-Bus, ssh and gpg agents) that would run
+    // anything for it; Landlock scopes only abstract ones. `socketpair`
+    // (pipes between a command's own processes) stays allowed.
+    if !unix_sockets {
+        refused_families.push(family(libc::AF_UNIX)?);
+    }
+    if !refused_families.is_empty() {
+        rules.insert(libc::SYS_socket, refused_families);
     }
     let arch = std::env::consts::ARCH
         .try_into()

@@ -21,8 +21,11 @@
 //!   and replaced).
 //! - **Processes:** at most [`SandboxSpec::max_processes`] more at once
 //!   (`RLIMIT_NPROC`, or a `pids` cgroup as root), so a fork bomb stops.
+//! - **Processes (PID namespace):** the command is the child of a private
+//!   init with its own `/proc`: it sees only its own processes, and when it
+//!   exits everything it started dies with it.
 //! - **System calls (seccomp):** `socket(AF_INET/AF_INET6)` fails unless
-//!   `net` is granted; `ptrace`, `process_vm_readv/writev` and the kernel
+//!   `net` is granted, `socket(AF_UNIX)` unless Unix sockets are; `ptrace`, `process_vm_readv/writev` and the kernel
 //!   keyring calls always fail with `EPERM`.
 //!
 //! What the kernel cannot do is reported, never claimed: [`Protection`]
@@ -31,6 +34,8 @@
 
 #[cfg(target_os = "linux")]
 mod linux;
+#[cfg(target_os = "linux")]
+mod pidns;
 #[cfg(target_os = "linux")]
 mod procs;
 
@@ -50,6 +55,9 @@ pub struct SandboxSpec {
     /// Paths hidden from the command besides [`secret_paths`] (the user's
     /// `sandbox.deny_read`).
     pub hidden: Vec<PathBuf>,
+    /// Whether Unix sockets may be created (off: a command cannot reach a
+    /// tmux, docker, D-Bus or agent socket outside).
+    pub unix_sockets: bool,
 }
 
 /// The user's secret stores under `home` (and North's own config and state
@@ -134,10 +142,15 @@ pub struct Protection {
     pub landlock_abi: Option<i32>,
     /// Whether the seccomp filter is installed.
     pub seccomp: bool,
+    /// The paths the command may write.
+    pub writable: Vec<PathBuf>,
     /// The paths made read-only inside the root.
     pub read_only: Vec<PathBuf>,
     /// The paths hidden from the command (secret stores and the user's).
     pub hidden: Vec<PathBuf>,
+    /// Whether the command runs in a PID namespace of its own (it sees
+    /// only its processes; all of them end with it).
+    pub pid_namespace: bool,
     /// Whether the read-only directories could be enforced (they need a
     /// user and mount namespace).
     pub namespaces: bool,
@@ -161,8 +174,76 @@ impl Protection {
                 "no user namespaces: .git and .north are writable and secret stores are readable",
             );
         }
+        if self.namespaces && !self.pid_namespace {
+            out.push("no PID namespace: other processes are visible and a daemon can outlive the command");
+        }
         if self.process_limit.is_none() {
             out.push("no process limit: only the system's limits stop a fork bomb");
+        }
+        out
+    }
+}
+
+impl Protection {
+    /// A report for a person: what the command may write, what is hidden
+    /// and read-only, what the network and sockets are, and which kernel
+    /// features are in use or missing (`north sandbox --explain`).
+    pub fn explain(&self, spec: &SandboxSpec) -> String {
+        let list = |paths: &[PathBuf]| {
+            if paths.is_empty() {
+                "  (none)\n".to_owned()
+            } else {
+                paths
+                    .iter()
+                    .map(|p| format!("  {}\n", p.display()))
+                    .collect()
+            }
+        };
+        let mut out = String::new();
+        out.push_str("writable:\n");
+        out.push_str(&list(&self.writable));
+        out.push_str("read-only inside the project:\n");
+        out.push_str(&list(&self.read_only));
+        out.push_str("hidden (cannot be read):\n");
+        out.push_str(&list(&self.hidden));
+        out.push_str(&format!(
+            "network: {}\n",
+            if spec.net {
+                "allowed (granted)"
+            } else {
+                "refused (AF_INET/AF_INET6 sockets fail)"
+            }
+        ));
+        out.push_str(&format!(
+            "unix sockets: {}\n",
+            if spec.unix_sockets {
+                "allowed"
+            } else {
+                "refused (socketpair between the command's own processes still works)"
+            }
+        ));
+        out.push_str(&format!(
+            "process limit: {}\n",
+            self.process_limit.as_deref().unwrap_or("none")
+        ));
+        out.push_str("kernel features:\n");
+        out.push_str(&format!(
+            "  landlock: {}\n",
+            self.landlock_abi
+                .map_or_else(|| "missing".to_owned(), |abi| format!("ABI {abi}"))
+        ));
+        let on = |b: bool| if b { "in use" } else { "missing" };
+        out.push_str(&format!("  seccomp: {}\n", on(self.seccomp)));
+        out.push_str(&format!(
+            "  user + mount namespaces: {}\n",
+            on(self.namespaces)
+        ));
+        out.push_str(&format!("  PID namespace: {}\n", on(self.pid_namespace)));
+        let gaps = self.gaps();
+        if gaps.is_empty() {
+            out.push_str("complete: every layer is in force\n");
+        } else {
+            out.push_str(&format!("partial: {}\n", gaps.join("; ")));
         }
         out
     }

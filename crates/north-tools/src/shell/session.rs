@@ -268,14 +268,17 @@ impl PtySession {
         let id = self.counter;
         let n = nonce();
         let dir = self.dir.path().to_owned();
-        let cmd_file = dir.join(format!("cmd-{id}.sh"));
-        let err_file = dir.join(format!("err-{id}.txt"));
-        let run_file = dir.join(format!("run-{id}.sh"));
+        // Unpredictable names, each created new (never through a link or
+        // over a FIFO something else planted), readable by this user only.
+        let cmd_file = dir.join(format!("cmd-{id}-{n}.sh"));
+        let err_file = dir.join(format!("err-{id}-{n}.txt"));
+        let run_file = dir.join(format!("run-{id}-{n}.sh"));
         let mut script = command.to_owned();
         script.push('\n');
-        std::fs::write(&cmd_file, script).map_err(ShellError::Io)?;
+        create_private(&cmd_file, script.as_bytes())?;
+        create_private(&err_file, b"")?;
         let wrapper = wrapper_script(&n, &cmd_file, &err_file, cwd, opts)?;
-        std::fs::write(&run_file, wrapper).map_err(ShellError::Io)?;
+        create_private(&run_file, wrapper.as_bytes())?;
 
         let mut collector = Collector::new(
             &format!("__NORTH_BEGIN_{n}"),
@@ -504,10 +507,37 @@ fn send_live(live: &super::LiveOutput, stream: OutputStream, bytes: &[u8]) {
 }
 
 /// What `path` gained since byte `seen` (at most the newest 64 KiB of it).
+/// Creates `path` with `content`: a new regular file (`O_EXCL`, never
+/// following a link), mode 0600.
+fn create_private(path: &Path, content: &[u8]) -> Result<(), ShellError> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(ShellError::Io)?;
+    file.write_all(content).map_err(ShellError::Io)
+}
+
+/// Opens a file North created, refusing anything but a regular file (a
+/// FIFO would block North, a link could point anywhere).
+fn open_own(path: &Path) -> Option<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    file.metadata().ok()?.is_file().then_some(file)
+}
+
 fn read_from(path: &Path, seen: &mut u64) -> Vec<u8> {
     use std::io::{Read, Seek, SeekFrom};
     const MAX: u64 = 64 * 1024;
-    let Ok(mut file) = std::fs::File::open(path) else {
+    let Some(mut file) = open_own(path) else {
         return Vec::new();
     };
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
@@ -526,7 +556,7 @@ fn read_from(path: &Path, seen: &mut u64) -> Vec<u8> {
 /// Reads a file keeping at most `limit` bytes (head and tail).
 fn read_bounded(path: &Path, limit: usize) -> (String, bool) {
     use std::io::{Seek, SeekFrom};
-    let Ok(mut file) = std::fs::File::open(path) else {
+    let Some(mut file) = open_own(path) else {
         return (String::new(), false);
     };
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
