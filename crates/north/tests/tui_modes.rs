@@ -124,3 +124,52 @@ fn a_plan_is_accepted_into_accept_edits_and_carried_out() {
     tty.wait_for("EXIT=0");
     tty.wait_exit();
 }
+
+#[test]
+fn in_ask_mode_an_approved_command_is_sandboxed_and_escalation_is_offered() {
+    let _tty = one_tty();
+    let sb = Sandbox::new();
+    if !sandbox_works(&sb) {
+        return;
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming().take(2) {
+            drop(conn);
+        }
+    });
+    let command = format!(
+        "python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port})).close(); print('OK-' + 'LINKED')\""
+    );
+    let script = sb.file(
+        "script.json",
+        &json!({"turns": [
+            {"tool_calls": [{"id": "c1", "name": "shell_run", "args": {"command": command}}]},
+            {"text": "ASK-DONE"}
+        ]}),
+    );
+    let mut tty = Tty::spawn(
+        &sb,
+        &format!("\"$NORTH\" --script '{}'; echo EXIT=$?", script.display()),
+    );
+    tty.wait_for("/help for commands");
+    tty.type_text("go");
+    tty.send("\r");
+    // The user approves the line once: it runs, but inside the sandbox,
+    // where the connection is refused …
+    tty.wait_for("Run this time");
+    tty.send("1");
+    let screen = tty.wait_for("The sandbox stopped this command");
+    assert!(!screen.contains("OK-LINKED"), "{screen}");
+    // … and only the user's second, explicit answer lets it out once.
+    tty.send("1");
+    let screen = tty.wait_for("ASK-DONE");
+    assert!(
+        screen.contains("exit code 0"),
+        "it ran outside once: {screen}"
+    );
+    tty.send("\x04");
+    tty.wait_for("EXIT=0");
+    tty.wait_exit();
+}

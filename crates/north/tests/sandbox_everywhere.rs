@@ -1,0 +1,289 @@
+//! The OS sandbox around every command, through `north sandbox` and
+//! through a command the model runs in each permission mode: secret stores
+//! are unreadable, nothing is written outside, only the command's own
+//! processes are visible, Unix sockets outside cannot be reached, nothing
+//! outlives the command — while work in the project (git commits included)
+//! still works.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+mod common;
+use common::{recorded, text};
+
+/// A scratch project (in the temp dir) and a home *outside* the temp dir,
+/// which the sandbox leaves writable: as on a user's machine.
+struct Sandbox {
+    inner: common::Sandbox,
+    home: tempfile::TempDir,
+}
+
+impl Sandbox {
+    fn new() -> Self {
+        let home = tempfile::Builder::new()
+            .prefix("home-")
+            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+            .unwrap();
+        Sandbox {
+            inner: common::Sandbox::new(),
+            home,
+        }
+    }
+
+    fn home(&self) -> PathBuf {
+        self.home.path().to_path_buf()
+    }
+
+    fn project(&self) -> PathBuf {
+        self.inner.project()
+    }
+
+    fn file(&self, name: &str, value: &Value) -> PathBuf {
+        self.inner.file(name, value)
+    }
+
+    fn north(&self) -> Command {
+        let mut cmd = self.inner.north();
+        cmd.env("HOME", self.home())
+            .env("XDG_CONFIG_HOME", self.home().join("config"))
+            .env("XDG_STATE_HOME", self.home().join("state"))
+            .env("XDG_DATA_HOME", self.home().join("data"));
+        cmd
+    }
+}
+
+/// Secret stores a user has, each with a recognisable line.
+const STORES: &[&str] = &[
+    ".ssh/id_test",
+    ".aws/credentials",
+    ".config/gh/hosts.yml",
+    ".netrc",
+    ".docker/config.json",
+    ".kube/config",
+    ".npmrc",
+    ".pypirc",
+    ".cargo/credentials.toml",
+    ".git-credentials",
+    ".gnupg/private-keys-v1.d/key",
+    "config/north/notes.txt",
+    "state/north/notes.txt",
+];
+
+fn secret_of(store: &str) -> String {
+    format!("SECRET-{}", store.replace(['/', '.'], "_"))
+}
+
+fn plant_secrets(sb: &Sandbox) {
+    for store in STORES {
+        let path = sb.home().join(store);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, secret_of(store)).unwrap();
+    }
+}
+
+fn available(sb: &Sandbox) -> bool {
+    let out = sb.north().args(["sandbox", "--", "true"]).output().unwrap();
+    let err = text(&out.stderr);
+    if !out.status.success() || err.contains("sandbox: partial") {
+        eprintln!("skipped: the kernel sandbox is not fully available here: {err}");
+        return false;
+    }
+    true
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    text(&out.stdout)
+}
+
+/// A Unix socket server outside the project (a stand-in for a tmux,
+/// docker or agent socket) that writes a marker when anyone connects.
+fn socket_server(sb: &Sandbox) -> (PathBuf, PathBuf) {
+    let socket = sb.inner.dir.path().join("outside.sock");
+    let marker = sb.inner.dir.path().join("socket-reached.txt");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let m = marker.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming().flatten() {
+            drop(conn);
+            std::fs::write(&m, "reached").unwrap();
+        }
+    });
+    (socket, marker)
+}
+
+/// The probe one command runs: read every store, write outside, list
+/// processes, reach the socket, leave a `setsid` child behind, and do
+/// ordinary work with git.
+fn probe(sb: &Sandbox, socket: &Path) -> String {
+    let home = sb.home();
+    let mut reads = String::new();
+    for store in STORES {
+        reads.push_str(&format!("cat {} 2>&1; ", home.join(store).display()));
+    }
+    format!(
+        "{reads}echo x > {home}/written-outside.txt 2>&1; ps -eo pid,args > procs.txt; \
+         python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{sock}')\" 2>&1; \
+         setsid sleep 30 > /dev/null 2>&1 < /dev/null & \
+         echo work > work.txt && git add work.txt && git -c user.name=t -c user.email=t@t commit -qm work && echo COMMITTED; \
+         echo evil > .git/hooks/pre-commit 2>&1; echo '[core]' >> .git/config 2>&1; true",
+        home = home.display(),
+        sock = socket.display(),
+    )
+}
+
+fn assert_confined(sb: &Sandbox, output: &str, socket_marker: &Path, how: &str) {
+    for store in STORES {
+        assert!(
+            !output.contains(&secret_of(store)),
+            "{how}: {store} was readable:\n{output}"
+        );
+    }
+    assert!(
+        !sb.home().join("written-outside.txt").exists(),
+        "{how}: wrote outside"
+    );
+    let procs = std::fs::read_to_string(sb.project().join("procs.txt")).unwrap();
+    assert!(
+        procs.lines().count() <= 8,
+        "{how}: ps shows more than the sandbox's processes:\n{procs}"
+    );
+    assert!(
+        !procs.contains("north exec"),
+        "{how}: North is visible:\n{procs}"
+    );
+    assert!(
+        !socket_marker.exists(),
+        "{how}: the Unix socket was reached"
+    );
+    assert!(
+        output.contains("COMMITTED"),
+        "{how}: git commit failed:\n{output}"
+    );
+    assert!(
+        git(&sb.project(), &["log", "--format=%s"]).contains("work"),
+        "{how}: the commit is not in the repository"
+    );
+    assert!(
+        !sb.project().join(".git/hooks/pre-commit").exists(),
+        "{how}: wrote a hook"
+    );
+    assert!(
+        !std::fs::read_to_string(sb.project().join(".git/config"))
+            .unwrap()
+            .ends_with("[core]\n"),
+        "{how}: changed .git/config"
+    );
+    // The `setsid` child died with the command.
+    let left = Command::new("pgrep")
+        .args(["-f", "^sleep 30$"])
+        .output()
+        .unwrap();
+    assert!(
+        text(&left.stdout).trim().is_empty(),
+        "{how}: a setsid child outlived the command"
+    );
+}
+
+fn project_with_git(sb: &Sandbox) {
+    let p = sb.project();
+    git(&p, &["init", "-q"]);
+    git(
+        &p,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "init",
+        ],
+    );
+}
+
+#[test]
+fn north_sandbox_confines_a_command() {
+    let sb = Sandbox::new();
+    if !available(&sb) {
+        return;
+    }
+    plant_secrets(&sb);
+    project_with_git(&sb);
+    let (socket, marker) = socket_server(&sb);
+    let out = sb
+        .north()
+        .args(["sandbox", "--", "bash", "-c"])
+        .arg(probe(&sb, &socket))
+        .output()
+        .unwrap();
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert_confined(&sb, &all, &marker, "north sandbox");
+    // --explain says what holds.
+    let explain = text(
+        &sb.north()
+            .args(["sandbox", "--explain"])
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    for want in [
+        "hidden (cannot be read)",
+        ".ssh",
+        "PID namespace: in use",
+        "unix sockets: refused",
+    ] {
+        assert!(explain.contains(want), "{want}: {explain}");
+    }
+}
+
+#[test]
+fn a_model_command_is_confined_in_every_mode() {
+    for mode in ["ask", "accept-edits", "auto"] {
+        let sb = Sandbox::new();
+        if !available(&sb) {
+            return;
+        }
+        plant_secrets(&sb);
+        project_with_git(&sb);
+        let (socket, marker) = socket_server(&sb);
+        let command = probe(&sb, &socket);
+        // In `ask` and `accept-edits` the user allowed this exact line
+        // (a rule in a project they trust); in `auto` nobody did.
+        std::fs::write(
+            sb.project().join(".north/allowlist.json"),
+            json!({"allowedCommands": [command]}).to_string(),
+        )
+        .unwrap();
+        let script = sb.file(
+            "script.json",
+            &json!([
+                {"tool_calls": [{"id": "p", "name": "shell_run", "args": {"command": command}}]},
+                {"text": "done"}
+            ]),
+        );
+        let requests = sb.inner.dir.path().join("requests.jsonl");
+        let out = sb
+            .north()
+            .args(["exec", "--trust", "--mode", mode, "--script"])
+            .arg(&script)
+            .arg("--record-requests")
+            .arg(&requests)
+            .arg("probe")
+            .output()
+            .unwrap();
+        let sent: String = recorded(&requests).iter().map(Value::to_string).collect();
+        let all = format!("{}{}{sent}", text(&out.stdout), text(&out.stderr));
+        assert_confined(&sb, &all, &marker, mode);
+    }
+}
