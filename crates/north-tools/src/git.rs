@@ -102,7 +102,9 @@ impl NeutralRepo {
     /// Runs `git ARGS` against the neutral directory through `spawner`, in
     /// `cwd`, and returns its standard output (at most 16 MiB).
     pub fn run(&self, spawner: &Spawner, cwd: &Path, args: &[&str]) -> Result<String, GitError> {
-        let mut cmd = spawner.std_command(OsStr::new("git"), cwd);
+        let mut cmd = spawner
+            .keeping(self.dir.path())
+            .std_command(OsStr::new("git"), cwd);
         cmd.args(["--no-pager", "-c", "core.quotePath=false"])
             .args(args)
             .env("GIT_DIR", self.dir.path())

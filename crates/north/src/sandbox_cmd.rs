@@ -27,6 +27,10 @@ pub struct SandboxArgs {
     /// North always hides); repeatable.
     #[arg(long = "hide", value_name = "PATH")]
     pub hidden: Vec<PathBuf>,
+    /// A path under the temp dir the command needs from the real one (the
+    /// rest of the temp dir is private to it); repeatable.
+    #[arg(long = "keep", value_name = "PATH")]
+    pub keep: Vec<PathBuf>,
     /// Let the command create Unix sockets (a local socket it serves or
     /// connects to; off by default, since sockets outside reach servers
     /// that run anything).
@@ -72,6 +76,7 @@ pub fn main(args: SandboxArgs) -> anyhow::Result<ExitCode> {
             .filter_map(|p| physical(p).ok())
             .collect(),
         unix_sockets: args.unix_sockets,
+        keep: args.keep.iter().filter_map(|p| physical(p).ok()).collect(),
     };
     let protection = enter(&spec)?;
     if args.explain {

@@ -124,6 +124,7 @@ fn socket_server(sb: &Sandbox) -> (PathBuf, PathBuf) {
 /// processes, reach the socket, leave a `setsid` child behind, and do
 /// ordinary work with git.
 fn probe(sb: &Sandbox, socket: &Path) -> String {
+    let sleep = sleep_of(sb);
     let home = sb.home();
     let mut reads = String::new();
     for store in STORES {
@@ -132,12 +133,24 @@ fn probe(sb: &Sandbox, socket: &Path) -> String {
     format!(
         "{reads}echo x > {home}/written-outside.txt 2>&1; ps -eo pid,args > procs.txt; \
          python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{sock}')\" 2>&1; \
-         setsid sleep 30 > /dev/null 2>&1 < /dev/null & \
+         setsid sleep {sleep} > /dev/null 2>&1 < /dev/null & \
+         echo private > /tmp/probe-{sleep}; \
          echo work > work.txt && git add work.txt && git -c user.name=t -c user.email=t@t commit -qm work && echo COMMITTED; \
          echo evil > .git/hooks/pre-commit 2>&1; echo '[core]' >> .git/config 2>&1; true",
         home = home.display(),
         sock = socket.display(),
     )
+}
+
+/// A `sleep` duration unique to this test's scratch dir, so one test's
+/// check for leftovers never sees another's.
+fn sleep_of(sb: &Sandbox) -> String {
+    let n: u32 = sb
+        .home()
+        .to_string_lossy()
+        .bytes()
+        .fold(7u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
+    format!("30.{:05}", n % 100_000)
 }
 
 fn assert_confined(sb: &Sandbox, output: &str, socket_marker: &Path, how: &str) {
@@ -182,9 +195,14 @@ fn assert_confined(sb: &Sandbox, output: &str, socket_marker: &Path, how: &str) 
             .ends_with("[core]\n"),
         "{how}: changed .git/config"
     );
+    // What it wrote to the temp dir stayed in its private one.
+    assert!(
+        !Path::new(&format!("/tmp/probe-{}", sleep_of(sb))).exists(),
+        "{how}: the temp dir is shared"
+    );
     // The `setsid` child died with the command.
     let left = Command::new("pgrep")
-        .args(["-f", "^sleep 30$"])
+        .args(["-f", &format!("^sleep {}$", sleep_of(sb))])
         .output()
         .unwrap();
     assert!(

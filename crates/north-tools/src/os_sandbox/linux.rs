@@ -117,6 +117,14 @@ pub(super) fn enter(spec: &SandboxSpec) -> Result<Protection, OsSandboxError> {
         protection.namespaces = true;
         protection.read_only = protected;
         protection.hidden = hidden;
+        let mut keep = vec![spec.root.clone()];
+        keep.extend(spec.writable.iter().cloned());
+        keep.extend(spec.keep.iter().cloned());
+        keep.extend(std::env::current_dir().ok());
+        let tmp = std::env::temp_dir();
+        super::private_tmp::cover(&tmp, &keep)
+            .map_err(setup("give the command a private temp dir"))?;
+        protection.private_tmp = Some(tmp);
         if pid_namespace {
             // Only the command's process comes back from here.
             let super::pidns::Role::Command = super::pidns::split()?;
@@ -163,11 +171,15 @@ fn enter_namespaces() -> Result<Option<bool>, OsSandboxError> {
     Ok(Some(pid_namespace))
 }
 
-fn cpath(p: &Path) -> Result<CString, String> {
+pub(super) fn cpath(p: &Path) -> Result<CString, String> {
     CString::new(p.as_os_str().as_bytes()).map_err(|e| e.to_string())
 }
 
-fn mount(source: Option<&Path>, target: &Path, flags: libc::c_ulong) -> Result<(), String> {
+pub(super) fn mount(
+    source: Option<&Path>,
+    target: &Path,
+    flags: libc::c_ulong,
+) -> Result<(), String> {
     let target_c = cpath(target)?;
     let source_c = source.map(cpath).transpose()?;
     // SAFETY: the pointers come from live CStrings (or are null, which

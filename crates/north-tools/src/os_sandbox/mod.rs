@@ -21,6 +21,8 @@
 //!   and replaced).
 //! - **Processes:** at most [`SandboxSpec::max_processes`] more at once
 //!   (`RLIMIT_NPROC`, or a `pids` cgroup as root), so a fork bomb stops.
+//! - **Temp dir (mount namespace):** a private tmpfs over the system temp
+//!   dir; what the command needs from the real one is bound back.
 //! - **Processes (PID namespace):** the command is the child of a private
 //!   init with its own `/proc`: it sees only its own processes, and when it
 //!   exits everything it started dies with it.
@@ -36,6 +38,8 @@
 mod linux;
 #[cfg(target_os = "linux")]
 mod pidns;
+#[cfg(target_os = "linux")]
+mod private_tmp;
 #[cfg(target_os = "linux")]
 mod procs;
 
@@ -55,6 +59,9 @@ pub struct SandboxSpec {
     /// Paths hidden from the command besides [`secret_paths`] (the user's
     /// `sandbox.deny_read`).
     pub hidden: Vec<PathBuf>,
+    /// Paths under the temp dir the command needs from the real one (the
+    /// shell's working directory); the rest of the temp dir is private.
+    pub keep: Vec<PathBuf>,
     /// Whether Unix sockets may be created (off: a command cannot reach a
     /// tmux, docker, D-Bus or agent socket outside).
     pub unix_sockets: bool,
@@ -148,6 +155,8 @@ pub struct Protection {
     pub read_only: Vec<PathBuf>,
     /// The paths hidden from the command (secret stores and the user's).
     pub hidden: Vec<PathBuf>,
+    /// The temp dir covered by a private one, if it is.
+    pub private_tmp: Option<PathBuf>,
     /// Whether the command runs in a PID namespace of its own (it sees
     /// only its processes; all of them end with it).
     pub pid_namespace: bool,
@@ -221,6 +230,13 @@ impl Protection {
             } else {
                 "refused (socketpair between the command's own processes still works)"
             }
+        ));
+        out.push_str(&format!(
+            "temp dir: {}\n",
+            self.private_tmp.as_ref().map_or_else(
+                || "shared".to_owned(),
+                |t| format!("{} is private to the command", t.display())
+            )
         ));
         out.push_str(&format!(
             "process limit: {}\n",

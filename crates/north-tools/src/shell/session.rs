@@ -132,7 +132,15 @@ impl PtySession {
                 pixel_height: 0,
             })
             .map_err(|e| spawn_err(&e))?;
-        let mut cmd = spawner.pty_command(program.as_os_str(), root);
+        // The shell's working directory exists before the shell, so a
+        // confined shell can be given it inside its private temp dir.
+        let dir = tempfile::Builder::new()
+            .prefix("north-shell-")
+            .tempdir()
+            .map_err(ShellError::Io)?;
+        let mut cmd = spawner
+            .keeping(dir.path())
+            .pty_command(program.as_os_str(), root);
         cmd.args(args);
         let child = pair.slave.spawn_command(cmd).map_err(|e| spawn_err(&e))?;
         // Only the shell may hold the slave end, so its exit closes the stream.
@@ -157,10 +165,6 @@ impl PtySession {
                     }
                 }
             })
-            .map_err(ShellError::Io)?;
-        let dir = tempfile::Builder::new()
-            .prefix("north-shell-")
-            .tempdir()
             .map_err(ShellError::Io)?;
         let shell_pid = child.process_id().and_then(|p| i32::try_from(p).ok());
         let mut session = PtySession {

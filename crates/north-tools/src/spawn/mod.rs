@@ -38,6 +38,21 @@ impl Spawner {
         Spawner { launcher }
     }
 
+    /// This spawner, with `path` (a directory under the temp dir North
+    /// made for the child: the shell's scripts, a neutral git dir) kept
+    /// visible in the sandbox's otherwise private temp dir.
+    pub fn keeping(&self, path: &Path) -> Spawner {
+        let mut launcher = self.launcher.clone();
+        if launcher.last().is_some_and(|l| l == "--") {
+            let at = launcher.len() - 1;
+            launcher.splice(
+                at..at,
+                [OsString::from("--keep"), path.as_os_str().to_owned()],
+            );
+        }
+        Spawner { launcher }
+    }
+
     /// The launcher (empty when unconfined).
     pub fn launcher(&self) -> &[OsString] {
         &self.launcher
