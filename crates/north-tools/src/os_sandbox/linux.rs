@@ -3,8 +3,6 @@
 //! inspection.
 
 use std::collections::BTreeMap;
-use std::ffi::CString;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use landlock::{
@@ -16,6 +14,7 @@ use seccompiler::{
     SeccompRule,
 };
 
+use super::mounts::{cpath, last_error, mount};
 use super::{OsSandboxError, Protection, SandboxSpec};
 
 /// Paths inside the root that commands may read but never change: what
@@ -50,10 +49,6 @@ const WRITABLE_DEVICES: &[&str] = &[
 
 fn setup(what: &'static str) -> impl Fn(String) -> OsSandboxError {
     move |reason| OsSandboxError::Setup { what, reason }
-}
-
-fn last_error() -> String {
-    std::io::Error::last_os_error().to_string()
 }
 
 pub(super) fn enter(spec: &SandboxSpec) -> Result<Protection, OsSandboxError> {
@@ -169,35 +164,6 @@ fn enter_namespaces() -> Result<Option<bool>, OsSandboxError> {
     mount(None, Path::new("/"), libc::MS_REC | libc::MS_PRIVATE)
         .map_err(setup("make the mounts private"))?;
     Ok(Some(pid_namespace))
-}
-
-pub(super) fn cpath(p: &Path) -> Result<CString, String> {
-    CString::new(p.as_os_str().as_bytes()).map_err(|e| e.to_string())
-}
-
-pub(super) fn mount(
-    source: Option<&Path>,
-    target: &Path,
-    flags: libc::c_ulong,
-) -> Result<(), String> {
-    let target_c = cpath(target)?;
-    let source_c = source.map(cpath).transpose()?;
-    // SAFETY: the pointers come from live CStrings (or are null, which
-    // mount(2) accepts for the source of a remount and the fs type).
-    let rc = unsafe {
-        libc::mount(
-            source_c.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
-            target_c.as_ptr(),
-            std::ptr::null(),
-            flags,
-            std::ptr::null(),
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(format!("{}: {}", target.display(), last_error()))
-    }
 }
 
 /// Bind-mounts `dir` on itself read-only, keeping the flags the kernel

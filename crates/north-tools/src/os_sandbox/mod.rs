@@ -37,6 +37,8 @@
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "linux")]
+mod mounts;
+#[cfg(target_os = "linux")]
 mod pidns;
 #[cfg(target_os = "linux")]
 mod private_tmp;

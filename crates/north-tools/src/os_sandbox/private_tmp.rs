@@ -25,7 +25,7 @@ pub(super) fn cover(tmp: &Path, keep: &[PathBuf]) -> Result<(), String> {
         let fd = open_path(path)?;
         held.push((path.clone(), fd, meta.is_dir()));
     }
-    let target = super::linux::cpath(tmp)?;
+    let target = super::mounts::cpath(tmp)?;
     let fstype = c"tmpfs";
     let data = c"mode=1777";
     // SAFETY: all pointers come from live C strings.
@@ -56,7 +56,7 @@ pub(super) fn cover(tmp: &Path, keep: &[PathBuf]) -> Result<(), String> {
             std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
         }
         let source = PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()));
-        super::linux::mount(Some(&source), path, libc::MS_BIND | libc::MS_REC)?;
+        super::mounts::mount(Some(&source), path, libc::MS_BIND | libc::MS_REC)?;
     }
     Ok(())
 }
