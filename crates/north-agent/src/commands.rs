@@ -92,6 +92,16 @@ fn load_dir(dir: &Path, scope: CommandScope, out: &mut Vec<CustomCommand>) {
             tracing::warn!(file = %path.display(), "custom command name must be letters, digits, `-`, `_` or `:`");
             continue;
         }
+        // A command file is read like any of the project's: never through
+        // a link that leads out of its directory.
+        let contained = std::fs::canonicalize(&path)
+            .ok()
+            .zip(std::fs::canonicalize(dir).ok())
+            .is_some_and(|(file, dir)| file.starts_with(dir));
+        if !contained {
+            tracing::warn!(file = %path.display(), "custom command file skipped: it is a link out of its directory");
+            continue;
+        }
         let too_big = std::fs::metadata(&path).map_or(true, |m| !m.is_file() || m.len() > MAX_FILE);
         if too_big {
             tracing::warn!(file = %path.display(), "custom command file skipped: not a file or over 256 KiB");
@@ -121,21 +131,42 @@ fn load_dir(dir: &Path, scope: CommandScope, out: &mut Vec<CustomCommand>) {
 }
 
 /// The custom commands of `root` and of the user's `config_dir` (North's
-/// config directory). A project command shadows a user command of the same
-/// name; names of North's own commands (`builtin`) are skipped.
-pub fn load(root: &Path, config_dir: Option<&Path>, builtin: &[&str]) -> Vec<CustomCommand> {
+/// config directory). In a trusted project a project command shadows a
+/// user command of the same name; in an untrusted one the user's wins.
+/// Names of North's own commands (`builtin`) are skipped, and so is a
+/// project command directory reached through a link.
+pub fn load(
+    root: &Path,
+    config_dir: Option<&Path>,
+    builtin: &[&str],
+    project_trusted: bool,
+) -> Vec<CustomCommand> {
     let mut project = Vec::new();
-    load_dir(
-        &root.join(".north/commands"),
-        CommandScope::Project,
-        &mut project,
-    );
+    let linked = [root.join(".north"), root.join(".north/commands")]
+        .iter()
+        .any(|d| std::fs::symlink_metadata(d).is_ok_and(|m| m.file_type().is_symlink()));
+    if linked {
+        tracing::warn!(
+            "the project's .north/commands is reached through a link; its commands are skipped"
+        );
+    } else {
+        load_dir(
+            &root.join(".north/commands"),
+            CommandScope::Project,
+            &mut project,
+        );
+    }
     let mut user = Vec::new();
     if let Some(dir) = config_dir {
         load_dir(&dir.join("commands"), CommandScope::User, &mut user);
     }
+    let ordered: Vec<CustomCommand> = if project_trusted {
+        project.into_iter().chain(user).collect()
+    } else {
+        user.into_iter().chain(project).collect()
+    };
     let mut all: Vec<CustomCommand> = Vec::new();
-    for c in project.into_iter().chain(user) {
+    for c in ordered {
         if builtin.contains(&c.name.as_str()) || all.iter().any(|o| o.name == c.name) {
             continue;
         }
@@ -165,7 +196,7 @@ mod tests {
         std::fs::create_dir_all(user.join("commands")).unwrap();
         std::fs::write(user.join("commands/review.md"), "the user's, shadowed").unwrap();
         std::fs::write(user.join("commands/mine.md"), "Mine: $ARGUMENTS").unwrap();
-        let all = load(dir.path(), Some(&user), &["/help"]);
+        let all = load(dir.path(), Some(&user), &["/help"], true);
         let names: Vec<&str> = all.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, vec!["/plain", "/review", "/mine"]);
         assert_eq!(all[1].description, "Review a file");
@@ -176,5 +207,20 @@ mod tests {
             "# Explain the build\nExplain it.\n\nfast"
         );
         assert_eq!(all[2].scope, CommandScope::User);
+        // An untrusted project's command never shadows the user's.
+        let untrusted = load(dir.path(), Some(&user), &["/help"], false);
+        let review = untrusted.iter().find(|c| c.name == "/review").unwrap();
+        assert_eq!(review.scope, CommandScope::User);
+    }
+
+    #[test]
+    fn a_command_that_links_out_of_the_project_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("p");
+        let cmds = root.join(".north/commands");
+        std::fs::create_dir_all(&cmds).unwrap();
+        std::fs::write(dir.path().join("secret"), "SECRET").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("secret"), cmds.join("leak.md")).unwrap();
+        assert!(load(&root, None, &[], true).is_empty());
     }
 }

@@ -30,6 +30,20 @@ pub struct ProjectCard {
     pub languages: String,
     /// Most important files, one per line.
     pub hotfiles: String,
+    /// This user's mark over the rest: a cache a repository shipped (it
+    /// would inject its own text into the system prompt) is recomputed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+}
+
+impl ProjectCard {
+    fn signed(&self) -> Vec<u8> {
+        serde_json::to_vec(&ProjectCard {
+            owner: None,
+            ..self.clone()
+        })
+        .unwrap_or_default()
+    }
 }
 
 const README_CHARS: usize = 1500;
@@ -90,6 +104,13 @@ impl ProjectCard {
         if let Ok(text) = std::fs::read_to_string(&cache)
             && let Ok(card) = serde_json::from_str::<ProjectCard>(&text)
             && card.fingerprint == fingerprint
+            && north_tools::owner::check(
+                north_tools::owner::StateKind::CardCache,
+                &ctx.root,
+                &card.signed(),
+                card.owner.as_deref(),
+            )
+            .usable()
         {
             return card;
         }
@@ -117,14 +138,21 @@ impl ProjectCard {
             .filter_map(|h| h.get("path")?.as_str().map(str::to_string))
             .collect::<Vec<_>>()
             .join("\n");
-        let card = ProjectCard {
+        let mut card = ProjectCard {
             fingerprint,
             readme,
             tree,
             languages,
             hotfiles,
+            owner: None,
         };
+        card.owner = north_tools::owner::mark(
+            north_tools::owner::StateKind::CardCache,
+            &ctx.root,
+            &card.signed(),
+        );
         if let Some(dir) = cache.parent()
+            && !north_tools::repo::state_dir_is_linked(&ctx.root)
             && std::fs::create_dir_all(dir).is_ok()
             && let Ok(text) = serde_json::to_string_pretty(&card)
             && let Err(e) = write_atomic(&cache, text.as_bytes())
@@ -302,11 +330,22 @@ pub const AGENTS_MD_INLINE: usize = 4_000;
 /// Characters of `AGENTS.md` read at all.
 const AGENTS_MD_MAX: usize = 100_000;
 
-/// Reads `AGENTS.md` at the root (bounded), as users of other assistants expect.
+/// Reads `AGENTS.md` at the root (bounded), as users of other assistants
+/// expect — contained like the model's own reads: an `AGENTS.md` that is a
+/// link out of the project is refused (and logged), never read.
 pub fn agents_md(root: &Path) -> String {
-    std::fs::read_to_string(root.join("AGENTS.md"))
-        .map(|t| t.chars().take(AGENTS_MD_MAX).collect())
-        .unwrap_or_default()
+    let Ok(sandbox) = north_tools::Sandbox::new(root) else {
+        return String::new();
+    };
+    match sandbox.read_own("AGENTS.md", AGENTS_MD_MAX as u64 * 4) {
+        Ok(text) => text
+            .map(|t| t.chars().take(AGENTS_MD_MAX).collect())
+            .unwrap_or_default(),
+        Err(e) => {
+            tracing::warn!(error = %e, "AGENTS.md not read: it leads out of the project");
+            String::new()
+        }
+    }
 }
 
 /// The summary of a long `AGENTS.md`: its first [`AGENTS_MD_INLINE`]

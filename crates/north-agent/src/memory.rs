@@ -30,6 +30,16 @@ pub struct MemoryEntry {
     /// Optional tags for retrieval.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
+    /// This user's mark ([`north_tools::owner`]): set when North remembers
+    /// it; an entry without one came from elsewhere (a repository).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+}
+
+impl MemoryEntry {
+    fn signed(&self) -> Vec<u8> {
+        format!("{}\0{}\0{}", self.id, self.goal, self.summary).into_bytes()
+    }
 }
 
 /// The id of a memory: first 12 hex chars of sha256(goal + summary).
@@ -49,6 +59,7 @@ impl MemoryEntry {
             goal,
             summary,
             tags: Vec::new(),
+            owner: None,
         }
     }
 }
@@ -99,9 +110,34 @@ impl MemoryFile {
         }
     }
 
+    /// The directory a mark binds this file's entries to.
+    fn scope(&self) -> &Path {
+        self.path.parent().unwrap_or(&self.path)
+    }
+
+    /// The entries, split into this user's (or unverifiable: no key in
+    /// this process) and those from elsewhere (a repository shipped them).
+    pub fn load_by_provenance(&self) -> Result<(Vec<MemoryEntry>, Vec<MemoryEntry>), StoreError> {
+        let (own, foreign) = self.load()?.into_iter().partition(|e| {
+            north_tools::owner::check(
+                north_tools::owner::StateKind::Memory,
+                self.scope(),
+                &e.signed(),
+                e.owner.as_deref(),
+            )
+            .usable()
+        });
+        Ok((own, foreign))
+    }
+
     /// Appends an entry (skipping an identical id) and writes atomically
     /// under an exclusive lock, so concurrent runs never lose or corrupt entries.
-    pub fn append(&self, entry: MemoryEntry) -> Result<(), StoreError> {
+    pub fn append(&self, mut entry: MemoryEntry) -> Result<(), StoreError> {
+        entry.owner = north_tools::owner::mark(
+            north_tools::owner::StateKind::Memory,
+            self.scope(),
+            &entry.signed(),
+        );
         self.update(|entries| {
             if !entries.iter().any(|e| e.id == entry.id) {
                 entries.push(entry);

@@ -204,6 +204,9 @@ pub struct CodePlan {
     pub paths: BTreeSet<String>,
     /// Paths changed by hand since North changed them.
     pub conflicts: Vec<Conflict>,
+    /// Paths undo will not touch: under `.git/` or `.north/`, or not a plain
+    /// relative path (only a snapshot North did not take holds them).
+    pub refused: Vec<String>,
     target: Manifest,
 }
 
@@ -250,7 +253,12 @@ pub fn plan_code_undo(
     let now = store.manifest(&now_id)?;
     let mut paths = BTreeSet::new();
     let mut conflicts = Vec::new();
+    let mut refused = Vec::new();
     for (path, north_left) in &left {
+        if !north_tools::snapshot::restorable(path) {
+            refused.push(path.clone());
+            continue;
+        }
         let current = now.entries.get(path);
         if current == target.entries.get(path) {
             continue;
@@ -270,6 +278,7 @@ pub fn plan_code_undo(
         turns,
         paths,
         conflicts,
+        refused,
         target,
     })
 }

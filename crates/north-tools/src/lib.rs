@@ -14,6 +14,7 @@
 //! Module map, lowest first — each module uses only modules above it, so
 //! there are no import circles:
 //! - `args`: tool arguments
+//! - `owner`: marks that prove this user's North wrote a piece of state
 //! - `repo`: the repo layer
 //! - `sandbox`: the sandbox
 //! - `edit`: the edit pipeline (spec §7) (uses `repo`, `sandbox`)
@@ -32,6 +33,7 @@ pub mod edit;
 pub mod git;
 pub mod net;
 pub mod os_sandbox;
+pub mod owner;
 pub mod policy;
 pub mod repo;
 pub mod sandbox;

@@ -221,6 +221,27 @@ impl Sandbox {
         self.inside(path, abs)
     }
 
+    /// Reads a project file North itself uses (`AGENTS.md`, a custom
+    /// command, a skill) with the containment the model's reads have: a
+    /// link pointing out of the project is refused. At most `max` bytes;
+    /// `Ok(None)` when there is no such file.
+    pub fn read_own(&self, path: &str, max: u64) -> Result<Option<String>, SandboxError> {
+        use std::io::Read;
+        if std::fs::symlink_metadata(self.root.join(path)).is_err() {
+            return Ok(None);
+        }
+        let resolved = self.resolve_existing(path)?;
+        if !resolved.abs.is_file() {
+            return Ok(None);
+        }
+        let mut bytes = Vec::new();
+        let read =
+            std::fs::File::open(&resolved.abs).and_then(|f| f.take(max).read_to_end(&mut bytes));
+        Ok(read
+            .ok()
+            .map(|_| String::from_utf8_lossy(&bytes).into_owned()))
+    }
+
     /// Resolves an existing file the model may read: as
     /// [`Sandbox::resolve_existing`], and neither a secret env file nor
     /// excluded by the project's ignore files (reads are ignore-aware, as

@@ -73,3 +73,43 @@ pub fn protect_process() {
         non_dumpable,
     });
 }
+
+/// Installs the key that marks North's own state (sessions, edit journals,
+/// the card cache, memories) as this user's: kept in the user's config dir
+/// (`state.key`, mode 0600, hidden from sandboxed commands), created on
+/// first use. Without a config dir the key lives for this run only, so
+/// nothing a repository ships can pass for North's state either way.
+pub fn install_state_key() {
+    let path = north_agent::config::global_config_path().map(|p| p.with_file_name("state.key"));
+    let key = match path.as_deref().map(north_tools::owner::load_or_create) {
+        Some(Ok(key)) => key,
+        Some(Err(e)) => {
+            eprintln!(
+                "north: warning: cannot use the state key {}: {e}; state from earlier runs is not recognised this run",
+                path.as_deref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default()
+            );
+            ephemeral_key()
+        }
+        None => ephemeral_key(),
+    };
+    north_tools::owner::install(key);
+}
+
+fn ephemeral_key() -> [u8; 32] {
+    use std::io::Read;
+    let mut key = [0u8; 32];
+    if std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut key))
+        .is_err()
+    {
+        // The standard library seeds each RandomState from the OS.
+        use std::hash::BuildHasher;
+        for chunk in key.chunks_mut(8) {
+            let word = std::collections::hash_map::RandomState::new().hash_one(chunk.as_ptr());
+            chunk.copy_from_slice(&word.to_le_bytes()[..chunk.len()]);
+        }
+    }
+    key
+}

@@ -233,7 +233,7 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
         context_window: Some(project.selected.limits.context_window),
         catalog: north_llm::catalog::lookup(&project.selected.model),
         mcp: mcp_view(mcp_hub.as_ref()),
-        commands: setup::custom_commands(&project.root),
+        commands: setup::custom_commands(&project.root, project.trust.applies()),
         files: setup::file_finder(project.root.clone()),
         trust: Some(trust_line(&project.trust)),
         global_memory: north_agent::memory::MemoryFile::global().map(|m| m.path().to_path_buf()),

@@ -58,6 +58,12 @@ fn main() -> ExitCode {
     // processes could read through /proc.
     guard::protect_process();
     let cli = Cli::parse();
+    if !matches!(
+        cli.command,
+        Some(Command::Sandbox(_) | Command::Completions(_))
+    ) {
+        guard::install_state_key();
+    }
     let result = match cli.command {
         Some(Command::Exec(args)) => return exec::main(args),
         Some(Command::Tool(args)) => return tool_cmd::main(args),

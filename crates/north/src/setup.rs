@@ -107,10 +107,20 @@ pub fn settle_interrupted_edits(root: &std::path::Path) -> anyhow::Result<()> {
             root.display()
         )
     })?;
-    if !recovery.settled.is_empty() {
+    if !recovery.settled.is_empty() || !recovery.foreign.is_empty() {
         eprintln!("north: {recovery}");
     }
-    SessionStore::new(root).clean_stale_temps();
+    let sessions = SessionStore::new(root);
+    let foreign = sessions.foreign();
+    if !foreign.is_empty() {
+        eprintln!(
+            "north: ignored {} session(s) in {} that your North did not create here (they came with the repository; they are never resumed or undone): {}",
+            foreign.len(),
+            sessions.dir().display(),
+            foreign.join(", ")
+        );
+    }
+    sessions.clean_stale_temps();
     Ok(())
 }
 
@@ -374,15 +384,19 @@ pub fn attach_mcp(agent: &mut north_agent::Agent, hub: &std::sync::Arc<north_mcp
     agent.set_input_expander(std::sync::Arc::new(McpExpander(hub.clone())));
 }
 
-/// The custom slash commands of `root` and of the user's config dir.
-pub fn custom_commands(root: &std::path::Path) -> Vec<north_agent::commands::CustomCommand> {
+/// The custom slash commands of `root` and of the user's config dir (the
+/// user's win over an untrusted project's).
+pub fn custom_commands(
+    root: &std::path::Path,
+    project_trusted: bool,
+) -> Vec<north_agent::commands::CustomCommand> {
     let config_dir = north_agent::config::global_config_path()
         .and_then(|p| p.parent().map(std::path::Path::to_path_buf));
     let builtin: Vec<&str> = north_tui::COMMANDS
         .iter()
         .filter_map(|(c, _)| c.split_whitespace().next())
         .collect();
-    north_agent::commands::load(root, config_dir.as_deref(), &builtin)
+    north_agent::commands::load(root, config_dir.as_deref(), &builtin, project_trusted)
 }
 
 /// How old the `@` picker's file list may get before a query rebuilds it

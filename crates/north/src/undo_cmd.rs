@@ -127,6 +127,9 @@ pub fn main(args: UndoArgs) -> anyhow::Result<ExitCode> {
             for p in &plan.paths {
                 println!("  {p}");
             }
+            for p in &plan.refused {
+                println!("  REFUSED {p}: North never restores under .git/ or .north/");
+            }
             return Ok(ExitCode::SUCCESS);
         }
     } else if args.dry_run {

@@ -291,7 +291,9 @@ impl CallEnv<'_> {
             call_id: call.id.clone(),
             diff: proposal.full_diff(),
         });
-        let decision = if self.mode.applies_edits() {
+        // What decides trust is never written unreviewed, whatever the mode.
+        let touches_trust = paths.iter().any(|p| crate::trust::is_trust_file(p));
+        let decision = if self.mode.applies_edits() && !touches_trust {
             self.tracer.record(
                 TraceKind::Approval,
                 json!({"call_id": call.id, "kind": ApprovalKind::Edit, "subject": paths.join(", "), "decision": "auto", "by": format!("mode {}", self.mode)}),

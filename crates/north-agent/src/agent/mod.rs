@@ -263,6 +263,16 @@ impl Agent {
         if let Some(cp) = resumed {
             agent.state = cp.state;
             agent.state.normalize();
+            // Capabilities are the user's to grant in this run: a checkpoint
+            // (which a repository could have shipped or edited) never
+            // widens them. What was granted before is asked for again.
+            let carried = std::mem::take(&mut agent.state.capabilities_granted);
+            if !carried.is_empty() {
+                tracing::info!(
+                    dropped = carried.len(),
+                    "grants of the resumed session not carried over"
+                );
+            }
             agent.revision = cp.revision;
             agent.messages = cp.messages;
             agent.total = cp.usage.unwrap_or_default();

@@ -39,6 +39,14 @@ impl Undo {
         root: &std::path::Path,
         session: &crate::store::Session,
     ) -> Result<Undo, UndoError> {
+        if north_tools::repo::state_dir_is_linked(root) {
+            return Err(UndoError::Log {
+                op: "use",
+                path: root.join(north_tools::repo::STATE_DIR),
+                message: "it is a symbolic link; North keeps snapshots only in a real directory"
+                    .into(),
+            });
+        }
         Ok(Undo {
             store: SnapshotStore::open(&snapshot_dir(root))?,
             log: TurnLog::load(session)?,

@@ -19,9 +19,26 @@ impl Agent {
             self.card = Some(ProjectCard::load_or_compute(&self.tools, &self.ctx).await);
         }
         let card = self.card.clone().unwrap_or_default();
-        let mut entries = MemoryFile::project(&self.ctx.root)
-            .load()
+        // The project's memory file: what this user's North remembered, and
+        // — only in a trusted project, labelled as such — what the
+        // repository shipped in it.
+        let (mut entries, shipped) = MemoryFile::project(&self.ctx.root)
+            .load_by_provenance()
             .unwrap_or_default();
+        if self.opts.project_trust.applies() {
+            entries.extend(shipped.into_iter().map(|mut e| {
+                e.summary = format!(
+                    "[from the repository's .north/memory.json, not remembered by the user] {}",
+                    e.summary
+                );
+                e
+            }));
+        } else if !shipped.is_empty() {
+            tracing::info!(
+                entries = shipped.len(),
+                "memories the repository shipped are ignored: the project is not trusted"
+            );
+        }
         for extra in &self.opts.extra_memory {
             entries.extend(MemoryFile::new(extra.clone()).load().unwrap_or_default());
         }

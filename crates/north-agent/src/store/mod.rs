@@ -60,6 +60,14 @@ pub enum StoreError {
     /// A session id with characters that are not allowed.
     #[error("invalid session id `{0}`")]
     InvalidId(String),
+    /// A session North did not create here: it came with the repository.
+    #[error(
+        "session `{0}` was not created by your North in this project (it came with the repository); it is never resumed or undone"
+    )]
+    Foreign(String),
+    /// North's state directory is a link (it would write wherever it points).
+    #[error("{0} is a symbolic link; North keeps its state only in a real directory there")]
+    LinkedStateDir(PathBuf),
     /// Another process has the session open.
     #[error(
         "the session in {0} is open in another North process; wait for it to end, or start a new session"
@@ -128,6 +136,9 @@ fn valid_id(id: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
+/// The file in a session directory holding this user's mark.
+const OWNER_FILE: &str = "owner";
+
 /// All sessions of a project.
 #[derive(Debug, Clone)]
 pub struct SessionStore {
@@ -156,9 +167,40 @@ impl SessionStore {
         &self.dir
     }
 
+    /// The project root.
+    fn root(&self) -> Option<&Path> {
+        self.dir.parent().and_then(Path::parent)
+    }
+
+    /// Whether `session` was created by this user's North here.
+    fn provenance(&self, id: &str, dir: &Path) -> north_tools::owner::Provenance {
+        let root = self.root().unwrap_or(dir);
+        let mark = fs::read_to_string(dir.join(OWNER_FILE)).ok();
+        north_tools::owner::check(
+            north_tools::owner::StateKind::Session,
+            root,
+            id.as_bytes(),
+            mark.as_deref().map(str::trim),
+        )
+    }
+
+    /// Refuses a state directory that is a link.
+    fn check_state_dir(&self) -> Result<(), StoreError> {
+        for dir in [self.dir.parent(), Some(self.dir.as_path())]
+            .into_iter()
+            .flatten()
+        {
+            if fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
+                return Err(StoreError::LinkedStateDir(dir.to_path_buf()));
+            }
+        }
+        Ok(())
+    }
+
     /// Creates a new, empty session.
     pub fn create(&self) -> Result<Session, StoreError> {
-        if let Some(root) = self.dir.parent().and_then(Path::parent) {
+        self.check_state_dir()?;
+        if let Some(root) = self.root() {
             north_tools::repo::ensure_state_dir(root)
                 .map_err(io_err("create", &root.join(north_tools::repo::STATE_DIR)))?;
         }
@@ -171,7 +213,18 @@ impl SessionStore {
             let id = format!("{}-{:04x}", stamp(secs), fastrand::u16(..));
             let dir = self.dir.join(&id);
             match fs::create_dir(&dir) {
-                Ok(()) => return Ok(Session { id, dir }),
+                Ok(()) => {
+                    let root = self.root().unwrap_or(&self.dir);
+                    if let Some(mark) = north_tools::owner::mark(
+                        north_tools::owner::StateKind::Session,
+                        root,
+                        id.as_bytes(),
+                    ) {
+                        write_atomic(&dir.join(OWNER_FILE), mark.as_bytes())
+                            .map_err(io_err("mark", &dir))?;
+                    }
+                    return Ok(Session { id, dir });
+                }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(io_err("create", &dir)(e)),
             }
@@ -188,15 +241,37 @@ impl SessionStore {
         if !valid_id(id) {
             return Err(StoreError::InvalidId(id.into()));
         }
+        self.check_state_dir()?;
         let dir = self.dir.join(id);
-        if !dir.is_dir() {
+        if !fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
             return Err(StoreError::NotFound(id.into()));
+        }
+        if !self.provenance(id, &dir).usable() {
+            return Err(StoreError::Foreign(id.into()));
         }
         Ok(Session { id: id.into(), dir })
     }
 
-    /// Every session with its checkpoint (if any), newest first.
+    /// The ids of sessions under `.north/sessions` that North did not create
+    /// here (a repository shipped them): never listed, resumed or undone.
+    pub fn foreign(&self) -> Vec<String> {
+        let Ok(entries) = fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        let mut out: Vec<String> = entries
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .filter(|id| valid_id(id))
+            .filter(|id| !self.provenance(id, &self.dir.join(id)).usable())
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// Every session of this user's with its checkpoint (if any), newest
+    /// first; sessions a repository shipped are left out ([`Self::foreign`]).
     pub fn list(&self) -> Result<Vec<(Session, Option<Checkpoint>)>, StoreError> {
+        self.check_state_dir()?;
         let entries = match fs::read_dir(&self.dir) {
             Ok(e) => e,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -207,7 +282,8 @@ impl SessionStore {
             let Some(id) = entry.file_name().to_str().map(str::to_string) else {
                 continue;
             };
-            if !valid_id(&id) || !entry.path().is_dir() {
+            let is_dir = fs::symlink_metadata(entry.path()).is_ok_and(|m| m.is_dir());
+            if !valid_id(&id) || !is_dir || !self.provenance(&id, &entry.path()).usable() {
                 continue;
             }
             let session = Session {

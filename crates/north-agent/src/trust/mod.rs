@@ -103,6 +103,22 @@ impl TrustReport {
     }
 }
 
+/// Whether a project path is one whose content decides what North trusts
+/// or runs (`.mcp.json`, `policy.json`, `.north/`, Claude Code's settings,
+/// agents and skills): an edit to it is always shown to a person, in every
+/// mode.
+pub fn is_trust_file(rel: &str) -> bool {
+    const FILES: &[&str] = &[
+        ".mcp.json",
+        "policy.json",
+        ".claude/settings.json",
+        ".claude/settings.local.json",
+    ];
+    const DIRS: &[&str] = &[".north/", ".claude/agents/", ".claude/skills/", ".agents/"];
+    let rel = rel.trim_start_matches("./");
+    FILES.contains(&rel) || DIRS.iter().any(|d| rel.starts_with(d))
+}
+
 /// What an agent is told about the project it works in.
 #[derive(Debug, Clone, Default)]
 pub enum ProjectTrust {
@@ -125,12 +141,17 @@ impl ProjectTrust {
         matches!(self, ProjectTrust::Trusted { .. })
     }
 
-    /// Called after North changed a trust file on the user's decision.
+    /// Called after North wrote an allow rule on the user's decision: the
+    /// project stays trusted only if nothing else it asks for changed.
     pub fn after_own_write(&self, root: &Path) {
-        if let ProjectTrust::Trusted { store: Some(store) } = self
-            && let Err(e) = store.trust(root)
-        {
-            tracing::warn!(error = %e, "cannot record trust after adding a rule");
+        if let ProjectTrust::Trusted { store: Some(store) } = self {
+            match store.trust_own_write(root) {
+                Ok(true) => {}
+                Ok(false) => tracing::warn!(
+                    "the project's other security settings changed since it was trusted; it will be asked about again"
+                ),
+                Err(e) => tracing::warn!(error = %e, "cannot record trust after adding a rule"),
+            }
         }
     }
 }
@@ -197,6 +218,10 @@ pub enum TrustError {
 pub struct TrustedProject {
     /// Fingerprint of its security settings when the user trusted it.
     pub fingerprint: String,
+    /// Fingerprint of all but the allowlist (empty in records made before
+    /// it was kept).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub others: String,
     /// Unix time of the decision.
     pub trusted_at: u64,
 }
@@ -260,6 +285,7 @@ impl TrustStore {
             key(&root),
             TrustedProject {
                 fingerprint: scan.fingerprint.clone(),
+                others: scan.others.clone(),
                 trusted_at: crate::store::now_ts() as u64,
             },
         );
@@ -275,6 +301,35 @@ impl TrustStore {
             wants: scan.wants,
             never: scan.never,
         })
+    }
+
+    /// After North wrote an allow rule on the user's word ("Always"): keeps
+    /// the project trusted with its new allowlist — but only if nothing
+    /// else the user trusted changed meanwhile (a `.mcp.json` the model
+    /// rewrote is not laundered by an unrelated "Always"). Returns whether
+    /// the decision was recorded.
+    pub fn trust_own_write(&self, root: &Path) -> Result<bool, TrustError> {
+        let root = canonical(root)?;
+        let scan = scan(&root);
+        let mut file = self.read()?;
+        let unchanged = match file.projects.get(&key(&root)) {
+            Some(r) => !r.others.is_empty() && r.others == scan.others,
+            // Nothing needed trust before: only the rule just written may.
+            None => !scan.others_want,
+        };
+        if !unchanged {
+            return Ok(false);
+        }
+        file.projects.insert(
+            key(&root),
+            TrustedProject {
+                fingerprint: scan.fingerprint,
+                others: scan.others,
+                trusted_at: crate::store::now_ts() as u64,
+            },
+        );
+        self.write(&file)?;
+        Ok(true)
     }
 
     /// Forgets the decision for `root`; returns whether there was one.
@@ -338,6 +393,12 @@ fn key(root: &Path) -> String {
 
 struct Scan {
     fingerprint: String,
+    /// The fingerprint of everything but the allowlist: what a rule the
+    /// user adds with "Always" must leave unchanged to keep the project
+    /// trusted.
+    others: String,
+    /// Whether anything but the allowlist asks for trust.
+    others_want: bool,
     wants: Vec<String>,
     never: Vec<String>,
 }
@@ -347,13 +408,20 @@ struct Scan {
 /// ask again.
 fn scan(root: &Path) -> Scan {
     let mut hasher = Sha256::new();
+    let mut others = Sha256::new();
     let mut wants = Vec::new();
     let mut never = Vec::new();
     let mut feed = |name: &str, content: &[u8]| {
-        hasher.update(name.as_bytes());
-        hasher.update([0]);
-        hasher.update((content.len() as u64).to_le_bytes());
-        hasher.update(content);
+        let allowlist = name.starts_with(ProjectAllowlist::RELATIVE_PATH);
+        for (h, is_others) in [(&mut hasher, false), (&mut others, true)] {
+            if is_others && allowlist {
+                continue;
+            }
+            h.update(name.as_bytes());
+            h.update([0]);
+            h.update((content.len() as u64).to_le_bytes());
+            h.update(content);
+        }
     };
 
     let project = read_json(&root.join(".north/project.json"));
@@ -409,7 +477,13 @@ fn scan(root: &Path) -> Scan {
             // trusts that file's content too.
             for rule in list.commands().iter().chain(list.prefixes()) {
                 let words: Vec<&str> = rule.split_whitespace().collect();
-                feed_named_files(&mut feed, root, &[root.to_path_buf()], &words);
+                feed_named_files(
+                    &mut feed,
+                    ProjectAllowlist::RELATIVE_PATH,
+                    root,
+                    &[root.to_path_buf()],
+                    &words,
+                );
             }
         }
         Err(_) if !allowlist_bytes.is_empty() => {
@@ -452,15 +526,20 @@ fn scan(root: &Path) -> Scan {
                         bases.insert(0, root.join(cwd));
                     }
                     let words: Vec<&str> = argv.iter().map(String::as_str).collect();
-                    feed_named_files(&mut feed, root, &bases, &words);
+                    feed_named_files(&mut feed, ".mcp.json", root, &bases, &words);
                 }
             }
             None => wants.push(".mcp.json (MCP servers)".into()),
         }
     }
 
+    let others_want = wants
+        .iter()
+        .any(|w| !w.starts_with(ProjectAllowlist::RELATIVE_PATH));
     Scan {
         fingerprint: format!("{:x}", hasher.finalize()),
+        others: format!("{:x}", others.finalize()),
+        others_want,
         wants,
         never,
     }

@@ -99,6 +99,7 @@ fn is_code(path: &Path) -> bool {
 /// nothing.
 pub(super) fn feed_named_files(
     feed: &mut impl FnMut(&str, &[u8]),
+    setting: &str,
     root: &Path,
     bases: &[std::path::PathBuf],
     words: &[&str],
@@ -136,7 +137,7 @@ pub(super) fn feed_named_files(
                     let _ = file.take(MAX_NAMED_FILE).read_to_end(&mut content);
                 }
             }
-            feed(&format!("named file {candidate}"), &content);
+            feed(&format!("{setting} named file {candidate}"), &content);
             break;
         }
     }

@@ -119,6 +119,7 @@ fn apply_inner(
             state: TxState::Prepared,
             entries,
             dirs: Vec::new(),
+            owner: None,
         },
     };
     tx.journal.dirs = missing_dirs(sandbox, targets.iter().map(|(r, _)| r.abs.as_path()));

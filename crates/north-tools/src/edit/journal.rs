@@ -83,6 +83,21 @@ pub(super) struct Journal {
     pub(super) entries: Vec<Entry>,
     /// Directories created for new files, outermost first.
     pub(super) dirs: Vec<String>,
+    /// This user's mark over the rest ([`crate::owner`]): only a journal
+    /// North wrote here is ever replayed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) owner: Option<String>,
+}
+
+impl Journal {
+    /// What the mark covers: the journal without its mark.
+    pub(super) fn signed_bytes(&self) -> Vec<u8> {
+        let unmarked = Journal {
+            owner: None,
+            ..self.clone()
+        };
+        serde_json::to_vec(&unmarked).unwrap_or_default()
+    }
 }
 
 pub(super) struct Tx<'a> {
@@ -96,7 +111,12 @@ impl Tx<'_> {
         self.sandbox.root().join(rel)
     }
 
-    pub(super) fn save(&self) -> std::io::Result<()> {
+    pub(super) fn save(&mut self) -> std::io::Result<()> {
+        self.journal.owner = crate::owner::mark(
+            crate::owner::StateKind::Journal,
+            self.sandbox.root(),
+            &self.journal.signed_bytes(),
+        );
         let bytes = serde_json::to_vec_pretty(&self.journal).map_err(std::io::Error::other)?;
         atomic_write(&self.journal_path, &bytes).map_err(std::io::Error::other)
     }

@@ -31,10 +31,23 @@ pub struct SettledApply {
 pub struct Recovery {
     /// The applies it settled, oldest first.
     pub settled: Vec<SettledApply>,
+    /// Journals North did not write (a repository shipped them): ignored,
+    /// never replayed.
+    pub foreign: Vec<String>,
 }
 
 impl fmt::Display for Recovery {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.foreign.is_empty() {
+            write!(
+                f,
+                "ignored edit journals North did not write here (they came with the repository; delete them): {}",
+                self.foreign.join(", ")
+            )?;
+            if !self.settled.is_empty() {
+                f.write_str("; ")?;
+            }
+        }
         for (i, s) in self.settled.iter().enumerate() {
             if i > 0 {
                 f.write_str("; ")?;
@@ -97,6 +110,20 @@ pub(super) fn recover_locked(sandbox: &Sandbox) -> Result<Recovery, ApplyError> 
                 });
             }
         };
+        let journal: super::journal::Journal = journal;
+        let provenance = crate::owner::check(
+            crate::owner::StateKind::Journal,
+            sandbox.root(),
+            &journal.signed_bytes(),
+            journal.owner.as_deref(),
+        );
+        if !provenance.usable() {
+            tracing::warn!(journal = %shown, "ignored an edit journal North did not write");
+            recovery
+                .foreign
+                .push(sandbox.relative(&path).unwrap_or_else(|| shown.clone()));
+            continue;
+        }
         let mut tx = Tx {
             sandbox,
             journal_path: path,

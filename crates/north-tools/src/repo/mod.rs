@@ -34,6 +34,12 @@ const STATE_GITIGNORE: &str = "\
 /// the user's and is never rewritten.
 pub fn ensure_state_dir(root: &Path) -> std::io::Result<PathBuf> {
     let dir = root.join(STATE_DIR);
+    if state_dir_is_linked(root) {
+        return Err(std::io::Error::other(format!(
+            "{} is a symbolic link; North keeps its state only in a real directory (remove the link)",
+            dir.display()
+        )));
+    }
     std::fs::create_dir_all(&dir)?;
     let ignore = dir.join(".gitignore");
     match std::fs::OpenOptions::new()
@@ -46,6 +52,12 @@ pub fn ensure_state_dir(root: &Path) -> std::io::Result<PathBuf> {
         Err(e) => return Err(e),
     }
     Ok(dir)
+}
+
+/// Whether the project's state directory is a link: North never writes
+/// its state (sessions, copies of files) wherever a repository points it.
+pub fn state_dir_is_linked(root: &Path) -> bool {
+    std::fs::symlink_metadata(root.join(STATE_DIR)).is_ok_and(|m| m.file_type().is_symlink())
 }
 
 /// Largest file an edit or a full read will load into memory.

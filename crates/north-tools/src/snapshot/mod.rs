@@ -20,7 +20,7 @@
 mod restore;
 mod store;
 
-pub use restore::{RestoreReport, changed_paths, restore};
+pub use restore::{RestoreReport, changed_paths, restorable, restore};
 pub use store::{SnapshotId, SnapshotStats, SnapshotStore};
 
 use std::collections::BTreeMap;

@@ -53,13 +53,25 @@ fn now_at(path: &Path) -> Now {
     }
 }
 
-/// `rel` joined to `root`, refusing anything but plain relative components.
-fn inside(root: &Path, rel: &str) -> Result<PathBuf, SnapshotError> {
+/// Whether undo may put `rel` back: plain relative components only, and
+/// nothing under `.git/` or `.north/` (what git runs and North's own
+/// state), the same rule as edits.
+pub fn restorable(rel: &str) -> bool {
     let path = Path::new(rel);
-    if rel.is_empty() || !path.components().all(|c| matches!(c, Component::Normal(_))) {
+    !rel.is_empty()
+        && path.components().all(|c| matches!(c, Component::Normal(_)))
+        && !matches!(
+            path.components().next(),
+            Some(Component::Normal(first)) if first == ".git" || first == crate::repo::STATE_DIR
+        )
+}
+
+/// `rel` joined to `root`, refusing what [`restorable`] refuses.
+fn inside(root: &Path, rel: &str) -> Result<PathBuf, SnapshotError> {
+    if !restorable(rel) {
         return Err(SnapshotError::UnsafePath(rel.to_string()));
     }
-    Ok(root.join(path))
+    Ok(root.join(rel))
 }
 
 /// Refuses to write through a symlinked directory: a command could have
@@ -155,6 +167,16 @@ pub fn restore(
                 write_file(&path, &bytes, *mode)?;
             }
             Entry::Symlink { target: to } => {
+                // A link is put back only where it stays in the project.
+                let from = path.parent().unwrap_or(root);
+                let canonical = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+                if !crate::sandbox::is_inside(&canonical, from, Path::new(to)) {
+                    report.skipped.push((
+                        rel.clone(),
+                        format!("a link to {to}, outside the project, is not restored"),
+                    ));
+                    continue;
+                }
                 if let Some(parent) = path.parent() {
                     fs::create_dir_all(parent).map_err(SnapshotError::io("create", parent))?;
                 }
