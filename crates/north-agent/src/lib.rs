@@ -30,7 +30,7 @@
 //! - `memory`: memory entries and retrieval (runtime-contracts §5, mesh memory format) (uses `config`, `store`)
 //! - `notes`: the NOTES patch protocol (runtime-contracts §2)
 //! - `textcalls`: the text tool-call protocol (runtime-contracts §3), for models without native tool calling
-//! - `trust`: workspace trust (uses `config`, `store`)
+//! - `trust`: workspace trust (uses `config`, `memory`, `store`)
 //! - `undo`: undo and rewind (uses `store`)
 //! - `agent`: the agent (uses `approval`, `blocks`, `condense`, `config`, `context`, `intent`, `memory`, `notes`, `redact`, `store`, `textcalls`, `trust`, `undo`)
 //! - `commands`: custom slash commands

@@ -533,6 +533,23 @@ fn scan(root: &Path) -> Scan {
         }
     }
 
+    // Memories the repository shipped in `.north/memory.json` would reach
+    // the model as if remembered: they ask for trust like any setting.
+    // North's own entries (marked) never change the fingerprint.
+    if let Ok((_, shipped)) = crate::memory::MemoryFile::project(root).load_by_provenance()
+        && !shipped.is_empty()
+    {
+        wants.push(format!(
+            ".north/memory.json holds {} memories North did not write (the repository's)",
+            shipped.len()
+        ));
+        feed(
+            ".north/memory.json (shipped entries)",
+            serde_json::to_string(&shipped)
+                .unwrap_or_default()
+                .as_bytes(),
+        );
+    }
     let others_want = wants
         .iter()
         .any(|w| !w.starts_with(ProjectAllowlist::RELATIVE_PATH));
@@ -551,75 +568,4 @@ fn read_json(path: &Path) -> Option<Value> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-
-    fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        for (name, text) in files {
-            let p = dir.path().join(name);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, text).unwrap();
-        }
-        dir
-    }
-
-    #[test]
-    fn a_project_is_trusted_until_its_security_settings_change() {
-        let home = tempfile::tempdir().unwrap();
-        let store = TrustStore::at(home.path().join("trusted.json"));
-        let p = project(&[
-            (
-                ".north/project.json",
-                r#"{"allow_shell": true, "model": "a"}"#,
-            ),
-            (".north/allowlist.json", r#"{"allowedCommands": ["make"]}"#),
-        ]);
-        let r = store.evaluate(p.path()).unwrap();
-        assert_eq!(r.state, TrustState::Untrusted);
-        assert_eq!(r.wants.len(), 2, "{:?}", r.wants);
-        assert!(r.notice().unwrap().contains("north trust"));
-        store.trust(p.path()).unwrap();
-        assert_eq!(store.evaluate(p.path()).unwrap().state, TrustState::Trusted);
-        // A model change is not a security change.
-        std::fs::write(
-            p.path().join(".north/project.json"),
-            r#"{"allow_shell": true, "model": "b"}"#,
-        )
-        .unwrap();
-        assert_eq!(store.evaluate(p.path()).unwrap().state, TrustState::Trusted);
-        std::fs::write(
-            p.path().join(".north/allowlist.json"),
-            r#"{"allowedCommands": ["make", "curl evil"]}"#,
-        )
-        .unwrap();
-        assert_eq!(store.evaluate(p.path()).unwrap().state, TrustState::Changed);
-        assert!(store.revoke(p.path()).unwrap());
-        assert_eq!(
-            store.evaluate(p.path()).unwrap().state,
-            TrustState::Untrusted
-        );
-    }
-
-    #[test]
-    fn narrowing_settings_need_no_trust_and_endpoints_are_never_taken() {
-        let home = tempfile::tempdir().unwrap();
-        let store = TrustStore::at(home.path().join("trusted.json"));
-        let p = project(&[
-            (
-                ".north/project.json",
-                r#"{"allow_shell": false, "anthropic_base_url": "http://127.0.0.1:9"}"#,
-            ),
-            (
-                "policy.json",
-                r#"{"allowed_commands": ["ls"], "write_enabled": false}"#,
-            ),
-        ]);
-        let r = store.evaluate(p.path()).unwrap();
-        assert_eq!(r.state, TrustState::NothingToTrust);
-        assert!(r.applies());
-        assert_eq!(r.never, ["anthropic_base_url"]);
-        assert!(r.notice().unwrap().contains("anthropic_base_url"));
-    }
-}
+mod tests;
