@@ -199,24 +199,12 @@ fn bind_read_only(dir: &Path) -> Result<(), String> {
 /// mode-000 tmpfs over a directory, `/dev/null` over anything else.
 fn hide(path: &Path) -> Result<(), String> {
     if path.is_dir() {
-        let target = cpath(path)?;
-        let fstype = c"tmpfs";
-        let data = c"size=4k,nr_inodes=1,mode=000";
-        // SAFETY: all pointers come from live C strings.
-        let rc = unsafe {
-            libc::mount(
-                fstype.as_ptr(),
-                target.as_ptr(),
-                fstype.as_ptr(),
-                libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-                data.as_ptr().cast(),
-            )
-        };
-        if rc == 0 {
-            Ok(())
-        } else {
-            Err(format!("{}: {}", path.display(), last_error()))
-        }
+        super::mounts::mount_new(
+            c"tmpfs",
+            path,
+            libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+            Some(c"size=4k,nr_inodes=1,mode=000"),
+        )
     } else {
         mount(Some(Path::new("/dev/null")), path, libc::MS_BIND)?;
         mount(

@@ -1,6 +1,6 @@
 //! The mount calls the sandbox's layers share.
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -28,6 +28,33 @@ pub(super) fn mount(
             std::ptr::null(),
             flags,
             std::ptr::null(),
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(format!("{}: {}", target.display(), last_error()))
+    }
+}
+
+/// Mounts a new filesystem of type `fstype` (a `tmpfs`, a `proc`) at
+/// `target`, with `data` as its options.
+pub(super) fn mount_new(
+    fstype: &CStr,
+    target: &Path,
+    flags: libc::c_ulong,
+    data: Option<&CStr>,
+) -> Result<(), String> {
+    let target_c = cpath(target)?;
+    // SAFETY: the pointers come from live C strings (or are null, which
+    // mount(2) accepts for the options).
+    let rc = unsafe {
+        libc::mount(
+            fstype.as_ptr(),
+            target_c.as_ptr(),
+            fstype.as_ptr(),
+            flags,
+            data.map_or(std::ptr::null(), |d| d.as_ptr().cast()),
         )
     };
     if rc == 0 {

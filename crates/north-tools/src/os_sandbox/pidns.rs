@@ -59,27 +59,12 @@ pub(super) fn split() -> Result<Role, OsSandboxError> {
 
 /// Mounts a `/proc` that shows only this namespace's processes.
 fn mount_proc() -> Result<(), String> {
-    let target = std::ffi::CString::new("/proc").map_err(|e| e.to_string())?;
-    let fstype = c"proc";
-    // SAFETY: all pointers come from live C strings.
-    let rc = unsafe {
-        libc::mount(
-            fstype.as_ptr(),
-            target.as_ptr(),
-            fstype.as_ptr(),
-            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-            std::ptr::null(),
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(format!(
-            "{}: {}",
-            Path::new("/proc").display(),
-            last_error()
-        ))
-    }
+    super::mounts::mount_new(
+        c"proc",
+        Path::new("/proc"),
+        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+        None,
+    )
 }
 
 /// Init's loop: reaps every child (orphans re-parent to init) until the

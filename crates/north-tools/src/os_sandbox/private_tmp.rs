@@ -25,26 +25,12 @@ pub(super) fn cover(tmp: &Path, keep: &[PathBuf]) -> Result<(), String> {
         let fd = open_path(path)?;
         held.push((path.clone(), fd, meta.is_dir()));
     }
-    let target = super::mounts::cpath(tmp)?;
-    let fstype = c"tmpfs";
-    let data = c"mode=1777";
-    // SAFETY: all pointers come from live C strings.
-    let rc = unsafe {
-        libc::mount(
-            fstype.as_ptr(),
-            target.as_ptr(),
-            fstype.as_ptr(),
-            libc::MS_NOSUID | libc::MS_NODEV,
-            data.as_ptr().cast(),
-        )
-    };
-    if rc != 0 {
-        return Err(format!(
-            "{}: {}",
-            tmp.display(),
-            std::io::Error::last_os_error()
-        ));
-    }
+    super::mounts::mount_new(
+        c"tmpfs",
+        tmp,
+        libc::MS_NOSUID | libc::MS_NODEV,
+        Some(c"mode=1777"),
+    )?;
     for (path, fd, is_dir) in &held {
         if *is_dir {
             std::fs::create_dir_all(path).map_err(|e| format!("{}: {e}", path.display()))?;
