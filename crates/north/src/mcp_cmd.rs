@@ -440,7 +440,7 @@ fn serve(root: &std::path::Path, args: ServeArgs) -> anyhow::Result<ExitCode> {
     };
     let launcher = if cfg!(target_os = "linux") {
         let choice = crate::setup::SandboxChoice::for_project(root, None);
-        Some(crate::setup::sandbox_launcher(root, &[], &choice.hide)?)
+        Some(crate::setup::sandbox_launcher(root, &[], &choice)?)
     } else {
         None
     };

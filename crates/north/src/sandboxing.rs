@@ -16,6 +16,8 @@ pub struct SandboxChoice {
     pub enabled: bool,
     /// Paths hidden besides the secret stores (`sandbox.deny_read`).
     pub hide: Vec<PathBuf>,
+    /// Unix sockets allowed (`sandbox.unix_sockets`).
+    pub unix_sockets: bool,
 }
 
 impl SandboxChoice {
@@ -38,6 +40,7 @@ impl SandboxChoice {
         SandboxChoice {
             enabled,
             hide: config.sandbox_deny_read.value.clone(),
+            unix_sockets: config.sandbox_unix_sockets.value,
         }
     }
 
@@ -58,6 +61,7 @@ impl SandboxChoice {
                 SandboxChoice {
                     enabled: flag != Some(crate::args::SandboxSwitch::Off),
                     hide: Vec::new(),
+                    unix_sockets: false,
                 }
             }
         }
@@ -75,7 +79,7 @@ pub fn confined_launcher(
         tracing::warn!("the OS sandbox is off: commands run unconfined");
         return None;
     }
-    match sandbox_launcher(root, grants, &sandbox.hide) {
+    match sandbox_launcher(root, grants, sandbox) {
         Ok(l) => Some(l),
         Err(e) => {
             tracing::warn!(error = %e, "no sandbox launcher; commands run unconfined");
@@ -89,7 +93,7 @@ pub fn confined_launcher(
 pub fn sandbox_launcher(
     root: &std::path::Path,
     grants: &[north_protocol::Capability],
-    hide: &[PathBuf],
+    choice: &SandboxChoice,
 ) -> anyhow::Result<Vec<std::ffi::OsString>> {
     let exe =
         std::env::current_exe().context("cannot find the north binary to sandbox commands")?;
@@ -103,9 +107,12 @@ pub fn sandbox_launcher(
     }) {
         argv.extend(["--grant".into(), "net".into()]);
     }
-    for path in hide {
+    for path in &choice.hide {
         argv.push("--hide".into());
         argv.push(path.into());
+    }
+    if choice.unix_sockets {
+        argv.push("--unix-sockets".into());
     }
     argv.push("--".into());
     Ok(argv)

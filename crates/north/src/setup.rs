@@ -181,7 +181,7 @@ pub fn project(
 /// the shell outside it a stopped command may escalate to once.
 pub fn mode_kit(project: &Project, grants: &[north_protocol::Capability]) -> north_agent::ModeKit {
     let root = project.root.as_path();
-    let sandboxed_shell = match sandbox_launcher(root, grants, &project.sandbox.hide) {
+    let sandboxed_shell = match sandbox_launcher(root, grants, &project.sandbox) {
         Ok(launcher) if cfg!(target_os = "linux") => Some(std::sync::Arc::new(
             north_tools::shell::ShellManager::with_launcher(root.to_path_buf(), launcher),
         )),
@@ -243,7 +243,7 @@ impl Project {
     /// capability (the user's `--grant`).
     pub fn grant(&mut self, grants: &[north_protocol::Capability]) {
         if self.shell_launcher.is_some() {
-            self.shell_launcher = sandbox_launcher(&self.root, grants, &self.sandbox.hide).ok();
+            self.shell_launcher = sandbox_launcher(&self.root, grants, &self.sandbox).ok();
         }
     }
 

@@ -107,8 +107,10 @@ fn git(dir: &Path, args: &[&str]) -> String {
 /// A Unix socket server outside the project (a stand-in for a tmux,
 /// docker or agent socket) that writes a marker when anyone connects.
 fn socket_server(sb: &Sandbox) -> (PathBuf, PathBuf) {
-    let socket = sb.inner.dir.path().join("outside.sock");
-    let marker = sb.inner.dir.path().join("socket-reached.txt");
+    // Outside the temp dir (the private one would hide it anyway): what
+    // stops the connection is the refusal of Unix sockets itself.
+    let socket = sb.home().join("outside.sock");
+    let marker = sb.home().join("socket-reached.txt");
     let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
     let m = marker.clone();
     std::thread::spawn(move || {
@@ -304,4 +306,52 @@ fn a_model_command_is_confined_in_every_mode() {
         let all = format!("{}{}{sent}", text(&out.stdout), text(&out.stderr));
         assert_confined(&sb, &all, &marker, mode);
     }
+}
+
+#[test]
+fn the_user_may_allow_unix_sockets_in_their_own_config() {
+    let sb = Sandbox::new();
+    if !available(&sb) {
+        return;
+    }
+    let (socket, marker) = socket_server(&sb);
+    let connect = format!(
+        "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{}')\"",
+        socket.display()
+    );
+    std::fs::write(
+        sb.project().join(".north/allowlist.json"),
+        json!({"allowedCommands": [connect]}).to_string(),
+    )
+    .unwrap();
+    let script = sb.file(
+        "script.json",
+        &json!([
+            {"tool_calls": [{"id": "c", "name": "shell_run", "args": {"command": connect}}]},
+            {"text": "done"}
+        ]),
+    );
+    let config = sb.home().join("config/north/config.json");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(
+        &config,
+        json!({"sandbox": {"unix_sockets": true}}).to_string(),
+    )
+    .unwrap();
+    let out = sb
+        .north()
+        .args(["exec", "--trust", "--script"])
+        .arg(&script)
+        .arg("connect")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // The server marks the connection from its own thread.
+    for _ in 0..100 {
+        if marker.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(marker.exists(), "the user's own setting allows the socket");
 }

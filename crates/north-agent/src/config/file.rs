@@ -53,6 +53,9 @@ pub struct SandboxFile {
     pub enabled: Option<bool>,
     /// More paths every sandboxed command may not read (`~/` is your home).
     pub deny_read: Option<Vec<String>>,
+    /// Let sandboxed commands create Unix sockets (off by default: a socket
+    /// outside — tmux, docker, an agent — would run anything for them).
+    pub unix_sockets: Option<bool>,
 }
 
 pub(super) const PROVIDERS: &[&str] = &["anthropic", "openai", "scripted"];

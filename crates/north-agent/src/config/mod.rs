@@ -118,6 +118,8 @@ pub struct Config {
     pub sandbox: Sourced<bool>,
     /// Paths hidden from sandboxed commands besides the secret stores.
     pub sandbox_deny_read: Sourced<Vec<std::path::PathBuf>>,
+    /// Whether sandboxed commands may create Unix sockets.
+    pub sandbox_unix_sockets: Sourced<bool>,
     /// Project settings that were not applied, and why.
     pub ignored: Vec<IgnoredSetting>,
 }
@@ -161,6 +163,7 @@ impl Default for Config {
             thinking: Sourced::default(None),
             sandbox: Sourced::default(true),
             sandbox_deny_read: Sourced::default(Vec::new()),
+            sandbox_unix_sockets: Sourced::default(false),
             mode: Sourced::default(north_protocol::PermissionMode::Ask),
             ignored: Vec::new(),
         }
@@ -299,6 +302,9 @@ impl Config {
         if let Some(sandbox) = f.sandbox {
             if let Some(v) = sandbox.enabled {
                 self.sandbox.set(v, src());
+            }
+            if let Some(v) = sandbox.unix_sockets {
+                self.sandbox_unix_sockets.set(v, src());
             }
             if let Some(paths) = sandbox.deny_read {
                 let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
