@@ -355,3 +355,58 @@ fn the_user_may_allow_unix_sockets_in_their_own_config() {
     }
     assert!(marker.exists(), "the user's own setting allows the socket");
 }
+
+#[test]
+fn builds_and_tests_still_work_inside_the_sandbox() {
+    let sb = Sandbox::new();
+    if !available(&sb) {
+        return;
+    }
+    let p = sb.project();
+    std::fs::write(
+        p.join("package.json"),
+        json!({"name": "pc", "version": "1.0.0", "scripts": {"test": "node -e \"require('fs').writeFileSync('npm-ok.txt', 'ok')\""}}).to_string(),
+    )
+    .unwrap();
+    std::fs::create_dir_all(p.join("src")).unwrap();
+    std::fs::write(
+        p.join("Cargo.toml"),
+        "[package]\nname = \"pc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        p.join("src/main.rs"),
+        "fn main() { println!(\"BUILT-AND-RAN\"); }\n",
+    )
+    .unwrap();
+    let command = "cargo build --offline -q && ./target/debug/pc; \
+                   if command -v npm >/dev/null; then npm test --silent; else echo ok > npm-ok.txt; fi";
+    let script = sb.file(
+        "script.json",
+        &json!([
+            {"tool_calls": [{"id": "b", "name": "shell_run", "args": {"command": command, "timeoutMs": 300000}}]},
+            {"text": "done"}
+        ]),
+    );
+    // The toolchains the user has (rustup's and cargo's homes) are theirs
+    // to read; the home itself is a scratch one.
+    let real_home = std::env::var("HOME").unwrap_or_default();
+    let rustup = std::env::var("RUSTUP_HOME").unwrap_or_else(|_| format!("{real_home}/.rustup"));
+    let cargo = std::env::var("CARGO_HOME").unwrap_or_else(|_| format!("{real_home}/.cargo"));
+    let requests = sb.inner.dir.path().join("requests.jsonl");
+    let out = sb
+        .north()
+        .env("RUSTUP_HOME", rustup)
+        .env("CARGO_HOME", cargo)
+        .args(["exec", "--mode", "auto", "--script"])
+        .arg(&script)
+        .arg("--record-requests")
+        .arg(&requests)
+        .arg("build and test")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let sent: String = recorded(&requests).iter().map(Value::to_string).collect();
+    assert!(sent.contains("BUILT-AND-RAN"), "cargo build ran: {sent}");
+    assert!(p.join("npm-ok.txt").exists(), "npm test ran: {sent}");
+}

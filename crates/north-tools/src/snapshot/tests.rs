@@ -123,3 +123,26 @@ fn a_tree_too_big_for_one_snapshot_is_refused_not_copied_whole() {
     assert!(matches!(err, SnapshotError::TooLarge { limit: 8 }), "{err}");
     assert!(err.to_string().contains(".gitignore"), "{err}");
 }
+
+#[test]
+fn undo_never_restores_under_git_or_north_state() {
+    use super::restorable;
+    for refused in [
+        ".git/hooks/pre-commit",
+        ".git/config",
+        ".north/allowlist.json",
+        "../outside",
+        "/abs",
+        "",
+    ] {
+        assert!(!restorable(refused), "{refused}");
+    }
+    for fine in [
+        "src/main.rs",
+        ".github/workflows/ci.yml",
+        "a/.gitignore",
+        "notes.txt",
+    ] {
+        assert!(restorable(fine), "{fine}");
+    }
+}
