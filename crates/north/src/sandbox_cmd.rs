@@ -31,6 +31,10 @@ pub struct SandboxArgs {
     /// rest of the temp dir is private to it); repeatable.
     #[arg(long = "keep", value_name = "PATH")]
     pub keep: Vec<PathBuf>,
+    /// Share the system temp dir with the command instead of giving it a
+    /// private one (for services run from there, such as MCP servers).
+    #[arg(long)]
+    pub shared_tmp: bool,
     /// Let the command create Unix sockets (a local socket it serves or
     /// connects to; off by default, since sockets outside reach servers
     /// that run anything).
@@ -77,6 +81,7 @@ pub fn main(args: SandboxArgs) -> anyhow::Result<ExitCode> {
             .collect(),
         unix_sockets: args.unix_sockets,
         keep: args.keep.iter().filter_map(|p| physical(p).ok()).collect(),
+        private_tmp: !args.shared_tmp,
     };
     let protection = enter(&spec)?;
     if args.explain {

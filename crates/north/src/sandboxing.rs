@@ -133,6 +133,8 @@ pub fn mcp_launcher(root: &std::path::Path) -> Option<Vec<std::ffi::OsString>> {
         root.into(),
         "--grant".into(),
         "net".into(),
+        // A server the user configured may run from the temp dir.
+        "--shared-tmp".into(),
     ];
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
     let cache = std::env::var_os("XDG_CACHE_HOME")

@@ -64,6 +64,9 @@ pub struct SandboxSpec {
     /// Paths under the temp dir the command needs from the real one (the
     /// shell's working directory); the rest of the temp dir is private.
     pub keep: Vec<PathBuf>,
+    /// Whether the temp dir is private to the command (off for services the
+    /// user configured to run from it, such as MCP servers).
+    pub private_tmp: bool,
     /// Whether Unix sockets may be created (off: a command cannot reach a
     /// tmux, docker, D-Bus or agent socket outside).
     pub unix_sockets: bool,
