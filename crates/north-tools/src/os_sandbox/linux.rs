@@ -116,10 +116,12 @@ pub(super) fn enter(spec: &SandboxSpec) -> Result<Protection, OsSandboxError> {
         keep.extend(spec.writable.iter().cloned());
         keep.extend(spec.keep.iter().cloned());
         keep.extend(std::env::current_dir().ok());
-        let tmp = std::env::temp_dir();
-        super::private_tmp::cover(&tmp, &keep)
-            .map_err(setup("give the command a private temp dir"))?;
-        protection.private_tmp = Some(tmp);
+        if spec.private_tmp {
+            let tmp = std::env::temp_dir();
+            super::private_tmp::cover(&tmp, &keep)
+                .map_err(setup("give the command a private temp dir"))?;
+            protection.private_tmp = Some(tmp);
+        }
         if pid_namespace {
             // Only the command's process comes back from here.
             let super::pidns::Role::Command = super::pidns::split()?;
