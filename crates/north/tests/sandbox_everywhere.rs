@@ -23,10 +23,7 @@ struct Sandbox {
 
 impl Sandbox {
     fn new() -> Self {
-        let home = tempfile::Builder::new()
-            .prefix("home-")
-            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-            .unwrap();
+        let home = common::outside_temp_dir("north-home-");
         Sandbox {
             inner: common::Sandbox::new(),
             home,

@@ -441,10 +441,7 @@ async fn a_project_file_cannot_turn_the_sandbox_off() {
 async fn the_users_deny_read_hides_more_paths() {
     let sb = Sandbox::new();
     // A home outside the temp dir, as on a user's machine.
-    let home = tempfile::Builder::new()
-        .prefix("home-")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .unwrap();
+    let home = common::outside_temp_dir("north-home-");
     let private = home.path().join("work-notes");
     std::fs::create_dir_all(&private).unwrap();
     std::fs::write(private.join("plan.txt"), "PRIVATE-PLAN-7731").unwrap();

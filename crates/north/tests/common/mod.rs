@@ -136,3 +136,19 @@ pub mod mesh_script {
         json!({"text": text})
     }
 }
+
+/// A scratch directory outside the system temp dir (which the sandbox
+/// makes private and writable), as a user's home is: `/var/tmp` where it
+/// exists, else cargo's target temp dir.
+pub fn outside_temp_dir(prefix: &str) -> tempfile::TempDir {
+    let base = Path::new("/var/tmp");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(prefix);
+    if base.is_dir()
+        && !base.starts_with(std::env::temp_dir())
+        && let Ok(dir) = builder.tempdir_in(base)
+    {
+        return dir;
+    }
+    builder.tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
