@@ -281,14 +281,7 @@ impl TrustStore {
         let root = canonical(root)?;
         let scan = scan(&root);
         let mut file = self.read()?;
-        file.projects.insert(
-            key(&root),
-            TrustedProject {
-                fingerprint: scan.fingerprint.clone(),
-                others: scan.others.clone(),
-                trusted_at: crate::store::now_ts() as u64,
-            },
-        );
+        record(&mut file, &root, &scan);
         self.write(&file)?;
         Ok(TrustReport {
             root,
@@ -320,14 +313,7 @@ impl TrustStore {
         if !unchanged {
             return Ok(false);
         }
-        file.projects.insert(
-            key(&root),
-            TrustedProject {
-                fingerprint: scan.fingerprint,
-                others: scan.others,
-                trusted_at: crate::store::now_ts() as u64,
-            },
-        );
+        record(&mut file, &root, &scan);
         self.write(&file)?;
         Ok(true)
     }
@@ -565,6 +551,18 @@ fn scan(root: &Path) -> Scan {
 fn read_json(path: &Path) -> Option<Value> {
     let text = std::fs::read_to_string(path).ok()?;
     serde_json::from_str(&text).ok()
+}
+
+/// Records the decision to trust `root` as `scan` saw it.
+fn record(file: &mut TrustFile, root: &Path, scan: &Scan) {
+    file.projects.insert(
+        key(root),
+        TrustedProject {
+            fingerprint: scan.fingerprint.clone(),
+            others: scan.others.clone(),
+            trusted_at: crate::store::now_ts() as u64,
+        },
+    );
 }
 
 #[cfg(test)]
