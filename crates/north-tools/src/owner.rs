@@ -72,11 +72,6 @@ pub fn install(key: [u8; 32]) {
     let _ = KEY.set(key);
 }
 
-/// Whether a key is installed.
-pub fn installed() -> bool {
-    KEY.get().is_some()
-}
-
 /// Reads the key at `path`, creating it (32 random bytes, mode 0600) when
 /// missing. A file of the wrong size is an error, never silently replaced.
 pub fn load_or_create(path: &Path) -> std::io::Result<[u8; 32]> {

@@ -124,7 +124,7 @@ pub(super) fn enter(spec: &SandboxSpec) -> Result<Protection, OsSandboxError> {
         }
         if pid_namespace {
             // Only the command's process comes back from here.
-            let super::pidns::Role::Command = super::pidns::split()?;
+            super::pidns::split()?;
             protection.pid_namespace = true;
         }
     }

@@ -14,16 +14,10 @@ use std::path::Path;
 
 use super::OsSandboxError;
 
-/// Which process returns from [`split`].
-pub(super) enum Role {
-    /// The process that goes on to confine itself and exec the command.
-    Command,
-}
-
 /// Forks into the new PID namespace (see the module documentation). Only
-/// the command's process returns; the outside parent and init exit here
-/// with the command's status.
-pub(super) fn split() -> Result<Role, OsSandboxError> {
+/// the process that goes on to confine itself and exec the command
+/// returns; the outside parent and init exit here with its status.
+pub(super) fn split() -> Result<(), OsSandboxError> {
     // SAFETY: the launcher is single-threaded (it runs before any runtime
     // or thread starts), so fork is safe.
     let init = unsafe { libc::fork() };
@@ -52,7 +46,7 @@ pub(super) fn split() -> Result<Role, OsSandboxError> {
         exit_with(126);
     }
     if command == 0 {
-        return Ok(Role::Command);
+        return Ok(());
     }
     exit_with(reap_until(command));
 }

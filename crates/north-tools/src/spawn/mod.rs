@@ -53,11 +53,6 @@ impl Spawner {
         Spawner { launcher }
     }
 
-    /// The launcher (empty when unconfined).
-    pub fn launcher(&self) -> &[OsString] {
-        &self.launcher
-    }
-
     /// Whether children start inside the OS sandbox.
     pub fn is_confined(&self) -> bool {
         !self.launcher.is_empty()
