@@ -401,6 +401,9 @@ mod tests {
             "ln -s ../../.. a/up",
             "ln -s src/a.rs a/b/",
             "ln -st a src/a.rs",
+            "ln -s ~/.ssh/id_rsa a/key",
+            "ln -s ~ a/home",
+            "ln -s ../* a/all",
         ] {
             assert!(
                 matches!(auto.decide(escape, None), Verdict::Ask(_)),

@@ -196,6 +196,21 @@ fn check_link(
     let [(target_at, target), (_, link)] = operands.as_slice() else {
         return Err(unverifiable());
     };
+    // The shell expands the target before `ln` sees it: `~` is the home
+    // directory, and a glob could become several operands.
+    let exp = command
+        .expansions
+        .get(*target_at)
+        .copied()
+        .unwrap_or_default();
+    if exp.tilde && target.starts_with('~') {
+        return Err(PathEscape::Tilde {
+            word: (*target).to_owned(),
+        });
+    }
+    if exp.glob && has_glob(target) {
+        return Err(unverifiable());
+    }
     let link_path = cwd.join(link);
     if link.ends_with('/') || link_path.is_dir() {
         return Err(unverifiable());
