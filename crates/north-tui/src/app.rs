@@ -13,9 +13,8 @@ use ratatui::text::Line;
 use crate::approver::{Prompt, PromptKind, UiMsg};
 use crate::composer::Composer;
 use crate::diff::parse_unified;
-use crate::markdown::stable_prefix;
 pub(crate) use crate::prompt::{Choice, Pending};
-use crate::transcript::{Item, details_text, is_large, render_items};
+use crate::transcript::{Item, details_text, is_large};
 use north_protocol::FileDiff;
 
 /// What the session is, for the status line and `/model`.
@@ -99,7 +98,11 @@ pub struct App {
     pub(crate) committed: usize,
     /// No item was printed since the screen was cleared.
     pub(crate) fresh_screen: bool,
-    pub(crate) streaming: String,
+    /// The answer being streamed.
+    pub(crate) stream: crate::stream::Stream,
+    /// Assistant items whose first bytes were printed while they streamed:
+    /// item index → bytes printed.
+    partly_printed: HashMap<usize, usize>,
     pub(crate) composer: Composer,
     pub(crate) pending: Option<Pending>,
     pub(crate) picker: Option<Picker>,
@@ -148,7 +151,8 @@ impl App {
             items: Vec::new(),
             committed: 0,
             fresh_screen: true,
-            streaming: String::new(),
+            stream: Default::default(),
+            partly_printed: HashMap::new(),
             composer: Composer::default(),
             pending: None,
             picker: None,
@@ -267,26 +271,41 @@ impl App {
                 }
             }
         }
-        if !self.streaming.trim().is_empty() {
+        if !self.stream.is_blank() {
             out.push(Line::default());
-            out.extend(crate::markdown::render(&self.streaming, width));
+            out.extend(crate::markdown::render(self.stream.text(), width));
         }
         out
     }
 
-    /// Lines of the items not printed yet, and marks them printed.
+    /// Lines that became final since the last frame — items not printed
+    /// yet, then the streamed answer's complete lines — marked printed.
+    /// This is the only way anything reaches the terminal's history.
     pub fn take_commits(&mut self, width: u16) -> Vec<Line<'static>> {
-        if self.committed >= self.items.len() {
-            return Vec::new();
-        }
-        let prev = if self.fresh_screen || self.committed == 0 {
+        let mut lines = Vec::new();
+        let mut prev = if self.fresh_screen || self.committed == 0 {
             None
         } else {
             self.items.get(self.committed - 1)
         };
-        let lines = render_items(&self.items[self.committed..], prev, width);
+        for i in self.committed..self.items.len() {
+            let item = &self.items[i];
+            match (self.partly_printed.remove(&i), item) {
+                (Some(printed), Item::Assistant(text)) => {
+                    let skip = crate::stream::rows_of_prefix(text, printed, width);
+                    lines.extend(crate::markdown::render(text, width).into_iter().skip(skip));
+                }
+                _ => lines.extend(item.lines_after(prev, width)),
+            }
+            prev = Some(item);
+        }
+        let separate = prev.is_some();
+        let streamed = self.stream.take_final(width, separate);
+        if !lines.is_empty() || !streamed.is_empty() {
+            self.fresh_screen = false;
+        }
         self.committed = self.items.len();
-        self.fresh_screen = false;
+        lines.extend(streamed);
         lines
     }
 
@@ -298,11 +317,16 @@ impl App {
     }
 
     fn finish_stream(&mut self) {
-        let text = self.streaming.trim_end().to_string();
-        self.streaming.clear();
-        if !text.trim().is_empty() {
-            self.push(Item::Assistant(text));
+        if let Some(block) = self.stream.finish() {
+            self.push_block(block);
         }
+    }
+
+    fn push_block(&mut self, block: crate::stream::Block) {
+        if block.printed > 0 {
+            self.partly_printed.insert(self.items.len(), block.printed);
+        }
+        self.push(Item::Assistant(block.text));
     }
 
     /// Starts the working indicator for a turn the runner starts.
@@ -354,14 +378,8 @@ impl App {
         }
         if let Event::AssistantText { text } = event {
             self.streamed_bytes += text.len() as u64;
-            self.streaming.push_str(&text);
-            let cut = stable_prefix(&self.streaming);
-            if cut > 0 {
-                let head: String = self.streaming.drain(..cut).collect();
-                let head = head.trim_end().to_string();
-                if !head.trim().is_empty() {
-                    self.push(Item::Assistant(head));
-                }
+            if let Some(block) = self.stream.push(&text) {
+                self.push_block(block);
             }
             return;
         }

@@ -28,10 +28,11 @@
 //! - `markdown`: markdown to styled, wrapped terminal lines (uses `highlight`, `style`, `wrap`)
 //! - `popup`: the completion popup on screen (the command palette or the `@` file picker)
 //! - `prompt`: a prompt on screen (a command, an edit review, a capability, the end of a plan) and… (uses `approver`)
+//! - `stream`: the answer being streamed, final lines and live ones (uses `markdown`)
 //! - `transcript`: transcript items (uses `diff`, `markdown`, `style`, `wrap`)
 //! - `replay`: a stored conversation as the timeline showed it live (for `/resume` and resumed sessions) (uses `transcript`)
 //! - `rewind`: `/undo` and `/rewind` (uses `approver`, `diff`, `style`)
-//! - `app`: the UI state machine (uses `approver`, `checklist`, `composer`, `diff`, `hooks`, `live`, `markdown`, `popup`, `prompt`, `replay`, `rewind`, `style`, `transcript`)
+//! - `app`: the UI state machine (uses `approver`, `checklist`, `composer`, `diff`, `hooks`, `live`, `markdown`, `popup`, `prompt`, `replay`, `rewind`, `stream`, `style`, `transcript`)
 //! - `mcp`: `/mcp` (uses `app`, `style`, `wrap`)
 //! - `plan`: the end of a `plan`-mode turn (uses `app`, `approver`)
 //! - `view`: the live area under the transcript (uses `app`, `approver`, `diff`, `markdown`, `plan`, `style`, `wrap`)
@@ -39,9 +40,10 @@
 //! - `complete`: completion popups over the composer (uses `app`, `popup`, `slash`, `style`, `wrap`)
 //! - `keys`: key handling (uses `app`, `approver`, `slash`, `transcript`)
 //! - `pager`: the transcript view (uses `style`)
+//! - `input`: terminal input on its own thread, and the cursor query
 //! - `term`: the terminal
 //! - `worker`: the agent's side of the interactive loop (uses `approver`, `diff`, `rewind`, `style`)
-//! - `run`: the interactive loop (uses `app`, `approver`, `pager`, `term`, `worker`)
+//! - `run`: the interactive loop (uses `app`, `approver`, `input`, `pager`, `term`, `worker`)
 
 mod app;
 mod approver;
@@ -51,6 +53,7 @@ mod composer;
 mod diff;
 mod highlight;
 pub mod hooks;
+mod input;
 mod keys;
 mod live;
 pub mod markdown;
@@ -63,6 +66,7 @@ mod replay;
 mod rewind;
 mod run;
 mod slash;
+mod stream;
 mod style;
 mod term;
 mod transcript;

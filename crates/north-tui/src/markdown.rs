@@ -210,9 +210,9 @@ impl Renderer {
         head.push(Span::styled(format!("┌ {label}"), style::dim()));
         self.out.push(Line::from(head));
         let body = body.strip_suffix('\n').unwrap_or(body);
+        // No gutter: code copied from the terminal is the code.
         let mut gutter = q.clone();
         gutter.push(Span::raw(pad.clone()));
-        gutter.push(Span::styled("│ ", style::dim()));
         let inner = self
             .width
             .saturating_sub(crate::wrap::spans_width(&gutter))
@@ -248,7 +248,10 @@ impl Renderer {
             Event::InlineMath(t) | Event::DisplayMath(t) => self.text(&t),
             Event::Html(t) | Event::InlineHtml(t) => self.text(t.trim_end_matches('\n')),
             Event::FootnoteReference(t) => self.text(&format!("[{t}]")),
-            Event::SoftBreak => self.text(" "),
+            // A line break in the source stays one: models break lines on
+            // purpose, and a streamed line is final once its newline came
+            // (the renderer is then prefix-stable line by line).
+            Event::SoftBreak => self.flush_inline(),
             Event::HardBreak => self.flush_inline(),
             Event::Rule => {
                 self.flush_inline();
@@ -531,7 +534,8 @@ mod tests {
     #[test]
     fn code_blocks_keep_their_lines_and_partial_fences_render_as_code() {
         let lines = render("```rust\nfn main() {}\n", 40);
-        assert_eq!(plain(&lines), vec!["┌ rust", "│ fn main() {}"]);
+        // No gutter: the code copies as it is.
+        assert_eq!(plain(&lines), vec!["┌ rust", "fn main() {}"]);
     }
 
     #[test]

@@ -6,11 +6,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crossterm::event::{
-    DisableBracketedPaste, EnableBracketedPaste, Event as TermEvent, EventStream,
-    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+    DisableBracketedPaste, EnableBracketedPaste, Event as TermEvent, KeyboardEnhancementFlags,
+    PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
 };
 use crossterm::{cursor, execute, terminal};
-use futures::StreamExt;
 use north_agent::{Agent, TurnEnd};
 use ratatui::layout::Size;
 use tokio::sync::mpsc;
@@ -18,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::app::{Action, App, SessionInfo};
 use crate::approver::{Inbox, UiMsg};
+use crate::input::Input;
 use crate::term::{FrameBackend, InlineTerminal, TtyBackend};
 use crate::worker::{ModelSwitcher, SessionOpener, WorkerCmd, worker};
 
@@ -107,10 +107,7 @@ pub fn draw<B: FrameBackend>(term: &mut InlineTerminal<B>, app: &mut App) -> io:
     let size = term.size();
     let lines = app.take_commits(size.width);
     let height = app.live_height(size.width, size.height);
-    term.frame(&lines, height, |f| {
-        let area = f.area();
-        app.render(area, f.buffer_mut());
-    })
+    term.frame(&lines, height, |area, buf| app.render(area, buf))
 }
 
 struct Loop {
@@ -121,6 +118,8 @@ struct Loop {
     last_draw: Instant,
     /// The user asked for the transcript view.
     open_transcript: bool,
+    /// Keys, pastes and resizes.
+    input: Input,
 }
 
 impl Loop {
@@ -203,8 +202,11 @@ impl Loop {
         if size == self.term.size() {
             return Ok(());
         }
+        // The cursor was left on the live area's first row; the terminal
+        // kept it on that line through its reflow.
+        let anchor = self.input.cursor_row();
         self.term.backend_mut().set_size(size);
-        self.term.resize(size)?;
+        self.term.resize(size, anchor)?;
         self.app.mark_dirty();
         Ok(())
     }
@@ -225,11 +227,7 @@ impl Loop {
 /// Shows the transcript view on the alternate screen until the user closes
 /// it (or a prompt needs an answer), then redraws the inline view. Agent
 /// events keep arriving meanwhile.
-async fn transcript_view(
-    l: &mut Loop,
-    input: &mut EventStream,
-    inbox: &mut Inbox,
-) -> io::Result<Option<Exit>> {
+async fn transcript_view(l: &mut Loop, inbox: &mut Inbox) -> io::Result<Option<Exit>> {
     use ratatui::{Terminal, TerminalOptions, Viewport};
     let size = l.term.size();
     let mut pager = crate::pager::Pager::new(l.app.transcript_lines(size.width));
@@ -246,7 +244,7 @@ async fn transcript_view(
     loop {
         term.draw(|f| pager.render(f.area(), f.buffer_mut()))?;
         tokio::select! {
-            ev = input.next() => match ev {
+            ev = l.input.next() => match ev {
                 Some(Ok(TermEvent::Key(k))) => {
                     if k.kind != crossterm::event::KeyEventKind::Release
                         && pager.key(k, size.height) == crate::pager::PagerOutcome::Closed
@@ -346,10 +344,10 @@ pub async fn run(start: Start) -> Result<Exit, TuiError> {
         cancel: None,
         last_draw: Instant::now(),
         open_transcript: false,
+        input: Input::start()?,
     };
     l.draw_now()?;
 
-    let mut input = EventStream::new();
     #[cfg(unix)]
     let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     #[cfg(unix)]
@@ -378,7 +376,7 @@ pub async fn run(start: Start) -> Result<Exit, TuiError> {
         tokio::select! {
             biased;
             _ = terminated => break Exit::Terminated,
-            ev = input.next() => {
+            ev = l.input.next() => {
                 let Some(ev) = ev else { break Exit::Quit };
                 let actions = match ev? {
                     TermEvent::Key(k) => l.app.handle_key(k),
@@ -396,7 +394,7 @@ pub async fn run(start: Start) -> Result<Exit, TuiError> {
                     break exit;
                 }
                 if std::mem::take(&mut l.open_transcript)
-                    && let Some(exit) = transcript_view(&mut l, &mut input, &mut inbox).await?
+                    && let Some(exit) = transcript_view(&mut l, &mut inbox).await?
                 {
                     break exit;
                 }

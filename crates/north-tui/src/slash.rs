@@ -56,6 +56,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "/resume [ID]",
         "continue another session (a picker without ID)",
     ),
+    ("/exit", "leave North (also /quit, ctrl+d)"),
 ];
 
 fn kv(key: &str, value: &str) -> Line<'static> {
@@ -100,6 +101,7 @@ pub(crate) fn run(app: &mut App, line: &str) -> Vec<Action> {
     let arg = words.next();
     match command {
         "/help" | "/?" => help(app),
+        "/exit" | "/quit" => return vec![Action::Quit],
         "/clear" => {
             app.notice(
                 "Screen cleared · the session and memory are kept",

@@ -16,7 +16,6 @@ use ratatui::buffer::{Buffer, Cell};
 use ratatui::layout::{Position, Rect, Size};
 use ratatui::text::Line;
 use ratatui::widgets::Widget;
-use ratatui::{Frame, Terminal, TerminalOptions, Viewport};
 
 fn io_err<E: std::error::Error>(e: E) -> io::Error {
     io::Error::other(e.to_string())
@@ -154,30 +153,30 @@ impl<W: Write> FrameBackend for TtyBackend<W> {
 }
 
 /// The live area and the lines printed above it.
+///
+/// The live area is drawn by diffing against what it showed last; it is
+/// placed and erased by this type alone (ratatui's own viewport handling
+/// erases the screen from the top-left corner on a narrowing resize, which
+/// a terminal with scrollback keeps).
 pub struct InlineTerminal<B: FrameBackend> {
-    term: Terminal<B>,
+    backend: B,
     screen: Size,
     top: u16,
     height: u16,
+    /// What the live area shows now; `None` when it must be drawn whole.
+    shown: Option<Buffer>,
 }
 
 impl<B: FrameBackend> InlineTerminal<B> {
     /// A live area starting at row `cursor_row` of a `screen`-sized terminal.
     pub fn new(backend: B, screen: Size, cursor_row: u16) -> io::Result<Self> {
         let top = cursor_row.min(screen.height.saturating_sub(1));
-        let area = Rect::new(0, top, screen.width, 1);
-        let term = Terminal::with_options(
-            backend,
-            TerminalOptions {
-                viewport: Viewport::Fixed(area),
-            },
-        )
-        .map_err(io_err)?;
         let mut t = InlineTerminal {
-            term,
+            backend,
             screen,
             top,
             height: 0,
+            shown: None,
         };
         t.set_height(1)?;
         Ok(t)
@@ -195,12 +194,12 @@ impl<B: FrameBackend> InlineTerminal<B> {
 
     /// The backend (tests read the screen from it).
     pub fn backend(&self) -> &B {
-        self.term.backend()
+        &self.backend
     }
 
     /// The backend, mutably.
     pub fn backend_mut(&mut self) -> &mut B {
-        self.term.backend_mut()
+        &mut self.backend
     }
 
     /// Scrolls the whole screen up `n` rows: the top rows go to scrollback.
@@ -208,7 +207,7 @@ impl<B: FrameBackend> InlineTerminal<B> {
         if n == 0 {
             return Ok(());
         }
-        let b = self.term.backend_mut();
+        let b = &mut self.backend;
         b.set_cursor_position(Position::new(0, self.screen.height.saturating_sub(1)))
             .map_err(io_err)?;
         b.append_lines(n).map_err(io_err)?;
@@ -216,9 +215,59 @@ impl<B: FrameBackend> InlineTerminal<B> {
         Ok(())
     }
 
+    /// Erases rows `from..to` one line at a time. Never an erase-display
+    /// from the cursor: a terminal with scrollback (tmux, among others)
+    /// keeps what such an erase removes from the top-left corner, and the
+    /// live area must never land in scrollback.
+    fn erase_rows(&mut self, from: u16, to: u16) -> io::Result<()> {
+        let b = &mut self.backend;
+        for row in from..to {
+            b.set_cursor_position(Position::new(0, row))
+                .map_err(io_err)?;
+            b.clear_region(ClearType::CurrentLine).map_err(io_err)?;
+        }
+        Ok(())
+    }
+
+    /// Leaves the cursor on the live area's first row: when the terminal
+    /// is resized it stays on that line through any reflow, so after a
+    /// resize its position says where the live area now starts.
+    fn park_cursor(&mut self) -> io::Result<()> {
+        let top = self.top;
+        self.backend
+            .set_cursor_position(Position::new(0, top))
+            .map_err(io_err)
+    }
+
+    /// The live area moved or changed size: its next frame is drawn whole.
     fn place(&mut self) -> io::Result<()> {
+        self.shown = None;
+        Ok(())
+    }
+
+    /// Draws the live area: only the cells that changed since the last
+    /// frame, or all of it (on rows erased first) after it moved.
+    fn draw_live(&mut self, render: impl FnOnce(Rect, &mut Buffer)) -> io::Result<()> {
         let area = self.area();
-        self.term.resize(area).map_err(io_err)
+        let mut next = Buffer::empty(area);
+        render(area, &mut next);
+        let base = match self.shown.take() {
+            Some(b) if b.area == area => b,
+            _ => {
+                self.erase_rows(area.top(), area.bottom())?;
+                Buffer::empty(area)
+            }
+        };
+        let cells: Vec<(u16, u16, Cell)> = base
+            .diff(&next)
+            .into_iter()
+            .map(|(x, y, c)| (x, y, c.clone()))
+            .collect();
+        self.backend
+            .draw(cells.iter().map(|(x, y, c)| (*x, *y, c)))
+            .map_err(io_err)?;
+        self.shown = Some(next);
+        Ok(())
     }
 
     /// Makes the live area `height` rows tall, scrolling the screen when it
@@ -234,10 +283,7 @@ impl<B: FrameBackend> InlineTerminal<B> {
         }
         if height < self.height {
             // Leave nothing of the taller area behind.
-            let b = self.term.backend_mut();
-            b.set_cursor_position(Position::new(0, self.top + height))
-                .map_err(io_err)?;
-            b.clear_region(ClearType::AfterCursor).map_err(io_err)?;
+            self.erase_rows(self.top + height, self.top + self.height)?;
         }
         self.height = height;
         self.place()
@@ -268,10 +314,8 @@ impl<B: FrameBackend> InlineTerminal<B> {
                 self.scroll_up(over)?;
                 row = self.top;
             }
-            let b = self.term.backend_mut();
-            b.set_cursor_position(Position::new(0, row))
-                .map_err(io_err)?;
-            b.clear_region(ClearType::AfterCursor).map_err(io_err)?;
+            self.erase_rows(row, screen_h)?;
+            let b = &mut self.backend;
             let blank = Buffer::empty(Rect::new(0, drawn, width, chunk));
             let mut part = Buffer::empty(Rect::new(0, drawn, width, chunk));
             for y in drawn..drawn + chunk {
@@ -305,51 +349,57 @@ impl<B: FrameBackend> InlineTerminal<B> {
         &mut self,
         lines: &[Line<'_>],
         height: u16,
-        render: impl FnOnce(&mut Frame),
+        render: impl FnOnce(Rect, &mut Buffer),
     ) -> io::Result<()> {
-        self.term.backend_mut().begin_frame()?;
+        self.backend.begin_frame()?;
         let result = (|| {
             self.insert_lines(lines)?;
             self.set_height(height)?;
-            self.term.draw(render).map_err(io_err)?;
-            Ok(())
+            self.draw_live(render)?;
+            self.park_cursor()
         })();
-        let end = self.term.backend_mut().end_frame();
+        let end = self.backend.end_frame();
         result.and(end)
     }
 
-    /// Adapts to a new terminal size.
-    pub fn resize(&mut self, screen: Size) -> io::Result<()> {
-        let shrunk = screen.width < self.screen.width;
+    /// Adapts to a new terminal size. `anchor` is the row the cursor is
+    /// on now, if the terminal said: the cursor was left on the live
+    /// area's first row, and the terminal kept it on that line however it
+    /// reflowed or cut the screen, so everything from there down is the
+    /// old live area and everything above it is transcript.
+    pub fn resize(&mut self, screen: Size, anchor: Option<u16>) -> io::Result<()> {
+        let old = self.screen;
         self.screen = screen;
-        let height = self.height.min(screen.height.max(1));
-        if shrunk {
-            // Narrower rows may have re-wrapped, so the live area starts on
-            // a clean screen; the transcript above it is scrolled into the
-            // scrollback rather than erased.
-            let top = self.top.min(screen.height.saturating_sub(1));
-            let b = self.term.backend_mut();
-            b.set_cursor_position(Position::new(0, top))
-                .map_err(io_err)?;
-            b.clear_region(ClearType::AfterCursor).map_err(io_err)?;
-            self.top = top;
-            self.scroll_up(top)?;
-            self.top = 0;
-        } else {
-            self.top = self.top.min(screen.height.saturating_sub(height));
-            let b = self.term.backend_mut();
-            b.set_cursor_position(Position::new(0, self.top))
-                .map_err(io_err)?;
-            b.clear_region(ClearType::AfterCursor).map_err(io_err)?;
+        let last = screen.height.saturating_sub(1);
+        self.top = match anchor {
+            Some(row) => row.min(last),
+            // Without an answer: a terminal that shrinks keeps the
+            // cursor's line on screen, so the live area is at most where
+            // it was, and no lower than its old distance from the bottom.
+            None => {
+                let from_bottom = old.height.saturating_sub(self.top);
+                self.top
+                    .min(screen.height.saturating_sub(from_bottom))
+                    .min(last)
+            }
+        };
+        self.erase_rows(self.top, screen.height)?;
+        let height = self.height.clamp(1, screen.height.max(1));
+        if self.top + height > screen.height {
+            let over = self.top + height - screen.height;
+            self.scroll_up(over)?;
         }
         self.height = height;
         self.place()
     }
 
-    /// Clears the screen (scrollback stays) and puts the live area on top.
+    /// Clears the screen and puts the live area on top. What was printed
+    /// above the live area moves into scrollback (it is history); the live
+    /// area is erased first so none of it goes there.
     pub fn clear_screen(&mut self) -> io::Result<()> {
-        let b = self.term.backend_mut();
-        b.clear_region(ClearType::All).map_err(io_err)?;
+        self.erase_rows(self.top, self.screen.height)?;
+        let top = self.top;
+        self.scroll_up(top)?;
         self.top = 0;
         self.place()
     }
@@ -358,11 +408,11 @@ impl<B: FrameBackend> InlineTerminal<B> {
     /// shell continues right under the transcript.
     pub fn finish(&mut self) -> io::Result<()> {
         let top = self.top;
-        let b = self.term.backend_mut();
-        b.begin_frame()?;
+        self.backend.begin_frame()?;
+        self.erase_rows(top, self.screen.height)?;
+        let b = &mut self.backend;
         b.set_cursor_position(Position::new(0, top))
             .map_err(io_err)?;
-        b.clear_region(ClearType::AfterCursor).map_err(io_err)?;
         b.show_cursor().map_err(io_err)?;
         b.end_frame()
     }

@@ -296,14 +296,3 @@ pub fn inline_code(text: &str, base: Style) -> Vec<Span<'static>> {
         })
         .collect()
 }
-
-/// Lines of several items, each spaced after the one before.
-pub fn render_items(items: &[Item], prev: Option<&Item>, width: u16) -> Vec<Line<'static>> {
-    let mut out = Vec::new();
-    let mut prev = prev;
-    for item in items {
-        out.extend(item.lines_after(prev, width));
-        prev = Some(item);
-    }
-    out
-}

@@ -220,11 +220,11 @@ impl App {
         };
         let panel_h = (panel.len() as u16).min(room);
         let mut stream = Vec::new();
-        if !self.streaming.trim().is_empty() {
-            if self.committed > 0 && !self.fresh_screen {
+        if !self.stream.is_blank() {
+            if self.committed > 0 && !self.fresh_screen && !self.stream.started() {
                 stream.push(Line::default());
             }
-            stream.extend(crate::markdown::render(&self.streaming, width));
+            stream.extend(self.stream.live(width));
         }
         // A running command's newest output, under whatever streamed before.
         if !self.live_output.is_empty() {
