@@ -151,7 +151,12 @@ pub fn summary(tool: &str, outcome: &ToolOutcome) -> String {
         return format!("wrote {}", files.join(", "));
     }
     if let Some(code) = out.get("exitCode").or_else(|| out.get("exit_code")) {
-        let lines = s(out, "stdout").map(|t| t.lines().count()).unwrap_or(0);
+        // stderr is output too: a failing command often prints only there.
+        let lines: usize = ["stdout", "stderr"]
+            .iter()
+            .filter_map(|k| s(out, k))
+            .map(|t| t.lines().count())
+            .sum();
         return format!("exit code {code}, {lines} line(s) of output");
     }
     if let Some(stats) = out.get("stats")

@@ -63,6 +63,7 @@ fn setup() -> (App, InlineTerminal<TtyBackend<std::io::Sink>>) {
     let size = Size::new(120, 40);
     let term = InlineTerminal::new(TtyBackend::new(std::io::sink(), size), size, 0).unwrap();
     let mut app = App::new(SessionInfo {
+        version: String::new(),
         provider: "scripted".into(),
         model: "scripted".into(),
         session_id: "bench".into(),

@@ -20,6 +20,8 @@ use north_protocol::FileDiff;
 /// What the session is, for the status line and `/model`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SessionInfo {
+    /// North's version, for the start header (empty: not shown).
+    pub version: String,
     /// Project root.
     pub root: PathBuf,
     /// The permission mode at start.
@@ -63,6 +65,8 @@ pub enum Action {
     ClearScreen,
     /// Switch to this session.
     Resume(String),
+    /// Start a new conversation (`/new`, `/clear`).
+    New,
     /// Open the full-screen transcript view.
     Transcript,
     /// Run this command the user typed after `!` in the project shell.
@@ -102,7 +106,7 @@ pub struct App {
     pub(crate) stream: crate::stream::Stream,
     /// Assistant items whose first bytes were printed while they streamed:
     /// item index → bytes printed.
-    partly_printed: HashMap<usize, usize>,
+    pub(crate) partly_printed: HashMap<usize, usize>,
     pub(crate) composer: Composer,
     pub(crate) pending: Option<Pending>,
     pub(crate) picker: Option<Picker>,
@@ -128,7 +132,15 @@ pub struct App {
     /// in arrival order), shown live until its result arrives.
     pub(crate) live_output: crate::live::LiveLines,
     pub(crate) queued: VecDeque<String>,
-    pub(crate) quit_armed: bool,
+    /// When a first Ctrl+C asked for a second to quit.
+    pub(crate) quit_armed: Option<Instant>,
+    /// A refusal to send once the turn is cancelled (a prompt answered
+    /// with "stop": the agent must see the cancel before the answer, so it
+    /// sends no further request).
+    pub(crate) deferred_reply: Option<(
+        tokio::sync::oneshot::Sender<ApprovalDecision>,
+        ApprovalDecision,
+    )>,
     pub(crate) interrupting: bool,
     pub(crate) hint: Option<String>,
     pub(crate) keyboard_enhanced: bool,
@@ -141,6 +153,9 @@ pub struct App {
     /// transcript view (the timeline shows a summary).
     pub(crate) full_output: std::collections::HashMap<usize, String>,
     pub(crate) dirty: bool,
+    /// The words the user refused a call with, by call id, until its
+    /// decision is shown.
+    pub(crate) reasons: HashMap<String, String>,
 }
 
 impl App {
@@ -168,7 +183,8 @@ impl App {
             streamed_bytes: 0,
             live_output: Default::default(),
             queued: VecDeque::new(),
-            quit_armed: false,
+            quit_armed: None,
+            deferred_reply: None,
             interrupting: false,
             hint: None,
             keyboard_enhanced: false,
@@ -178,6 +194,7 @@ impl App {
             last_details: None,
             full_output: Default::default(),
             dirty: true,
+            reasons: HashMap::new(),
         }
     }
 
@@ -254,68 +271,6 @@ impl App {
         });
     }
 
-    /// The whole session as lines for the transcript view: every item, each
-    /// tool result's full output, and the answer still streaming.
-    pub fn transcript_lines(&self, width: u16) -> Vec<Line<'static>> {
-        let mut out = Vec::new();
-        let mut prev = None;
-        for (i, item) in self.items.iter().enumerate() {
-            out.extend(item.lines_after(prev, width));
-            prev = Some(item);
-            if let Some(text) = self.full_output.get(&i) {
-                for l in text.lines() {
-                    out.push(Line::from(vec![
-                        ratatui::text::Span::styled("    │ ", crate::style::dim()),
-                        ratatui::text::Span::raw(l.replace('\t', "    ")),
-                    ]));
-                }
-            }
-        }
-        if !self.stream.is_blank() {
-            out.push(Line::default());
-            out.extend(crate::markdown::render(self.stream.text(), width));
-        }
-        out
-    }
-
-    /// Lines that became final since the last frame — items not printed
-    /// yet, then the streamed answer's complete lines — marked printed.
-    /// This is the only way anything reaches the terminal's history.
-    pub fn take_commits(&mut self, width: u16) -> Vec<Line<'static>> {
-        let mut lines = Vec::new();
-        let mut prev = if self.fresh_screen || self.committed == 0 {
-            None
-        } else {
-            self.items.get(self.committed - 1)
-        };
-        for i in self.committed..self.items.len() {
-            let item = &self.items[i];
-            match (self.partly_printed.remove(&i), item) {
-                (Some(printed), Item::Assistant(text)) => {
-                    let skip = crate::stream::rows_of_prefix(text, printed, width);
-                    lines.extend(crate::markdown::render(text, width).into_iter().skip(skip));
-                }
-                _ => lines.extend(item.lines_after(prev, width)),
-            }
-            prev = Some(item);
-        }
-        let separate = prev.is_some();
-        let streamed = self.stream.take_final(width, separate);
-        if !lines.is_empty() || !streamed.is_empty() {
-            self.fresh_screen = false;
-        }
-        self.committed = self.items.len();
-        lines.extend(streamed);
-        lines
-    }
-
-    /// Forgets what is on screen (after `/clear`): the next item starts at
-    /// the top without a separating blank line.
-    pub fn screen_cleared(&mut self) {
-        self.fresh_screen = true;
-        self.dirty = true;
-    }
-
     fn finish_stream(&mut self) {
         if let Some(block) = self.stream.finish() {
             self.push_block(block);
@@ -350,6 +305,21 @@ impl App {
                 messages,
                 usage,
             } => self.resumed(session_id, &messages, &usage),
+            UiMsg::Started { session_id } => {
+                let previous = std::mem::replace(&mut self.info.session_id, session_id.clone());
+                self.usage_total = Usage::default();
+                self.tokens = 0;
+                self.context_used = 0;
+                self.streamed_bytes = 0;
+                let body = if previous.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![Line::from(format!(
+                        "the last one stays: /resume {previous} (or north --resume {previous})"
+                    ))]
+                };
+                self.notice(format!("New conversation · session {session_id}"), body);
+            }
             UiMsg::Failed(message) => self.push(Item::Error(message)),
             UiMsg::Info { title, lines } => self.notice(title, lines),
             UiMsg::ModeSet(mode) => {
@@ -402,11 +372,11 @@ impl App {
             }
             Event::ToolIntent { line, .. } => self.push(Item::Intent(line)),
             Event::ToolResult {
+                call_id,
                 tool,
                 ok,
                 summary,
                 details,
-                ..
             } => {
                 self.live_output.clear();
                 // The user's own "deny"/"reject" line already says it: one
@@ -427,11 +397,19 @@ impl App {
                 if !text.trim().is_empty() {
                     self.last_details = Some((tool.clone(), text.clone()));
                 }
+                // A command the user ran (`!cmd`) shows what it printed.
+                let failure = crate::transcript::command_failure(details.as_ref()).or_else(|| {
+                    call_id
+                        .starts_with("user-")
+                        .then(|| crate::transcript::command_output(details.as_ref()))
+                });
+                let failed = crate::transcript::command_failure(details.as_ref()).is_some();
                 self.push(Item::Result {
                     tool,
-                    ok,
+                    ok: ok && !failed,
                     summary,
                     has_details,
+                    tail: failure.unwrap_or_default(),
                 });
                 if !text.trim().is_empty() {
                     self.full_output.insert(self.items.len() - 1, text);
@@ -454,6 +432,7 @@ impl App {
                         decision: Some(decision),
                     });
                 }
+                let reason = self.reasons.remove(&call_id);
                 let (kind, subject) = self
                     .requests
                     .remove(&call_id)
@@ -462,6 +441,7 @@ impl App {
                     kind,
                     subject,
                     decision,
+                    reason,
                 });
             }
             Event::Diff { call_id, diff } => {
@@ -525,7 +505,16 @@ impl App {
     fn turn_done(&mut self, end: &TurnEnd) -> Option<Action> {
         self.finish_stream();
         self.busy_since = None;
-        self.interrupting = false;
+        // The interrupt's hint ends with the turn it stopped.
+        if std::mem::take(&mut self.interrupting)
+            && self
+                .hint
+                .as_deref()
+                .is_some_and(|h| h.starts_with("Interrupting"))
+        {
+            self.hint = None;
+        }
+        self.release_deferred();
         if let Some(p) = self.pending.take()
             && let Some(reply) = p.reply
         {

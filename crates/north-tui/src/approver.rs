@@ -87,6 +87,11 @@ pub enum UiMsg {
     Prompt(Prompt),
     /// The running turn ended.
     TurnDone(TurnEnd),
+    /// A new conversation started (`/new`, `/clear`).
+    Started {
+        /// The new session's id.
+        session_id: String,
+    },
     /// Another session was opened (`/resume`).
     Resumed {
         /// The session id.

@@ -9,6 +9,9 @@ use crate::app::{Action, App, Choice};
 use crate::approver::PromptKind;
 use crate::transcript::Item;
 
+/// How soon a second Ctrl+C must follow the first to quit.
+const QUIT_WINDOW: std::time::Duration = std::time::Duration::from_secs(2);
+
 fn is_press(key: &KeyEvent) -> bool {
     matches!(key.kind, KeyEventKind::Press | KeyEventKind::Repeat)
 }
@@ -33,7 +36,7 @@ impl App {
         if ctrl && key.code == KeyCode::Char('c') {
             return self.ctrl_c();
         }
-        self.quit_armed = false;
+        self.quit_armed = None;
         self.hint = None;
         if ctrl
             && key.code == KeyCode::Char('d')
@@ -84,6 +87,7 @@ impl App {
             KeyCode::Char('j') if ctrl => self.composer.newline(),
             KeyCode::Char('o') if ctrl => self.expand_details(),
             KeyCode::Char('t') if ctrl => return vec![Action::Transcript],
+            KeyCode::Char('l') if ctrl => return vec![Action::ClearScreen],
             KeyCode::Up if self.composer.cursor().0 == 0 => {
                 if !self.composer.history_prev() {
                     self.composer.input(key);
@@ -104,33 +108,63 @@ impl App {
     /// non-empty composer (the draft goes to history, ↑ brings it back);
     /// else interrupt a running turn; else ask for a second press to quit.
     fn ctrl_c(&mut self) -> Vec<Action> {
-        if let Some(p) = self.pending.take() {
+        if let Some(p) = self.pending.as_ref() {
             // A prompt is refused and the turn it belongs to stops.
             let refusal = p.kind.refusal();
-            self.pending = Some(p);
-            // A refusal never produces actions (a plan prompt's is "keep planning").
-            let _ = self.decide(refusal);
-            return self.interrupt();
+            let actions = self.stop_with(refusal);
+            self.quit_armed = Some(std::time::Instant::now());
+            return actions;
         }
         if self.picker.take().is_some() {
-            self.quit_armed = false;
+            self.quit_armed = None;
             return Vec::new();
         }
         if !self.composer.is_empty() {
             self.composer.stash();
-            self.quit_armed = false;
+            self.quit_armed = None;
             self.hint = Some("Draft cleared · ↑ brings it back".into());
             return Vec::new();
         }
         if self.is_busy() && !self.interrupting {
-            return self.interrupt();
+            let actions = self.interrupt();
+            // A second Ctrl+C soon after quits.
+            self.quit_armed = Some(std::time::Instant::now());
+            return actions;
         }
-        if self.quit_armed {
+        // Quitting takes a second press soon after the first: a lone
+        // Ctrl+C, however long after another, never quits.
+        if self
+            .quit_armed
+            .is_some_and(|at| at.elapsed() <= QUIT_WINDOW)
+        {
             return vec![Action::Quit];
         }
-        self.quit_armed = true;
-        self.hint = Some("Press ctrl+c again (or ctrl+d) to quit".into());
+        self.quit_armed = Some(std::time::Instant::now());
+        self.hint = Some("Press ctrl+c again to quit (or ctrl+d)".into());
         Vec::new()
+    }
+
+    /// Refuses the open prompt and ends its turn: the turn is cancelled
+    /// first and the refusal sent after, so the agent sends no further
+    /// model request. Outside a turn (the end of a plan) it only decides.
+    pub(crate) fn stop_with(&mut self, refusal: ApprovalDecision) -> Vec<Action> {
+        if !self.is_busy() {
+            return self.decide(refusal);
+        }
+        if let Some(mut p) = self.pending.take()
+            && let Some(reply) = p.reply.take()
+        {
+            self.deferred_reply = Some((reply, refusal));
+        }
+        self.composer.set_focused(true);
+        self.interrupt()
+    }
+
+    /// Sends a refusal kept for after the cancel (see [`App::stop_with`]).
+    pub fn release_deferred(&mut self) {
+        if let Some((reply, decision)) = self.deferred_reply.take() {
+            let _ = reply.send(decision);
+        }
     }
 
     /// Shift+Tab: the next permission mode this front end can enter; it
@@ -157,9 +191,18 @@ impl App {
     /// further Ctrl+C quits.
     fn interrupt(&mut self) -> Vec<Action> {
         self.interrupting = true;
-        self.quit_armed = true;
-        self.queued.clear();
-        self.hint = Some("Interrupting… (ctrl+c again quits)".into());
+        self.quit_armed = None;
+        // Type-ahead is never dropped: it goes back to the composer.
+        if !self.queued.is_empty() {
+            let mut text: Vec<String> = self.queued.drain(..).collect();
+            if !self.composer.is_empty() {
+                text.push(self.composer.take());
+            }
+            self.composer.set_text(&text.join("\n"));
+            self.hint = Some("Interrupting… · your queued message is back in the composer".into());
+        } else {
+            self.hint = Some("Interrupting…".into());
+        }
         vec![Action::Interrupt]
     }
 
@@ -263,7 +306,8 @@ impl App {
                     && !words.is_empty()
                     && let Ok(mut slot) = p.feedback.lock()
                 {
-                    *slot = Some(words);
+                    *slot = Some(words.clone());
+                    self.reasons.insert(p.call_id.clone(), words);
                 }
                 self.decide(refusal)
             }
@@ -319,7 +363,7 @@ impl App {
                 None
             }
             KeyCode::Enter => options.get(p.selected).map(|o| o.2),
-            KeyCode::Esc => Some(Choice::Decide(p.kind.refusal())),
+            KeyCode::Esc => Some(Choice::Stop(p.kind.refusal())),
             KeyCode::Char(c) => {
                 let c = c.to_ascii_lowercase();
                 let by_key = options
@@ -327,21 +371,33 @@ impl App {
                     .find(|(_, k, _)| k.starts_with(c))
                     .map(|o| o.2);
                 by_key.or(match (&p.kind, c) {
-                    (PromptKind::Shell { .. }, 'y' | 'r') => Some(ApprovalDecision::RunOnce),
-                    (PromptKind::Shell { .. }, 'a') => Some(ApprovalDecision::Always),
-                    (PromptKind::Shell { .. }, 'n' | 'd') => Some(ApprovalDecision::Deny),
-                    (PromptKind::Edit { .. }, 'a') => Some(ApprovalDecision::Accept),
-                    (PromptKind::Edit { .. }, 'r') => Some(ApprovalDecision::Reject),
-                    (PromptKind::Capability { .. }, 'g') => Some(ApprovalDecision::Grant),
-                    (PromptKind::Capability { .. }, 'd') => Some(ApprovalDecision::Deny),
+                    (PromptKind::Shell { .. }, 'y' | 'r') => {
+                        Some(Choice::Decide(ApprovalDecision::RunOnce))
+                    }
+                    (PromptKind::Shell { .. }, 'a') => {
+                        Some(Choice::Decide(ApprovalDecision::Always))
+                    }
+                    (PromptKind::Shell { .. }, 'n' | 'd') => {
+                        Some(Choice::Stop(ApprovalDecision::Deny))
+                    }
+                    (PromptKind::Edit { .. }, 'a') => {
+                        Some(Choice::Decide(ApprovalDecision::Accept))
+                    }
+                    (PromptKind::Edit { .. }, 'r') => Some(Choice::Stop(ApprovalDecision::Reject)),
+                    (PromptKind::Capability { .. }, 'g') => {
+                        Some(Choice::Decide(ApprovalDecision::Grant))
+                    }
+                    (PromptKind::Capability { .. }, 'd') => {
+                        Some(Choice::Decide(ApprovalDecision::Deny))
+                    }
                     _ => None,
-                }
-                .map(Choice::Decide))
+                })
             }
             _ => None,
         };
         match chosen {
             Some(Choice::Decide(d)) => self.decide(d),
+            Some(Choice::Stop(d)) => self.stop_with(d),
             Some(Choice::Feedback(refusal)) => {
                 if let Some(p) = self.pending.as_mut() {
                     p.awaiting_feedback = Some(refusal);

@@ -33,8 +33,10 @@
 //! - `replay`: a stored conversation as the timeline showed it live (for `/resume` and resumed sessions) (uses `transcript`)
 //! - `rewind`: `/undo` and `/rewind` (uses `approver`, `diff`, `style`)
 //! - `app`: the UI state machine (uses `approver`, `checklist`, `composer`, `diff`, `hooks`, `live`, `markdown`, `popup`, `prompt`, `replay`, `rewind`, `stream`, `style`, `transcript`)
+//! - `commit`: what reaches history, once (uses `app`, `markdown`, `stream`, `transcript`)
 //! - `mcp`: `/mcp` (uses `app`, `style`, `wrap`)
 //! - `plan`: the end of a `plan`-mode turn (uses `app`, `approver`)
+//! - `header`: the start header (uses `app`, `plan`, `style`)
 //! - `view`: the live area under the transcript (uses `app`, `approver`, `diff`, `markdown`, `plan`, `style`, `wrap`)
 //! - `slash`: slash commands (uses `app`, `mcp`, `plan`, `rewind`, `style`, `transcript`, `view`, `wrap`)
 //! - `complete`: completion popups over the composer (uses `app`, `popup`, `slash`, `style`, `wrap`)
@@ -48,9 +50,11 @@
 mod app;
 mod approver;
 mod checklist;
+mod commit;
 mod complete;
 mod composer;
 mod diff;
+mod header;
 mod highlight;
 pub mod hooks;
 mod input;
@@ -77,7 +81,7 @@ mod wrap;
 pub use app::{Action, App, SessionInfo};
 pub use approver::{FeedbackSlot, Inbox, Prompt, PromptKind, TuiApprover, UiMsg, channel};
 pub use hooks::{FileFinder, McpServerLine, McpView};
-pub use run::{Exit, STREAM_FPS, Start, TuiError, draw, restore_terminal, run};
+pub use run::{Ended, Exit, STREAM_FPS, Start, TuiError, draw, restore_terminal, run};
 pub use slash::COMMANDS;
 pub use term::{FrameBackend, InlineTerminal, SharedWriter, TtyBackend};
 pub use transcript::Item;

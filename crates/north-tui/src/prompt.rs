@@ -28,12 +28,14 @@ pub(crate) enum Choice {
     Decide(ApprovalDecision),
     /// Ask for the user's reason, then send this refusal with it.
     Feedback(ApprovalDecision),
+    /// Send this refusal and end the turn: North waits for the user.
+    Stop(ApprovalDecision),
 }
 
 impl Pending {
     /// (label, shortcut key, what it does) of each option.
     pub fn options(&self) -> Vec<(String, &'static str, Choice)> {
-        use Choice::{Decide, Feedback};
+        use Choice::{Decide, Feedback, Stop};
         let fixed = |all: &[(&str, &'static str, Choice)]| -> Vec<(String, &'static str, Choice)> {
             all.iter()
                 .map(|(l, k, c)| (l.to_string(), *k, *c))
@@ -44,7 +46,7 @@ impl Pending {
                 let mut all = fixed(&[
                     ("Run this time", "1", Decide(ApprovalDecision::RunOnce)),
                     ("Always execute", "2", Decide(ApprovalDecision::Always)),
-                    ("Deny", "3", Decide(ApprovalDecision::Deny)),
+                    ("Deny", "3", Stop(ApprovalDecision::Deny)),
                 ]);
                 if let Some(prefix) = prefix {
                     all.push((
@@ -83,7 +85,7 @@ impl Pending {
             ]),
             PromptKind::Edit { .. } => fixed(&[
                 ("Accept", "y", Decide(ApprovalDecision::Accept)),
-                ("Reject", "n", Decide(ApprovalDecision::Reject)),
+                ("Reject", "n", Stop(ApprovalDecision::Reject)),
                 (
                     "Reject, telling North why",
                     "f",

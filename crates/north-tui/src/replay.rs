@@ -31,11 +31,15 @@ pub(crate) fn replay(messages: &[Message]) -> Vec<Item> {
                         .unwrap_or_else(|_| {
                             north_protocol::ToolOutcome::ok(content.clone().into())
                         });
+                    let failure = serde_json::to_value(&outcome)
+                        .ok()
+                        .and_then(|v| crate::transcript::command_failure(Some(&v)));
                     items.push(Item::Result {
                         summary: north_agent::intent::summary(&tool, &outcome),
-                        ok: outcome.ok,
+                        ok: outcome.ok && failure.is_none(),
                         tool,
                         has_details: false,
+                        tail: failure.unwrap_or_default(),
                     });
                 }
                 _ => {}
@@ -54,8 +58,75 @@ fn flush_text(items: &mut Vec<Item>, role: Role, text: &mut String) {
         return;
     }
     match role {
-        Role::User => items.push(Item::User(visible)),
+        Role::User => match user_command(&visible) {
+            Some(ran) => items.extend(ran),
+            None => items.push(Item::User(visible)),
+        },
         Role::Assistant => items.push(Item::Assistant(visible)),
         _ => {}
+    }
+}
+
+/// A command the user ran (`!cmd`), stored as the note the model reads,
+/// shown again as it was live: the "You ran" line and its result.
+fn user_command(text: &str) -> Option<Vec<Item>> {
+    let rest = text.strip_prefix("[I ran a command myself in the project shell: `")?;
+    let (command, rest) = rest.split_once("`; ")?;
+    let rest = rest.strip_suffix(']').unwrap_or(rest);
+    let mut items = vec![Item::Intent(format!("You ran: `{command}`"))];
+    let Some(body) = rest.strip_prefix("exit code ") else {
+        items.push(Item::Result {
+            tool: "shell_run".into(),
+            ok: false,
+            summary: rest.to_string(),
+            has_details: false,
+            tail: Vec::new(),
+        });
+        return Some(items);
+    };
+    let (code, streams) = body.split_once('\n').unwrap_or((body, ""));
+    let (stdout, stderr) = streams
+        .strip_prefix("stdout:\n")
+        .and_then(|s| s.split_once("\nstderr:\n"))
+        .unwrap_or(("", ""));
+    let outcome = serde_json::json!({"output": {
+        "exitCode": code.trim().parse::<i64>().ok(),
+        "stdout": stdout,
+        "stderr": stderr,
+    }});
+    let failed = crate::transcript::command_failure(Some(&outcome)).is_some();
+    let lines = stdout.lines().count() + stderr.lines().count();
+    items.push(Item::Result {
+        tool: "shell_run".into(),
+        ok: !failed,
+        summary: format!("exit code {}, {lines} line(s) of output", code.trim()),
+        has_details: false,
+        tail: crate::transcript::command_output(Some(&outcome)),
+    });
+    Some(items)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_command_the_user_ran_replays_as_it_showed_live() {
+        let items = user_command(
+            "[I ran a command myself in the project shell: `echo hi`; exit code 0\nstdout:\nhi\n\nstderr:\n]",
+        )
+        .unwrap();
+        assert_eq!(items[0], Item::Intent("You ran: `echo hi`".into()));
+        match &items[1] {
+            Item::Result {
+                ok, tail, summary, ..
+            } => {
+                assert!(ok);
+                assert_eq!(summary, "exit code 0, 1 line(s) of output");
+                assert_eq!(tail, &vec![(false, "hi".to_string())]);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(user_command("just words").is_none());
     }
 }

@@ -142,6 +142,9 @@ impl Loop {
                     if let Some(c) = &self.cancel {
                         c.cancel();
                     }
+                    // A refusal that ends the turn reaches the agent after
+                    // the cancel, so it sends no further request.
+                    self.app.release_deferred();
                 }
                 Action::Quit => {
                     if let Some(c) = &self.cancel {
@@ -155,6 +158,9 @@ impl Loop {
                 }
                 Action::Resume(id) => {
                     let _ = self.cmds.send(WorkerCmd::Resume(id));
+                }
+                Action::New => {
+                    let _ = self.cmds.send(WorkerCmd::New);
                 }
                 Action::Transcript => self.open_transcript = true,
                 Action::Rewind(req) => {
@@ -284,9 +290,19 @@ async fn transcript_view(l: &mut Loop, inbox: &mut Inbox) -> io::Result<Option<E
     Ok(exit)
 }
 
+/// How the UI ended, and the session in use then (which `/resume`, `/new`
+/// or `/clear` may have changed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ended {
+    /// Why it ended.
+    pub exit: Exit,
+    /// The session shown last.
+    pub session_id: String,
+}
+
 /// Runs the interactive assistant until the user quits. The terminal is
 /// restored on return, on panic and on SIGTERM/SIGHUP.
-pub async fn run(start: Start) -> Result<Exit, TuiError> {
+pub async fn run(start: Start) -> Result<Ended, TuiError> {
     use std::io::IsTerminal;
     if !io::stdin().is_terminal() || !io::stdout().is_terminal() {
         return Err(TuiError::NotATerminal);
@@ -316,6 +332,7 @@ pub async fn run(start: Start) -> Result<Exit, TuiError> {
     let term = InlineTerminal::new(backend, size, row)?;
     let mut app = App::new(start.info);
     app.set_keyboard_enhanced(enhanced);
+    app.start_header();
 
     let Start {
         agent,
@@ -440,5 +457,8 @@ pub async fn run(start: Start) -> Result<Exit, TuiError> {
     let _ = draw(&mut l.term, &mut l.app);
     l.term.finish()?;
     drop(_guard);
-    Ok(exit)
+    Ok(Ended {
+        exit,
+        session_id: l.app.info().session_id.clone(),
+    })
 }

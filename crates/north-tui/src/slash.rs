@@ -17,7 +17,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/help", "keys and commands"),
     (
         "/clear",
-        "clear the screen (the session and memory are kept)",
+        "clear the screen and start a new conversation (also /new)",
     ),
     ("/memory", "show the project's memory entries"),
     ("/allowlist", "show the commands that run without asking"),
@@ -102,12 +102,19 @@ pub(crate) fn run(app: &mut App, line: &str) -> Vec<Action> {
     match command {
         "/help" | "/?" => help(app),
         "/exit" | "/quit" => return vec![Action::Quit],
-        "/clear" => {
-            app.notice(
-                "Screen cleared · the session and memory are kept",
-                Vec::new(),
-            );
-            return vec![Action::ClearScreen];
+        "/clear" | "/new" => {
+            if app.is_busy() {
+                app.push(Item::Error(
+                    "a turn is running: interrupt it first (esc), then start anew".into(),
+                ));
+                return Vec::new();
+            }
+            let mut actions = Vec::new();
+            if command == "/clear" {
+                actions.push(Action::ClearScreen);
+            }
+            actions.push(Action::New);
+            return actions;
         }
         "/memory" => memory(app),
         "/status" => status(app),
@@ -219,11 +226,25 @@ fn help(app: &mut App) {
             "ctrl+t",
             "the whole transcript with all tool output (/ searches, q closes)",
         ),
-        ("esc", "interrupt the running turn"),
+        (
+            "shift+tab",
+            "next permission mode (ask, accept edits, plan, auto)",
+        ),
+        ("!cmd", "run a command yourself in the project shell"),
+        (
+            "@path",
+            "attach a file (@path:10-40 some lines; a picker opens)",
+        ),
+        ("/", "the command palette"),
+        (
+            "esc",
+            "interrupt the running turn; at a prompt: refuse and stop",
+        ),
         (
             "ctrl+c",
-            "clear the draft (↑ recalls it), else interrupt, else twice to quit",
+            "clear the draft (↑ recalls it), else interrupt; twice quickly quits",
         ),
+        ("ctrl+l", "clear the screen (history moves to scrollback)"),
         ("ctrl+d", "quit (on an empty composer)"),
         ("ctrl+a / e", "start / end of line"),
         (

@@ -34,6 +34,8 @@ pub enum Item {
         summary: String,
         /// Whether a details expansion is available.
         has_details: bool,
+        /// A failed command's last lines of output, stderr marked `true`.
+        tail: Vec<(bool, String)>,
     },
     /// The expanded details of a tool result.
     Details {
@@ -57,6 +59,8 @@ pub enum Item {
         subject: String,
         /// The decision.
         decision: ApprovalDecision,
+        /// The words the user refused with, if any.
+        reason: Option<String>,
     },
     /// Output of a slash command or a note from North itself.
     Notice {
@@ -96,6 +100,57 @@ pub fn details_text(details: &Value) -> String {
         }
         other => serde_json::to_string_pretty(other).unwrap_or_default(),
     }
+}
+
+/// Lines of a failed command's output shown under its result.
+const TAIL_LINES: usize = 8;
+
+/// Whether a tool outcome (`{ok, output, error}`) is a command that failed
+/// — a non-zero exit code or a timeout — and if so the last lines of its
+/// output, stdout's then stderr's (stderr marked `true`), at most
+/// [`TAIL_LINES`], stderr's kept first when there are more.
+pub fn command_failure(outcome: Option<&Value>) -> Option<Vec<(bool, String)>> {
+    let out = outcome?.get("output")?;
+    let code = out.get("exitCode").or_else(|| out.get("exit_code"));
+    let failed = code.and_then(Value::as_i64).is_some_and(|c| c != 0)
+        || out.get("timedOut").and_then(Value::as_bool) == Some(true);
+    failed.then(|| tail_of(out))
+}
+
+/// The last lines of a command's output, as [`command_failure`] shows them,
+/// whether it failed or not (for a command the user ran).
+pub fn command_output(outcome: Option<&Value>) -> Vec<(bool, String)> {
+    outcome
+        .and_then(|o| o.get("output"))
+        .map(tail_of)
+        .unwrap_or_default()
+}
+
+fn tail_of(out: &Value) -> Vec<(bool, String)> {
+    let lines = |key: &str| -> Vec<String> {
+        out.get(key)
+            .and_then(Value::as_str)
+            .map(|t| {
+                t.lines()
+                    .filter(|l| !l.trim().is_empty())
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (stdout, stderr) = (lines("stdout"), lines("stderr"));
+    let err_n = stderr.len().min(TAIL_LINES);
+    let out_n = stdout.len().min(TAIL_LINES - err_n);
+    let mut tail: Vec<(bool, String)> = stdout[stdout.len() - out_n..]
+        .iter()
+        .map(|l| (false, l.clone()))
+        .collect();
+    tail.extend(
+        stderr[stderr.len() - err_n..]
+            .iter()
+            .map(|l| (true, l.clone())),
+    );
+    tail
 }
 
 /// Whether details deserve an expansion rather than being left out.
@@ -183,6 +238,7 @@ impl Item {
                 ok,
                 summary,
                 has_details,
+                tail,
                 ..
             } => {
                 let (mark, st) = if *ok {
@@ -190,11 +246,27 @@ impl Item {
                 } else {
                     ("  ✗ ", style::error())
                 };
-                let mut content = inline_code(summary, Style::new());
+                let mut content =
+                    inline_code(summary, if *ok { Style::new() } else { style::error() });
                 if *has_details {
                     content.push(Span::styled("  (details: ctrl+o)", style::dim()));
                 }
-                wrap_prefixed(&content, w, &[Span::styled(mark, st)], &[Span::raw("    ")])
+                let mut out =
+                    wrap_prefixed(&content, w, &[Span::styled(mark, st)], &[Span::raw("    ")]);
+                for (stderr, line) in tail {
+                    let (gutter, text_style) = if *stderr {
+                        ("    ┆ ", style::error())
+                    } else {
+                        ("    │ ", style::dim())
+                    };
+                    out.extend(wrap_prefixed(
+                        &[Span::styled(line.replace('\t', "    "), text_style)],
+                        w,
+                        &[Span::styled(gutter, text_style)],
+                        &[Span::styled(gutter, text_style)],
+                    ));
+                }
+                out
             }
             Item::Details { tool, text } => {
                 let mut out = vec![Line::from(vec![
@@ -249,11 +321,21 @@ impl Item {
                 kind,
                 subject,
                 decision,
+                reason,
             } => {
                 let (words, st) = decision_words(*kind, *decision);
                 let mut content = vec![Span::styled(format!("{words} "), st)];
                 content.push(Span::styled(subject.clone(), style::code()));
-                wrap_prefixed(&content, w, &[Span::raw("  ")], &[Span::raw("    ")])
+                let mut out = wrap_prefixed(&content, w, &[Span::raw("  ")], &[Span::raw("    ")]);
+                if let Some(reason) = reason {
+                    out.extend(wrap_prefixed(
+                        &[Span::styled(reason.clone(), style::user())],
+                        w,
+                        &[Span::styled("    why: ", style::dim())],
+                        &[Span::raw("         ")],
+                    ));
+                }
+                out
             }
             Item::Notice { title, body } => {
                 let mut out = wrap_text(title, w, style::key());

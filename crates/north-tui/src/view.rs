@@ -24,8 +24,18 @@ struct Layout {
 
 fn options_lines(p: &Pending, width: usize) -> Vec<Line<'static>> {
     let mut spans = Vec::new();
-    for (i, (label, key, _)) in p.options().iter().enumerate() {
-        if i == p.selected {
+    let options = p.options();
+    // While the reason is typed, the option being answered is the one marked.
+    let selected = p
+        .awaiting_feedback
+        .and_then(|_| {
+            options
+                .iter()
+                .position(|(_, _, c)| matches!(c, crate::prompt::Choice::Feedback(_)))
+        })
+        .unwrap_or(p.selected);
+    for (i, (label, key, _)) in options.iter().enumerate() {
+        if i == selected {
             spans.push(Span::styled("▶ ", style::ok()));
             spans.push(Span::styled(format!("{key} {label}"), style::selected()));
         } else {
@@ -79,7 +89,7 @@ fn prompt_lines(p: &Pending, width: u16, max_h: u16) -> Vec<Line<'static>> {
             out.extend(command_lines(command, why.as_deref(), w));
             out.extend(options_lines(p, w));
             out.extend(hint_lines(
-                "←/→ choose · enter confirm · 1 run once · 2 always (saved to .north/allowlist.json) · 3/esc deny",
+                "←/→ choose · enter confirm · 1 run once · 2 always (saved to .north/allowlist.json) · 3/esc deny and stop",
                 w,
             ));
         }
@@ -175,7 +185,10 @@ fn prompt_lines(p: &Pending, width: u16, max_h: u16) -> Vec<Line<'static>> {
             } else {
                 String::new()
             };
-            out.extend(hint_lines(&format!("{position}y accept · n/esc reject"), w));
+            out.extend(hint_lines(
+                &format!("{position}y accept · n/esc reject and stop"),
+                w,
+            ));
         }
     }
     out
@@ -267,7 +280,7 @@ impl App {
                 Span::styled(format!("{what} {}s", self.elapsed.as_secs()), style::key()),
                 Span::styled(
                     if self.interrupting {
-                        " · ctrl+c quits"
+                        " · stopping the turn"
                     } else if self.pending.is_some() {
                         // Esc answers the prompt here; Ctrl+C stops the turn.
                         " · ctrl+c stops"

@@ -9,8 +9,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::approver::UiMsg;
 
-/// Opens another session for `/resume`: the binary's setup behind a closure.
-pub type SessionOpener = Box<dyn FnMut(&str) -> Result<Agent, OpenSessionError> + Send>;
+/// Opens another session: `Some(id)` for `/resume`, `None` for a new one
+/// (`/new`, `/clear`); the binary's setup behind a closure.
+pub type SessionOpener = Box<dyn FnMut(Option<&str>) -> Result<Agent, OpenSessionError> + Send>;
 
 /// Builds the switch to another model for `/model NAME` (its backend and
 /// limits): the binary's provider setup behind a closure.
@@ -39,6 +40,7 @@ pub(crate) enum WorkerCmd {
     Turn(String, CancellationToken),
     Shell(String, CancellationToken),
     Resume(String),
+    New,
     Rewind(crate::rewind::RewindRequest),
     ListTurns,
     SetMode(north_protocol::PermissionMode),
@@ -152,7 +154,22 @@ pub(crate) async fn worker(
                     Err(e) => UiMsg::Failed(e.to_string()),
                 });
             }
-            WorkerCmd::Resume(id) => match opener(&id) {
+            WorkerCmd::New => match opener(None) {
+                Ok(next) => {
+                    let mode = agent.mode();
+                    agent = next;
+                    let _ = agent.set_mode(mode);
+                    let _ = tx.send(UiMsg::Started {
+                        session_id: agent.session_id().to_string(),
+                    });
+                }
+                Err(e) => {
+                    let _ = tx.send(UiMsg::Failed(format!(
+                        "cannot start a new conversation: {e}"
+                    )));
+                }
+            },
+            WorkerCmd::Resume(id) => match opener(Some(&id)) {
                 Ok(next) => {
                     // The mode is the user's choice, not the session's.
                     let mode = agent.mode();

@@ -8,6 +8,7 @@ use north_tui::{Action, App, SessionInfo};
 
 fn app() -> App {
     App::new(SessionInfo {
+        version: String::new(),
         mode: north_protocol::PermissionMode::Ask,
         modes: north_protocol::PermissionMode::ALL.to_vec(),
         root: std::env::temp_dir(),

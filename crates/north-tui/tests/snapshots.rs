@@ -165,7 +165,9 @@ fn a_long_diff_scrolls_and_can_be_rejected() {
         ui.key(KeyCode::PageDown);
     }
     insta::assert_snapshot!("diff_long_scrolled", ui.screen());
-    ui.key(KeyCode::Esc);
+    // Esc rejects and ends the turn (the runner cancels, then replies).
+    assert_eq!(ui.key(KeyCode::Esc), vec![Action::Interrupt]);
+    ui.app.release_deferred();
     assert_eq!(rx.try_recv().unwrap(), ApprovalDecision::Reject);
 }
 
@@ -256,6 +258,7 @@ fn ctrl_c_during_a_prompt_refuses_it_and_interrupts() {
         },
     );
     assert_eq!(ui.ctrl('c'), vec![Action::Interrupt]);
+    ui.app.release_deferred();
     assert_eq!(rx.try_recv().unwrap(), ApprovalDecision::Deny);
     assert_eq!(ui.ctrl('c'), vec![Action::Quit], "a second ctrl+c quits");
 }
@@ -300,10 +303,15 @@ fn slash_clear_clears_the_screen_but_not_the_scrollback() {
     ui.app
         .handle_msg(UiMsg::TurnDone(north_agent::TurnEnd::Done));
     ui.screen();
+    // As in Claude Code, /clear also starts a new conversation (so does /new).
     let actions = ui.command("/clear");
-    assert_eq!(actions, vec![Action::ClearScreen]);
+    assert_eq!(actions, vec![Action::ClearScreen, Action::New]);
     ui.term.clear_screen().unwrap();
     ui.app.screen_cleared();
+    ui.app.handle_msg(UiMsg::Started {
+        session_id: "20251122-111111-b2c3".into(),
+    });
+    assert_eq!(ui.command("/new"), vec![Action::New]);
     insta::assert_snapshot!(ui.screen());
 }
 

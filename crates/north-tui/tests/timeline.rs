@@ -72,7 +72,11 @@ fn a_denied_command_is_one_cross_line() {
             prefix: None,
         },
     );
-    ui.key(crossterm::event::KeyCode::Char('3'));
+    // "Deny and stop": the turn is cancelled first, the refusal follows.
+    let actions = ui.key(crossterm::event::KeyCode::Char('3'));
+    assert_eq!(actions, vec![north_tui::Action::Interrupt]);
+    assert!(rx.try_recv().is_err(), "the refusal waits for the cancel");
+    ui.app.release_deferred();
     assert_eq!(rx.try_recv().unwrap(), ApprovalDecision::Deny);
     ui.event(Event::ApprovalDecided {
         call_id: "s1".into(),
@@ -151,6 +155,7 @@ fn the_transcript_view_holds_every_tool_output_and_searches_it() {
 fn the_status_line_shows_tokens_in_and_out_context_used_and_cost() {
     let mut ui = Ui::new(140, 6);
     ui.app = north_tui::App::new(north_tui::SessionInfo {
+        version: String::new(),
         mode: north_protocol::PermissionMode::Ask,
         modes: north_protocol::PermissionMode::ALL.to_vec(),
         root: ui.dir.path().to_path_buf(),
@@ -227,6 +232,7 @@ fn a_running_commands_output_is_shown_live_and_gives_way_to_its_result() {
 fn status_and_cost_commands_report_the_session() {
     let mut ui = Ui::new(100, 24);
     ui.app = north_tui::App::new(north_tui::SessionInfo {
+        version: String::new(),
         mode: north_protocol::PermissionMode::Ask,
         modes: north_protocol::PermissionMode::ALL.to_vec(),
         root: "/work/project".into(),
@@ -293,6 +299,7 @@ fn mcp_command_shows_each_servers_state_tool_count_and_last_error() {
         ]
     }));
     ui.app = north_tui::App::new(north_tui::SessionInfo {
+        version: String::new(),
         mode: north_protocol::PermissionMode::Ask,
         modes: north_protocol::PermissionMode::ALL.to_vec(),
         root: "/work/project".into(),
@@ -371,6 +378,7 @@ fn slash_memory_shows_the_global_memory_too() {
     ))
     .unwrap();
     ui.app = north_tui::App::new(north_tui::SessionInfo {
+        version: String::new(),
         root: ui.dir.path().to_path_buf(),
         provider: "scripted".into(),
         model: "scripted".into(),
@@ -383,4 +391,128 @@ fn slash_memory_shows_the_global_memory_too() {
     assert!(screen.contains("Memory · no entries"), "{screen}");
     assert!(screen.contains("Global memory · 1 entries"), "{screen}");
     assert!(screen.contains("four spaces everywhere"), "{screen}");
+}
+
+#[test]
+fn a_failed_command_is_red_with_its_output_and_a_passing_one_stays_compact() {
+    let mut ui = Ui::new(90, 16);
+    ui.app.start_turn("check the files");
+    ui.event(Event::ToolIntent {
+        call_id: "c1".into(),
+        tool: "shell_run".into(),
+        line: "Command requested: `ls nonexistent-file`".into(),
+    });
+    ui.event(Event::ToolResult {
+        call_id: "c1".into(),
+        tool: "shell_run".into(),
+        ok: true,
+        summary: "exit code 2, 1 line(s) of output".into(),
+        details: Some(json!({"ok": true, "output": {
+            "exitCode": 2, "stdout": "",
+            "stderr": "ls: cannot access 'nonexistent-file': No such file or directory\n"
+        }})),
+    });
+    ui.event(Event::ToolIntent {
+        call_id: "c2".into(),
+        tool: "shell_run".into(),
+        line: "Command requested: `ls src`".into(),
+    });
+    ui.event(Event::ToolResult {
+        call_id: "c2".into(),
+        tool: "shell_run".into(),
+        ok: true,
+        summary: "exit code 0, 2 line(s) of output".into(),
+        details: Some(json!({"ok": true, "output": {
+            "exitCode": 0, "stdout": "lib.rs\nmain.rs\n", "stderr": ""
+        }})),
+    });
+    let screen = ui.screen();
+    assert!(screen.contains("✗ exit code 2"), "{screen}");
+    assert!(screen.contains("┆ ls: cannot access"), "{screen}");
+    assert!(
+        !screen.contains("│ lib.rs"),
+        "a passing command stays compact:\n{screen}"
+    );
+    insta::assert_snapshot!("command_results_failed_and_passing", screen);
+}
+
+#[test]
+fn a_rejection_shows_the_reason_typed_and_esc_at_a_prompt_ends_the_turn() {
+    use crossterm::event::KeyCode;
+    let mut ui = Ui::new(80, 18);
+    ui.app.start_turn("tidy the greeting");
+    ui.event(Event::ApprovalRequested {
+        call_id: "e1".into(),
+        kind: ApprovalKind::Edit,
+        subject: "src/greet.rs".into(),
+    });
+    let mut rx = ui.prompt(
+        "e1",
+        PromptKind::Edit {
+            files: two_file_edit(),
+        },
+    );
+    ui.key(KeyCode::Char('f'));
+    // While the reason is typed, the option it answers is the one marked.
+    let screen = ui.screen();
+    assert!(screen.contains("▶ f Reject, telling North why"), "{screen}");
+    ui.typed("keep the English greeting");
+    ui.key(KeyCode::Enter);
+    assert_eq!(rx.try_recv().unwrap(), ApprovalDecision::Reject);
+    ui.event(Event::ApprovalDecided {
+        call_id: "e1".into(),
+        decision: ApprovalDecision::Reject,
+    });
+    let screen = ui.screen();
+    assert!(
+        screen.contains("why: keep the English greeting"),
+        "{screen}"
+    );
+    insta::assert_snapshot!("rejection_with_reason", screen);
+
+    // Esc at the next prompt refuses it and stops the turn.
+    ui.event(Event::ApprovalRequested {
+        call_id: "e2".into(),
+        kind: ApprovalKind::Edit,
+        subject: "src/greet.rs".into(),
+    });
+    let mut rx = ui.prompt(
+        "e2",
+        PromptKind::Edit {
+            files: two_file_edit(),
+        },
+    );
+    let actions = ui.key(KeyCode::Esc);
+    assert_eq!(actions, vec![north_tui::Action::Interrupt]);
+    ui.app.release_deferred();
+    assert_eq!(rx.try_recv().unwrap(), ApprovalDecision::Reject);
+}
+
+#[test]
+fn the_start_header_names_version_model_project_trust_mode_and_keys() {
+    let mut ui = Ui::new(100, 14);
+    ui.app = north_tui::App::new(north_tui::SessionInfo {
+        version: "0.1.0".into(),
+        mode: north_protocol::PermissionMode::Ask,
+        modes: north_protocol::PermissionMode::ALL.to_vec(),
+        root: "/work/demo".into(),
+        provider: "openai".into(),
+        model: "qwen2.5-coder".into(),
+        session_id: "20251122-101500-a1b2".into(),
+        context_window: Some(32_000),
+        trust: Some("nothing to trust (the project asks for no extra access)".into()),
+        ..Default::default()
+    });
+    ui.app.start_header();
+    let screen = ui.screen();
+    for part in [
+        "North 0.1.0 · openai · qwen2.5-coder",
+        "/work/demo",
+        "nothing to trust",
+        "shift+tab",
+        "/help",
+    ] {
+        assert!(screen.contains(part), "{part}:\n{screen}");
+    }
+    insta::assert_snapshot!("start_header", screen);
 }

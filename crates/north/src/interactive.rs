@@ -224,6 +224,7 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
         return usage_error(&format!("mode {}: {e}", project.config.mode.value));
     }
     let info = SessionInfo {
+        version: env!("CARGO_PKG_VERSION").to_string(),
         mode: agent.mode(),
         modes,
         root: project.root.clone(),
@@ -238,7 +239,6 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
         trust: Some(trust_line(&project.trust)),
         global_memory: north_agent::memory::MemoryFile::global().map(|m| m.path().to_path_buf()),
     };
-    let session_id = info.session_id.clone();
     let switch_config = project.config.clone();
     let switch_args = args.model.clone();
     let switcher: north_tui::ModelSwitcher = Box::new(move |name: &str| {
@@ -247,9 +247,13 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
     });
     let opener_redactor = redactor.clone();
     let opener_hub = mcp_hub.clone();
-    let opener: north_tui::SessionOpener = Box::new(move |id: &str| {
+    let opener: north_tui::SessionOpener = Box::new(move |id: Option<&str>| {
+        let choice = match id {
+            Some(id) => setup::SessionChoice::Resume(id.to_string()),
+            None => setup::SessionChoice::New,
+        };
         let session = project
-            .session(&setup::SessionChoice::Resume(id.to_string()))
+            .session(&choice)
             .map_err(|e| north_tui::OpenSessionError::new(format!("{e:#}")))?;
         let mut agent = project
             .agent(
@@ -297,10 +301,13 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
     restore_stderr();
     runtime.shutdown_timeout(std::time::Duration::from_millis(500));
     match result {
-        Ok(exit) => {
-            println!("north: session {session_id} (resume with: north --resume {session_id})");
-            tracing::info!(session = %session_id, ?exit, "north finished");
-            match exit {
+        Ok(ended) => {
+            // The session in use at the end: `/resume` or `/new` may have
+            // changed it.
+            let id = &ended.session_id;
+            println!("north: session {id} (resume with: north --resume {id})");
+            tracing::info!(session = %id, exit = ?ended.exit, "north finished");
+            match ended.exit {
                 Exit::Quit => ExitCode::SUCCESS,
                 Exit::Terminated => ExitCode::from(EXIT_TERMINATED),
             }

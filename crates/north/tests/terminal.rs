@@ -39,7 +39,7 @@ fn assert_whole(term: &Term, tag: &str, n: usize) {
         "Working",
         "esc interrupts",
         "enter send",
-        "/help",
+        "Ask North to do something",
         "tokens",
         "──────",
     ] {

@@ -104,7 +104,10 @@ fn compact_with_a_focus_steers_the_summary() {
     );
     tty.type_text("tell me about the parser");
     tty.send("\r");
-    tty.wait_for("FIRST-ANSWER");
+    // The answer's line is in history before the turn ends: wait for both.
+    tty.wait_until("the answer and the end of the turn", |s| {
+        s.contains("FIRST-ANSWER") && s.contains("enter send")
+    });
     tty.type_text("/compact keep the parser notes");
     tty.send("\r");
     tty.wait_for("compacted");
@@ -203,7 +206,7 @@ fn an_always_allowed_prefix_runs_its_family_and_still_asks_for_more() {
     let _tty = one_tty();
     let sb = Sandbox::new();
     let run = |id: &str, command: &str| json!({"text": "Running.", "tool_calls": [{"id": id, "name": "shell_run", "args": {"command": command, "cwd": null, "timeoutMs": 20000}}]});
-    let (tty, _requests) = north_with_script(
+    let (tty, requests) = north_with_script(
         &sb,
         json!([
             run("s1", "cargo test -p first"),
@@ -243,8 +246,15 @@ fn an_always_allowed_prefix_runs_its_family_and_still_asks_for_more() {
     tty.send("\r");
     let screen = tty.wait_for("run it?");
     assert!(screen.contains("cargo test; rm x"), "{screen}");
+    // "Deny" stops the turn: North waits for the user, the model is not
+    // asked again.
+    let before = recorded(&requests).len();
     tty.send("3");
-    tty.wait_for("THREE-DONE");
+    let screen = tty.wait_for("Interrupted");
+    assert!(screen.contains("✗ Denied: cargo test; rm x"), "{screen}");
+    tty.wait_for("enter send");
+    assert_eq!(recorded(&requests).len(), before, "no request after the denial");
+    assert!(!screen.contains("THREE-DONE"), "{screen}");
     quit(tty);
 }
 

@@ -162,6 +162,12 @@ impl CallEnv<'_> {
                     json!({"call_id": call.id, "kind": ApprovalKind::Shell, "subject": command, "decision": "auto", "by": "mode auto (sandboxed)", "reason": reason.to_string()}),
                 );
             }
+            Verdict::Ask(reason) if self.typed_by_user => {
+                self.tracer.record(
+                    TraceKind::Approval,
+                    json!({"call_id": call.id, "kind": ApprovalKind::Shell, "subject": command, "decision": "auto", "by": "typed by the user", "reason": reason.to_string()}),
+                );
+            }
             Verdict::Allow(by) => {
                 self.tracer.record(
                     TraceKind::Approval,

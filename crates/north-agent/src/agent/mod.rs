@@ -300,6 +300,7 @@ impl Agent {
         dispatch::CallEnv {
             mode: self.modes.mode,
             escalation,
+            typed_by_user: false,
             tools: &self.tools,
             ctx: &mut self.ctx,
             approver: &*self.approver,

@@ -114,6 +114,8 @@ impl Agent {
         });
         let outcome = {
             let mut env = self.call_env(emit);
+            // The user typed it: no prompt; refusals and the sandbox hold.
+            env.typed_by_user = true;
             env.run(&call).await
         };
         emit(Event::ToolResult {

@@ -37,6 +37,7 @@ impl Ui {
     pub fn new(width: u16, height: u16) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let app = App::new(SessionInfo {
+            version: String::new(),
             mode: north_protocol::PermissionMode::Ask,
             modes: north_protocol::PermissionMode::ALL.to_vec(),
             root: dir.path().to_path_buf(),

@@ -152,3 +152,26 @@ pub fn outside_temp_dir(prefix: &str) -> tempfile::TempDir {
     }
     builder.tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
 }
+
+/// Reads `read()` until `ok` holds (a screen may be caught half drawn, so a
+/// condition is waited for, never read once); after `wait`, panics with
+/// what was waited for and `explain` of the last reading.
+pub fn poll_until(
+    what: &str,
+    wait: std::time::Duration,
+    read: impl Fn() -> String,
+    ok: impl Fn(&str) -> bool,
+    explain: impl Fn(&str) -> String,
+) -> String {
+    let start = std::time::Instant::now();
+    loop {
+        let seen = read();
+        if ok(&seen) {
+            return seen;
+        }
+        if start.elapsed() > wait {
+            panic!("timed out waiting for {what}; {}", explain(&seen));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(30));
+    }
+}

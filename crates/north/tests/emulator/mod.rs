@@ -218,20 +218,18 @@ impl Term {
 
     /// Waits until the screen satisfies `ok`.
     pub fn wait_until(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.screen();
-            if ok(&screen) {
-                return screen;
-            }
-            if start.elapsed() > WAIT {
-                panic!(
-                    "timed out waiting for {what}; screen:\n{screen}\n--- with scrollback:\n{}",
+        common::poll_until(
+            what,
+            WAIT,
+            || self.screen(),
+            ok,
+            |screen| {
+                format!(
+                    "screen:\n{screen}\n--- with scrollback:\n{}",
                     self.everything()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(40));
-        }
+                )
+            },
+        )
     }
 
     pub fn wait_for(&self, needle: &str) -> String {

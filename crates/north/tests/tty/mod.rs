@@ -164,17 +164,13 @@ impl Tty {
     /// Waits until the screen satisfies `ok` (a frame may be caught half
     /// drawn, so a condition is waited for, never read once).
     pub fn wait_until(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.screen();
-            if ok(&screen) {
-                return screen;
-            }
-            if start.elapsed() > WAIT {
-                panic!("timed out waiting for {what}; screen:\n{screen}");
-            }
-            std::thread::sleep(Duration::from_millis(30));
-        }
+        common::poll_until(
+            what,
+            WAIT,
+            || self.screen(),
+            ok,
+            |screen| format!("screen:\n{screen}"),
+        )
     }
 
     /// Waits until `needle` is gone, then returns the screen.
