@@ -152,3 +152,170 @@ fn exit_and_quit_leave_with_the_live_area_erased() {
         );
     }
 }
+
+/// North on a scripted model, recording the requests it would send.
+fn scripted(sb: &Sandbox, turns: serde_json::Value) -> (Term, std::path::PathBuf) {
+    let script = sb.file("script.json", &serde_json::json!({ "turns": turns }));
+    let requests = sb.dir.path().join("requests.jsonl");
+    let term = Term::start(
+        sb,
+        120,
+        40,
+        &format!(
+            "\"$NORTH\" --script '{}' --record-requests '{}'; echo EXIT=$?",
+            script.display(),
+            requests.display()
+        ),
+        &[],
+    );
+    term.wait_for("Ask North to do something");
+    (term, requests)
+}
+
+#[test]
+fn a_failed_command_shows_its_stderr_and_a_failure_mark() {
+    if !available() {
+        eprintln!("tmux not installed: skipped");
+        return;
+    }
+    let sb = Sandbox::new();
+    let (term, _) = scripted(
+        &sb,
+        serde_json::json!([
+            {"text": "Looking.", "tool_calls": [{"id": "c1", "name": "shell_run", "args": {"command": "ls nonexistent-file", "cwd": null, "timeoutMs": 20000}}]},
+            {"text": "It is not there."}
+        ]),
+    );
+    term.type_text("is the file there?");
+    term.keys(&["Enter"]);
+    let screen = term.wait_until("the prompt or the result", |s| {
+        s.contains("run it?") || s.contains("exit code")
+    });
+    if screen.contains("run it?") {
+        term.keys(&["1"]);
+    }
+    let screen = term.wait_for("It is not there.");
+    assert!(screen.contains("✗ exit code 2"), "{screen}");
+    assert!(screen.contains("┆ ls: cannot access"), "{screen}");
+}
+
+#[test]
+fn esc_at_an_edit_prompt_ends_the_turn_with_no_further_request() {
+    if !available() {
+        eprintln!("tmux not installed: skipped");
+        return;
+    }
+    let sb = Sandbox::new();
+    std::fs::write(sb.project().join("a.txt"), "hello world\n").unwrap();
+    let (term, requests) = scripted(
+        &sb,
+        serde_json::json!([
+            {"text": "Editing.", "tool_calls": [{"id": "e1", "name": "edit_replace_exact", "args": {"path": "a.txt", "old": "hello", "new": "bonjour", "expectedOccurrences": 1}}]},
+            {"text": "SHOULD-NOT-BE-ASKED"}
+        ]),
+    );
+    term.type_text("translate it");
+    term.keys(&["Enter"]);
+    term.wait_for("Review edits");
+    term.keys(&["Escape"]);
+    let screen = term.wait_for("Interrupted");
+    term.wait_for("enter send");
+    assert!(screen.contains("Rejected edits to"), "{screen}");
+    assert_eq!(recorded(&requests).len(), 1, "no request after Esc");
+    assert!(!term.everything().contains("SHOULD-NOT-BE-ASKED"));
+    assert_eq!(
+        std::fs::read_to_string(sb.project().join("a.txt")).unwrap(),
+        "hello world\n"
+    );
+}
+
+#[test]
+fn a_bang_command_runs_without_a_prompt_and_shows_its_output() {
+    if !available() {
+        eprintln!("tmux not installed: skipped");
+        return;
+    }
+    let sb = Sandbox::new();
+    let (term, requests) = scripted(&sb, serde_json::json!([{"text": "unused"}]));
+    term.type_text("!echo hi-from-the-shell");
+    term.keys(&["Enter"]);
+    let screen = term.wait_for("│ hi-from-the-shell");
+    assert!(
+        screen.contains("You ran: echo hi-from-the-shell"),
+        "{screen}"
+    );
+    assert!(!screen.contains("run it?"), "{screen}");
+    assert!(!requests.exists() || recorded(&requests).is_empty());
+}
+
+#[test]
+fn after_resume_the_exit_line_names_the_resumed_session() {
+    if !available() {
+        eprintln!("tmux not installed: skipped");
+        return;
+    }
+    let sb = Sandbox::new();
+    let old = sb.file(
+        "old.json",
+        &serde_json::json!({"turns": [{"text": "OLD-ANSWER"}]}),
+    );
+    let out = sb
+        .north()
+        .args(["exec", "--script"])
+        .arg(&old)
+        .arg("an earlier question")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (term, _) = scripted(&sb, serde_json::json!([{"text": "unused"}]));
+    term.type_text("/resume");
+    term.keys(&["Enter"]);
+    let screen = term.wait_for("Resume which session?");
+    let id = screen
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("▶ "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no selected session in:\n{screen}"))
+        .to_string();
+    term.keys(&["Enter"]);
+    term.wait_for("OLD-ANSWER");
+    term.type_text("/exit");
+    term.keys(&["Enter"]);
+    let all = term.wait_exit();
+    assert!(
+        all.contains(&format!(
+            "north: session {id} (resume with: north --resume {id})"
+        )),
+        "{all}"
+    );
+}
+
+#[test]
+fn the_composer_takes_typing_while_the_server_hangs() {
+    if !available() {
+        eprintln!("tmux not installed: skipped");
+        return;
+    }
+    // Accepts connections and never answers.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for conn in listener.incoming() {
+            held.push(conn);
+        }
+    });
+    let sb = Sandbox::new();
+    let term = Term::start(&sb, 120, 40, &north_openai(&url, ""), &[]);
+    term.wait_for("Ask North to do something");
+    term.type_text("hello?");
+    term.keys(&["Enter"]);
+    term.wait_for("Working");
+    term.type_text("typed while waiting");
+    let screen = term.wait_for("typed while waiting");
+    assert!(screen.contains("Working"), "{screen}");
+    // Esc stops the wait; the draft is still there.
+    term.keys(&["Escape"]);
+    let screen = term.wait_for("enter send");
+    assert!(screen.contains("typed while waiting"), "{screen}");
+}

@@ -253,7 +253,11 @@ fn an_always_allowed_prefix_runs_its_family_and_still_asks_for_more() {
     let screen = tty.wait_for("Interrupted");
     assert!(screen.contains("✗ Denied: cargo test; rm x"), "{screen}");
     tty.wait_for("enter send");
-    assert_eq!(recorded(&requests).len(), before, "no request after the denial");
+    assert_eq!(
+        recorded(&requests).len(),
+        before,
+        "no request after the denial"
+    );
     assert!(!screen.contains("THREE-DONE"), "{screen}");
     quit(tty);
 }
