@@ -218,7 +218,14 @@ impl Renderer {
             .saturating_sub(crate::wrap::spans_width(&gutter))
             .max(1);
         let mut highlighter = crate::highlight::Highlighter::for_language(lang);
-        for line in body.split('\n') {
+        // A fence just opened has no line yet (not one empty line): its rows
+        // stay a prefix of the rows it will have.
+        let lines = if body.is_empty() {
+            None
+        } else {
+            Some(body.split('\n'))
+        };
+        for line in lines.into_iter().flatten() {
             let line = line.replace('\t', "    ");
             let spans = match &mut highlighter {
                 Some(h) => h.line(&line),

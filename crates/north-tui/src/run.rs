@@ -402,6 +402,10 @@ pub async fn run(start: Start) -> Result<Ended, TuiError> {
                         Vec::new()
                     }
                     TermEvent::Resize(c, r) => {
+                        // The event's size is the one when it was queued; a
+                        // later resize may already have been followed, so
+                        // the terminal is asked again.
+                        let (c, r) = terminal::size().unwrap_or((c, r));
                         l.follow_size(Size::new(c, r))?;
                         Vec::new()
                     }

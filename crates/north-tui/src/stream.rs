@@ -77,6 +77,55 @@ impl Stream {
         self.printed > 0
     }
 
+    /// How the part after `printed` can be rendered on its own, so a long
+    /// block costs the same per frame as a short one: a plain paragraph's
+    /// lines render alone (source breaks are kept); an open code fence's
+    /// lines render after its opening line, whose row is dropped. `None`:
+    /// the whole block must be rendered.
+    fn tail_context(&self) -> Option<(&str, usize)> {
+        if self.printed == 0 {
+            return None;
+        }
+        let done = &self.text[..self.printed];
+        let first = done.lines().next()?;
+        let opener = first.trim_start();
+        if opener.starts_with("```") || opener.starts_with("~~~") {
+            let fence = &opener[..3];
+            let closed = done.lines().skip(1).any(|l| l.trim() == fence);
+            return (!closed).then(|| (&self.text[..first.len() + 1], 1));
+        }
+        let plain = self.text.lines().all(|l| {
+            let t = l.trim_start();
+            let indented = l.starts_with("    ") || l.starts_with('\t');
+            let numbered = t
+                .split_once(". ")
+                .is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
+            !(indented
+                || numbered
+                || t.starts_with(['#', '>', '|', '-', '*', '+', '=', '`', '~', '<'])
+                || t.is_empty())
+        });
+        plain.then_some(("", 0))
+    }
+
+    /// Rows of `text[printed..end]` as they appear in the whole block.
+    fn rows_after_printed(&self, end: usize, width: u16) -> Vec<Line<'static>> {
+        match self.tail_context() {
+            Some((head, drop)) => {
+                let mut source = head.to_string();
+                source.push_str(&self.text[self.printed..end]);
+                render(&source, width).into_iter().skip(drop).collect()
+            }
+            None => {
+                let before = rows_of_prefix(&self.text, self.printed, width);
+                render(&self.text[..end], width)
+                    .into_iter()
+                    .skip(before)
+                    .collect()
+            }
+        }
+    }
+
     /// The rows that became final since the last call, marked printed.
     /// `separate` puts a blank row before the block's first printed row.
     pub fn take_final(&mut self, width: u16, separate: bool) -> Vec<Line<'static>> {
@@ -90,13 +139,12 @@ impl Stream {
         {
             return Vec::new();
         }
-        let before = rows_of_prefix(&self.text, self.printed, width);
-        let rows = render(&self.text[..complete], width);
+        let rows = self.rows_after_printed(complete, width);
         let mut out = Vec::new();
         if self.printed == 0 && separate {
             out.push(Line::default());
         }
-        out.extend(rows.into_iter().skip(before));
+        out.extend(rows);
         self.printed = complete;
         out
     }
@@ -106,8 +154,7 @@ impl Stream {
         if self.is_blank() {
             return Vec::new();
         }
-        let before = rows_of_prefix(&self.text, self.printed, width);
-        render(&self.text, width).into_iter().skip(before).collect()
+        self.rows_after_printed(self.text.len(), width)
     }
 }
 
@@ -141,6 +188,28 @@ mod tests {
         assert_eq!(done.text, "one\ntwo\nthree");
         assert_eq!(done.printed, "one\ntwo\n".len());
         assert_eq!(plain(&s.live(40)), ["next"]);
+    }
+
+    #[test]
+    fn a_tail_rendered_alone_matches_the_whole_block() {
+        let cases = [
+            "one line\nanother **bold** line\nand a third that is long enough to wrap at forty columns wide\nlast",
+            "```rust\nfn a() {}\nlet x = 1;\nfn b() {}\n",
+            "- item\n  more\n- next\nend",
+        ];
+        for text in cases {
+            for cut in text.match_indices('\n').map(|(i, _)| i + 1) {
+                let mut s = Stream::default();
+                s.push(&text[..cut]);
+                let _ = s.take_final(40, false);
+                s.push(&text[cut..]);
+                let whole = render(text, 40);
+                let before = rows_of_prefix(text, s.printed, 40);
+                let tail: Vec<String> = s.live(40).iter().map(|l| l.to_string()).collect();
+                let expected: Vec<String> = whole[before..].iter().map(|l| l.to_string()).collect();
+                assert_eq!(tail, expected, "{text:?} cut at {cut}");
+            }
+        }
     }
 
     #[test]

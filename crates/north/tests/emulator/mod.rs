@@ -167,18 +167,23 @@ impl Term {
     /// writing at that instant.
     pub fn resize_quietly(&self, cols: u16, rows: u16) {
         let pids = self.program_pids();
-        for _ in 0..200 {
+        let start = Instant::now();
+        loop {
             for pid in &pids {
                 signal(*pid, "STOP");
             }
-            std::thread::sleep(Duration::from_millis(20));
+            std::thread::sleep(Duration::from_millis(5));
             if pids.iter().all(|pid| waiting(*pid)) {
                 break;
             }
             for pid in &pids {
                 signal(*pid, "CONT");
             }
-            std::thread::sleep(Duration::from_millis(7));
+            assert!(
+                start.elapsed() < WAIT,
+                "the program never waited between frames"
+            );
+            std::thread::sleep(Duration::from_millis(3));
         }
         std::thread::sleep(Duration::from_millis(200));
         self.resize(cols, rows);
@@ -229,6 +234,18 @@ impl Term {
                     self.everything()
                 )
             },
+        )
+    }
+
+    /// Waits until `needle` is anywhere, scrollback included (a fast
+    /// stream can carry a line past the screen between two looks).
+    pub fn wait_seen(&self, needle: &str) -> String {
+        common::poll_until(
+            &format!("{needle:?} anywhere"),
+            WAIT,
+            || self.everything(),
+            |all| all.contains(needle),
+            |all| format!("everything:\n{all}"),
         )
     }
 
