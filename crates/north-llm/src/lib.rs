@@ -59,7 +59,9 @@ pub use error::{LlmError, PartialOutput, ResponseError};
 pub use key::{ApiKey, env_setting, scrub_secret};
 pub use openai::{OpenAiApi, OpenAiBackend, OpenAiConfig};
 pub use scripted::ScriptedBackend;
-pub use transport::{RetryPolicy, TransportConfig, USER_AGENT};
+pub use transport::{
+    RetryNotice, RetryObserver, RetryPolicy, TransportConfig, USER_AGENT, observe_retries,
+};
 
 /// A stream of deltas ending with `None` on success or an error.
 pub type DeltaStream = Pin<Box<dyn Stream<Item = Result<StreamDelta, LlmError>> + Send>>;

@@ -148,7 +148,6 @@ pub struct App {
     pub(crate) screen_h: std::cell::Cell<u16>,
     diffs: HashMap<String, Vec<FileDiff>>,
     requests: HashMap<String, (ApprovalKind, String)>,
-    pub(crate) last_details: Option<(String, String)>,
     /// The full output of each tool result, by its item's index, for the
     /// transcript view (the timeline shows a summary).
     pub(crate) full_output: std::collections::HashMap<usize, String>,
@@ -156,6 +155,8 @@ pub struct App {
     /// The words the user refused a call with, by call id, until its
     /// decision is shown.
     pub(crate) reasons: HashMap<String, String>,
+    /// Long pastes in the composer: (placeholder, text).
+    pub(crate) pastes: Vec<(String, String)>,
 }
 
 impl App {
@@ -191,10 +192,10 @@ impl App {
             screen_h: std::cell::Cell::new(0),
             diffs: HashMap::new(),
             requests: HashMap::new(),
-            last_details: None,
             full_output: Default::default(),
             dirty: true,
             reasons: HashMap::new(),
+            pastes: Vec::new(),
         }
     }
 
@@ -305,6 +306,15 @@ impl App {
                 messages,
                 usage,
             } => self.resumed(session_id, &messages, &usage),
+            UiMsg::Retrying(n) => {
+                self.hint = Some(format!(
+                    "retrying {}/{} in {} s · {}",
+                    n.retry,
+                    n.max,
+                    n.delay.as_secs_f64().ceil(),
+                    crate::wrap::truncate(&n.reason, 60)
+                ));
+            }
             UiMsg::Started { session_id } => {
                 let previous = std::mem::replace(&mut self.info.session_id, session_id.clone());
                 self.usage_total = Usage::default();
@@ -343,6 +353,14 @@ impl App {
     /// Renders one agent event into the timeline.
     pub fn handle_event(&mut self, event: Event) {
         self.dirty = true;
+        // Anything from the model ends a wait for a retry.
+        if self
+            .hint
+            .as_deref()
+            .is_some_and(|h| h.starts_with("retrying "))
+        {
+            self.hint = None;
+        }
         if let Event::Thinking { text } = &event {
             self.streamed_bytes += text.len() as u64;
         }
@@ -393,10 +411,6 @@ impl App {
                 }
                 let text = details.as_ref().map(details_text).unwrap_or_default();
                 let has_details = is_large(&text);
-                // Ctrl+O shows the latest result's whole output, short or long.
-                if !text.trim().is_empty() {
-                    self.last_details = Some((tool.clone(), text.clone()));
-                }
                 // A command the user ran (`!cmd`) shows what it printed.
                 let failure = crate::transcript::command_failure(details.as_ref()).or_else(|| {
                     call_id
@@ -505,13 +519,11 @@ impl App {
     fn turn_done(&mut self, end: &TurnEnd) -> Option<Action> {
         self.finish_stream();
         self.busy_since = None;
-        // The interrupt's hint ends with the turn it stopped.
-        if std::mem::take(&mut self.interrupting)
-            && self
-                .hint
-                .as_deref()
-                .is_some_and(|h| h.starts_with("Interrupting"))
-        {
+        // The interrupt's and the retry's hints end with the turn.
+        let interrupted = std::mem::take(&mut self.interrupting);
+        if self.hint.as_deref().is_some_and(|h| {
+            h.starts_with("retrying ") || (interrupted && h.starts_with("Interrupting"))
+        }) {
             self.hint = None;
         }
         self.release_deferred();

@@ -87,6 +87,8 @@ pub enum UiMsg {
     Prompt(Prompt),
     /// The running turn ended.
     TurnDone(TurnEnd),
+    /// A model request failed and is retried after a pause.
+    Retrying(north_llm::RetryNotice),
     /// A new conversation started (`/new`, `/clear`).
     Started {
         /// The new session's id.

@@ -9,6 +9,9 @@ use crate::app::{Action, App, Choice};
 use crate::approver::PromptKind;
 use crate::transcript::Item;
 
+/// Pastes longer than this many lines are folded into a placeholder.
+const PASTE_FOLD_LINES: usize = 8;
+
 /// How soon a second Ctrl+C must follow the first to quit.
 const QUIT_WINDOW: std::time::Duration = std::time::Duration::from_secs(2);
 
@@ -17,13 +20,34 @@ fn is_press(key: &KeyEvent) -> bool {
 }
 
 impl App {
-    /// Handles a paste: inserted into the composer, never sent.
+    /// Handles a paste: inserted into the composer, never sent. A long
+    /// paste shows as one line, `[Pasted text #1 +200 lines]`, and is sent
+    /// whole.
     pub fn handle_paste(&mut self, text: &str) {
-        if self.pending.is_none() && self.picker.is_none() {
-            self.composer.insert(text);
-            self.refresh_popup();
-            self.dirty = true;
+        if self.pending.is_some() || self.picker.is_some() {
+            return;
         }
+        let text = text.replace("\r\n", "\n").replace('\r', "\n");
+        let lines = text.lines().count();
+        if lines > PASTE_FOLD_LINES {
+            let placeholder = format!("[Pasted text #{} +{lines} lines]", self.pastes.len() + 1);
+            self.composer.insert(&placeholder);
+            self.pastes.push((placeholder, text));
+        } else {
+            self.composer.insert(&text);
+        }
+        self.refresh_popup();
+        self.dirty = true;
+    }
+
+    /// `text` with each paste placeholder it still holds replaced by the
+    /// paste; the pastes are forgotten.
+    fn expand_pastes(&mut self, text: &str) -> String {
+        let mut out = text.to_string();
+        for (placeholder, paste) in self.pastes.drain(..) {
+            out = out.replacen(&placeholder, &paste, 1);
+        }
+        out
     }
 
     /// Handles a key press.
@@ -85,7 +109,9 @@ impl App {
             }
             KeyCode::Enter => return self.submit(),
             KeyCode::Char('j') if ctrl => self.composer.newline(),
-            KeyCode::Char('o') if ctrl => self.expand_details(),
+            // Every result's whole output, rendered, in the transcript view
+            // (opened at the newest): nothing is appended to the timeline.
+            KeyCode::Char('o') if ctrl => return vec![Action::Transcript],
             KeyCode::Char('t') if ctrl => return vec![Action::Transcript],
             KeyCode::Char('l') if ctrl => return vec![Action::ClearScreen],
             KeyCode::Up if self.composer.cursor().0 == 0 => {
@@ -228,7 +254,8 @@ impl App {
         if text.trim().is_empty() {
             return Vec::new();
         }
-        let text = self.composer.take();
+        let shown = self.composer.take();
+        let text = self.expand_pastes(&shown);
         self.popup = None;
         // A custom command: its template, with the arguments, is the message.
         let word = text.split_whitespace().next().unwrap_or("");
@@ -270,21 +297,10 @@ impl App {
             ));
             return Vec::new();
         }
-        self.start_turn(&text);
+        // The timeline shows what the composer showed (a long paste as its
+        // placeholder); the model gets it all.
+        self.start_turn(&shown);
         vec![Action::Submit(text)]
-    }
-
-    fn expand_details(&mut self) {
-        match &self.last_details {
-            Some((tool, text)) => {
-                let item = Item::Details {
-                    tool: tool.clone(),
-                    text: text.clone(),
-                };
-                self.push(item);
-            }
-            None => self.hint = Some("No tool result with details yet".into()),
-        }
     }
 
     /// Keys while the user types why they refuse: Enter sends the refusal

@@ -12,9 +12,6 @@ use crate::style;
 use crate::wrap::{wrap_prefixed, wrap_text};
 use north_protocol::FileDiff;
 
-/// Rendered details longer than this many lines are cut in the expansion.
-const DETAILS_MAX_LINES: usize = 200;
-
 /// One entry of the timeline.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Item {
@@ -36,13 +33,6 @@ pub enum Item {
         has_details: bool,
         /// A failed command's last lines of output, stderr marked `true`.
         tail: Vec<(bool, String)>,
-    },
-    /// The expanded details of a tool result.
-    Details {
-        /// Tool name.
-        tool: String,
-        /// Pretty text of the result.
-        text: String,
     },
     /// A reviewed diff with its decision.
     Review {
@@ -92,13 +82,61 @@ pub fn details_text(details: &Value) -> String {
                     text.push_str(s);
                 }
             }
+            // A command's stderr is part of what it printed.
+            if let Some(Value::String(err)) = map.get("stderr")
+                && !err.trim().is_empty()
+            {
+                if !text.is_empty() && !text.ends_with('\n') {
+                    text.push('\n');
+                }
+                text.push_str(err);
+            }
             if text.is_empty() {
-                serde_json::to_string_pretty(body).unwrap_or_default()
+                readable(body, 0)
             } else {
                 text
             }
         }
-        other => serde_json::to_string_pretty(other).unwrap_or_default(),
+        other => readable(other, 0),
+    }
+}
+
+/// A JSON value as lines a person reads: `key: value`, one array element
+/// per line, nesting by indentation — not JSON syntax.
+fn readable(value: &Value, depth: usize) -> String {
+    let pad = "  ".repeat(depth);
+    let scalar = |v: &Value| match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Null => Some("—".into()),
+        Value::Bool(_) | Value::Number(_) => Some(v.to_string()),
+        _ => None,
+    };
+    match value {
+        Value::Object(map) => map
+            .iter()
+            .map(|(k, v)| match scalar(v) {
+                Some(s) => format!("{pad}{k}: {s}"),
+                None => format!("{pad}{k}:\n{}", readable(v, depth + 1)),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Value::Array(items) => items
+            .iter()
+            .map(|v| match (scalar(v), v) {
+                (Some(s), _) => format!("{pad}{s}"),
+                // An element of plain fields reads best on one line.
+                (None, Value::Object(map)) if map.values().all(|f| scalar(f).is_some()) => format!(
+                    "{pad}{}",
+                    map.iter()
+                        .filter_map(|(k, f)| scalar(f).map(|s| format!("{k}: {s}")))
+                        .collect::<Vec<_>>()
+                        .join(" · ")
+                ),
+                _ => readable(v, depth + 1),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        other => format!("{pad}{}", scalar(other).unwrap_or_default()),
     }
 }
 
@@ -265,30 +303,6 @@ impl Item {
                         &[Span::styled(gutter, text_style)],
                         &[Span::styled(gutter, text_style)],
                     ));
-                }
-                out
-            }
-            Item::Details { tool, text } => {
-                let mut out = vec![Line::from(vec![
-                    Span::styled("  ┌ details of ", style::dim()),
-                    Span::styled(tool.clone(), style::key()),
-                ])];
-                let lines: Vec<&str> = text.lines().collect();
-                for l in lines.iter().take(DETAILS_MAX_LINES) {
-                    out.extend(wrap_prefixed(
-                        &[Span::raw(l.replace('\t', "    "))],
-                        w,
-                        &[Span::styled("  │ ", style::dim())],
-                        &[Span::styled("  │ ", style::dim())],
-                    ));
-                }
-                if lines.len() > DETAILS_MAX_LINES {
-                    out.push(Line::from(Span::styled(
-                        format!("  └ … {} more lines", lines.len() - DETAILS_MAX_LINES),
-                        style::dim(),
-                    )));
-                } else {
-                    out.push(Line::from(Span::styled("  └", style::dim())));
                 }
                 out
             }

@@ -76,7 +76,14 @@ pub(crate) async fn worker(
                 let emit = move |e| {
                     let _ = events.send(UiMsg::Event(e));
                 };
-                let end = agent.run_turn(&input, &emit, &cancel).await;
+                // Retries show in the status line while North waits.
+                let retries = tx.clone();
+                let observer: north_llm::RetryObserver = std::sync::Arc::new(move |n| {
+                    let _ = retries.send(UiMsg::Retrying(n.clone()));
+                });
+                let end =
+                    north_llm::observe_retries(observer, agent.run_turn(&input, &emit, &cancel))
+                        .await;
                 let _ = tx.send(UiMsg::TurnDone(end));
             }
             WorkerCmd::Shell(command, cancel) => {

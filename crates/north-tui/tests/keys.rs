@@ -118,3 +118,35 @@ fn readline_keys_edit_the_composer_and_undo_restores() {
     ctrl(&mut app, '_');
     assert_eq!(app.composer_text(), "hello brave Xnew");
 }
+
+#[test]
+fn a_long_paste_shows_as_a_summary_and_is_sent_whole() {
+    let mut app = app();
+    typed(&mut app, "explain ");
+    let paste: String = (1..=200).map(|i| format!("log line {i}\n")).collect();
+    app.handle_paste(&paste);
+    assert_eq!(app.composer_text(), "explain [Pasted text #1 +200 lines]");
+    let actions = press(&mut app, KeyCode::Enter, KeyModifiers::NONE);
+    assert_eq!(actions, vec![Action::Submit(format!("explain {paste}"))]);
+    // The timeline keeps the summary, not 200 lines.
+    assert!(matches!(
+        app.items().last(),
+        Some(north_tui::Item::User(t)) if t == "explain [Pasted text #1 +200 lines]"
+    ));
+    // A short paste goes in as it is.
+    app.handle_paste("two\nlines");
+    assert_eq!(app.composer_text(), "two\nlines");
+}
+
+#[test]
+fn a_second_ctrl_c_long_after_the_first_does_not_quit() {
+    let mut app = app();
+    assert_eq!(ctrl(&mut app, 'c'), Vec::<Action>::new());
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    assert_eq!(
+        ctrl(&mut app, 'c'),
+        Vec::<Action>::new(),
+        "a lone press after the window only asks again"
+    );
+    assert_eq!(ctrl(&mut app, 'c'), vec![Action::Quit]);
+}

@@ -91,8 +91,18 @@ fn intent_lines_and_compact_and_expanded_results() {
         });
     }
     insta::assert_snapshot!("results_compact", ui.screen());
-    ui.ctrl('o');
-    insta::assert_snapshot!("results_expanded", ui.screen());
+    // Ctrl+O opens every result's whole output in the transcript view; the
+    // timeline gets nothing appended.
+    let before = ui.app.items().len();
+    assert_eq!(ui.ctrl('o'), vec![Action::Transcript]);
+    assert_eq!(ui.app.items().len(), before);
+    let lines: Vec<String> = ui
+        .app
+        .transcript_lines(80)
+        .iter()
+        .map(|l| l.to_string().trim_end().to_string())
+        .collect();
+    insta::assert_snapshot!("results_expanded", lines.join("\n"));
 }
 
 #[test]

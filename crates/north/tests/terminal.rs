@@ -317,3 +317,24 @@ fn the_composer_takes_typing_while_the_server_hangs() {
     let screen = term.wait_for("enter send");
     assert!(screen.contains("typed while waiting"), "{screen}");
 }
+
+#[test]
+fn retries_show_in_the_status_line_while_north_waits() {
+    if !available() {
+        eprintln!("tmux not installed: skipped");
+        return;
+    }
+    // A port nothing listens on: every attempt is refused.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let sb = Sandbox::new();
+    let term = Term::start(&sb, 120, 40, &north_openai(&url, ""), &[]);
+    term.wait_for("Ask North to do something");
+    term.type_text("hello?");
+    term.keys(&["Enter"]);
+    let screen = term.wait_for("retrying 1/");
+    assert!(screen.contains("Working"), "{screen}");
+    term.keys(&["Escape"]);
+    term.wait_for("enter send");
+}

@@ -17,7 +17,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-pub use retry::RetryPolicy;
+pub use retry::{RetryNotice, RetryObserver, RetryPolicy, observe_retries};
 
 pub(crate) use describe::printable_url;
 use describe::{describe, error_from_body};
@@ -240,6 +240,12 @@ impl Transport {
                                 delay_ms = delay.as_millis() as u64,
                                 "retrying after HTTP error"
                             );
+                            retry::report(&RetryNotice {
+                                retry: *attempts,
+                                max: retry.max_retries,
+                                delay,
+                                reason: format!("HTTP {status}"),
+                            });
                             if !self.sleep_or_cancel(delay, cancel).await {
                                 return Err(LlmError::Cancelled {
                                     partial: Default::default(),
@@ -268,6 +274,12 @@ impl Transport {
                     if can_retry {
                         let delay = retry.backoff(*attempts);
                         tracing::info!(provider = self.provider, attempt = *attempts, error = %message, "retrying after connection error");
+                        retry::report(&RetryNotice {
+                            retry: *attempts,
+                            max: retry.max_retries,
+                            delay,
+                            reason: message.clone(),
+                        });
                         if !self.sleep_or_cancel(delay, cancel).await {
                             return Err(LlmError::Cancelled {
                                 partial: Default::default(),

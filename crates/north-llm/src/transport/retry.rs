@@ -1,9 +1,43 @@
 //! When to retry: the backoff policy, which statuses and stream errors are
 //! worth another attempt, and how long a server asks us to wait.
 
+use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::header::HeaderMap;
+
+/// A retry about to be made, for a front end to show while it waits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetryNotice {
+    /// The retry's number (1 for the first retry).
+    pub retry: u32,
+    /// Retries allowed in all.
+    pub max: u32,
+    /// How long North waits before it.
+    pub delay: Duration,
+    /// What failed (a status or a connection error, keys scrubbed).
+    pub reason: String,
+}
+
+/// Who is told about retries: set for the span of a future with
+/// [`observe_retries`].
+pub type RetryObserver = Arc<dyn Fn(&RetryNotice) + Send + Sync>;
+
+tokio::task_local! {
+    static OBSERVER: RetryObserver;
+}
+
+/// Runs `fut`; every retry a model request inside it makes is first told
+/// to `observer` (a front end shows "retrying 2/4 in 4 s").
+pub async fn observe_retries<F: Future>(observer: RetryObserver, fut: F) -> F::Output {
+    OBSERVER.scope(observer, fut).await
+}
+
+/// Tells the observer of the current task, if any.
+pub(crate) fn report(notice: &RetryNotice) {
+    let _ = OBSERVER.try_with(|o| o(notice));
+}
 
 /// When and how often to retry.
 #[derive(Debug, Clone, PartialEq)]
