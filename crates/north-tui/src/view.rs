@@ -264,21 +264,31 @@ impl App {
 
     fn status_line(&self, width: u16) -> Line<'static> {
         let w = usize::from(width);
-        let left: Vec<Span<'static>> = if let Some(hint) = &self.hint {
-            vec![Span::styled(format!(" {hint}"), style::notice())]
-        } else if self.is_busy() {
-            let frame = (self.elapsed.as_millis() / 100) as usize % SPINNER.len();
-            let what = if self.pending.is_some() {
-                "Waiting for your decision"
-            } else if self.interrupting {
-                "Interrupting"
-            } else {
-                "Working"
-            };
-            vec![
-                Span::styled(format!(" {} ", SPINNER[frame]), style::ok()),
-                Span::styled(format!("{what} {}s", self.elapsed.as_secs()), style::key()),
-                Span::styled(
+        // A retry is part of the working state: it shows beside it.
+        let retry = self
+            .hint
+            .as_ref()
+            .filter(|h| self.is_busy() && h.starts_with("retrying "));
+        let left: Vec<Span<'static>> =
+            if let Some(hint) = self.hint.as_ref().filter(|_| retry.is_none()) {
+                vec![Span::styled(format!(" {hint}"), style::notice())]
+            } else if self.is_busy() {
+                let frame = (self.elapsed.as_millis() / 100) as usize % SPINNER.len();
+                let what = if self.pending.is_some() {
+                    "Waiting for your decision"
+                } else if self.interrupting {
+                    "Interrupting"
+                } else {
+                    "Working"
+                };
+                let mut spans = vec![
+                    Span::styled(format!(" {} ", SPINNER[frame]), style::ok()),
+                    Span::styled(format!("{what} {}s", self.elapsed.as_secs()), style::key()),
+                ];
+                if let Some(retry) = retry {
+                    spans.push(Span::styled(format!(" · {retry}"), style::notice()));
+                }
+                spans.extend([Span::styled(
                     if self.interrupting {
                         " · stopping the turn"
                     } else if self.pending.is_some() {
@@ -288,19 +298,19 @@ impl App {
                         " · esc interrupts"
                     },
                     style::dim(),
-                ),
-            ]
-        } else {
-            let newline = if self.keyboard_enhanced {
-                "shift+enter"
+                )]);
+                spans
             } else {
-                "ctrl+j"
+                let newline = if self.keyboard_enhanced {
+                    "shift+enter"
+                } else {
+                    "ctrl+j"
+                };
+                vec![Span::styled(
+                    format!(" enter send · {newline} newline · /help"),
+                    style::dim(),
+                )]
             };
-            vec![Span::styled(
-                format!(" enter send · {newline} newline · /help"),
-                style::dim(),
-            )]
-        };
         let model = if self.info.provider == self.info.model || self.info.provider.is_empty() {
             self.info.model.clone()
         } else {

@@ -68,7 +68,12 @@ fn a_full_session_streams_reviews_diffs_approves_commands_and_restores_the_termi
     );
     tty.send("y");
     tty.wait_for("+wasp");
-    tty.send("n");
+    // Rejecting with a reason lets the model go on (plain n/Esc would stop
+    // the turn and wait for the user).
+    tty.send("f");
+    tty.wait_for("why? North gets your words");
+    tty.type_text("keep the bee");
+    tty.send("\r");
     tty.wait_for("EDITS-DONE");
     let screen = tty.screen();
     assert!(screen.contains("Accepted edits to a.txt"), "{screen}");
@@ -302,8 +307,10 @@ fn an_untrusted_project_is_asked_about_once_and_escapes_always_ask() {
     assert!(screen.contains("cat ../outside.txt"), "{screen}");
     assert!(screen.contains("outside the project"), "{screen}");
     assert!(sb.project().join("ran.txt").exists());
+    // "Deny" stops the turn: the model is not asked again.
     tty.send("3");
-    tty.wait_for("ALL-DONE");
+    tty.wait_for("Interrupted");
+    assert!(!tty.screen().contains("ALL-DONE"));
     assert!(!tty.screen().contains("OUTSIDE-TUI-SECRET"));
     tty.send("\x04");
     tty.wait_for("EXIT=0");
@@ -444,9 +451,10 @@ fn a_bang_command_runs_in_the_shell_and_its_output_reaches_the_next_request() {
     tty.wait_for("/help for commands");
     tty.type_text("!echo BANG-$((2+3))");
     tty.send("\r");
-    // The user's own command goes through the same approval.
-    tty.wait_for("run it?");
-    tty.send("1");
+    // The user typed it: it runs without a prompt (the policy's refusals
+    // and the sandbox still apply), and shows what it printed.
+    let screen = tty.wait_for("│ BANG-5");
+    assert!(!screen.contains("run it?"), "{screen}");
     tty.wait_for("You ran: echo BANG");
     tty.wait_gone("Working");
     assert!(

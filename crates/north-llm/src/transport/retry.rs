@@ -34,6 +34,11 @@ pub async fn observe_retries<F: Future>(observer: RetryObserver, fut: F) -> F::O
     OBSERVER.scope(observer, fut).await
 }
 
+/// The current task's observer, to carry into a task it spawns.
+pub(crate) fn current() -> Option<RetryObserver> {
+    OBSERVER.try_with(Arc::clone).ok()
+}
+
 /// Tells the observer of the current task, if any.
 pub(crate) fn report(notice: &RetryNotice) {
     let _ = OBSERVER.try_with(|o| o(notice));

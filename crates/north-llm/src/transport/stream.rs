@@ -59,8 +59,14 @@ impl Transport {
         F: Fn() -> D + Send + 'static,
     {
         let (tx, mut rx) = mpsc::channel::<Result<StreamDelta, LlmError>>(64);
+        // The driver runs on its own task: the retry observer goes with it.
+        let observer = super::retry::current();
         tokio::spawn(async move {
-            self.drive(call, make_decoder, cancel, tx).await;
+            let drive = self.drive(call, make_decoder, cancel, tx);
+            match observer {
+                Some(o) => super::retry::observe_retries(o, drive).await,
+                None => drive.await,
+            }
         });
         Box::pin(futures::stream::poll_fn(move |cx| rx.poll_recv(cx)))
     }
