@@ -511,6 +511,7 @@ impl App {
             scroll: 0,
             feedback: prompt.feedback,
             awaiting_feedback: None,
+            asked_at: self.elapsed,
         });
         self.composer.set_focused(false);
         self.dirty = true;

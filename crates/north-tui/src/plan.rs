@@ -20,6 +20,7 @@ impl App {
             scroll: 0,
             feedback: Default::default(),
             awaiting_feedback: None,
+            asked_at: self.elapsed,
         });
         self.composer.set_focused(false);
     }

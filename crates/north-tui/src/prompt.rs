@@ -19,6 +19,9 @@ pub(crate) struct Pending {
     /// The user chose to refuse with feedback and is typing it in the
     /// composer: this decision is sent with the words on Enter.
     pub awaiting_feedback: Option<ApprovalDecision>,
+    /// Turn time when the prompt appeared: the decision timer counts from
+    /// here, not from the start of the turn.
+    pub asked_at: std::time::Duration,
 }
 
 /// What an option of a prompt does.

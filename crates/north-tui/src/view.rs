@@ -283,7 +283,16 @@ impl App {
                 };
                 let mut spans = vec![
                     Span::styled(format!(" {} ", SPINNER[frame]), style::ok()),
-                    Span::styled(format!("{what} {}s", self.elapsed.as_secs()), style::key()),
+                    Span::styled(
+                        format!(
+                            "{what} {}s",
+                            match &self.pending {
+                                Some(p) => self.elapsed.saturating_sub(p.asked_at).as_secs(),
+                                None => self.elapsed.as_secs(),
+                            }
+                        ),
+                        style::key(),
+                    ),
                 ];
                 if let Some(retry) = retry {
                     spans.push(Span::styled(format!(" · {retry}"), style::notice()));

@@ -338,3 +338,48 @@ fn retries_show_in_the_status_line_while_north_waits() {
     term.keys(&["Escape"]);
     term.wait_for("enter send");
 }
+
+#[test]
+fn rewind_after_undo_rewinds_the_conversation() {
+    if !available() {
+        eprintln!("tmux not installed: skipped");
+        return;
+    }
+    let sb = Sandbox::new();
+    let (term, requests) = scripted(
+        &sb,
+        serde_json::json!([
+            {"tool_calls": [{"id": "c1", "name": "shell_run", "args": {"command": "echo made > made.txt"}}]},
+            {"text": "FIRST-DONE"},
+            {"text": "AFTER-REWIND"}
+        ]),
+    );
+    term.type_text("make a file");
+    term.keys(&["Enter"]);
+    let screen = term.wait_until("the prompt or the answer", |s| {
+        s.contains("run it?") || s.contains("FIRST-DONE")
+    });
+    if screen.contains("run it?") {
+        term.keys(&["1"]);
+    }
+    term.wait_for("FIRST-DONE");
+    term.wait_for("enter send");
+    term.type_text("/undo");
+    term.keys(&["Enter"]);
+    term.wait_for("Undid turn 1");
+    assert!(!sb.project().join("made.txt").exists());
+    // The code is back already; the conversation still rewinds.
+    term.type_text("/rewind 1");
+    term.keys(&["Enter"]);
+    term.wait_for("Conversation rewound");
+    term.type_text("start over");
+    term.keys(&["Enter"]);
+    term.wait_for("AFTER-REWIND");
+    let sent = recorded(&requests);
+    let last = sent.last().unwrap().to_string();
+    assert!(last.contains("start over"), "{last}");
+    assert!(
+        !last.contains("make a file"),
+        "the rewound turn is gone: {last}"
+    );
+}

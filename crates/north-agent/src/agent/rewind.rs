@@ -185,16 +185,23 @@ impl Agent {
         }
         let mut report = RewindReport::default();
         if scope != RewindScope::Conversation {
-            let plan = self.plan_undo(Some(turn))?;
-            report.turns = plan.turns.clone();
-            let undo = self.undo.as_mut().ok_or(UndoError::Nothing)?;
-            report.files = Some(apply_code_undo(
-                &undo.store,
-                &self.ctx.root,
-                &mut undo.log,
-                plan,
-                overwrite,
-            )?);
+            match self.plan_undo(Some(turn)) {
+                Ok(plan) => {
+                    report.turns = plan.turns.clone();
+                    let undo = self.undo.as_mut().ok_or(UndoError::Nothing)?;
+                    report.files = Some(apply_code_undo(
+                        &undo.store,
+                        &self.ctx.root,
+                        &mut undo.log,
+                        plan,
+                        overwrite,
+                    )?);
+                }
+                // The code is back already (`/undo` came first): the
+                // conversation still rewinds.
+                Err(UndoError::Nothing) if wants_history => {}
+                Err(e) => return Err(e),
+            }
         }
         if wants_history {
             let n = record.messages_before;
