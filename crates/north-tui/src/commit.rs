@@ -17,11 +17,15 @@ impl App {
             out.extend(item.lines_after(prev, width));
             prev = Some(item);
             if let Some(text) = self.full_output.get(&i) {
+                // Wrapped, never cut: the view is for reading all of it.
+                let gutter = [ratatui::text::Span::styled("    │ ", crate::style::dim())];
                 for l in text.lines() {
-                    out.push(Line::from(vec![
-                        ratatui::text::Span::styled("    │ ", crate::style::dim()),
-                        ratatui::text::Span::raw(l.replace('\t', "    ")),
-                    ]));
+                    out.extend(crate::wrap::wrap_prefixed(
+                        &[ratatui::text::Span::raw(l.replace('\t', "    "))],
+                        usize::from(width).max(8),
+                        &gutter,
+                        &gutter,
+                    ));
                 }
             }
         }

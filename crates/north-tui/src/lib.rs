@@ -33,7 +33,7 @@
 //! - `replay`: a stored conversation as the timeline showed it live (for `/resume` and resumed sessions) (uses `transcript`)
 //! - `rewind`: `/undo` and `/rewind` (uses `approver`, `diff`, `style`)
 //! - `app`: the UI state machine (uses `approver`, `checklist`, `composer`, `diff`, `hooks`, `live`, `markdown`, `popup`, `prompt`, `replay`, `rewind`, `stream`, `style`, `transcript`)
-//! - `commit`: what reaches history, once (uses `app`, `markdown`, `stream`, `transcript`)
+//! - `commit`: what reaches history, once (uses `app`, `markdown`, `stream`, `style`, `transcript`, `wrap`)
 //! - `mcp`: `/mcp` (uses `app`, `style`, `wrap`)
 //! - `plan`: the end of a `plan`-mode turn (uses `app`, `approver`)
 //! - `header`: the start header (uses `app`, `plan`, `style`)

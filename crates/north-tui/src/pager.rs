@@ -57,6 +57,26 @@ impl Pager {
         }
     }
 
+    /// Follows the live transcript: new lines replace the old; a view at
+    /// the end stays at the end, one scrolled up stays where it is.
+    pub fn update(&mut self, lines: Vec<Line<'static>>, height: u16) {
+        let at_end = self.top >= self.max_top(height);
+        let fresh = Pager::new(lines);
+        self.lines = fresh.lines;
+        self.plain = fresh.plain;
+        if at_end {
+            self.top = usize::MAX;
+        }
+    }
+
+    /// Lines matching `query` (case-insensitive).
+    fn matches(&self, query: &str) -> Vec<usize> {
+        let q = query.to_lowercase();
+        (0..self.plain.len())
+            .filter(|&i| self.plain[i].to_lowercase().contains(&q))
+            .collect()
+    }
+
     fn page(height: u16) -> usize {
         usize::from(height.saturating_sub(1)).max(1)
     }
@@ -152,7 +172,14 @@ impl Pager {
         let status = match (&self.typing, &self.search) {
             (Some(q), _) => format!(" /{q}"),
             (None, Some((q, None))) => format!(" “{q}” not found · q closes"),
-            (None, Some((q, Some(_)))) => format!(" “{q}” · n next · N previous · q closes"),
+            (None, Some((q, Some(line)))) => {
+                let all = self.matches(q);
+                let at = all.iter().position(|l| l == line).map_or(0, |i| i + 1);
+                format!(
+                    " “{q}” · {at} of {} · n next · N previous · q closes",
+                    all.len()
+                )
+            }
             (None, None) => {
                 let end = (self.top + page).min(self.lines.len());
                 format!(

@@ -272,6 +272,8 @@ async fn transcript_view(l: &mut Loop, inbox: &mut Inbox) -> io::Result<Option<E
                 };
                 let prompt = matches!(msg, UiMsg::Prompt(_));
                 let actions: Vec<Action> = l.app.handle_msg(msg).into_iter().collect();
+                // The view follows the session as it goes on.
+                pager.update(l.app.transcript_lines(size.width), size.height);
                 if let Some(e) = l.act(actions)? {
                     exit = Some(e);
                     break;

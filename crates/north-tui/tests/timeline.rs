@@ -144,7 +144,7 @@ fn the_transcript_view_holds_every_tool_output_and_searches_it() {
     pager.key(key(KeyCode::Enter), 12);
     let screen = pager_screen(&mut pager, 80, 12);
     assert!(screen.contains("number-07"), "{screen}");
-    assert!(screen.contains("“number-07” · n next"), "{screen}");
+    assert!(screen.contains("“number-07” · 1 of 1 · n next"), "{screen}");
     insta::assert_snapshot!("transcript_view_search", screen);
     pager.key(key(KeyCode::Char('g')), 12);
     assert!(pager_screen(&mut pager, 80, 12).contains("› list the numbers"));
@@ -515,4 +515,32 @@ fn the_start_header_names_version_model_project_trust_mode_and_keys() {
         assert!(screen.contains(part), "{part}:\n{screen}");
     }
     insta::assert_snapshot!("start_header", screen);
+}
+
+#[test]
+fn the_transcript_view_follows_the_session_and_counts_matches() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use north_tui::pager::Pager;
+    let mut ui = Ui::new(60, 8);
+    ui.app.start_turn("first");
+    ui.text("answer one\n\n");
+    let mut pager = Pager::new(ui.app.transcript_lines(60));
+    let _ = pager_screen(&mut pager, 60, 8);
+    // More arrives while the view is open at its end: the view follows.
+    ui.app.start_turn("second");
+    ui.text("answer two, long enough to wrap: ".repeat(4).as_str());
+    ui.text("\n\n");
+    pager.update(ui.app.transcript_lines(60), 8);
+    let screen = pager_screen(&mut pager, 60, 8);
+    assert!(screen.contains("› second"), "{screen}");
+    // Long lines wrap instead of being cut.
+    assert!(screen.matches("answer two").count() >= 2, "{screen}");
+    let key = |c: KeyCode| KeyEvent::new(c, KeyModifiers::NONE);
+    pager.key(key(KeyCode::Char('/')), 8);
+    for c in "answer".chars() {
+        pager.key(key(KeyCode::Char(c)), 8);
+    }
+    pager.key(key(KeyCode::Enter), 8);
+    let screen = pager_screen(&mut pager, 60, 8);
+    assert!(screen.contains("“answer” · 1 of "), "{screen}");
 }
