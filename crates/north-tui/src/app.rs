@@ -87,9 +87,19 @@ pub enum Action {
     Diff,
 }
 
-/// The `/resume` picker.
+/// What a picker chooses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PickerKind {
+    /// A session to resume (`/resume`): entries are (id, label).
+    Resume,
+    /// A turn to rewind to (`/rewind`, Esc Esc): entries are (turn, prompt).
+    Rewind,
+}
+
+/// The `/resume` or `/rewind` picker.
 #[derive(Debug)]
 pub(crate) struct Picker {
+    pub kind: PickerKind,
     pub sessions: Vec<(String, String)>,
     pub selected: usize,
 }
@@ -157,6 +167,9 @@ pub struct App {
     pub(crate) reasons: HashMap<String, String>,
     /// Long pastes in the composer: (placeholder, text).
     pub(crate) pastes: Vec<(String, String)>,
+    /// When Esc was last pressed on an idle, empty composer (Esc Esc opens
+    /// the rewind picker).
+    pub(crate) last_esc: Option<Instant>,
 }
 
 impl App {
@@ -196,6 +209,7 @@ impl App {
             dirty: true,
             reasons: HashMap::new(),
             pastes: Vec::new(),
+            last_esc: None,
         }
     }
 
@@ -306,6 +320,26 @@ impl App {
                 messages,
                 usage,
             } => self.resumed(session_id, &messages, &usage),
+            UiMsg::Turns(turns) => {
+                // Newest first: the turn one usually goes back to.
+                let sessions = turns
+                    .into_iter()
+                    .rev()
+                    .map(|(n, prompt, note)| {
+                        let label = if note.is_empty() {
+                            prompt
+                        } else {
+                            format!("{prompt}  ({note})")
+                        };
+                        (n.to_string(), label)
+                    })
+                    .collect();
+                self.picker = Some(Picker {
+                    kind: PickerKind::Rewind,
+                    sessions,
+                    selected: 0,
+                });
+            }
             UiMsg::Retrying(n) => {
                 self.hint = Some(format!(
                     "retrying {}/{} in {} s · {}",

@@ -87,6 +87,8 @@ pub enum UiMsg {
     Prompt(Prompt),
     /// The running turn ended.
     TurnDone(TurnEnd),
+    /// The session's turns, for the `/rewind` picker: (turn, prompt, note).
+    Turns(Vec<(u32, String, String)>),
     /// A model request failed and is retried after a pause.
     Retrying(north_llm::RetryNotice),
     /// A new conversation started (`/new`, `/clear`).

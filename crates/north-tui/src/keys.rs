@@ -86,6 +86,18 @@ impl App {
             if self.is_busy() && !self.interrupting {
                 return self.interrupt();
             }
+            // Esc Esc on an idle, empty composer: the rewind picker.
+            if !self.is_busy() && self.composer.is_empty() {
+                let now = std::time::Instant::now();
+                if self
+                    .last_esc
+                    .is_some_and(|at| now.duration_since(at) <= QUIT_WINDOW)
+                {
+                    self.last_esc = None;
+                    return vec![Action::ListTurns];
+                }
+                self.last_esc = Some(now);
+            }
             return Vec::new();
         }
         if self.readline_key(&key) {
@@ -437,15 +449,46 @@ impl App {
             KeyCode::Down | KeyCode::Char('j') => picker.selected = (picker.selected + 1) % n,
             KeyCode::Esc => self.picker = None,
             KeyCode::Enter => {
-                let id = picker.sessions.get(picker.selected).map(|s| s.0.clone());
+                let chosen = picker.sessions.get(picker.selected).cloned();
+                let kind = picker.kind;
                 self.picker = None;
-                if let Some(id) = id {
-                    return self.resume(&id);
+                match (kind, chosen) {
+                    (crate::app::PickerKind::Resume, Some((id, _))) => return self.resume(&id),
+                    (crate::app::PickerKind::Rewind, Some((turn, label))) => {
+                        return self.rewind_to(&turn, &label);
+                    }
+                    (_, None) => {}
                 }
             }
             _ => {}
         }
         Vec::new()
+    }
+
+    /// Rewinds to the start of `turn` (code and conversation) and puts its
+    /// prompt back in the composer, to edit and send again.
+    fn rewind_to(&mut self, turn: &str, label: &str) -> Vec<Action> {
+        let Ok(turn) = turn.parse::<u32>() else {
+            return Vec::new();
+        };
+        if self.is_busy() {
+            self.push(Item::Error(
+                "a turn is running: interrupt it first (esc), then rewind".into(),
+            ));
+            return Vec::new();
+        }
+        let prompt = label
+            .rsplit_once("  (")
+            .filter(|(_, note)| note.ends_with(')'))
+            .map_or(label, |(p, _)| p);
+        if self.composer.is_empty() {
+            self.composer.set_text(prompt);
+        }
+        vec![Action::Rewind(crate::rewind::RewindRequest {
+            turn: Some(turn),
+            scope: north_agent::undo::RewindScope::Both,
+            force: false,
+        })]
     }
 
     pub(crate) fn resume(&mut self, id: &str) -> Vec<Action> {

@@ -55,32 +55,25 @@ fn info(title: impl Into<String>, lines: Vec<Line<'static>>) -> UiMsg {
     }
 }
 
-/// The session's turns, for `/rewind` without a turn.
+/// The session's turns, for the `/rewind` picker.
 pub(crate) fn list(agent: &Agent) -> UiMsg {
     let turns = agent.turns();
     if turns.is_empty() {
         return info("No turns to rewind in this session yet", Vec::new());
     }
-    let mut lines: Vec<Line<'static>> = turns
-        .iter()
-        .map(|t| {
-            let status = match (&t.after, t.undone) {
-                (_, true) => " (code undone)",
-                (None, _) => " (unfinished)",
-                _ => "",
-            };
-            Line::from(vec![
-                Span::styled(format!("{:>3}  ", t.turn), style::key()),
-                Span::raw(t.prompt.clone()),
-                Span::styled(status.to_string(), style::dim()),
-            ])
-        })
-        .collect();
-    lines.push(Line::from(Span::styled(
-        "/rewind N [code|conversation|both] goes back to the start of turn N (default both); /undo undoes the last turn's files",
-        style::dim(),
-    )));
-    info("Turns", lines)
+    UiMsg::Turns(
+        turns
+            .iter()
+            .map(|t| {
+                let note = match (&t.after, t.undone) {
+                    (_, true) => "code undone",
+                    (None, _) => "unfinished",
+                    _ => "",
+                };
+                (t.turn, t.prompt.clone(), note.to_string())
+            })
+            .collect(),
+    )
 }
 
 /// Carries out `req` on the agent.

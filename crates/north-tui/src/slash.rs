@@ -45,7 +45,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     (
         "/rewind [N] [W]",
-        "back to the start of turn N: W = code, conversation or both (a list without N)",
+        "back to the start of turn N: W = code, conversation or both (a picker without N; esc esc too)",
     ),
     (
         "/mcp",
@@ -236,6 +236,10 @@ fn help(app: &mut App) {
             "attach a file (@path:10-40 some lines; a picker opens)",
         ),
         ("/", "the command palette"),
+        (
+            "esc esc",
+            "rewind: pick a turn to go back to (on an empty composer)",
+        ),
         (
             "esc",
             "interrupt the running turn; at a prompt: refuse and stop",
@@ -469,6 +473,7 @@ fn picker(app: &mut App) {
                 app.notice("No other session to resume", Vec::new());
             } else {
                 app.picker = Some(Picker {
+                    kind: crate::app::PickerKind::Resume,
                     sessions: others,
                     selected: 0,
                 });

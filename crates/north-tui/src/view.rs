@@ -199,8 +199,13 @@ impl App {
         let Some(picker) = &self.picker else {
             return Vec::new();
         };
+        let rewind = picker.kind == crate::app::PickerKind::Rewind;
         let mut out = vec![Line::from(Span::styled(
-            "Resume which session?",
+            if rewind {
+                "Rewind to the start of which turn? (its files and the conversation after it go back)"
+            } else {
+                "Resume which session?"
+            },
             style::notice(),
         ))];
         for (i, (id, label)) in picker.sessions.iter().enumerate() {
@@ -215,7 +220,11 @@ impl App {
             ]));
         }
         out.push(Line::from(Span::styled(
-            "  ↑/↓ choose · enter resume · esc cancel",
+            if rewind {
+                "  ↑/↓ choose · enter rewind (the turn's prompt comes back to the composer) · esc cancel"
+            } else {
+                "  ↑/↓ choose · enter resume · esc cancel"
+            },
             style::dim(),
         )));
         out

@@ -150,3 +150,28 @@ fn a_second_ctrl_c_long_after_the_first_does_not_quit() {
     );
     assert_eq!(ctrl(&mut app, 'c'), vec![Action::Quit]);
 }
+
+#[test]
+fn esc_esc_on_an_empty_composer_opens_the_rewind_picker_and_enter_puts_the_prompt_back() {
+    let mut app = app();
+    assert_eq!(
+        press(&mut app, KeyCode::Esc, KeyModifiers::NONE),
+        Vec::<Action>::new()
+    );
+    assert_eq!(
+        press(&mut app, KeyCode::Esc, KeyModifiers::NONE),
+        vec![Action::ListTurns]
+    );
+    app.handle_msg(north_tui::UiMsg::Turns(vec![
+        (1, "make a file".into(), String::new()),
+        (2, "write notes".into(), "code undone".into()),
+    ]));
+    // Newest first; ↓ goes to the older turn.
+    press(&mut app, KeyCode::Down, KeyModifiers::NONE);
+    let actions = press(&mut app, KeyCode::Enter, KeyModifiers::NONE);
+    assert!(
+        matches!(actions.as_slice(), [Action::Rewind(r)] if r.turn == Some(1)),
+        "{actions:?}"
+    );
+    assert_eq!(app.composer_text(), "make a file");
+}

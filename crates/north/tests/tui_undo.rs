@@ -74,8 +74,11 @@ fn undo_and_rewind_in_the_tui() {
 
     tty.type_text("/rewind");
     tty.send("\r");
-    let screen = tty.wait_for("/rewind N [code|conversation|both]");
+    let screen = tty.wait_for("Rewind to the start of which turn?");
     assert!(screen.contains("write notes"), "{screen}");
+    // Esc closes the picker; the command form still works.
+    tty.send("\x1b");
+    tty.wait_gone("Rewind to the start of which turn?");
     tty.type_text("/rewind 2 conversation");
     tty.send("\r");
     tty.wait_for("Conversation rewound");
