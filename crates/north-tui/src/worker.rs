@@ -62,6 +62,14 @@ fn diff_lines(diff: &north_agent::SessionDiff) -> Vec<ratatui::text::Line<'stati
     lines
 }
 
+/// Continues on another session's agent, in the mode the user has now
+/// (the mode is the user's choice, not the session's).
+fn switch_session(agent: &mut Agent, next: Agent) {
+    let mode = agent.mode();
+    *agent = next;
+    let _ = agent.set_mode(mode);
+}
+
 pub(crate) async fn worker(
     mut agent: Agent,
     mut opener: SessionOpener,
@@ -163,9 +171,7 @@ pub(crate) async fn worker(
             }
             WorkerCmd::New => match opener(None) {
                 Ok(next) => {
-                    let mode = agent.mode();
-                    agent = next;
-                    let _ = agent.set_mode(mode);
+                    switch_session(&mut agent, next);
                     let _ = tx.send(UiMsg::Started {
                         session_id: agent.session_id().to_string(),
                     });
@@ -178,10 +184,7 @@ pub(crate) async fn worker(
             },
             WorkerCmd::Resume(id) => match opener(Some(&id)) {
                 Ok(next) => {
-                    // The mode is the user's choice, not the session's.
-                    let mode = agent.mode();
-                    agent = next;
-                    let _ = agent.set_mode(mode);
+                    switch_session(&mut agent, next);
                     let _ = tx.send(UiMsg::Resumed {
                         session_id: agent.session_id().to_string(),
                         messages: agent.messages().to_vec(),
