@@ -7,14 +7,13 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use north_agent::TurnEnd;
-use north_protocol::{ApprovalDecision, ApprovalKind, ErrorKind, Event, Message, Usage};
+use north_protocol::{ApprovalDecision, ApprovalKind, Message, Usage};
 use ratatui::text::Line;
 
 use crate::approver::{Prompt, PromptKind, UiMsg};
 use crate::composer::Composer;
-use crate::diff::parse_unified;
 pub(crate) use crate::prompt::{Choice, Pending};
-use crate::transcript::{Item, details_text, is_large};
+use crate::transcript::Item;
 use north_protocol::FileDiff;
 
 /// What the session is, for the status line and `/model`.
@@ -156,8 +155,8 @@ pub struct App {
     pub(crate) keyboard_enhanced: bool,
     /// Terminal height of the last layout, so drawing lays out the same.
     pub(crate) screen_h: std::cell::Cell<u16>,
-    diffs: HashMap<String, Vec<FileDiff>>,
-    requests: HashMap<String, (ApprovalKind, String)>,
+    pub(crate) diffs: HashMap<String, Vec<FileDiff>>,
+    pub(crate) requests: HashMap<String, (ApprovalKind, String)>,
     /// The full output of each tool result, by its item's index, for the
     /// transcript view (the timeline shows a summary).
     pub(crate) full_output: std::collections::HashMap<usize, String>,
@@ -286,13 +285,13 @@ impl App {
         });
     }
 
-    fn finish_stream(&mut self) {
+    pub(crate) fn finish_stream(&mut self) {
         if let Some(block) = self.stream.finish() {
             self.push_block(block);
         }
     }
 
-    fn push_block(&mut self, block: crate::stream::Block) {
+    pub(crate) fn push_block(&mut self, block: crate::stream::Block) {
         if block.printed > 0 {
             self.partly_printed.insert(self.items.len(), block.printed);
         }
@@ -382,147 +381,6 @@ impl App {
             }
         }
         None
-    }
-
-    /// Renders one agent event into the timeline.
-    pub fn handle_event(&mut self, event: Event) {
-        self.dirty = true;
-        // Anything from the model ends a wait for a retry.
-        if self
-            .hint
-            .as_deref()
-            .is_some_and(|h| h.starts_with("retrying "))
-        {
-            self.hint = None;
-        }
-        if let Event::Thinking { text } = &event {
-            self.streamed_bytes += text.len() as u64;
-        }
-        if let Event::AssistantText { text } = event {
-            self.streamed_bytes += text.len() as u64;
-            if let Some(block) = self.stream.push(&text) {
-                self.push_block(block);
-            }
-            return;
-        }
-        if let Event::ToolOutput { stream, text, .. } = &event {
-            // Live output does not end the streamed answer above it.
-            self.live_output.push(*stream, text);
-            return;
-        }
-        self.finish_stream();
-        match event {
-            Event::Plan { goals, open_loops } => self.checklist.update(&goals, &open_loops),
-            Event::SessionStarted {
-                session_id,
-                provider,
-                model,
-            } => {
-                self.info.session_id = session_id;
-                self.info.provider = provider;
-                self.info.model = model;
-            }
-            Event::ToolIntent { line, .. } => self.push(Item::Intent(line)),
-            Event::ToolResult {
-                call_id,
-                tool,
-                ok,
-                summary,
-                details,
-            } => {
-                self.live_output.clear();
-                // The user's own "deny"/"reject" line already says it: one
-                // ✗ per refusal, not a second for the result it produced.
-                let refused_just_now = matches!(
-                    self.items.last(),
-                    Some(Item::Decision {
-                        decision: ApprovalDecision::Deny | ApprovalDecision::Reject,
-                        ..
-                    })
-                );
-                if !ok && refused_just_now {
-                    return;
-                }
-                let text = details.as_ref().map(details_text).unwrap_or_default();
-                let has_details = is_large(&text);
-                // A command the user ran (`!cmd`) shows what it printed.
-                let failure = crate::transcript::command_failure(details.as_ref()).or_else(|| {
-                    call_id
-                        .starts_with("user-")
-                        .then(|| crate::transcript::command_output(details.as_ref()))
-                });
-                let failed = crate::transcript::command_failure(details.as_ref()).is_some();
-                self.push(Item::Result {
-                    tool,
-                    ok: ok && !failed,
-                    summary,
-                    has_details,
-                    tail: failure.unwrap_or_default(),
-                });
-                if !text.trim().is_empty() {
-                    self.full_output.insert(self.items.len() - 1, text);
-                }
-            }
-            Event::ApprovalRequested {
-                call_id,
-                kind,
-                subject,
-            } => {
-                self.requests.insert(call_id, (kind, subject));
-            }
-            Event::ApprovalDecided { call_id, decision } => {
-                if self.pending.as_ref().is_some_and(|p| p.call_id == call_id) {
-                    self.pending = None;
-                }
-                if let Some(files) = self.diffs.remove(&call_id) {
-                    self.push(Item::Review {
-                        files,
-                        decision: Some(decision),
-                    });
-                }
-                let reason = self.reasons.remove(&call_id);
-                let (kind, subject) = self
-                    .requests
-                    .remove(&call_id)
-                    .unwrap_or((ApprovalKind::Shell, call_id));
-                self.push(Item::Decision {
-                    kind,
-                    subject,
-                    decision,
-                    reason,
-                });
-            }
-            Event::Diff { call_id, diff } => {
-                self.diffs
-                    .entry(call_id)
-                    .or_insert_with(|| parse_unified(&diff));
-            }
-            Event::Usage { usage, total } => {
-                self.tokens = total_tokens(&total);
-                self.usage_total = total;
-                self.context_used = usage
-                    .input_tokens
-                    .saturating_add(usage.cache_read_input_tokens)
-                    .saturating_add(usage.cache_creation_input_tokens);
-                self.streamed_bytes = 0;
-            }
-            Event::Error {
-                kind: ErrorKind::Interrupted,
-                ..
-            } => self.push(Item::Interrupted),
-            Event::Error { message, .. } => self.push(Item::Error(message)),
-            Event::Notice { message, .. } => self.push(Item::Notice {
-                title: message,
-                body: Vec::new(),
-            }),
-            // Thinking is for a collapsed view the TUI does not have yet.
-            Event::Thinking { .. }
-            | Event::ModelStopped { .. }
-            | Event::AssistantText { .. }
-            | Event::ToolOutput { .. }
-            | Event::TurnStarted { .. }
-            | Event::TurnEnd { .. } => {}
-        }
     }
 
     /// Shows a prompt for the user's decision.
@@ -623,7 +481,7 @@ impl App {
 }
 
 /// Every token a usage report counts (cached ones included).
-fn total_tokens(u: &Usage) -> u64 {
+pub(crate) fn total_tokens(u: &Usage) -> u64 {
     u.input_tokens
         .saturating_add(u.output_tokens)
         .saturating_add(u.cache_read_input_tokens)

@@ -33,6 +33,7 @@
 //! - `replay`: a stored conversation as the timeline showed it live (for `/resume` and resumed sessions) (uses `transcript`)
 //! - `rewind`: `/undo` and `/rewind` (uses `approver`, `diff`, `style`)
 //! - `app`: the UI state machine (uses `approver`, `checklist`, `composer`, `diff`, `hooks`, `live`, `markdown`, `popup`, `prompt`, `replay`, `rewind`, `stream`, `style`, `transcript`)
+//! - `events`: agent events into the timeline (uses `app`, `diff`, `stream`, `transcript`)
 //! - `commit`: what reaches history, once (uses `app`, `markdown`, `stream`, `style`, `transcript`, `wrap`)
 //! - `mcp`: `/mcp` (uses `app`, `style`, `wrap`)
 //! - `plan`: the end of a `plan`-mode turn (uses `app`, `approver`)
@@ -54,6 +55,7 @@ mod commit;
 mod complete;
 mod composer;
 mod diff;
+mod events;
 mod header;
 mod highlight;
 pub mod hooks;

@@ -1,0 +1,152 @@
+//! Agent events into the timeline: streamed text, tool intents and
+//! results (a failed command with its output), approvals and their
+//! decisions, usage, errors and notices.
+
+use north_protocol::{ApprovalDecision, ApprovalKind, ErrorKind, Event};
+
+use crate::app::{App, total_tokens};
+use crate::diff::parse_unified;
+use crate::transcript::{Item, details_text, is_large};
+
+impl App {
+    /// Renders one agent event into the timeline.
+    pub fn handle_event(&mut self, event: Event) {
+        self.dirty = true;
+        // Anything from the model ends a wait for a retry.
+        if self
+            .hint
+            .as_deref()
+            .is_some_and(|h| h.starts_with("retrying "))
+        {
+            self.hint = None;
+        }
+        if let Event::Thinking { text } = &event {
+            self.streamed_bytes += text.len() as u64;
+        }
+        if let Event::AssistantText { text } = event {
+            self.streamed_bytes += text.len() as u64;
+            if let Some(block) = self.stream.push(&text) {
+                self.push_block(block);
+            }
+            return;
+        }
+        if let Event::ToolOutput { stream, text, .. } = &event {
+            // Live output does not end the streamed answer above it.
+            self.live_output.push(*stream, text);
+            return;
+        }
+        self.finish_stream();
+        match event {
+            Event::Plan { goals, open_loops } => self.checklist.update(&goals, &open_loops),
+            Event::SessionStarted {
+                session_id,
+                provider,
+                model,
+            } => {
+                self.info.session_id = session_id;
+                self.info.provider = provider;
+                self.info.model = model;
+            }
+            Event::ToolIntent { line, .. } => self.push(Item::Intent(line)),
+            Event::ToolResult {
+                call_id,
+                tool,
+                ok,
+                summary,
+                details,
+            } => {
+                self.live_output.clear();
+                // The user's own "deny"/"reject" line already says it: one
+                // ✗ per refusal, not a second for the result it produced.
+                let refused_just_now = matches!(
+                    self.items.last(),
+                    Some(Item::Decision {
+                        decision: ApprovalDecision::Deny | ApprovalDecision::Reject,
+                        ..
+                    })
+                );
+                if !ok && refused_just_now {
+                    return;
+                }
+                let text = details.as_ref().map(details_text).unwrap_or_default();
+                let has_details = is_large(&text);
+                // A command the user ran (`!cmd`) shows what it printed.
+                let failure = crate::transcript::command_failure(details.as_ref()).or_else(|| {
+                    call_id
+                        .starts_with("user-")
+                        .then(|| crate::transcript::command_output(details.as_ref()))
+                });
+                let failed = crate::transcript::command_failure(details.as_ref()).is_some();
+                self.push(Item::Result {
+                    tool,
+                    ok: ok && !failed,
+                    summary,
+                    has_details,
+                    tail: failure.unwrap_or_default(),
+                });
+                if !text.trim().is_empty() {
+                    self.full_output.insert(self.items.len() - 1, text);
+                }
+            }
+            Event::ApprovalRequested {
+                call_id,
+                kind,
+                subject,
+            } => {
+                self.requests.insert(call_id, (kind, subject));
+            }
+            Event::ApprovalDecided { call_id, decision } => {
+                if self.pending.as_ref().is_some_and(|p| p.call_id == call_id) {
+                    self.pending = None;
+                }
+                if let Some(files) = self.diffs.remove(&call_id) {
+                    self.push(Item::Review {
+                        files,
+                        decision: Some(decision),
+                    });
+                }
+                let reason = self.reasons.remove(&call_id);
+                let (kind, subject) = self
+                    .requests
+                    .remove(&call_id)
+                    .unwrap_or((ApprovalKind::Shell, call_id));
+                self.push(Item::Decision {
+                    kind,
+                    subject,
+                    decision,
+                    reason,
+                });
+            }
+            Event::Diff { call_id, diff } => {
+                self.diffs
+                    .entry(call_id)
+                    .or_insert_with(|| parse_unified(&diff));
+            }
+            Event::Usage { usage, total } => {
+                self.tokens = total_tokens(&total);
+                self.usage_total = total;
+                self.context_used = usage
+                    .input_tokens
+                    .saturating_add(usage.cache_read_input_tokens)
+                    .saturating_add(usage.cache_creation_input_tokens);
+                self.streamed_bytes = 0;
+            }
+            Event::Error {
+                kind: ErrorKind::Interrupted,
+                ..
+            } => self.push(Item::Interrupted),
+            Event::Error { message, .. } => self.push(Item::Error(message)),
+            Event::Notice { message, .. } => self.push(Item::Notice {
+                title: message,
+                body: Vec::new(),
+            }),
+            // Thinking is for a collapsed view the TUI does not have yet.
+            Event::Thinking { .. }
+            | Event::ModelStopped { .. }
+            | Event::AssistantText { .. }
+            | Event::ToolOutput { .. }
+            | Event::TurnStarted { .. }
+            | Event::TurnEnd { .. } => {}
+        }
+    }
+}
