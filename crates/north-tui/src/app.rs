@@ -100,6 +100,8 @@ pub(crate) enum PickerKind {
 pub(crate) struct Picker {
     pub kind: PickerKind,
     pub sessions: Vec<(String, String)>,
+    /// A dim note after each entry (a turn's "code undone"); may be empty.
+    pub notes: Vec<String>,
     pub selected: usize,
 }
 
@@ -321,21 +323,15 @@ impl App {
             } => self.resumed(session_id, &messages, &usage),
             UiMsg::Turns(turns) => {
                 // Newest first: the turn one usually goes back to.
-                let sessions = turns
+                let (sessions, notes) = turns
                     .into_iter()
                     .rev()
-                    .map(|(n, prompt, note)| {
-                        let label = if note.is_empty() {
-                            prompt
-                        } else {
-                            format!("{prompt}  ({note})")
-                        };
-                        (n.to_string(), label)
-                    })
-                    .collect();
+                    .map(|(n, prompt, note)| ((n.to_string(), prompt), note))
+                    .unzip();
                 self.picker = Some(Picker {
                     kind: PickerKind::Rewind,
                     sessions,
+                    notes,
                     selected: 0,
                 });
             }

@@ -71,19 +71,14 @@ impl App {
                 let text = details.as_ref().map(details_text).unwrap_or_default();
                 let has_details = is_large(&text);
                 // A command the user ran (`!cmd`) shows what it printed.
-                let failure = crate::transcript::command_failure(details.as_ref()).or_else(|| {
-                    call_id
-                        .starts_with("user-")
-                        .then(|| crate::transcript::command_output(details.as_ref()))
-                });
-                let failed = crate::transcript::command_failure(details.as_ref()).is_some();
-                self.push(Item::Result {
+                self.push(Item::result(
                     tool,
-                    ok: ok && !failed,
+                    ok,
                     summary,
+                    details.as_ref(),
                     has_details,
-                    tail: failure.unwrap_or_default(),
-                });
+                    call_id.starts_with("user-"),
+                ));
                 if !text.trim().is_empty() {
                     self.full_output.insert(self.items.len() - 1, text);
                 }

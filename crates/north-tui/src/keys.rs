@@ -454,8 +454,8 @@ impl App {
                 self.picker = None;
                 match (kind, chosen) {
                     (crate::app::PickerKind::Resume, Some((id, _))) => return self.resume(&id),
-                    (crate::app::PickerKind::Rewind, Some((turn, label))) => {
-                        return self.rewind_to(&turn, &label);
+                    (crate::app::PickerKind::Rewind, Some((turn, prompt))) => {
+                        return self.rewind_to(&turn, &prompt);
                     }
                     (_, None) => {}
                 }
@@ -467,7 +467,7 @@ impl App {
 
     /// Rewinds to the start of `turn` (code and conversation) and puts its
     /// prompt back in the composer, to edit and send again.
-    fn rewind_to(&mut self, turn: &str, label: &str) -> Vec<Action> {
+    fn rewind_to(&mut self, turn: &str, prompt: &str) -> Vec<Action> {
         let Ok(turn) = turn.parse::<u32>() else {
             return Vec::new();
         };
@@ -477,10 +477,6 @@ impl App {
             ));
             return Vec::new();
         }
-        let prompt = label
-            .rsplit_once("  (")
-            .filter(|(_, note)| note.ends_with(')'))
-            .map_or(label, |(p, _)| p);
         if self.composer.is_empty() {
             self.composer.set_text(prompt);
         }

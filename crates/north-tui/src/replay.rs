@@ -31,16 +31,15 @@ pub(crate) fn replay(messages: &[Message]) -> Vec<Item> {
                         .unwrap_or_else(|_| {
                             north_protocol::ToolOutcome::ok(content.clone().into())
                         });
-                    let failure = serde_json::to_value(&outcome)
-                        .ok()
-                        .and_then(|v| crate::transcript::command_failure(Some(&v)));
-                    items.push(Item::Result {
-                        summary: north_agent::intent::summary(&tool, &outcome),
-                        ok: outcome.ok && failure.is_none(),
-                        tool,
-                        has_details: false,
-                        tail: failure.unwrap_or_default(),
-                    });
+                    let value = serde_json::to_value(&outcome).ok();
+                    items.push(Item::result(
+                        tool.clone(),
+                        outcome.ok,
+                        north_agent::intent::summary(&tool, &outcome),
+                        value.as_ref(),
+                        false,
+                        false,
+                    ));
                 }
                 _ => {}
             }
@@ -94,15 +93,15 @@ fn user_command(text: &str) -> Option<Vec<Item>> {
         "stdout": stdout,
         "stderr": stderr,
     }});
-    let failed = crate::transcript::command_failure(Some(&outcome)).is_some();
     let lines = stdout.lines().count() + stderr.lines().count();
-    items.push(Item::Result {
-        tool: "shell_run".into(),
-        ok: !failed,
-        summary: format!("exit code {}, {lines} line(s) of output", code.trim()),
-        has_details: false,
-        tail: crate::transcript::command_output(Some(&outcome)),
-    });
+    items.push(Item::result(
+        "shell_run".into(),
+        true,
+        format!("exit code {}, {lines} line(s) of output", code.trim()),
+        Some(&outcome),
+        false,
+        true,
+    ));
     Some(items)
 }
 

@@ -475,6 +475,7 @@ fn picker(app: &mut App) {
                 app.picker = Some(Picker {
                     kind: crate::app::PickerKind::Resume,
                     sessions: others,
+                    notes: Vec::new(),
                     selected: 0,
                 });
             }

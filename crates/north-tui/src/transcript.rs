@@ -140,6 +140,35 @@ fn readable(value: &Value, depth: usize) -> String {
     }
 }
 
+impl Item {
+    /// A tool result as the timeline shows it: a command that failed is
+    /// not ok and carries its last lines of output; `show_output` (a
+    /// command the user ran) carries them whether it failed or not.
+    pub fn result(
+        tool: String,
+        ok: bool,
+        summary: String,
+        outcome: Option<&Value>,
+        has_details: bool,
+        show_output: bool,
+    ) -> Item {
+        let failure = command_failure(outcome);
+        let failed = failure.is_some();
+        let tail = match failure {
+            Some(tail) => tail,
+            None if show_output => command_output(outcome),
+            None => Vec::new(),
+        };
+        Item::Result {
+            tool,
+            ok: ok && !failed,
+            summary,
+            has_details,
+            tail,
+        }
+    }
+}
+
 /// Lines of a failed command's output shown under its result.
 const TAIL_LINES: usize = 8;
 
@@ -147,7 +176,7 @@ const TAIL_LINES: usize = 8;
 /// — a non-zero exit code or a timeout — and if so the last lines of its
 /// output, stdout's then stderr's (stderr marked `true`), at most
 /// [`TAIL_LINES`], stderr's kept first when there are more.
-pub fn command_failure(outcome: Option<&Value>) -> Option<Vec<(bool, String)>> {
+fn command_failure(outcome: Option<&Value>) -> Option<Vec<(bool, String)>> {
     let out = outcome?.get("output")?;
     let code = out.get("exitCode").or_else(|| out.get("exit_code"));
     let failed = code.and_then(Value::as_i64).is_some_and(|c| c != 0)
@@ -157,7 +186,7 @@ pub fn command_failure(outcome: Option<&Value>) -> Option<Vec<(bool, String)>> {
 
 /// The last lines of a command's output, as [`command_failure`] shows them,
 /// whether it failed or not (for a command the user ran).
-pub fn command_output(outcome: Option<&Value>) -> Vec<(bool, String)> {
+fn command_output(outcome: Option<&Value>) -> Vec<(bool, String)> {
     outcome
         .and_then(|o| o.get("output"))
         .map(tail_of)

@@ -217,6 +217,15 @@ impl App {
             out.push(Line::from(vec![
                 Span::styled(mark, style::ok()),
                 Span::styled(format!("{id}  {label}"), st),
+                Span::styled(
+                    picker
+                        .notes
+                        .get(i)
+                        .filter(|n| !n.is_empty())
+                        .map(|n| format!("  ({n})"))
+                        .unwrap_or_default(),
+                    style::dim(),
+                ),
             ]));
         }
         out.push(Line::from(Span::styled(
