@@ -21,7 +21,7 @@ use north_protocol::{ContentBlock as NorthBlock, Event, PermissionMode, Role};
 use tokio_util::sync::CancellationToken;
 
 use crate::approver::{AcpApprover, TurnCancel};
-use crate::updates::{tool_kind, update_for};
+use crate::updates::{acp_kind, update_for};
 
 /// Why a session could not be opened (shown to the editor).
 #[derive(Debug, thiserror::Error)]
@@ -100,7 +100,7 @@ impl Shared {
         cx: &ConnectionTo<Client>,
         cwd: &Path,
         resume: Option<&str>,
-    ) -> Result<(String, PermissionMode, Vec<north_protocol::Message>), Error> {
+    ) -> Result<(String, PermissionMode, Vec<SessionUpdate>), Error> {
         if !cwd.is_absolute() {
             return Err(invalid("cwd must be an absolute path"));
         }
@@ -128,7 +128,7 @@ impl Shared {
             }));
         }
         let mode = agent.mode();
-        let history = agent.messages().to_vec();
+        let history = replay(agent.messages(), &agent.all_tools());
         self.sessions
             .lock()
             .map_err(|_| internal("session table poisoned"))?
@@ -143,11 +143,14 @@ impl Shared {
     }
 }
 
-/// A saved conversation replayed as updates, as `session/load` requires.
-fn replay(cx: &ConnectionTo<Client>, id: &str, messages: &[north_protocol::Message]) {
-    let send = |u: SessionUpdate| {
-        let _ = cx.send_notification(SessionNotification::new(id.to_string(), u));
-    };
+/// A saved conversation as updates, as `session/load` replays it; each
+/// call described by its own tool.
+fn replay(
+    messages: &[north_protocol::Message],
+    tools: &north_tools::Registry,
+) -> Vec<SessionUpdate> {
+    let mut updates = Vec::new();
+    let mut send = |u: SessionUpdate| updates.push(u);
     for m in messages {
         for block in &m.content {
             match (m.role, block) {
@@ -161,18 +164,19 @@ fn replay(cx: &ConnectionTo<Client>, id: &str, messages: &[north_protocol::Messa
                         text_block(text),
                     )));
                 }
-                (_, NorthBlock::ToolCall(call)) => send(SessionUpdate::ToolCall(
-                    ToolCall::new(
-                        call.id.clone(),
-                        north_agent::intent::intent_line(&call.name, &call.arguments),
-                    )
-                    .kind(tool_kind(&call.name))
-                    .status(ToolCallStatus::Completed),
-                )),
+                (_, NorthBlock::ToolCall(call)) => {
+                    let (kind, line) = tools.describe(&call.name, &call.arguments);
+                    send(SessionUpdate::ToolCall(
+                        ToolCall::new(call.id.clone(), line)
+                            .kind(acp_kind(kind))
+                            .status(ToolCallStatus::Completed),
+                    ));
+                }
                 _ => {}
             }
         }
     }
+    updates
 }
 
 /// The prompt's text: text blocks as they are, links and resources by URI.
@@ -246,7 +250,10 @@ pub async fn serve_on(
                 let id = req.session_id.to_string();
                 match s_load.open(&cx, &req.cwd, Some(&id)) {
                     Ok((id, mode, history)) => {
-                        replay(&cx, &id, &history);
+                        for update in history {
+                            let _ =
+                                cx.send_notification(SessionNotification::new(id.clone(), update));
+                        }
                         responder.respond(LoadSessionResponse::new().modes(mode_state(mode)))
                     }
                     Err(e) => responder.respond_with_error(e),

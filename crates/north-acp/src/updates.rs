@@ -7,15 +7,17 @@ use agent_client_protocol::v1::schema::{
 };
 use north_protocol::Event;
 
-/// The ACP kind of a North tool (how the editor files it).
-pub(crate) fn tool_kind(tool: &str) -> ToolKind {
-    match tool {
-        "read_file" | "list_dir" | "repo_map" => ToolKind::Read,
-        "search_text" | "find_files" | "search_symbols" => ToolKind::Search,
-        t if t.starts_with("edit_") || t == "write_file" => ToolKind::Edit,
-        "shell_run" => ToolKind::Execute,
-        "http.get" => ToolKind::Fetch,
-        _ => ToolKind::Other,
+/// The ACP kind of a North tool kind: the tool says what it does, the
+/// editor files it accordingly.
+pub(crate) fn acp_kind(kind: north_protocol::ToolKind) -> ToolKind {
+    use north_protocol::ToolKind as K;
+    match kind {
+        K::Read => ToolKind::Read,
+        K::Search => ToolKind::Search,
+        K::Edit => ToolKind::Edit,
+        K::Execute => ToolKind::Execute,
+        K::Fetch => ToolKind::Fetch,
+        K::Other => ToolKind::Other,
     }
 }
 
@@ -32,11 +34,12 @@ pub(crate) fn update_for(event: &Event) -> Option<SessionUpdate> {
         Event::Thinking { text: t } => SessionUpdate::AgentThoughtChunk(ContentChunk::new(text(t))),
         Event::ToolIntent {
             call_id,
-            tool,
             line,
+            kind,
+            ..
         } => SessionUpdate::ToolCall(
             ToolCall::new(call_id.clone(), line.clone())
-                .kind(tool_kind(tool))
+                .kind(acp_kind(*kind))
                 .status(ToolCallStatus::InProgress),
         ),
         Event::ToolResult {

@@ -1,19 +1,10 @@
-//! Intent lines ("Searching: `foo` in `src/`") and compact result summaries.
+//! Tool arguments as commands, traces and logs may hold them. (Intent
+//! lines and result summaries come from the tools: `Registry::describe`.)
 
-use north_protocol::ToolOutcome;
 use serde_json::Value;
 
 fn s<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
     args.get(key).and_then(Value::as_str)
-}
-
-fn short(text: &str, max: usize) -> String {
-    let one_line = text.replace('\n', "⏎");
-    if one_line.chars().count() <= max {
-        one_line
-    } else {
-        format!("{}…", one_line.chars().take(max).collect::<String>())
-    }
 }
 
 /// The shell command a tool call carries, if it is a shell tool.
@@ -71,140 +62,6 @@ pub fn log_args(args: &Value) -> Value {
         }
     }
     walk(args, false)
-}
-
-/// The one-line intent shown when the model asks for `tool`.
-pub fn intent_line(tool: &str, args: &Value) -> String {
-    match tool {
-        "list_root" => "Listing the project root".into(),
-        "fs.list_dir" => format!("Listing `{}`", s(args, "path").unwrap_or(".")),
-        "find_files" => format!("Finding files: `{}`", s(args, "pattern").unwrap_or("?")),
-        "search_text" => format!(
-            "Searching: `{}` in `{}`",
-            short(s(args, "query").unwrap_or("?"), 60),
-            s(args, "path").unwrap_or("./")
-        ),
-        "read_file" | "fs.read_text" | "read" => {
-            let path = s(args, "path").unwrap_or("?");
-            match args
-                .get("range")
-                .and_then(|r| Some((r.get("start")?.as_u64()?, r.get("end")?.as_u64()?)))
-            {
-                Some((a, b)) => format!("Reading `{path}` lines {a}–{b}"),
-                None => format!("Reading `{path}`"),
-            }
-        }
-        "read_readme" => "Reading the README".into(),
-        "detect_languages" => "Detecting languages".into(),
-        "hotfiles" => "Finding the most important files".into(),
-        "edit_apply_batch" => {
-            let mut paths: Vec<&str> = args
-                .get("edits")
-                .and_then(Value::as_array)
-                .map(|e| {
-                    e.iter()
-                        .filter_map(|x| x.get("args").and_then(|a| s(a, "path")))
-                        .collect()
-                })
-                .unwrap_or_default();
-            paths.dedup();
-            format!(
-                "Preparing edits in {}",
-                paths
-                    .iter()
-                    .map(|p| format!("`{p}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        }
-        t if t.starts_with("edit_") || t == "fs.write_text" || t == "write" => {
-            format!("Preparing edits in `{}`", s(args, "path").unwrap_or("?"))
-        }
-        "shell_run" | "shell.exec" | "bash" => format!(
-            "Command requested: `{}`",
-            short(command_of(args).unwrap_or("?"), 120)
-        ),
-        "http.get" => format!("Fetching `{}`", s(args, "url").unwrap_or("?")),
-        other => format!("Calling `{other}`"),
-    }
-}
-
-/// A one-line summary of a tool result.
-pub fn summary(tool: &str, outcome: &ToolOutcome) -> String {
-    if !outcome.ok {
-        return format!(
-            "failed: {}",
-            short(outcome.error.as_deref().unwrap_or("unknown error"), 160)
-        );
-    }
-    let out = &outcome.output;
-    if out.get("applied").and_then(Value::as_bool) == Some(true) {
-        let files: Vec<String> = out
-            .get("files")
-            .and_then(Value::as_array)
-            .map(|f| {
-                f.iter()
-                    .filter_map(|x| s(x, "path").map(|p| format!("`{p}`")))
-                    .collect()
-            })
-            .unwrap_or_default();
-        return format!("wrote {}", files.join(", "));
-    }
-    if let Some(code) = out.get("exitCode").or_else(|| out.get("exit_code")) {
-        // stderr is output too: a failing command often prints only there.
-        let lines: usize = ["stdout", "stderr"]
-            .iter()
-            .filter_map(|k| s(out, k))
-            .map(|t| t.lines().count())
-            .sum();
-        return format!("exit code {code}, {lines} line(s) of output");
-    }
-    if let Some(stats) = out.get("stats")
-        && let (Some(files), Some(add), Some(del)) = (
-            stats.get("files").and_then(Value::as_u64),
-            stats.get("linesAdded").and_then(Value::as_u64),
-            stats.get("linesRemoved").and_then(Value::as_u64),
-        )
-    {
-        return format!("{files} file(s), +{add} −{del}");
-    }
-    if let (Some(a), Some(b)) = (out.get("startLine"), out.get("endLine")) {
-        return format!("lines {a}–{b} of `{}`", s(out, "path").unwrap_or(tool));
-    }
-    match out {
-        Value::Array(items) => format!("{} result(s)", items.len()),
-        Value::String(t) => short(t, 120),
-        Value::Object(o) => {
-            if let Some(items) = o.values().find_map(Value::as_array) {
-                format!("{} result(s)", items.len())
-            } else {
-                "done".into()
-            }
-        }
-        _ => "done".into(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn intent_lines_match_the_spec_examples() {
-        assert_eq!(
-            intent_line("search_text", &json!({"query":"foo","path":"src/"})),
-            "Searching: `foo` in `src/`"
-        );
-        assert_eq!(
-            intent_line("edit_replace_exact", &json!({"path":"src/App.tsx"})),
-            "Preparing edits in `src/App.tsx`"
-        );
-        assert_eq!(
-            intent_line("shell_run", &json!({"command":"pnpm test"})),
-            "Command requested: `pnpm test`"
-        );
-    }
 }
 
 #[cfg(test)]

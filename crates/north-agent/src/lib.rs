@@ -56,7 +56,8 @@ pub mod trust;
 pub mod undo;
 
 pub use agent::{
-    Agent, AgentError, AgentOptions, DiffError, Emit, ExpandError, ExpandedInput, InputExpander,
-    ModeError, ModeKit, ModelSwitch, RewindReport, SessionDiff, SwitchReport, TurnEnd,
+    Agent, AgentError, AgentOptions, Describer, DiffError, Emit, ExpandError, ExpandedInput,
+    InputExpander, ModeError, ModeKit, ModelSwitch, RewindReport, SessionDiff, SwitchReport,
+    TurnEnd,
 };
 pub use approval::{ApprovalRequest, Approver, FlagApprover};

@@ -93,6 +93,60 @@ async fn http_get_stays_denied_until_the_user_grants() {
     );
 }
 
+/// URL forms two parsers read differently (a backslash before `@`, `@` in
+/// the query or fragment, hex and short IPv4 forms): the host the user is
+/// asked about is the host North then connects to — here the local server,
+/// which receives the request after the one grant.
+#[tokio::test]
+async fn the_host_asked_about_is_the_host_fetched() {
+    let server = FakeServer::start().await.unwrap();
+    server.set_fallback(Reply::json(200, r#"{"docs": "fetched"}"#));
+    let port = server.url().rsplit(':').next().unwrap().to_string();
+    let forms = [
+        format!("http://127.0.0.1:{port}\\@good.example/docs"),
+        format!("http://127.0.0.1:{port}\\\\@good.example/docs"),
+        format!("http://good.example@127.0.0.1:{port}/docs"),
+        format!("http://127.0.0.1:{port}?@good.example/"),
+        format!("http://127.0.0.1:{port}#@good.example/"),
+        format!("HTTP://0x7f.0.0.1:{port}/docs"),
+        format!("http://127.1:{port}/docs"),
+    ];
+    for (i, url) in forms.iter().enumerate() {
+        let dir = project();
+        let script = json!([
+            {"tool_calls": [{"id": "h1", "name": "http.get", "args": {"url": url, "use_cache": false}}]},
+            {"text": "Got it."}
+        ]);
+        let backend = Arc::new(ScriptedBackend::from_json(&script.to_string()).unwrap());
+        let approver = QueueApprover::new([ApprovalDecision::Grant]);
+        let store = north_agent::store::SessionStore::new(dir.path());
+        let mut agent = north_agent::Agent::new(
+            backend,
+            north_tools::all_tools(),
+            north_tools::ToolContext::new(dir.path().to_path_buf()),
+            approver.clone(),
+            store.create().unwrap(),
+            Default::default(),
+            AgentOptions::default(),
+        )
+        .unwrap();
+        let end = agent
+            .run_turn("fetch the docs", &|_| {}, &Default::default())
+            .await;
+        assert_eq!(end, TurnEnd::Done, "{url}");
+        assert_eq!(
+            *approver.asked.lock().unwrap(),
+            vec!["cap:net:127.0.0.1"],
+            "{url}"
+        );
+        assert_eq!(
+            server.requests().len(),
+            i + 1,
+            "{url} was not fetched from the host granted"
+        );
+    }
+}
+
 #[tokio::test]
 async fn no_key_reaches_a_checkpoint_trace_or_event() {
     let dir = project();

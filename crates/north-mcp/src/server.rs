@@ -390,6 +390,11 @@ async fn list(
                     exposed: exposed_name(server, &name),
                     description: t.description.map(|d| d.to_string()).unwrap_or_default(),
                     input_schema: Value::Object((*t.input_schema).clone()),
+                    read_only: t
+                        .annotations
+                        .as_ref()
+                        .and_then(|a| a.read_only_hint)
+                        .unwrap_or(false),
                     name,
                 }
             })

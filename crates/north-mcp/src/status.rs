@@ -81,6 +81,9 @@ pub struct RemoteTool {
     pub description: String,
     /// Its JSON schema.
     pub input_schema: Value,
+    /// The server says the tool only reads (`readOnlyHint`): a hint for
+    /// how front ends file it, never a reason to skip an approval.
+    pub read_only: bool,
 }
 
 /// One resource a server lists.

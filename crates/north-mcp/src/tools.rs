@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use north_protocol::{ApprovalPolicy, ToolOutcome, ToolSpec};
+use north_protocol::{ApprovalPolicy, ToolKind, ToolOutcome, ToolSpec};
 use north_tools::{Tool, ToolContext, ToolSource};
 use serde_json::{Map, Value, json};
 
@@ -170,6 +170,13 @@ fn failure(e: McpError) -> ToolOutcome {
 }
 
 impl Tool for McpTool {
+    fn kind(&self) -> ToolKind {
+        match self.remote() {
+            Some(t) if t.read_only => ToolKind::Read,
+            _ => ToolKind::Other,
+        }
+    }
+
     fn spec(&self) -> ToolSpec {
         match self.remote() {
             Some(t) => spec_of(&t),
@@ -249,6 +256,15 @@ fn score(tool: &RemoteTool, words: &[String]) -> usize {
 }
 
 impl Tool for Search {
+    fn kind(&self) -> ToolKind {
+        ToolKind::Search
+    }
+
+    fn intent(&self, args: &Value) -> Option<String> {
+        let query = args.get("query").and_then(Value::as_str).unwrap_or("?");
+        Some(format!("Searching MCP tools: `{query}`"))
+    }
+
     fn spec(&self) -> ToolSpec {
         search_spec(&self.hub)
     }

@@ -138,6 +138,9 @@ pub enum Event {
         tool: String,
         /// Human intent line, e.g. "Searching: `foo` in `src/`".
         line: String,
+        /// What the tool does, as the tool itself says.
+        #[serde(default)]
+        kind: crate::ToolKind,
     },
     /// Output a running tool (a shell command) produced just now, for a
     /// live view; the tool's result still carries its whole (bounded) output.

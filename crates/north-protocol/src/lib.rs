@@ -42,5 +42,5 @@ pub use mode::PermissionMode;
 pub use request::{ChatRequest, ChatResponse, ReasoningEffort};
 pub use state::{ChatMessage, Checkpoint, ModelRef, State};
 pub use stream::{StopReason, StreamDelta, Usage};
-pub use tool::{ApprovalPolicy, FileDiff, ToolCall, ToolOutcome, ToolSpec, wire_safe};
+pub use tool::{ApprovalPolicy, FileDiff, ToolCall, ToolKind, ToolOutcome, ToolSpec, wire_safe};
 pub use trace::{TraceEvent, TraceKind};

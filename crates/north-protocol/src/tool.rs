@@ -21,6 +21,26 @@ pub enum ApprovalPolicy {
     External,
 }
 
+/// What a tool does, as front ends file it (an editor's icon, which
+/// results show command output). Each tool says its own kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolKind {
+    /// Reads files or lists them.
+    Read,
+    /// Searches the project.
+    Search,
+    /// Changes files.
+    Edit,
+    /// Runs a command.
+    Execute,
+    /// Reaches the network.
+    Fetch,
+    /// Anything else (an MCP server's tool that says nothing of itself).
+    #[default]
+    Other,
+}
+
 /// A tool as declared to a model: name, description and JSON schema of its input.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolSpec {

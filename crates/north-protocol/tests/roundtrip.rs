@@ -53,10 +53,11 @@ fn events_serialize_as_one_tagged_object() {
         call_id: "t1".into(),
         tool: "search_text".into(),
         line: "Searching: `foo` in `src/`".into(),
+        kind: north_protocol::ToolKind::Search,
     };
     assert_eq!(
         roundtrip(&ev),
-        json!({"type":"tool_intent","call_id":"t1","tool":"search_text","line":"Searching: `foo` in `src/`"})
+        json!({"type":"tool_intent","call_id":"t1","tool":"search_text","line":"Searching: `foo` in `src/`","kind":"search"})
     );
     roundtrip(&Event::TurnEnd {
         stop_reason: Some(StopReason::Other("weird".into())),

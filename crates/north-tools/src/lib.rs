@@ -14,21 +14,23 @@
 //! Module map, lowest first — each module uses only modules above it, so
 //! there are no import circles:
 //! - `args`: tool arguments
+//! - `describe`: how a call and its result read to a person
 //! - `owner`: marks that prove this user's North wrote a piece of state
 //! - `repo`: the repo layer
 //! - `sandbox`: the sandbox
 //! - `edit`: the edit pipeline (spec §7) (uses `repo`, `sandbox`)
 //! - `policy`: command and network policy (uses `repo`, `sandbox`)
-//! - `net`: `http.get` with capability gating and a SQLite TTL cache (runtime-contracts §4) (uses `args`, `policy`)
+//! - `net`: `http.get` with capability gating and a SQLite TTL cache (runtime-contracts §4) (uses `args`, `describe`, `policy`)
 //! - `os_sandbox`: the OS sandbox a command runs in (Linux)
 //! - `spawn`: the one way North starts a child process
 //! - `git`: North's own git, with the repository's config neutralised (uses `spawn`)
-//! - `shell`: the project's persistent PTY shell (spec §3.1.6, §6.4) (uses `args`, `policy`, `spawn`)
+//! - `shell`: the project's persistent PTY shell (spec §3.1.6, §6.4) (uses `args`, `describe`, `policy`, `spawn`)
 //! - `snapshot`: snapshots of a working tree, for undo (uses `edit`, `repo`)
-//! - `tool`: the Tool contract, the per-call context, and the registry (uses `args`, `edit`, `net`, `sandbox`, `shell`)
-//! - `tools`: the built-in tools and the registries (profiles) that group them (uses `args`, `edit`, `git`, `net`, `policy`, `repo`, `sandbox`, `shell`, `tool`)
+//! - `tool`: the Tool contract, the per-call context, and the registry (uses `args`, `describe`, `edit`, `net`, `sandbox`, `shell`)
+//! - `tools`: the built-in tools and the registries (profiles) that group them (uses `args`, `describe`, `edit`, `git`, `net`, `policy`, `repo`, `sandbox`, `shell`, `tool`)
 
 pub mod args;
+pub mod describe;
 pub mod edit;
 pub mod git;
 pub mod net;

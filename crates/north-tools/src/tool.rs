@@ -5,13 +5,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use north_protocol::{ApprovalPolicy, ToolOutcome, ToolSpec};
+use north_protocol::{ApprovalPolicy, ToolKind, ToolOutcome, ToolSpec};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::args::ArgsSchema;
+use crate::describe;
 use crate::edit::{Applied, Proposal};
 use crate::sandbox::{Sandbox, SandboxError};
 
@@ -28,6 +29,25 @@ pub trait Tool: Send + Sync {
 
     /// The proposal side of a write tool (`None` for every other tool).
     fn as_write(&self) -> Option<&dyn WriteTool> {
+        None
+    }
+
+    /// What the tool does, as front ends file it.
+    fn kind(&self) -> ToolKind {
+        ToolKind::Other
+    }
+
+    /// The one-line intent shown when the model calls the tool with `args`
+    /// ("Searching: `foo` in `src/`"); `None`: "Calling `name`".
+    fn intent(&self, args: &Value) -> Option<String> {
+        let _ = args;
+        None
+    }
+
+    /// One line about a result; `None`: [`describe::summary`], by the
+    /// output's shape.
+    fn summary(&self, outcome: &ToolOutcome) -> Option<String> {
+        let _ = outcome;
         None
     }
 }
@@ -132,6 +152,15 @@ pub struct Registry {
     sources: Vec<Arc<dyn ToolSource>>,
 }
 
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registry")
+            .field("tools", &self.tools.keys().collect::<Vec<_>>())
+            .field("sources", &self.sources.len())
+            .finish()
+    }
+}
+
 impl Registry {
     /// An empty registry.
     pub fn new() -> Self {
@@ -186,6 +215,24 @@ impl Registry {
             return Some(tool.clone());
         }
         self.sources.iter().find_map(|s| s.get(name))
+    }
+
+    /// How a call of `name` with `args` reads: the tool's kind and intent
+    /// line, from the tool itself (an unknown tool is "Calling `name`").
+    pub fn describe(&self, name: &str, args: &Value) -> (ToolKind, String) {
+        let tool = self.get(name);
+        let kind = tool.as_ref().map_or(ToolKind::Other, |t| t.kind());
+        let line = tool
+            .and_then(|t| t.intent(args))
+            .unwrap_or_else(|| describe::calling(name));
+        (kind, line)
+    }
+
+    /// One line about the result of a call of `name`.
+    pub fn summary(&self, name: &str, outcome: &ToolOutcome) -> String {
+        self.get(name)
+            .and_then(|t| t.summary(outcome))
+            .unwrap_or_else(|| describe::summary(outcome))
     }
 
     /// Calls the tool `name`; an unknown name is an `ok:false` outcome.
@@ -264,6 +311,10 @@ pub(crate) trait Handler: Send + Sync + 'static {
     type Args: DeserializeOwned + JsonSchema + Send + 'static;
     const NAME: &'static str;
     const DESCRIPTION: &'static str;
+    /// Typed tools read; some search.
+    const KIND: ToolKind = ToolKind::Read;
+    /// The intent line for `args` (see [`Tool::intent`]).
+    fn intent(args: &Value) -> String;
     fn run(&self, args: Self::Args, ctx: &ToolContext) -> Result<Value, Failure>;
 }
 
@@ -283,6 +334,14 @@ impl<H: Handler> Typed<H> {
 }
 
 impl<H: Handler> Tool for Typed<H> {
+    fn kind(&self) -> ToolKind {
+        H::KIND
+    }
+
+    fn intent(&self, args: &Value) -> Option<String> {
+        Some(H::intent(args))
+    }
+
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: H::NAME.to_owned(),

@@ -157,6 +157,7 @@ fn main() {
         call_id: "c".into(),
         tool: "shell_run".into(),
         line: "Command requested: `cargo test`".into(),
+        kind: Default::default(),
     });
     let lines = app.transcript_lines(120).len();
     let mut frames = Vec::new();

@@ -319,8 +319,9 @@ impl App {
             UiMsg::Resumed {
                 session_id,
                 messages,
+                tools,
                 usage,
-            } => self.resumed(session_id, &messages, &usage),
+            } => self.resumed(session_id, &messages, &tools, &usage),
             UiMsg::Turns(turns) => {
                 // Newest first: the turn one usually goes back to.
                 let (sessions, notes) = turns
@@ -432,14 +433,20 @@ impl App {
         Some(Action::Submit(next))
     }
 
-    fn resumed(&mut self, session_id: String, messages: &[Message], usage: &Usage) {
+    fn resumed(
+        &mut self,
+        session_id: String,
+        messages: &[Message],
+        tools: &north_agent::Describer,
+        usage: &Usage,
+    ) {
         /// Timeline items replayed from a resumed session, at most.
         const SHOWN: usize = 60;
         self.info.session_id = session_id.clone();
         self.tokens = total_tokens(usage);
         self.usage_total = *usage;
         self.streamed_bytes = 0;
-        let items = crate::replay::replay(messages);
+        let items = crate::replay::replay(messages, tools);
         let skip = items.len().saturating_sub(SHOWN);
         self.notice(
             format!(

@@ -102,6 +102,8 @@ pub enum UiMsg {
         session_id: String,
         /// Its conversation so far.
         messages: Vec<Message>,
+        /// Its tools, which describe its calls and results.
+        tools: north_agent::Describer,
         /// Tokens it used so far, which the status line continues from.
         usage: north_protocol::Usage,
     },

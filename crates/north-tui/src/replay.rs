@@ -7,7 +7,7 @@ use crate::transcript::Item;
 
 /// The timeline of a stored conversation, as it looked live: the user's
 /// messages, the answers, each tool call's intent line and its result.
-pub(crate) fn replay(messages: &[Message]) -> Vec<Item> {
+pub(crate) fn replay(messages: &[Message], tools: &north_agent::Describer) -> Vec<Item> {
     let mut names: std::collections::HashMap<String, String> = std::collections::HashMap::new();
     let mut items = Vec::new();
     for m in messages {
@@ -18,10 +18,7 @@ pub(crate) fn replay(messages: &[Message]) -> Vec<Item> {
                 ContentBlock::ToolCall(call) => {
                     flush_text(&mut items, m.role, &mut text);
                     names.insert(call.id.clone(), call.name.clone());
-                    items.push(Item::Intent(north_agent::intent::intent_line(
-                        &call.name,
-                        &call.arguments,
-                    )));
+                    items.push(Item::Intent(tools.describe(call).1));
                 }
                 ContentBlock::ToolResult {
                     call_id, content, ..
@@ -35,7 +32,7 @@ pub(crate) fn replay(messages: &[Message]) -> Vec<Item> {
                     items.push(Item::result(
                         tool.clone(),
                         outcome.ok,
-                        north_agent::intent::summary(&tool, &outcome),
+                        tools.summary(&tool, &outcome),
                         value.as_ref(),
                         false,
                         false,

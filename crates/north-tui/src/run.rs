@@ -344,6 +344,7 @@ pub async fn run(start: Start) -> Result<Ended, TuiError> {
         ..
     } = start;
     let history = agent.messages().to_vec();
+    let agent_tools = agent.describer();
     let usage = agent.total_usage();
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     let worker = tokio::spawn(worker(agent, opener, switcher, cmd_rx, inbox.sender()));
@@ -352,6 +353,7 @@ pub async fn run(start: Start) -> Result<Ended, TuiError> {
         app.handle_msg(UiMsg::Resumed {
             session_id: id,
             messages: history,
+            tools: agent_tools,
             usage,
         });
     }

@@ -188,6 +188,7 @@ pub(crate) async fn worker(
                     let _ = tx.send(UiMsg::Resumed {
                         session_id: agent.session_id().to_string(),
                         messages: agent.messages().to_vec(),
+                        tools: agent.describer(),
                         usage: agent.total_usage(),
                     });
                 }

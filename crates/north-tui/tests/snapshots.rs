@@ -64,6 +64,7 @@ fn intent_lines_and_compact_and_expanded_results() {
             call_id: id.into(),
             tool: tool.into(),
             line: line.into(),
+            kind: Default::default(),
         });
         let (ok, summary, details) = match tool {
             "search_text" => (
@@ -114,6 +115,7 @@ fn a_multi_file_diff_review_is_accepted_in_the_timeline() {
         call_id: "e1".into(),
         tool: "edit_apply_batch".into(),
         line: "Preparing edits in `src/main.rs`, `src/greet.rs`".into(),
+        kind: Default::default(),
     });
     let files = two_file_edit();
     let diff: String = files.iter().map(|f| f.diff.clone()).collect();
@@ -189,6 +191,7 @@ fn the_three_way_shell_approval() {
         call_id: "s1".into(),
         tool: "shell_run".into(),
         line: "Command requested: `cargo test --workspace`".into(),
+        kind: Default::default(),
     });
     ui.event(Event::ApprovalRequested {
         call_id: "s1".into(),
@@ -406,6 +409,7 @@ fn slash_sessions_and_the_resume_picker() {
                 )],
             },
         ],
+        tools: north_agent::Describer::builtin(),
         usage: Default::default(),
     });
     insta::assert_snapshot!("resumed", ui.screen());
@@ -421,6 +425,7 @@ fn mixed(ui: &mut Ui) {
         call_id: "c1".into(),
         tool: "search_text".into(),
         line: "Searching: `hello` in `src/`".into(),
+        kind: Default::default(),
     });
     ui.event(Event::ToolResult {
         call_id: "c1".into(),

@@ -46,6 +46,7 @@ fn a_resumed_session_replays_tool_calls_and_results() {
                 content: vec![ContentBlock::text("All **3** tests pass.")],
             },
         ],
+        tools: north_agent::Describer::builtin(),
         usage: north_protocol::Usage {
             input_tokens: 1200,
             output_tokens: 34,
@@ -120,6 +121,7 @@ fn the_transcript_view_holds_every_tool_output_and_searches_it() {
         call_id: "c1".into(),
         tool: "shell_run".into(),
         line: "Command requested: `seq 1 40`".into(),
+        kind: Default::default(),
     });
     let output: String = (1..=40).map(|i| format!("number-{i:02}\n")).collect();
     ui.event(Event::ToolResult {
@@ -199,6 +201,7 @@ fn a_running_commands_output_is_shown_live_and_gives_way_to_its_result() {
         call_id: "b".into(),
         tool: "shell_run".into(),
         line: "Command requested: `cargo build`".into(),
+        kind: Default::default(),
     });
     for (stream, text) in [
         (
@@ -401,6 +404,7 @@ fn a_failed_command_is_red_with_its_output_and_a_passing_one_stays_compact() {
         call_id: "c1".into(),
         tool: "shell_run".into(),
         line: "Command requested: `ls nonexistent-file`".into(),
+        kind: Default::default(),
     });
     ui.event(Event::ToolResult {
         call_id: "c1".into(),
@@ -416,6 +420,7 @@ fn a_failed_command_is_red_with_its_output_and_a_passing_one_stays_compact() {
         call_id: "c2".into(),
         tool: "shell_run".into(),
         line: "Command requested: `ls src`".into(),
+        kind: Default::default(),
     });
     ui.event(Event::ToolResult {
         call_id: "c2".into(),

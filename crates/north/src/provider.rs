@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use north_agent::config::Config;
+use north_agent::config::{Config, Provider};
 use north_llm::catalog::{self, DEFAULT_CONTEXT_WINDOW};
 use north_llm::{
     AnthropicBackend, AnthropicConfig, ApiKey, Backend, ModelLimits, OpenAiBackend, OpenAiConfig,
@@ -39,10 +39,11 @@ fn key(var: &str) -> Option<ApiKey> {
 
 /// The model the configuration names for its provider, aliases resolved.
 pub fn model_name(config: &Config) -> String {
-    let default_model = match config.provider.value.as_str() {
-        "openai" => north_llm::openai::DEFAULT_MODEL,
-        "scripted" => "scripted",
-        _ => north_llm::anthropic::DEFAULT_MODEL,
+    let default_model = match Provider::parse(&config.provider.value) {
+        Ok(Provider::OpenAi) => north_llm::openai::DEFAULT_MODEL,
+        Ok(Provider::Scripted) => "scripted",
+        // An unknown provider is refused by `select`; the name is not used.
+        Ok(Provider::Anthropic) | Err(_) => north_llm::anthropic::DEFAULT_MODEL,
     };
     let name = config.model.value.as_deref().unwrap_or(default_model);
     catalog::resolve_alias(name).to_string()
@@ -77,8 +78,11 @@ fn discover(base_url: &str, model: &str, key: Option<&ApiKey>) -> Option<north_l
 /// default.
 pub fn model_limits(config: &Config, model: &str) -> ModelLimits {
     let configured = config.context_window.value;
-    let (base, key, fallback) = match config.provider.value.as_str() {
-        "openai" => (
+    let Ok(provider) = Provider::parse(&config.provider.value) else {
+        return ModelLimits::resolve(model, configured, None, DEFAULT_CONTEXT_WINDOW);
+    };
+    let (base, key, fallback) = match provider {
+        Provider::OpenAi => (
             config
                 .openai_base_url
                 .value
@@ -87,9 +91,9 @@ pub fn model_limits(config: &Config, model: &str) -> ModelLimits {
             key(north_llm::openai::KEY_VAR),
             DEFAULT_CONTEXT_WINDOW,
         ),
-        "scripted" => (None, None, SCRIPTED_CONTEXT_WINDOW),
+        Provider::Scripted => (None, None, SCRIPTED_CONTEXT_WINDOW),
         // An Anthropic key is not sent anywhere but to the Messages API.
-        _ => (
+        Provider::Anthropic => (
             config
                 .anthropic_base_url
                 .value
@@ -118,8 +122,8 @@ pub fn model_limits(config: &Config, model: &str) -> ModelLimits {
 pub fn select(config: &Config, args: &ModelArgs) -> anyhow::Result<Selected> {
     let provider = config.provider.value.as_str();
     let model = model_name(config);
-    let backend: Arc<dyn Backend> = match provider {
-        "openai" => {
+    let backend: Arc<dyn Backend> = match Provider::parse(provider)? {
+        Provider::OpenAi => {
             let mut cfg = OpenAiConfig {
                 api_key: key(north_llm::openai::KEY_VAR),
                 api: config.openai_api.value,
@@ -130,7 +134,7 @@ pub fn select(config: &Config, args: &ModelArgs) -> anyhow::Result<Selected> {
             }
             Arc::new(OpenAiBackend::new(cfg)?)
         }
-        "scripted" => {
+        Provider::Scripted => {
             let path = args
                 .script
                 .as_ref()
@@ -141,7 +145,7 @@ pub fn select(config: &Config, args: &ModelArgs) -> anyhow::Result<Selected> {
             }
             Arc::new(b)
         }
-        _ => {
+        Provider::Anthropic => {
             let mut cfg = AnthropicConfig {
                 api_key: key(north_llm::anthropic::KEY_VAR),
                 ..Default::default()

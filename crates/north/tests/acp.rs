@@ -280,6 +280,133 @@ async fn a_full_turn_streams_asks_before_editing_and_loads_later() {
     assert!(agent_text(&s.updates).contains("RESUMED"));
 }
 
+/// Every tool of the assistant is filed by the editor under the kind the
+/// tool itself declares — live, and again when the session is loaded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_north_tool_is_filed_under_its_own_kind() {
+    let p = project();
+    std::fs::write(p.root.join("README.md"), "# Demo\n").unwrap();
+    let calls = [
+        ("k1", "list_root", json!({}), ToolKind::Read),
+        ("k2", "read_readme", json!({}), ToolKind::Read),
+        ("k3", "read_file", json!({"path": "a.txt"}), ToolKind::Read),
+        (
+            "k4",
+            "find_files",
+            json!({"pattern": "*.txt"}),
+            ToolKind::Search,
+        ),
+        (
+            "k5",
+            "search_text",
+            json!({"pattern": "one"}),
+            ToolKind::Search,
+        ),
+        ("k6", "hotfiles", json!({}), ToolKind::Search),
+        ("k7", "detect_languages", json!({}), ToolKind::Search),
+        (
+            "k8",
+            "edit_create_file",
+            json!({"path": "b.txt", "content": "b\n"}),
+            ToolKind::Edit,
+        ),
+        (
+            "k9",
+            "edit_replace_exact",
+            json!({"path": "a.txt", "old": "one\n", "new": "two\n"}),
+            ToolKind::Edit,
+        ),
+        (
+            "k10",
+            "edit_insert_at_line",
+            json!({"path": "a.txt", "line": 1, "text": "zero\n"}),
+            ToolKind::Edit,
+        ),
+        (
+            "k11",
+            "edit_apply_batch",
+            json!({"edits": [{"toolName": "edit_create_file", "args": {"path": "c.txt", "content": "c\n"}}]}),
+            ToolKind::Edit,
+        ),
+        (
+            "k12",
+            "shell_run",
+            json!({"command": "touch ran.txt"}),
+            ToolKind::Execute,
+        ),
+    ];
+    let mut turns: Vec<Value> = calls
+        .iter()
+        .map(|(id, name, args, _)| json!({"tool_calls": [{"id": id, "name": name, "args": args}]}))
+        .collect();
+    turns.push(json!({"text": "KINDS-DONE"}));
+    let kinds = |updates: &[SessionUpdate]| -> std::collections::HashMap<String, ToolKind> {
+        updates
+            .iter()
+            .filter_map(|u| match u {
+                SessionUpdate::ToolCall(c) => Some((c.tool_call_id.to_string(), c.kind)),
+                _ => None,
+            })
+            .collect()
+    };
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let root = p.root.clone();
+    let id = client(
+        agent(&p, Value::Array(turns)),
+        &p.root,
+        Answer::AcceptEditsRejectCommands,
+        seen.clone(),
+        async move |cx| {
+            let session = cx
+                .send_request(NewSessionRequest::new(root))
+                .block_task()
+                .await?;
+            cx.send_request(PromptRequest::new(
+                session.session_id.clone(),
+                text("use every tool"),
+            ))
+            .block_task()
+            .await?;
+            Ok(session.session_id.to_string())
+        },
+    )
+    .await;
+    let live = kinds(&seen.lock().unwrap().updates);
+    for (call, name, _, kind) in &calls {
+        assert_eq!(
+            live.get(*call),
+            Some(kind),
+            "{name} filed live as {:?}",
+            live.get(*call)
+        );
+    }
+
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let root = p.root.clone();
+    client(
+        agent(&p, json!([{"text": "LOADED"}])),
+        &p.root,
+        Answer::AcceptEditsRejectCommands,
+        seen.clone(),
+        async move |cx| {
+            cx.send_request(LoadSessionRequest::new(id, root))
+                .block_task()
+                .await?;
+            Ok(())
+        },
+    )
+    .await;
+    let replayed = kinds(&seen.lock().unwrap().updates);
+    for (call, name, _, kind) in &calls {
+        assert_eq!(
+            replayed.get(*call),
+            Some(kind),
+            "{name} filed on load as {:?}",
+            replayed.get(*call)
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_mid_turn_ends_it_without_running_the_command() {
     let p = project();

@@ -29,21 +29,6 @@ pub(crate) struct CallEnv<'a> {
     pub typed_by_user: bool,
 }
 
-fn host_of(url: &str) -> Option<String> {
-    let rest = url.split_once("://")?.1;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let host = authority
-        .rsplit_once('@')
-        .map(|(_, h)| h)
-        .unwrap_or(authority);
-    let host = if let Some(stripped) = host.strip_prefix('[') {
-        stripped.split(']').next()?.to_string()
-    } else {
-        host.split(':').next()?.to_string()
-    };
-    (!host.is_empty()).then(|| host.to_ascii_lowercase())
-}
-
 impl CallEnv<'_> {
     /// Runs `call` with whatever approval its tool needs. A tool that
     /// panics (a bug) fails this call, with what is known, instead of
@@ -81,27 +66,10 @@ impl CallEnv<'_> {
             ApprovalPolicy::Write => self.write(call).await,
             ApprovalPolicy::External => self.external(&tool, call).await,
             ApprovalPolicy::Net => {
-                let url = call
-                    .arguments
-                    .get("url")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                if let Some(host) = host_of(url) {
-                    let access = NetAccess {
-                        capabilities: &self.ctx.capabilities,
-                        allowlist: self.ctx.net_allowlist.as_deref(),
-                    };
-                    if access.check(&host).is_err() {
-                        let cap = Capability::NetHost(host.clone());
-                        if !self
-                            .capability(&call.id, &cap, &format!("{} {url}", call.name))
-                            .await
-                        {
-                            return ToolOutcome::err(format!(
-                                "network access to {host} was not granted by the user (capability `{cap}`); do not retry without asking"
-                            ));
-                        }
-                    }
+                if let Some(url) = call.arguments.get("url").and_then(Value::as_str)
+                    && let Err(refused) = self.net(call, url).await
+                {
+                    return refused;
                 }
                 tool.call(call.arguments.clone(), self.ctx).await
             }
@@ -109,21 +77,83 @@ impl CallEnv<'_> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::host_of;
+impl CallEnv<'_> {
+    /// Asks for `url`'s host unless a grant covers it. The host asked about
+    /// is the host fetched: both come from [`north_tools::net::url_host`].
+    async fn net(&mut self, call: &ToolCall, url: &str) -> Result<(), ToolOutcome> {
+        let host = north_tools::net::url_host(url).map_err(|e| ToolOutcome::err(e.to_string()))?;
+        let access = NetAccess {
+            capabilities: &self.ctx.capabilities,
+            allowlist: self.ctx.net_allowlist.as_deref(),
+        };
+        if access.check(&host).is_ok() {
+            return Ok(());
+        }
+        let cap = Capability::NetHost(host.clone());
+        if self
+            .capability(&call.id, &cap, &format!("{} {url}", call.name))
+            .await
+        {
+            return Ok(());
+        }
+        Err(ToolOutcome::err(format!(
+            "network access to {host} was not granted by the user (capability `{cap}`); do not retry without asking"
+        )))
+    }
+}
 
-    #[test]
-    fn hosts_are_extracted_strictly() {
-        assert_eq!(
-            host_of("https://Example.com/a?b").as_deref(),
-            Some("example.com")
-        );
-        assert_eq!(
-            host_of("http://user:pw@evil.com:8080/x").as_deref(),
-            Some("evil.com")
-        );
-        assert_eq!(host_of("http://[::1]:80/").as_deref(), Some("::1"));
-        assert_eq!(host_of("no-scheme"), None);
+impl super::Agent {
+    /// The registry that has `name`: the mode's tools, else every tool of
+    /// the session (a plan-mode session replays the edits of earlier turns).
+    fn registry_of(&self, name: &str) -> &Registry {
+        if self.tools.get(name).is_none() && self.modes.full_tools.get(name).is_some() {
+            &self.modes.full_tools
+        } else {
+            &self.tools
+        }
+    }
+
+    /// How `call` reads, as its tool describes it: kind and intent line.
+    pub fn describe(&self, call: &ToolCall) -> (north_protocol::ToolKind, String) {
+        self.registry_of(&call.name)
+            .describe(&call.name, &call.arguments)
+    }
+
+    /// Every tool of the session, whatever the mode: what a replay of its
+    /// history describes calls with.
+    pub fn all_tools(&self) -> Registry {
+        self.modes.full_tools.clone()
+    }
+
+    /// The session's tools as a front end needs them: to describe calls.
+    pub fn describer(&self) -> Describer {
+        Describer(self.all_tools())
+    }
+
+    /// One line about the result of a call of tool `name`.
+    pub fn summarize(&self, name: &str, outcome: &ToolOutcome) -> String {
+        self.registry_of(name).summary(name, outcome)
+    }
+}
+
+/// Describes calls and results by their tools, for a front end that shows
+/// a stored conversation (and must not know tools by name).
+#[derive(Debug, Clone)]
+pub struct Describer(Registry);
+
+impl Describer {
+    /// North's built-in tools of every profile.
+    pub fn builtin() -> Describer {
+        Describer(north_tools::all_tools())
+    }
+
+    /// The kind and intent line of `call`.
+    pub fn describe(&self, call: &ToolCall) -> (north_protocol::ToolKind, String) {
+        self.0.describe(&call.name, &call.arguments)
+    }
+
+    /// One line about the result of a call of tool `name`.
+    pub fn summary(&self, name: &str, outcome: &ToolOutcome) -> String {
+        self.0.summary(name, outcome)
     }
 }

@@ -8,7 +8,6 @@ use north_protocol::{
 
 use super::{Agent, Emit};
 use crate::config::ToolProtocol;
-use crate::intent::summary;
 use crate::store::{StoreError, now_ts};
 use crate::textcalls;
 
@@ -183,7 +182,7 @@ impl Agent {
             call_id: call.id.clone(),
             tool: call.name.clone(),
             ok: outcome.ok,
-            summary: summary(&call.name, outcome),
+            summary: self.summarize(&call.name, outcome),
             details: Some(serde_json::to_value(outcome).unwrap_or_default()),
         });
         let block = match self.opts.tool_protocol {

@@ -44,6 +44,7 @@ mod system;
 mod turn;
 
 pub use diff::{DiffError, SessionDiff};
+pub use dispatch::Describer;
 pub use expand::{ExpandError, ExpandedInput, InputExpander};
 pub use model::{ModelSwitch, SwitchReport};
 pub use modes::{ModeError, ModeKit};

@@ -13,7 +13,6 @@ use super::{Agent, Emit, TurnEnd};
 use crate::condense::estimate_tokens;
 use crate::config::ToolProtocol;
 use crate::context::SystemPromptError;
-use crate::intent::intent_line;
 
 /// Ends a turn the user interrupted: the error and turn-end events.
 pub(super) fn interrupted(emit: &Emit<'_>, usage: Usage) -> TurnEnd {
@@ -111,6 +110,7 @@ impl Agent {
             call_id: call.id.clone(),
             tool: call.name.clone(),
             line: format!("You ran: `{command}`"),
+            kind: north_protocol::ToolKind::Execute,
         });
         let outcome = {
             let mut env = self.call_env(emit);
@@ -122,7 +122,7 @@ impl Agent {
             call_id: call.id.clone(),
             tool: call.name.clone(),
             ok: outcome.ok,
-            summary: crate::intent::summary(&call.name, &outcome),
+            summary: self.summarize(&call.name, &outcome),
             details: Some(serde_json::to_value(&outcome).unwrap_or_default()),
         });
         let shown: String = match (&outcome.error, outcome.output.as_object()) {
@@ -382,10 +382,12 @@ impl Agent {
                     self.save(emit);
                     continue;
                 }
+                let (kind, line) = self.describe(call);
                 emit(Event::ToolIntent {
                     call_id: call.id.clone(),
                     tool: call.name.clone(),
-                    line: intent_line(&call.name, &call.arguments),
+                    line,
+                    kind,
                 });
                 self.tracer.record(TraceKind::ToolStart, json!({"id": call.id, "tool": call.name, "args": crate::intent::trace_args(&call.arguments)}));
                 let started = std::time::Instant::now();
@@ -432,7 +434,7 @@ impl Agent {
                 tracing::debug!(
                     tool = %call.name,
                     output_bytes = outcome.output.to_string().len(),
-                    summary = %crate::intent::summary(&call.name, &outcome),
+                    summary = %self.summarize(&call.name, &outcome),
                     "tool result"
                 );
                 self.tracer.record(

@@ -58,7 +58,36 @@ pub struct SandboxFile {
     pub unix_sockets: Option<bool>,
 }
 
+/// The providers North speaks; every other name is an error that lists
+/// these, never a silent fall-back to one of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Provider {
+    /// Anthropic Messages.
+    Anthropic,
+    /// OpenAI Responses or Chat Completions (and compatible servers).
+    OpenAi,
+    /// A script of model turns (`--script`), for tests and demos.
+    Scripted,
+}
+
 pub(super) const PROVIDERS: &[&str] = &["anthropic", "openai", "scripted"];
+
+impl Provider {
+    /// Reads a provider name.
+    pub fn parse(name: &str) -> Result<Provider, UnknownProvider> {
+        match name {
+            "anthropic" => Ok(Provider::Anthropic),
+            "openai" => Ok(Provider::OpenAi),
+            "scripted" => Ok(Provider::Scripted),
+            _ => Err(UnknownProvider(name.to_string())),
+        }
+    }
+}
+
+/// A provider name North does not know.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown provider `{0}`; known providers: anthropic, openai, scripted")]
+pub struct UnknownProvider(pub String);
 
 /// Reads a config file; a missing file is empty.
 pub fn read_file(path: &Path) -> Result<ConfigFile, ConfigError> {

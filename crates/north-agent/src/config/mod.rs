@@ -21,7 +21,7 @@ mod file;
 
 pub use dirs::{data_dir, global_config_path, state_dir};
 use file::PROVIDERS;
-pub use file::{ConfigFile, parse_file, read_file};
+pub use file::{ConfigFile, Provider, UnknownProvider, parse_file, read_file};
 
 /// Where a value came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

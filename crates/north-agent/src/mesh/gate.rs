@@ -403,6 +403,18 @@ impl Tool for Gated {
         })
     }
 
+    fn kind(&self) -> north_protocol::ToolKind {
+        self.inner.kind()
+    }
+
+    fn intent(&self, args: &Value) -> Option<String> {
+        self.inner.intent(args)
+    }
+
+    fn summary(&self, outcome: &ToolOutcome) -> Option<String> {
+        self.inner.summary(outcome)
+    }
+
     fn as_write(&self) -> Option<&dyn WriteTool> {
         match self.kind {
             Kind::Write | Kind::Custom(_) if self.inner.as_write().is_some() => Some(self),

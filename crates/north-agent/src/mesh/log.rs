@@ -111,6 +111,7 @@ impl StepLog {
                 call_id,
                 tool,
                 line,
+                ..
             } => self.calls.push(CallLog {
                 call_id: call_id.clone(),
                 tool: tool.clone(),

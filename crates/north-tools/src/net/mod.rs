@@ -334,8 +334,10 @@ impl HttpClient {
     }
 }
 
-/// Parses `url`, requires http(s) and a host, and checks the host.
-fn check_url(url: &str, access: &NetAccess<'_>) -> Result<Url, NetError> {
+/// Parses `url` the one way North reads a URL, for the approval and the
+/// fetch alike (the `url` crate's WHATWG parser: `http://evil.com\\@good.com/`
+/// is evil.com to both): http(s) only, with a host.
+pub fn parse_http_url(url: &str) -> Result<Url, NetError> {
     let parsed = Url::parse(url).map_err(|e| NetError::InvalidUrl {
         url: url.to_owned(),
         reason: e.to_string(),
@@ -343,11 +345,25 @@ fn check_url(url: &str, access: &NetAccess<'_>) -> Result<Url, NetError> {
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err(NetError::Scheme(parsed.scheme().to_owned()));
     }
-    let host = parsed
-        .host_str()
-        .filter(|h| !h.is_empty())
-        .ok_or_else(|| NetError::NoHost(url.to_owned()))?;
-    access.check(host)?;
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return Err(NetError::NoHost(url.to_owned()));
+    }
+    Ok(parsed)
+}
+
+/// The host a fetch of `url` would contact, as a grant names it: what the
+/// user is asked about is what [`HttpClient`] checks and connects to.
+pub fn url_host(url: &str) -> Result<String, NetError> {
+    let parsed = parse_http_url(url)?;
+    Ok(crate::policy::net::normalize_host(
+        parsed.host_str().unwrap_or_default(),
+    ))
+}
+
+/// Parses `url` and checks its host.
+fn check_url(url: &str, access: &NetAccess<'_>) -> Result<Url, NetError> {
+    let parsed = parse_http_url(url)?;
+    access.check(parsed.host_str().unwrap_or_default())?;
     Ok(parsed)
 }
 

@@ -1,13 +1,14 @@
 //! The `http.get` tool (runtime-contracts §4).
 
 use futures::future::BoxFuture;
-use north_protocol::{ApprovalPolicy, ToolOutcome, ToolSpec};
+use north_protocol::{ApprovalPolicy, ToolKind, ToolOutcome, ToolSpec};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::NetError;
 use crate::args::ArgsSchema;
+use crate::describe;
 use crate::policy::NetAccess;
 use crate::{Tool, ToolContext};
 
@@ -52,6 +53,17 @@ impl HttpGet {
 }
 
 impl Tool for HttpGet {
+    fn kind(&self) -> ToolKind {
+        ToolKind::Fetch
+    }
+
+    fn intent(&self, args: &Value) -> Option<String> {
+        Some(format!(
+            "Fetching `{}`",
+            describe::arg(args, "url").unwrap_or("?")
+        ))
+    }
+
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "http.get".to_owned(),

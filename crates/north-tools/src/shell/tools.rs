@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use north_protocol::{ApprovalPolicy, ToolOutcome, ToolSpec};
+use north_protocol::{ApprovalPolicy, ToolKind, ToolOutcome, ToolSpec};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use super::output::truncate_chars;
 use super::{RunOptions, RunResult};
 use crate::args::ArgsSchema;
+use crate::describe;
 use crate::policy::{MeshPolicy, dangerous_substring};
 use crate::{Tool, ToolContext};
 
@@ -74,6 +75,14 @@ impl ShellRun {
 }
 
 impl Tool for ShellRun {
+    fn kind(&self) -> ToolKind {
+        ToolKind::Execute
+    }
+
+    fn intent(&self, args: &Value) -> Option<String> {
+        Some(describe::command(args))
+    }
+
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "shell_run".to_owned(),
@@ -167,6 +176,14 @@ impl ShellExec {
 }
 
 impl Tool for ShellExec {
+    fn kind(&self) -> ToolKind {
+        ToolKind::Execute
+    }
+
+    fn intent(&self, args: &Value) -> Option<String> {
+        Some(describe::command(args))
+    }
+
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "shell.exec".to_owned(),
@@ -291,6 +308,14 @@ impl Bash {
 }
 
 impl Tool for Bash {
+    fn kind(&self) -> ToolKind {
+        ToolKind::Execute
+    }
+
+    fn intent(&self, args: &Value) -> Option<String> {
+        Some(describe::command(args))
+    }
+
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "bash".to_owned(),

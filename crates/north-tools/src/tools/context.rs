@@ -8,6 +8,8 @@ use serde_json::{Value, json};
 
 use crate::repo;
 use crate::sandbox::Sandbox;
+use north_protocol::ToolKind;
+
 use crate::tool::{Failure, Handler, ToolContext};
 
 use super::nav::{NoArgs, clamp_limit};
@@ -77,6 +79,11 @@ impl Handler for DetectLanguages {
     type Args = NoArgs;
     const NAME: &'static str = "detect_languages";
     const DESCRIPTION: &'static str = "Approximate language mix by file extension and size. Returns [{language, bytes, percent}].";
+    const KIND: ToolKind = ToolKind::Search;
+    fn intent(args: &Value) -> String {
+        let _ = args;
+        "Detecting languages".into()
+    }
 
     fn run(&self, _args: NoArgs, ctx: &ToolContext) -> Result<Value, Failure> {
         let sandbox = ctx.sandbox()?;
@@ -128,6 +135,11 @@ impl Handler for Hotfiles {
     type Args = HotfilesArgs;
     const NAME: &'static str = "hotfiles";
     const DESCRIPTION: &'static str = "Likely important files: most changed in recent git history, else the largest under src/. Returns [{path, score, reason}].";
+    const KIND: ToolKind = ToolKind::Search;
+    fn intent(args: &Value) -> String {
+        let _ = args;
+        "Finding the most important files".into()
+    }
 
     fn run(&self, args: HotfilesArgs, ctx: &ToolContext) -> Result<Value, Failure> {
         let sandbox = ctx.sandbox()?;

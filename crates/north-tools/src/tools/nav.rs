@@ -7,6 +7,9 @@ use serde_json::{Value, json};
 
 use crate::repo;
 use crate::sandbox::Sandbox;
+use north_protocol::ToolKind;
+
+use crate::describe;
 use crate::tool::{Failure, Handler, ToolContext};
 
 use super::read::read_from_offset;
@@ -90,6 +93,10 @@ impl Handler for ListRoot {
     const NAME: &'static str = "list_root";
     const DESCRIPTION: &'static str =
         "List the project root's entries (gitignore-aware) as [{path, type: file|dir}].";
+    fn intent(args: &Value) -> String {
+        let _ = args;
+        "Listing the project root".into()
+    }
 
     fn run(&self, _args: NoArgs, ctx: &ToolContext) -> Result<Value, Failure> {
         let (entries, _) = list_dir(&ctx.sandbox()?, ".", MAX_LIST_ENTRIES)?;
@@ -156,6 +163,13 @@ impl Handler for FindFiles {
     const NAME: &'static str = "find_files";
     const DESCRIPTION: &'static str =
         "Find files by glob or path substring (gitignore-aware). Returns sorted paths.";
+    const KIND: ToolKind = ToolKind::Search;
+    fn intent(args: &Value) -> String {
+        format!(
+            "Finding files: `{}`",
+            describe::arg(args, "pattern").unwrap_or("?")
+        )
+    }
 
     fn run(&self, args: FindFilesArgs, ctx: &ToolContext) -> Result<Value, Failure> {
         let sandbox = ctx.sandbox()?;
@@ -217,6 +231,9 @@ impl Handler for ReadFile {
     type Args = ReadFileArgs;
     const NAME: &'static str = "read_file";
     const DESCRIPTION: &'static str = "Read a text file, optionally lines start..=end (1-based). Returns {path, content, startLine, endLine, totalLines}; long output is cut (truncated:true, with a note saying how to continue: a later range, or `offset` for a very long line).";
+    fn intent(args: &Value) -> String {
+        describe::reading(args)
+    }
 
     fn run(&self, args: ReadFileArgs, ctx: &ToolContext) -> Result<Value, Failure> {
         let resolved = ctx.sandbox()?.resolve_readable(&args.path)?;
@@ -263,6 +280,10 @@ impl Handler for ReadReadme {
     const NAME: &'static str = "read_readme";
     const DESCRIPTION: &'static str =
         "Return the root README's path and an excerpt: {path, content}.";
+    fn intent(args: &Value) -> String {
+        let _ = args;
+        "Reading the README".into()
+    }
 
     fn run(&self, _args: NoArgs, ctx: &ToolContext) -> Result<Value, Failure> {
         let sandbox = ctx.sandbox()?;

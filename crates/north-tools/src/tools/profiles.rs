@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::describe;
 use crate::repo;
 use crate::tool::{Failure, Handler, ToolContext};
 
@@ -97,6 +98,9 @@ impl Handler for FsReadText {
     const NAME: &'static str = "fs.read_text";
     const DESCRIPTION: &'static str =
         "Read a text file under the sandbox root. Returns {path, text, size, truncated}.";
+    fn intent(args: &Value) -> String {
+        describe::reading(args)
+    }
 
     fn run(&self, args: ReadTextArgs, ctx: &ToolContext) -> Result<Value, Failure> {
         let max = args.max_bytes.clamp(1, READ_TEXT_CAP);
@@ -112,6 +116,9 @@ impl Handler for FsListDir {
     type Args = ListDirArgs;
     const NAME: &'static str = "fs.list_dir";
     const DESCRIPTION: &'static str = "List a directory under the sandbox root (gitignore-aware). Returns {path, entries:[{name, type, size}], truncated}.";
+    fn intent(args: &Value) -> String {
+        format!("Listing `{}`", describe::arg(args, "path").unwrap_or("."))
+    }
 
     fn run(&self, args: ListDirArgs, ctx: &ToolContext) -> Result<Value, Failure> {
         let sandbox = ctx.sandbox()?;
@@ -174,6 +181,9 @@ impl Handler for MeshRead {
     const NAME: &'static str = "read";
     const DESCRIPTION: &'static str =
         "Read a file. Returns {meta:{path, ext, size, role}, content} (content cut at 4000 chars).";
+    fn intent(args: &Value) -> String {
+        describe::reading(args)
+    }
 
     fn run(&self, args: MeshReadArgs, ctx: &ToolContext) -> Result<Value, Failure> {
         let resolved = ctx.sandbox()?.resolve_readable(&args.path)?;

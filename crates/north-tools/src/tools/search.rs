@@ -15,6 +15,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::repo;
 use crate::sandbox::Sandbox;
+use north_protocol::ToolKind;
+
+use crate::describe;
 use crate::tool::{Failure, Handler, ToolContext};
 
 use super::nav::clamp_limit;
@@ -393,6 +396,14 @@ impl Handler for SearchText {
     type Args = SearchArgs;
     const NAME: &'static str = "search_text";
     const DESCRIPTION: &'static str = "Search file contents like ripgrep (gitignore-aware, skips binaries). Returns [{path, line, column, preview}].";
+    const KIND: ToolKind = ToolKind::Search;
+    fn intent(args: &Value) -> String {
+        format!(
+            "Searching: `{}` in `{}`",
+            describe::short(describe::arg(args, "query").unwrap_or("?"), 60),
+            describe::arg(args, "path").unwrap_or("./")
+        )
+    }
 
     fn run(&self, args: SearchArgs, ctx: &ToolContext) -> Result<Value, Failure> {
         let (hits, truncated) = search(&ctx.sandbox()?, &args, &ctx.cancel)?;

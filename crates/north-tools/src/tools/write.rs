@@ -6,12 +6,13 @@
 use std::sync::{Arc, OnceLock};
 
 use futures::future::BoxFuture;
-use north_protocol::{ApprovalPolicy, ToolOutcome, ToolSpec};
+use north_protocol::{ApprovalPolicy, ToolKind, ToolOutcome, ToolSpec};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::args::{ArgsError, ArgsSchema};
+use crate::describe;
 use crate::edit::{
     self, Applied, BatchArgs, BatchTool, CreateFileArgs, EditFailure, EditOp, InsertAtLineArgs,
     Proposal, ReplaceExactArgs,
@@ -292,5 +293,27 @@ impl Tool for EditTool {
 
     fn as_write(&self) -> Option<&dyn WriteTool> {
         Some(self)
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Edit
+    }
+
+    fn intent(&self, args: &Value) -> Option<String> {
+        let mut paths: Vec<&str> = match self.kind {
+            WriteKind::Batch => args
+                .get("edits")
+                .and_then(Value::as_array)
+                .map(|e| {
+                    e.iter()
+                        .filter_map(|x| x.get("args").and_then(|a| describe::arg(a, "path")))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            _ => vec![describe::arg(args, "path").unwrap_or("?")],
+        };
+        paths.dedup();
+        let paths: Vec<String> = paths.iter().map(|p| format!("`{p}`")).collect();
+        Some(format!("Preparing edits in {}", paths.join(", ")))
     }
 }

@@ -1,0 +1,103 @@
+//! How a call and its result read to a person: the words tools use for
+//! their intent lines, and the result summary every tool shares unless it
+//! says something better. Front ends show these; none keeps a table of
+//! tool names.
+
+use north_protocol::ToolOutcome;
+use serde_json::Value;
+
+/// A string argument.
+pub(crate) fn arg<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
+    args.get(key).and_then(Value::as_str)
+}
+
+/// `text` on one line, cut to `max` characters.
+pub(crate) fn short(text: &str, max: usize) -> String {
+    let one_line = text.replace('\n', "⏎");
+    if one_line.chars().count() <= max {
+        one_line
+    } else {
+        format!("{}…", one_line.chars().take(max).collect::<String>())
+    }
+}
+
+/// "Reading `path`" with the line range when one is asked for.
+pub(crate) fn reading(args: &Value) -> String {
+    let path = arg(args, "path").unwrap_or("?");
+    match args
+        .get("range")
+        .and_then(|r| Some((r.get("start")?.as_u64()?, r.get("end")?.as_u64()?)))
+    {
+        Some((a, b)) => format!("Reading `{path}` lines {a}–{b}"),
+        None => format!("Reading `{path}`"),
+    }
+}
+
+/// "Command requested: `cmd`".
+pub(crate) fn command(args: &Value) -> String {
+    let cmd = arg(args, "command").or_else(|| arg(args, "cmd"));
+    format!("Command requested: `{}`", short(cmd.unwrap_or("?"), 120))
+}
+
+/// The intent line of a tool that says nothing of its own.
+pub(crate) fn calling(name: &str) -> String {
+    format!("Calling `{name}`")
+}
+
+/// A one-line summary of a result by its shape: a failure's reason, the
+/// files an edit wrote, a command's exit code and output size, a diff's
+/// stats, a read's line range, or how many results came back.
+pub fn summary(outcome: &ToolOutcome) -> String {
+    if !outcome.ok {
+        return format!(
+            "failed: {}",
+            short(outcome.error.as_deref().unwrap_or("unknown error"), 160)
+        );
+    }
+    let out = &outcome.output;
+    if out.get("applied").and_then(Value::as_bool) == Some(true) {
+        let files: Vec<String> = out
+            .get("files")
+            .and_then(Value::as_array)
+            .map(|f| {
+                f.iter()
+                    .filter_map(|x| arg(x, "path").map(|p| format!("`{p}`")))
+                    .collect()
+            })
+            .unwrap_or_default();
+        return format!("wrote {}", files.join(", "));
+    }
+    if let Some(code) = out.get("exitCode").or_else(|| out.get("exit_code")) {
+        // stderr is output too: a failing command often prints only there.
+        let lines: usize = ["stdout", "stderr"]
+            .iter()
+            .filter_map(|k| arg(out, k))
+            .map(|t| t.lines().count())
+            .sum();
+        return format!("exit code {code}, {lines} line(s) of output");
+    }
+    if let Some(stats) = out.get("stats")
+        && let (Some(files), Some(add), Some(del)) = (
+            stats.get("files").and_then(Value::as_u64),
+            stats.get("linesAdded").and_then(Value::as_u64),
+            stats.get("linesRemoved").and_then(Value::as_u64),
+        )
+    {
+        return format!("{files} file(s), +{add} −{del}");
+    }
+    if let (Some(a), Some(b)) = (out.get("startLine"), out.get("endLine")) {
+        return format!("lines {a}–{b} of `{}`", arg(out, "path").unwrap_or("?"));
+    }
+    match out {
+        Value::Array(items) => format!("{} result(s)", items.len()),
+        Value::String(t) => short(t, 120),
+        Value::Object(o) => {
+            if let Some(items) = o.values().find_map(Value::as_array) {
+                format!("{} result(s)", items.len())
+            } else {
+                "done".into()
+            }
+        }
+        _ => "done".into(),
+    }
+}
