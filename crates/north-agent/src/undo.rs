@@ -49,6 +49,10 @@ pub struct TurnRecord {
     pub messages_before: usize,
     /// Hash of those messages, to tell whether they are still the history.
     pub history_hash: String,
+    /// The session log's length when the turn began: the conversation as
+    /// it was then reads back from there, even after a condensation.
+    #[serde(default)]
+    pub log_offset: Option<u64>,
     /// The session state (NOTES) before the turn.
     pub state_before: State,
     /// Whether its file changes were undone.

@@ -215,7 +215,16 @@ async fn bash_defaults_to_a_20_second_timeout() {
     // The default lets a one-second command finish.
     let dir = project();
     let root = root(&dir);
-    let ctx = ToolContext::new(root.clone());
+    let mut ctx = ToolContext::new(root.clone());
+    // As the mesh's gate leaves it: the policy's approval of this line.
+    ctx.approved = north_tools::policy::ShellPolicy::mesh(
+        &root,
+        &sleepy,
+        north_tools::policy::AllowRules::default(),
+        true,
+    )
+    .approve("sleep 1", None, north_tools::policy::Consent::None)
+    .ok();
     let out = Bash::with_policy(sleepy.clone())
         .call(json!({"cmd": "sleep 1"}), &ctx)
         .await;

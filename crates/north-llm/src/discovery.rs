@@ -9,8 +9,9 @@
 //! | vLLM (and llama.cpp) | `GET /v1/models` | `data[].max_model_len` (`data[].meta.n_ctx`) |
 //! | Ollama | `POST /api/show {"model"}` | `num_ctx` in `parameters`, else Ollama's default 4,096 |
 //!
-//! Probes are short (a few seconds) and never retried: a server that does
-//! not answer leaves the window to the catalogue or the configured default.
+//! The three probes go out together (one round trip, not three) and are
+//! short (a few seconds) and never retried: a server that does not answer
+//! leaves the window to the catalogue or the configured default.
 
 use std::fmt;
 use std::time::Duration;
@@ -25,7 +26,8 @@ use crate::transport::USER_AGENT;
 pub const OLLAMA_DEFAULT_NUM_CTX: u64 = 4_096;
 
 /// Which server answered, and how.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum DiscoverySource {
     /// llama.cpp's `/props`.
     LlamaCppProps,
@@ -54,7 +56,7 @@ impl fmt::Display for DiscoverySource {
 }
 
 /// A context window a server reported.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Discovered {
     /// Tokens of input and output together.
     pub context_window: u64,
@@ -146,8 +148,8 @@ async fn fetch(key: Option<&ApiKey>, request: reqwest::RequestBuilder) -> Option
 }
 
 /// Asks the server at `base_url` (an OpenAI `/v1` base or an Anthropic
-/// base) for the context window of `model`, trying llama.cpp, then
-/// `/v1/models`, then Ollama. `None` when no probe answers within `timeout`.
+/// base) for the context window of `model`: llama.cpp's answer first,
+/// then `/v1/models`, then Ollama's. `None` when no probe answers within `timeout`.
 pub async fn discover_context_window(
     base_url: &str,
     model: &str,
@@ -163,33 +165,29 @@ pub async fn discover_context_window(
         .build()
         .ok()?;
     let root = root(base_url);
-    if let Some(n) = fetch(key, client.get(format!("{root}/props")))
-        .await
-        .as_ref()
-        .and_then(parse_llama_props)
-    {
+    let show = client
+        .post(format!("{root}/api/show"))
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .body(json!({ "model": model }).to_string());
+    let (props, models, show) = tokio::join!(
+        fetch(key, client.get(format!("{root}/props"))),
+        fetch(key, client.get(format!("{root}/v1/models"))),
+        fetch(key, show),
+    );
+    // In order of trust: llama.cpp's own answer, the models list, Ollama.
+    if let Some(n) = props.as_ref().and_then(parse_llama_props) {
         return Some(Discovered {
             context_window: n,
             source: DiscoverySource::LlamaCppProps,
         });
     }
-    if let Some(n) = fetch(key, client.get(format!("{root}/v1/models")))
-        .await
-        .and_then(|v| parse_models_list(&v, model))
-    {
+    if let Some(n) = models.and_then(|v| parse_models_list(&v, model)) {
         return Some(Discovered {
             context_window: n,
             source: DiscoverySource::ModelsList,
         });
     }
-    let show = client
-        .post(format!("{root}/api/show"))
-        .header(reqwest::header::CONTENT_TYPE, "application/json")
-        .body(json!({ "model": model }).to_string());
-    let (n, num_ctx_set) = fetch(key, show)
-        .await
-        .as_ref()
-        .and_then(parse_ollama_show)?;
+    let (n, num_ctx_set) = show.as_ref().and_then(parse_ollama_show)?;
     Some(Discovered {
         context_window: n,
         source: DiscoverySource::OllamaShow { num_ctx_set },

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use north_protocol::{ApprovalPolicy, ToolOutcome};
 use north_tools::edit::{self, Proposal};
-use north_tools::policy::{AllowRules, ShellPolicy, Verdict};
+use north_tools::policy::{AllowRules, Consent, ShellPolicy, Verdict};
 use north_tools::{Registry, ToolContext};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
@@ -150,14 +150,21 @@ impl NorthServer {
                     .get("cwd")
                     .and_then(Value::as_str)
                     .map(|c| ctx.root.join(c));
-                match self.policy.decide(command, cwd.as_deref()) {
-                    Verdict::Allow(_) => tool.call(args, ctx).await,
-                    Verdict::Ask(reason) => ToolOutcome::err(format!(
+                match self.policy.approve(command, cwd.as_deref(), Consent::None) {
+                    Ok(approved) => {
+                        let ctx = ToolContext {
+                            approved: Some(approved),
+                            ..ctx.clone()
+                        };
+                        tool.call(args, &ctx).await
+                    }
+                    Err(Verdict::Ask(reason)) => ToolOutcome::err(format!(
                         "not run: `{command}`: {reason}. `north mcp serve` has no one to ask: add the command to .north/allowlist.json in a trusted project, or start the server with --allow-shell (which runs only commands North can verify stay in the project)"
                     )),
-                    Verdict::Deny(denial) => {
+                    Err(Verdict::Deny(denial)) => {
                         ToolOutcome::err(format!("not run: `{command}`: {denial}"))
                     }
+                    Err(Verdict::Allow(_)) => ToolOutcome::err(format!("not run: `{command}`")),
                 }
             }
             ApprovalPolicy::None | ApprovalPolicy::Net | ApprovalPolicy::External => {

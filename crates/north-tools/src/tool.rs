@@ -89,6 +89,10 @@ pub struct ToolContext {
     /// Where accepted edits are written instead of the disk: an editor's
     /// buffers (ACP `fs/write_text_file`). None: North's atomic apply.
     pub file_writer: Option<Arc<dyn FileWriter>>,
+    /// The command the policy gate approved for the call in flight: a shell
+    /// tool runs its command only when it is this one (set by the gate
+    /// around each call).
+    pub approved: Option<crate::policy::ApprovedCommand>,
 }
 
 /// Writes accepted edits somewhere other than North's own file layer — an
@@ -114,6 +118,7 @@ impl ToolContext {
             cancel: CancellationToken::new(),
             live_output: None,
             file_writer: None,
+            approved: None,
         }
     }
 

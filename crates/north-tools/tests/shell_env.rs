@@ -8,6 +8,18 @@
 
 use std::time::Duration;
 
+/// A command as the policy approves it when a person said yes (these tests
+/// drive the shell itself, below the gate).
+fn cmd(line: &str) -> north_tools::policy::ApprovedCommand {
+    north_tools::policy::ShellPolicy::assistant(
+        std::path::Path::new("/"),
+        north_tools::policy::AllowRules::default(),
+        false,
+    )
+    .approve(line, None, north_tools::policy::Consent::Person)
+    .expect("the assistant profile never denies")
+}
+
 use north_tools::shell::{RunOptions, ShellManager};
 
 const SECRETS: &[(&str, &str)] = &[
@@ -30,7 +42,7 @@ async fn secrets_are_absent_and_sh_fallback_works() {
     }
     let dir = tempfile::tempdir().unwrap();
     let shell = ShellManager::new(dir.path().to_owned());
-    let r = shell.run("env", RunOptions::default()).await.unwrap();
+    let r = shell.run(&cmd("env"), RunOptions::default()).await.unwrap();
     assert_eq!(r.exit_code, Some(0));
     assert!(r.stdout.contains("PATH="), "{}", r.stdout);
     for (name, value) in SECRETS {
@@ -39,7 +51,7 @@ async fn secrets_are_absent_and_sh_fallback_works() {
     }
     // Not via the shell's own variables either.
     let r = shell
-        .run("set | grep -c 4242 || true", RunOptions::default())
+        .run(&cmd("set | grep -c 4242 || true"), RunOptions::default())
         .await
         .unwrap();
     assert_eq!(r.stdout.trim(), "0", "{r:?}");
@@ -62,7 +74,7 @@ async fn secrets_are_absent_and_sh_fallback_works() {
     let fallback = ShellManager::new(dir.path().to_owned());
     let r = fallback
         .run(
-            "echo out; echo err >&2; X=1; export X",
+            &cmd("echo out; echo err >&2; X=1; export X"),
             RunOptions::default(),
         )
         .await
@@ -76,14 +88,17 @@ async fn secrets_are_absent_and_sh_fallback_works() {
         timeout: Duration::from_millis(300),
         ..RunOptions::default()
     };
-    let r = fallback.run("sleep 30", opts).await.unwrap();
+    let r = fallback.run(&cmd("sleep 30"), opts).await.unwrap();
     assert!(r.timed_out);
     let r = fallback
-        .run("echo $X", RunOptions::default())
+        .run(&cmd("echo $X"), RunOptions::default())
         .await
         .unwrap();
     assert_eq!(r.stdout, "1\n");
-    let r = fallback.run("env", RunOptions::default()).await.unwrap();
+    let r = fallback
+        .run(&cmd("env"), RunOptions::default())
+        .await
+        .unwrap();
     for (name, _) in SECRETS {
         assert!(!r.stdout.contains(name), "{name} leaked into sh");
     }

@@ -6,6 +6,18 @@
 use std::path::Path;
 use std::time::Duration;
 
+/// A command as the policy approves it when a person said yes (these tests
+/// drive the shell itself, below the gate).
+fn cmd(line: &str) -> north_tools::policy::ApprovedCommand {
+    north_tools::policy::ShellPolicy::assistant(
+        std::path::Path::new("/"),
+        north_tools::policy::AllowRules::default(),
+        false,
+    )
+    .approve(line, None, north_tools::policy::Consent::Person)
+    .expect("the assistant profile never denies")
+}
+
 use north_tools::shell::{RunOptions, ShellError, ShellManager};
 use tokio_util::sync::CancellationToken;
 
@@ -25,7 +37,10 @@ async fn nothing_is_spawned_until_the_first_command() {
     let dir = tempfile::tempdir().unwrap();
     let shell = manager(dir.path());
     assert!(!shell.is_running().await);
-    let r = shell.run("echo hi", RunOptions::default()).await.unwrap();
+    let r = shell
+        .run(&cmd("echo hi"), RunOptions::default())
+        .await
+        .unwrap();
     assert_eq!(r.stdout, "hi\n");
     assert!(shell.is_running().await);
 }
@@ -37,7 +52,7 @@ async fn state_persists_across_calls() {
     let shell = manager(dir.path());
     let r = shell
         .run(
-            "cd sub && export NORTH_TEST_VAR=kept && greet() { echo \"hello $1\"; }",
+            &cmd("cd sub && export NORTH_TEST_VAR=kept && greet() { echo \"hello $1\"; }"),
             RunOptions::default(),
         )
         .await
@@ -45,7 +60,7 @@ async fn state_persists_across_calls() {
     assert_eq!(r.exit_code, Some(0), "{r:?}");
     let r = shell
         .run(
-            "pwd; echo $NORTH_TEST_VAR; greet world",
+            &cmd("pwd; echo $NORTH_TEST_VAR; greet world"),
             RunOptions::default(),
         )
         .await
@@ -61,7 +76,7 @@ async fn stdout_stderr_and_exit_code_are_separate() {
     let shell = manager(dir.path());
     let r = shell
         .run(
-            "echo to-out; echo to-err >&2; echo more-out; (exit 7)",
+            &cmd("echo to-out; echo to-err >&2; echo more-out; (exit 7)"),
             RunOptions::default(),
         )
         .await
@@ -72,7 +87,7 @@ async fn stdout_stderr_and_exit_code_are_separate() {
     assert!(!r.timed_out && !r.truncated);
 
     let r = shell
-        .run("ls /definitely/not/here", RunOptions::default())
+        .run(&cmd("ls /definitely/not/here"), RunOptions::default())
         .await
         .unwrap();
     assert_eq!(r.stdout, "");
@@ -85,21 +100,24 @@ async fn output_without_trailing_newline_and_multiline_commands() {
     let dir = tempfile::tempdir().unwrap();
     let shell = manager(dir.path());
     let r = shell
-        .run("printf 'no newline'", RunOptions::default())
+        .run(&cmd("printf 'no newline'"), RunOptions::default())
         .await
         .unwrap();
     assert_eq!(r.stdout, "no newline");
     let script = "for i in 1 2 3\ndo\n  echo \"line $i\"\ndone\ncat <<'EOF'\nheredoc $HOME\nEOF";
-    let r = shell.run(script, RunOptions::default()).await.unwrap();
+    let r = shell
+        .run(&cmd(script), RunOptions::default())
+        .await
+        .unwrap();
     assert_eq!(r.stdout, "line 1\nline 2\nline 3\nheredoc $HOME\n");
     let r = shell
-        .run("echo 'unterminated", RunOptions::default())
+        .run(&cmd("echo 'unterminated"), RunOptions::default())
         .await
         .unwrap();
     assert_ne!(r.exit_code, Some(0));
     assert!(!r.stderr.is_empty());
     let r = shell
-        .run("echo still fine", RunOptions::default())
+        .run(&cmd("echo still fine"), RunOptions::default())
         .await
         .unwrap();
     assert_eq!(r.stdout, "still fine\n");
@@ -109,11 +127,14 @@ async fn output_without_trailing_newline_and_multiline_commands() {
 async fn terminal_echo_does_not_appear_in_output() {
     let dir = tempfile::tempdir().unwrap();
     let shell = manager(dir.path());
-    let r = shell.run("true", RunOptions::default()).await.unwrap();
+    let r = shell
+        .run(&cmd("true"), RunOptions::default())
+        .await
+        .unwrap();
     assert_eq!(r.stdout, "");
     assert_eq!(r.stderr, "");
     let r = shell
-        .run("echo marker-text", RunOptions::default())
+        .run(&cmd("echo marker-text"), RunOptions::default())
         .await
         .unwrap();
     assert_eq!(r.stdout, "marker-text\n");
@@ -124,11 +145,11 @@ async fn timeout_stops_the_command_and_the_session_stays_usable() {
     let dir = tempfile::tempdir().unwrap();
     let shell = manager(dir.path());
     shell
-        .run("export KEEP=me", RunOptions::default())
+        .run(&cmd("export KEEP=me"), RunOptions::default())
         .await
         .unwrap();
     let r = shell
-        .run("echo started; sleep 30; echo never", quick(300))
+        .run(&cmd("echo started; sleep 30; echo never"), quick(300))
         .await
         .unwrap();
     assert!(r.timed_out, "{r:?}");
@@ -137,7 +158,7 @@ async fn timeout_stops_the_command_and_the_session_stays_usable() {
     assert!(!r.session_ended, "{r:?}");
     assert!(r.notice.as_deref().unwrap_or("").contains("timed out"));
     let r = shell
-        .run("echo $KEEP", RunOptions::default())
+        .run(&cmd("echo $KEEP"), RunOptions::default())
         .await
         .unwrap();
     assert_eq!(r.stdout, "me\n");
@@ -148,10 +169,13 @@ async fn timeout_stops_the_command_and_the_session_stays_usable() {
 async fn a_shell_builtin_loop_is_interrupted_too() {
     let dir = tempfile::tempdir().unwrap();
     let shell = manager(dir.path());
-    let r = shell.run("while :; do :; done", quick(300)).await.unwrap();
+    let r = shell
+        .run(&cmd("while :; do :; done"), quick(300))
+        .await
+        .unwrap();
     assert!(r.timed_out);
     let r = shell
-        .run("echo after-loop", RunOptions::default())
+        .run(&cmd("echo after-loop"), RunOptions::default())
         .await
         .unwrap();
     assert_eq!(r.stdout, "after-loop\n");
@@ -162,12 +186,12 @@ async fn a_command_ignoring_ctrl_c_is_killed() {
     let dir = tempfile::tempdir().unwrap();
     let shell = manager(dir.path());
     let r = shell
-        .run("(trap '' INT; sleep 30)", quick(300))
+        .run(&cmd("(trap '' INT; sleep 30)"), quick(300))
         .await
         .unwrap();
     assert!(r.timed_out);
     let r = shell
-        .run("echo survived", RunOptions::default())
+        .run(&cmd("echo survived"), RunOptions::default())
         .await
         .unwrap();
     assert_eq!(r.stdout, "survived\n");
@@ -179,15 +203,15 @@ async fn commands_waiting_for_input_time_out() {
     let shell = manager(dir.path());
     // The `read` builtin and an external program both wait on the terminal.
     let r = shell
-        .run("read answer; echo got $answer", quick(300))
+        .run(&cmd("read answer; echo got $answer"), quick(300))
         .await
         .unwrap();
     assert!(r.timed_out, "{r:?}");
     assert!(!r.stdout.contains("got"));
-    let r = shell.run("cat", quick(300)).await.unwrap();
+    let r = shell.run(&cmd("cat"), quick(300)).await.unwrap();
     assert!(r.timed_out, "{r:?}");
     let r = shell
-        .run("echo ready", RunOptions::default())
+        .run(&cmd("echo ready"), RunOptions::default())
         .await
         .unwrap();
     assert_eq!(r.stdout, "ready\n");
@@ -202,7 +226,7 @@ async fn long_output_keeps_head_and_tail_with_a_marker() {
         ..RunOptions::default()
     };
     let r = shell
-        .run("seq 1 100000; seq 1 100000 >&2", opts)
+        .run(&cmd("seq 1 100000; seq 1 100000 >&2"), opts)
         .await
         .unwrap();
     assert!(r.truncated);
@@ -233,17 +257,17 @@ async fn cwd_option_runs_there_and_then_returns() {
         cwd: Some("a/b".into()),
         ..RunOptions::default()
     };
-    let r = shell.run("pwd", opts).await.unwrap();
+    let r = shell.run(&cmd("pwd"), opts).await.unwrap();
     assert_eq!(r.stdout.trim(), root.join("a/b").to_str().unwrap());
-    let r = shell.run("pwd", RunOptions::default()).await.unwrap();
+    let r = shell.run(&cmd("pwd"), RunOptions::default()).await.unwrap();
     assert_eq!(r.stdout.trim(), root.to_str().unwrap());
     // A `cd` inside the command wins over the restore.
     let opts = RunOptions {
         cwd: Some("a".into()),
         ..RunOptions::default()
     };
-    shell.run("cd b", opts).await.unwrap();
-    let r = shell.run("pwd", RunOptions::default()).await.unwrap();
+    shell.run(&cmd("cd b"), opts).await.unwrap();
+    let r = shell.run(&cmd("pwd"), RunOptions::default()).await.unwrap();
     assert_eq!(r.stdout.trim(), root.join("a/b").to_str().unwrap());
 }
 
@@ -257,7 +281,7 @@ async fn cwd_outside_the_root_is_refused() {
             cwd: Some(bad.into()),
             ..RunOptions::default()
         };
-        let err = shell.run("pwd", opts).await.unwrap_err();
+        let err = shell.run(&cmd("pwd"), opts).await.unwrap_err();
         assert!(matches!(err, ShellError::BadCwd { .. }), "{bad}: {err}");
     }
 }
@@ -267,25 +291,25 @@ async fn a_dead_shell_is_replaced_and_the_next_result_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let shell = manager(dir.path());
     shell
-        .run("export GONE=soon", RunOptions::default())
+        .run(&cmd("export GONE=soon"), RunOptions::default())
         .await
         .unwrap();
     let r = shell
-        .run("echo bye; exit 3", RunOptions::default())
+        .run(&cmd("echo bye; exit 3"), RunOptions::default())
         .await
         .unwrap();
     assert!(r.session_ended, "{r:?}");
     assert_eq!(r.exit_code, Some(3));
     assert!(r.stdout.starts_with("bye"));
     let r = shell
-        .run("echo \"[$GONE]\"", RunOptions::default())
+        .run(&cmd("echo \"[$GONE]\""), RunOptions::default())
         .await
         .unwrap();
     assert!(r.session_restarted, "{r:?}");
     assert_eq!(r.stdout, "[]\n");
     assert!(r.notice.unwrap().contains("new session"));
     let r = shell
-        .run("echo steady", RunOptions::default())
+        .run(&cmd("echo steady"), RunOptions::default())
         .await
         .unwrap();
     assert!(!r.session_restarted);
@@ -302,11 +326,14 @@ async fn cancellation_interrupts_the_running_command() {
         trigger.cancel();
     });
     let r = shell
-        .run_cancellable("sleep 30", RunOptions::default(), &cancel)
+        .run_cancellable(&cmd("sleep 30"), RunOptions::default(), &cancel)
         .await
         .unwrap();
     assert!(r.cancelled && !r.timed_out, "{r:?}");
-    let r = shell.run("echo next", RunOptions::default()).await.unwrap();
+    let r = shell
+        .run(&cmd("echo next"), RunOptions::default())
+        .await
+        .unwrap();
     assert_eq!(r.stdout, "next\n");
 }
 
@@ -319,9 +346,12 @@ async fn quotas_apply_to_one_command_only() {
         memory_bytes: Some(512 * 1024 * 1024),
         ..RunOptions::default()
     };
-    let r = shell.run("ulimit -t; ulimit -v", opts).await.unwrap();
+    let r = shell.run(&cmd("ulimit -t; ulimit -v"), opts).await.unwrap();
     assert_eq!(r.stdout, "7\n524288\n", "{r:?}");
-    let r = shell.run("ulimit -t", RunOptions::default()).await.unwrap();
+    let r = shell
+        .run(&cmd("ulimit -t"), RunOptions::default())
+        .await
+        .unwrap();
     assert_eq!(r.stdout, "unlimited\n");
 }
 
@@ -330,7 +360,7 @@ async fn nul_bytes_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let shell = manager(dir.path());
     let err = shell
-        .run("echo a\0b", RunOptions::default())
+        .run(&cmd("echo a\0b"), RunOptions::default())
         .await
         .unwrap_err();
     assert!(matches!(err, ShellError::NulInCommand));
@@ -341,18 +371,18 @@ async fn an_abandoned_run_is_stopped_before_the_next_command() {
     let dir = tempfile::tempdir().unwrap();
     let shell = manager(dir.path());
     shell
-        .run("export STAYS=yes", RunOptions::default())
+        .run(&cmd("export STAYS=yes"), RunOptions::default())
         .await
         .unwrap();
     // The caller gives up on a command that waits for input.
     let abandoned = tokio::time::timeout(
         Duration::from_millis(300),
-        shell.run("cat", RunOptions::default()),
+        shell.run(&cmd("cat"), RunOptions::default()),
     )
     .await;
     assert!(abandoned.is_err());
     let r = shell
-        .run("echo $STAYS", RunOptions::default())
+        .run(&cmd("echo $STAYS"), RunOptions::default())
         .await
         .unwrap();
     assert_eq!(r.stdout, "yes\n", "{r:?}");
@@ -368,12 +398,12 @@ async fn endless_output_still_times_out() {
         max_output: 2000,
         ..RunOptions::default()
     };
-    let r = shell.run("yes north", opts).await.unwrap();
+    let r = shell.run(&cmd("yes north"), opts).await.unwrap();
     assert!(r.timed_out && r.truncated, "{r:?}");
     assert!(r.stdout.starts_with("north\nnorth\n"));
     assert!(!r.session_ended, "{r:?}");
     let r = shell
-        .run("echo quiet", RunOptions::default())
+        .run(&cmd("echo quiet"), RunOptions::default())
         .await
         .unwrap();
     assert_eq!(r.stdout, "quiet\n");
@@ -387,7 +417,11 @@ async fn a_command_cancelled_before_it_starts_never_runs() {
     let cancel = CancellationToken::new();
     cancel.cancel();
     let r = shell
-        .run_cancellable("touch should-not-exist", RunOptions::default(), &cancel)
+        .run_cancellable(
+            &cmd("touch should-not-exist"),
+            RunOptions::default(),
+            &cancel,
+        )
         .await
         .unwrap();
     assert!(r.cancelled);

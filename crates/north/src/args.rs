@@ -224,6 +224,10 @@ pub struct ExecArgs {
     /// Resume the most recent session.
     #[arg(long = "continue", short = 'c')]
     pub continue_latest: bool,
+    /// With --resume or --continue: continue the session as a new one,
+    /// leaving the original untouched.
+    #[arg(long)]
+    pub fork: bool,
     /// Model steps per turn before stopping [default: 25].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_steps: Option<u32>,
@@ -265,6 +269,15 @@ pub enum SessionsCommand {
         /// The session as stored (state and full history) as JSON.
         #[arg(long)]
         json: bool,
+    },
+    /// Write a session's whole transcript as Markdown: every message, tool
+    /// call and result, including what was condensed for the model.
+    Export {
+        /// Session id.
+        id: String,
+        /// Write to FILE instead of standard output.
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<PathBuf>,
     },
 }
 

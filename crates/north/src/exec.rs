@@ -98,12 +98,9 @@ fn read_prompt(args: &ExecArgs) -> anyhow::Result<Option<String>> {
 }
 
 async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
-    let choice = match (&args.resume, args.continue_latest) {
-        (Some(id), _) => setup::SessionChoice::Resume(id.clone()),
-        (None, true) => setup::SessionChoice::Latest,
-        (None, false) => setup::SessionChoice::New,
-    };
-    let session = match p.project.session(&choice) {
+    let choice =
+        setup::SessionChoice::from_flags(args.resume.as_ref(), args.continue_latest, args.fork);
+    let session = match choice.and_then(|choice| p.project.session(&choice)) {
         Ok(s) => s,
         Err(e) => return fail(args.json, ErrorKind::Config, &format!("{e:#}"), EXIT_USAGE),
     };

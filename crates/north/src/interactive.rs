@@ -28,6 +28,10 @@ pub struct InteractiveArgs {
     /// Resume the most recent session.
     #[arg(long = "continue", short = 'c')]
     pub continue_latest: bool,
+    /// With --resume or --continue: continue the session as a new one,
+    /// leaving the original untouched.
+    #[arg(long)]
+    pub fork: bool,
     /// Maximum output tokens per model request [default: 8192, at most a quarter of the model's context window].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), hide = true)]
     pub max_tokens: Option<u32>,
@@ -177,12 +181,9 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
             return usage_error(&format!("{message}{hint}"));
         }
     };
-    let choice = match (&args.resume, args.continue_latest) {
-        (Some(id), _) => setup::SessionChoice::Resume(id.clone()),
-        (None, true) => setup::SessionChoice::Latest,
-        (None, false) => setup::SessionChoice::New,
-    };
-    let session = match project.session(&choice) {
+    let choice =
+        setup::SessionChoice::from_flags(args.resume.as_ref(), args.continue_latest, args.fork);
+    let session = match choice.and_then(|choice| project.session(&choice)) {
         Ok(s) => s,
         Err(e) => return usage_error(&format!("{e:#}")),
     };

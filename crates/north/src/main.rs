@@ -46,6 +46,7 @@ mod setup;
 mod tool_cmd;
 mod trust_cmd;
 mod undo_cmd;
+mod windows;
 
 use std::process::ExitCode;
 

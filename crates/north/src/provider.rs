@@ -72,11 +72,20 @@ fn discover(base_url: &str, model: &str, key: Option<&ApiKey>) -> Option<north_l
     })
 }
 
+/// Whether a local server's reported window may come from the cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Probe {
+    /// A window reported within the hour is used without asking (sessions).
+    Cached,
+    /// The server is asked now (`north config`).
+    Fresh,
+}
+
 /// The context window and output limit of `model` under `config`: the
-/// user's `context_window`, else what a local server reports (servers other
-/// than the providers' own endpoints are asked), else the catalogue, else a
-/// default.
-pub fn model_limits(config: &Config, model: &str) -> ModelLimits {
+/// user's `context_window`, else the catalogue's for a model it knows, else
+/// what a local server reports (servers other than the providers' own
+/// endpoints; remembered for the hour), else a default.
+pub fn model_limits(config: &Config, model: &str, probe: Probe) -> ModelLimits {
     let configured = config.context_window.value;
     let Ok(provider) = Provider::parse(&config.provider.value) else {
         return ModelLimits::resolve(model, configured, None, DEFAULT_CONTEXT_WINDOW);
@@ -103,8 +112,21 @@ pub fn model_limits(config: &Config, model: &str) -> ModelLimits {
             DEFAULT_CONTEXT_WINDOW,
         ),
     };
+    // A catalogued model's window is known: nothing is asked on the way
+    // to the first token.
     let discovered = match (configured, base) {
-        (None, Some(url)) => discover(url, model, key.as_ref()),
+        (None, Some(url)) if catalog::lookup(model).is_none() => {
+            let cached = (probe == Probe::Cached)
+                .then(|| crate::windows::cached(url, model))
+                .flatten();
+            cached.or_else(|| {
+                let found = discover(url, model, key.as_ref());
+                if let Some(d) = found {
+                    crate::windows::remember(url, model, d);
+                }
+                found
+            })
+        }
         _ => None,
     };
     let limits = ModelLimits::resolve(model, configured, discovered, fallback);
@@ -157,7 +179,7 @@ pub fn select(config: &Config, args: &ModelArgs) -> anyhow::Result<Selected> {
         }
     };
     // After the backend, so a configuration error is reported before any probe.
-    let limits = model_limits(config, &model);
+    let limits = model_limits(config, &model, Probe::Cached);
     Ok(Selected {
         backend,
         provider: provider.to_string(),

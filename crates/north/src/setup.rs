@@ -27,6 +27,30 @@ pub enum SessionChoice {
     Resume(String),
     /// Resume the most recent session.
     Latest,
+    /// Continue this session as a new one (`--fork`), the original untouched.
+    Fork(String),
+    /// Continue the most recent session as a new one.
+    ForkLatest,
+}
+
+impl SessionChoice {
+    /// The choice `--resume ID`, `--continue` and `--fork` make.
+    pub fn from_flags(
+        resume: Option<&String>,
+        latest: bool,
+        fork: bool,
+    ) -> anyhow::Result<SessionChoice> {
+        Ok(match (resume, latest, fork) {
+            (Some(id), _, false) => SessionChoice::Resume(id.clone()),
+            (Some(id), _, true) => SessionChoice::Fork(id.clone()),
+            (None, true, false) => SessionChoice::Latest,
+            (None, true, true) => SessionChoice::ForkLatest,
+            (None, false, false) => SessionChoice::New,
+            (None, false, true) => anyhow::bail!(
+                "--fork continues a session as a new one: name it with --resume ID, or use --continue for the latest"
+            ),
+        })
+    }
 }
 
 /// The input budget condensation keeps requests under: what the window
@@ -256,6 +280,13 @@ impl Project {
             SessionChoice::Latest => store
                 .latest()?
                 .context("no session to continue in this project")?,
+            SessionChoice::Fork(id) => store.fork(id)?,
+            SessionChoice::ForkLatest => {
+                let latest = store
+                    .latest()?
+                    .context("no session to continue in this project")?;
+                store.fork(&latest.id)?
+            }
         })
     }
 

@@ -16,7 +16,9 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::Args;
 use north_protocol::{ApprovalPolicy, ToolOutcome};
-use north_tools::policy::{AllowRules, MeshPolicy, ProjectAllowlist, ShellPolicy, Verdict};
+use north_tools::policy::{
+    AllowRules, ApprovedCommand, Consent, MeshPolicy, ProjectAllowlist, ShellPolicy, Verdict,
+};
 use north_tools::tools::mesh_tools_with;
 use north_tools::{Registry, ToolContext, all_tools, edit, repo};
 use serde_json::{Value, json};
@@ -157,8 +159,11 @@ pub fn run(args: ToolArgs) -> anyhow::Result<ExitCode> {
         }
         ApprovalPolicy::Shell => {
             match shell_gate(&ctx, name, &tool_args, args.yes, trust.applies())? {
-                Some(denied) => denied,
-                None => call(&tools, name, tool_args, &ctx)?,
+                Err(denied) => denied,
+                Ok(approved) => {
+                    let ctx = ToolContext { approved, ..ctx };
+                    call(&tools, name, tool_args, &ctx)?
+                }
             }
         }
         ApprovalPolicy::Net | ApprovalPolicy::None | ApprovalPolicy::External => {
@@ -186,30 +191,30 @@ fn call(
     Ok(runtime.block_on(tools.call(name, args, ctx)))
 }
 
-/// `None` when the shell command may run; otherwise the refusal to print.
-/// The same policy as every other entry point: the assistant profile for
-/// `shell_run`/`shell.exec`, the mesh profile (the project's `policy.json`)
-/// for `bash`.
+/// The approval the shell command runs from (None: malformed arguments,
+/// which the tool reports without running anything); otherwise the refusal
+/// to print. The same policy as every other entry point: the assistant
+/// profile for `shell_run`/`shell.exec`, the mesh profile (the project's
+/// `policy.json`) for `bash`.
 fn shell_gate(
     ctx: &ToolContext,
     name: &str,
     args: &Value,
     yes: bool,
     trusted: bool,
-) -> anyhow::Result<Option<ToolOutcome>> {
-    // Malformed arguments are the tool's to report; it will not run anything.
+) -> anyhow::Result<Result<Option<ApprovedCommand>, ToolOutcome>> {
     let Some(command) = args
         .get("command")
         .or_else(|| args.get("cmd"))
         .and_then(Value::as_str)
     else {
-        return Ok(None);
+        return Ok(Ok(None));
     };
     let root = ctx.root.canonicalize().unwrap_or_else(|_| ctx.root.clone());
     let rules = match ProjectAllowlist::load(&ctx.root) {
         Ok(list) if trusted => AllowRules::from_allowlist(&list),
         Ok(_) => AllowRules::default(),
-        Err(e) => return Ok(Some(ToolOutcome::err(format!("`{name}` was not run: {e}")))),
+        Err(e) => return Ok(Err(ToolOutcome::err(format!("`{name}` was not run: {e}")))),
     };
     let policy = if name == "bash" {
         ShellPolicy::mesh(
@@ -225,14 +230,20 @@ fn shell_gate(
         .get("cwd")
         .and_then(Value::as_str)
         .and_then(|d| north_tools::sandbox::physical_path(&root, std::path::Path::new(d)).ok());
-    Ok(match policy.decide(command, cwd.as_deref()) {
-        Verdict::Allow(_) => None,
-        Verdict::Deny(denial) => Some(ToolOutcome::err(denial.to_string())),
-        Verdict::Ask(reason) => Some(ToolOutcome::err(format!(
-            "`{name}` was {}",
-            north_agent::approval::shell_refusal(command, &reason, yes)
-        ))),
-    })
+    // Nobody is asked here: only what the policy allows runs.
+    Ok(
+        match policy.approve(command, cwd.as_deref(), Consent::None) {
+            Ok(approved) => Ok(Some(approved)),
+            Err(Verdict::Ask(reason)) => Err(ToolOutcome::err(format!(
+                "`{name}` was {}",
+                north_agent::approval::shell_refusal(command, &reason, yes)
+            ))),
+            Err(verdict) => Err(ToolOutcome::err(match verdict {
+                Verdict::Deny(denial) => denial.to_string(),
+                other => format!("`{name}` was not run: {other:?}"),
+            })),
+        },
+    )
 }
 
 fn parse_args(text: &str) -> anyhow::Result<Value> {
@@ -311,12 +322,12 @@ mod tests {
         let args = json!({"command": "echo hi"});
         let denied = shell_gate(&ctx, "shell_run", &args, false, false)
             .unwrap()
-            .unwrap();
+            .unwrap_err();
         assert!(denied.error.unwrap().contains("has no allow rule"));
         assert!(
             shell_gate(&ctx, "shell_run", &args, true, false)
                 .unwrap()
-                .is_none()
+                .is_ok_and(|a| a.is_some_and(|a| a.line() == "echo hi"))
         );
         std::fs::create_dir(dir.path().join(".north")).unwrap();
         std::fs::write(
@@ -327,13 +338,13 @@ mod tests {
         assert!(
             shell_gate(&ctx, "shell_run", &args, false, false)
                 .unwrap()
-                .is_some(),
+                .is_err(),
             "an untrusted project's rules do not apply"
         );
         assert!(
             shell_gate(&ctx, "shell_run", &args, false, true)
                 .unwrap()
-                .is_none()
+                .is_ok_and(|a| a.is_some())
         );
         assert!(
             shell_gate(
@@ -344,7 +355,7 @@ mod tests {
                 true
             )
             .unwrap()
-            .is_some()
+            .is_err()
         );
     }
 }

@@ -239,6 +239,62 @@ async fn the_context_size_comes_from_the_server_not_a_constant() {
     );
 }
 
+/// Nothing but the model request goes out on the way to the first token: a
+/// catalogued model's window is known, and a local server's reported window
+/// is remembered (for the hour), so only a session's very first start
+/// against an unknown model asks — and the next request still fits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_the_model_request_goes_out_before_the_first_token() {
+    let server = FakeServer::start().await.unwrap();
+    server.route(
+        "GET",
+        "/props",
+        Reply::json(200, discovery::llama_props(8192).to_string()),
+    );
+    for _ in 0..3 {
+        server.push(Reply::sse(openai::text_stream(&["ok"])));
+    }
+    let sb = Sandbox::new();
+    let paths = |server: &FakeServer| -> Vec<String> {
+        server.requests().into_iter().map(|r| r.path).collect()
+    };
+    let catalogued = |server: &FakeServer| {
+        let mut cmd = sb.north();
+        cmd.env("OPENAI_BASE_URL", format!("{}/v1", server.url()))
+            .args(["exec", "--provider", "openai", "--model", "gpt-5.2", "hi"]);
+        cmd
+    };
+    let out = output(catalogued(&server)).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        paths(&server),
+        ["/v1/chat/completions"],
+        "no probe for a catalogued model"
+    );
+
+    let out = output(local_exec(&sb, &server, &["hi"])).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let first = paths(&server).len();
+    assert!(
+        first > 2,
+        "the first start asks the server: {:?}",
+        paths(&server)
+    );
+    let out = output(local_exec(&sb, &server, &["hi"])).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        paths(&server)[first..],
+        ["/v1/chat/completions"],
+        "the reported window is remembered"
+    );
+    let chats = server.requests_to("/v1/chat/completions");
+    assert_eq!(
+        chats[2].json()["max_tokens"],
+        2048,
+        "and still fits the window"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_mesh_planner_fits_the_window_and_its_repair_shows_the_schema_and_the_error() {
     let server = FakeServer::start().await.unwrap();

@@ -317,3 +317,160 @@ fn rewind_conversation_only_code_only_and_both() {
         text(&out.stderr)
     );
 }
+
+/// The session's id (the only one, or the newest).
+fn session_ids(t: &Tree) -> Vec<String> {
+    let out = north(t, &["sessions", "list", "--json"]);
+    text(&out.stdout)
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect()
+}
+
+fn log_of(t: &Tree, id: &str) -> Vec<u8> {
+    std::fs::read(t.project.join(".north/sessions").join(id).join("log.jsonl")).unwrap()
+}
+
+/// A condensation leaves the whole transcript in the log: a turn from
+/// before it rewinds (conversation and code), the export still has every
+/// message, and the log is only ever appended to.
+#[test]
+fn rewind_reaches_back_past_a_condensation_and_the_transcript_keeps_everything() {
+    let t = tree(false);
+    let edit = |old: &str, new: &str| {
+        json!([
+            {"tool_calls": [{"id": "e", "name": "edit_replace_exact",
+                "args": {"path": "a.txt", "old": old, "new": new}}]},
+            {"text": "Done."}
+        ])
+    };
+    let (out, _) = exec(&t, &[], edit("one\n", "two\n"), "first ask");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (out, _) = exec(&t, &["--continue"], edit("two\n", "three\n"), "second ask");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // Turn 3 asks for a condensation: its summary request, then the answer.
+    let condensing = json!([
+        {"text": "<<<NOTES_JSON>>>{\"actions\":[\"condense_now\"]}<<<END_NOTES_JSON>>>Reading.",
+         "tool_calls": [{"id": "r", "name": "read_file", "args": {"path": "a.txt"}}]},
+        {"text": "SUMMARY: a.txt went from one to three."},
+        {"text": "All read."}
+    ]);
+    let (out, sent) = exec(&t, &["--continue"], condensing, "third ask");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let last = sent.last().unwrap().to_string();
+    assert!(last.contains("SUMMARY: a.txt went"), "condensed: {last}");
+    let [id] = &session_ids(&t)[..] else {
+        panic!("one session")
+    };
+    let before = log_of(&t, id);
+
+    let out = north(&t, &["sessions", "export", id]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let md = text(&out.stdout);
+    for said in [
+        "first ask",
+        "second ask",
+        "third ask",
+        "**Condensed.**",
+        "edit_replace_exact",
+    ] {
+        assert!(md.contains(said), "{said} missing from the export:\n{md}");
+    }
+
+    // Back to the start of turn 2, which the condensation had cut into.
+    let out = north(&t, &["undo", "--turn", "2", "--what", "both"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        std::fs::read_to_string(t.project.join("a.txt")).unwrap(),
+        "two\n"
+    );
+    let after = log_of(&t, id);
+    assert!(
+        after.starts_with(&before),
+        "the log was appended to, never rewritten"
+    );
+    let appended = String::from_utf8_lossy(&after[before.len()..]).to_string();
+    assert!(
+        String::from_utf8_lossy(&before).contains(r#""op":"condense""#)
+            && appended.contains(r#""op":"restore""#),
+        "the view before the condensation was read back from the log: {appended}"
+    );
+    let (out, sent) = exec(&t, &["--continue"], json!([{"text": "ok"}]), "fresh ask");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let users = user_texts(&sent[0]).join("\n");
+    assert!(
+        users.contains("first ask"),
+        "turn 1 is back in view: {users}"
+    );
+    assert!(
+        !users.contains("second ask") && !users.contains("third ask"),
+        "{users}"
+    );
+
+    // And to turn 1: the file as it first was.
+    let out = north(&t, &["undo", "--turn", "1", "--what", "both"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        std::fs::read_to_string(t.project.join("a.txt")).unwrap(),
+        "one\n"
+    );
+    // Export to a file.
+    let file = t.base.join("session.md");
+    let out = north(
+        &t,
+        &["sessions", "export", id, "-o", file.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .starts_with("# North session")
+    );
+}
+
+/// `--fork` continues a session as a new one; the original stays as it was.
+#[test]
+fn fork_continues_a_session_as_a_new_one_and_leaves_the_original() {
+    let t = tree(false);
+    let (out, _) = exec(&t, &[], json!([{"text": "First answer."}]), "first ask");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let [original] = &session_ids(&t)[..] else {
+        panic!("one session")
+    };
+    let kept = log_of(&t, original);
+    let (out, sent) = exec(
+        &t,
+        &["--resume", original, "--fork"],
+        json!([{"text": "Forked answer."}]),
+        "forked ask",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let users = user_texts(&sent[0]).join("\n");
+    assert!(
+        users.contains("first ask") && users.contains("forked ask"),
+        "{users}"
+    );
+    assert_eq!(log_of(&t, original), kept, "the original is untouched");
+    let ids = session_ids(&t);
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    let fork = ids.iter().find(|i| *i != original).unwrap();
+    let md = text(&north(&t, &["sessions", "export", fork]).stdout);
+    assert!(
+        md.contains("first ask") && md.contains("Forked answer."),
+        "{md}"
+    );
+
+    // --fork alone names no session: a clear error.
+    let (out, _) = exec(&t, &["--fork"], json!([{"text": "x"}]), "ask");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("--fork continues a session"),
+        "{}",
+        text(&out.stderr)
+    );
+}

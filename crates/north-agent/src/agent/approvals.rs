@@ -6,7 +6,7 @@ use north_protocol::{
     ApprovalDecision, ApprovalKind, Capability, Event, PermissionMode, ToolCall, ToolOutcome,
     TraceKind,
 };
-use north_tools::policy::{AllowRules, AskReason, ProjectAllowlist, ShellPolicy, Verdict};
+use north_tools::policy::{AllowRules, AskReason, Consent, ProjectAllowlist, ShellPolicy, Verdict};
 use serde_json::json;
 
 use super::dispatch::CallEnv;
@@ -151,7 +151,7 @@ impl CallEnv<'_> {
             .map(|dir| north_tools::sandbox::physical_path(&root, std::path::Path::new(dir)))
             .transpose()
             .unwrap_or(None);
-        match policy.decide(&command, cwd.as_deref()) {
+        let consent = match policy.decide(&command, cwd.as_deref()) {
             // In `auto` the shell itself is inside the OS sandbox: what the
             // policy would ask about runs there without asking.
             Verdict::Ask(reason)
@@ -161,18 +161,21 @@ impl CallEnv<'_> {
                     TraceKind::Approval,
                     json!({"call_id": call.id, "kind": ApprovalKind::Shell, "subject": command, "decision": "auto", "by": "mode auto (sandboxed)", "reason": reason.to_string()}),
                 );
+                Consent::SandboxedMode
             }
             Verdict::Ask(reason) if self.typed_by_user => {
                 self.tracer.record(
                     TraceKind::Approval,
                     json!({"call_id": call.id, "kind": ApprovalKind::Shell, "subject": command, "decision": "auto", "by": "typed by the user", "reason": reason.to_string()}),
                 );
+                Consent::TypedByPerson
             }
             Verdict::Allow(by) => {
                 self.tracer.record(
                     TraceKind::Approval,
                     json!({"call_id": call.id, "kind": ApprovalKind::Shell, "subject": command, "decision": "auto", "by": format!("{by:?}")}),
                 );
+                Consent::None
             }
             Verdict::Deny(denial) => return ToolOutcome::err(denial.to_string()),
             Verdict::Ask(reason) => {
@@ -192,13 +195,14 @@ impl CallEnv<'_> {
                     )
                     .await;
                 match decision {
-                    ApprovalDecision::RunOnce => {}
+                    ApprovalDecision::RunOnce => Consent::Person,
                     ApprovalDecision::Always => {
                         self.session_rules.exact.push(command.clone());
                         match allowlist.add(&command) {
                             Ok(_) => self.trust.after_own_write(&self.ctx.root),
                             Err(e) => tracing::warn!(error = %e, "cannot persist allow rule"),
                         }
+                        Consent::Person
                     }
                     ApprovalDecision::AlwaysPrefix => {
                         if let Some(prefix) = prefix {
@@ -208,6 +212,7 @@ impl CallEnv<'_> {
                                 Err(e) => tracing::warn!(error = %e, "cannot persist prefix rule"),
                             }
                         }
+                        Consent::Person
                     }
                     _ if self.approver.is_interactive() => {
                         return ToolOutcome::err(match self.approver.feedback(&call.id) {
@@ -231,15 +236,28 @@ impl CallEnv<'_> {
                     }
                 }
             }
-        }
+        };
+        // The one value the shell tool runs from; the policy makes it.
+        let approved = match policy.approve(&command, cwd.as_deref(), consent) {
+            Ok(approved) => approved,
+            Err(Verdict::Deny(denial)) => return ToolOutcome::err(denial.to_string()),
+            Err(verdict) => {
+                return ToolOutcome::err(format!(
+                    "`{command}` was not run: the command policy did not allow it ({verdict:?})"
+                ));
+            }
+        };
+        self.ctx.approved = Some(approved);
         let outcome = self
             .tools
             .call(&call.name, call.arguments.clone(), self.ctx)
             .await;
-        match (self.escalation.clone(), sandbox_denial(&outcome)) {
+        let outcome = match (self.escalation.clone(), sandbox_denial(&outcome)) {
             (Some(plain), Some(evidence)) => self.escalate(call, &command, plain, evidence).await,
             _ => outcome,
-        }
+        };
+        self.ctx.approved = None;
+        outcome
     }
 
     /// A command the sandbox stopped: the user may let it run once outside

@@ -140,8 +140,12 @@ impl Agent {
                     .rev()
                     .find(|m| crate::condense::is_user_input(m))
                     .map(Message::text_content);
+                // The log is brought level first, so the condensation is one
+                // appended record: the condensed messages stay in the
+                // transcript, only the model's view loses them.
+                let level = self.checkpoint().is_ok();
                 self.messages.drain(..cut);
-                self.touched(0);
+                let mut lead = None;
                 // Providers want a user message first; restate the request
                 // the kept messages belong to.
                 if self.messages.first().is_some_and(|m| m.role != Role::User) {
@@ -154,7 +158,21 @@ impl Agent {
                         None => "[Earlier messages were condensed into the session summary.]"
                             .to_string(),
                     };
-                    self.messages.insert(0, Message::user(note));
+                    lead = Some(Message::user(note));
+                }
+                if let Some(note) = &lead {
+                    self.messages.insert(0, note.clone());
+                }
+                self.revision += 1;
+                match level
+                    && self
+                        .log
+                        .condensed(self.revision, cut, lead.as_ref())
+                        .is_ok()
+                {
+                    true => self.clean = self.messages.len(),
+                    // The whole view is written again instead: nothing lost.
+                    false => self.touched(0),
                 }
                 let after = estimate_tokens(&self.messages);
                 self.tracer.record(

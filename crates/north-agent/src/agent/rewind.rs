@@ -98,6 +98,9 @@ impl Agent {
             Ok(id) => id,
             Err(e) => return self.undo_unavailable(&e, emit),
         };
+        // The log level with the conversation, so its length marks where
+        // this turn's conversation began.
+        let log_offset = self.checkpoint().is_ok().then(|| self.log.offset());
         let prompt: String = self
             .redactor
             .scrub(input.lines().next().unwrap_or(""))
@@ -112,6 +115,7 @@ impl Agent {
             after: None,
             messages_before: self.messages.len(),
             history_hash: history_hash(&self.messages),
+            log_offset,
             state_before: self.state.clone(),
             undone: false,
         };
@@ -177,12 +181,22 @@ impl Agent {
         };
         let record = undo.log.get(turn).ok_or(UndoError::NoTurn(turn))?.clone();
         let wants_history = scope != RewindScope::Code;
-        if wants_history {
-            let n = record.messages_before;
-            if n > self.messages.len() || history_hash(&self.messages[..n]) != record.history_hash {
-                return Err(UndoError::HistoryChanged(turn));
-            }
-        }
+        let n = record.messages_before;
+        let same = |messages: &[north_protocol::Message]| {
+            n <= messages.len() && history_hash(&messages[..n]) == record.history_hash
+        };
+        // The conversation the turn began with: the current one cut short,
+        // or — condensed since — read back from the log where it began.
+        let past = match wants_history && !same(&self.messages) {
+            false => None,
+            true => Some(
+                record
+                    .log_offset
+                    .and_then(|at| crate::store::log::replay_prefix(self.log.path(), at).ok())
+                    .filter(|past| same(&past.messages))
+                    .ok_or(UndoError::HistoryChanged(turn))?,
+            ),
+        };
         let mut report = RewindReport::default();
         if scope != RewindScope::Conversation {
             match self.plan_undo(Some(turn)) {
@@ -204,10 +218,23 @@ impl Agent {
             }
         }
         if wants_history {
-            let n = record.messages_before;
-            report.messages_dropped = Some(self.messages.len() - n);
-            self.messages.truncate(n);
-            self.touched(n);
+            match past {
+                Some(mut past) => {
+                    past.messages.truncate(n);
+                    report.messages_dropped = Some(self.messages.len().saturating_sub(n));
+                    self.messages = past.messages.clone();
+                    self.revision += 1;
+                    match self.log.restored(self.revision, &past) {
+                        Ok(()) => self.clean = self.messages.len(),
+                        Err(_) => self.touched(0),
+                    }
+                }
+                None => {
+                    report.messages_dropped = Some(self.messages.len() - n);
+                    self.messages.truncate(n);
+                    self.touched(n);
+                }
+            }
             self.state = record.state_before.clone();
             self.ctx.capabilities = self.state.capabilities_granted.clone();
             self.checkpoint().map_err(|e| UndoError::Log {

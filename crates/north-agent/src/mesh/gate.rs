@@ -23,7 +23,8 @@ use futures::future::BoxFuture;
 use north_protocol::{ApprovalDecision, ApprovalPolicy, ToolOutcome, ToolSpec, TraceKind};
 use north_tools::edit::{Applied, Proposal};
 use north_tools::policy::{
-    AllowRules, MeshPolicy, PolicyDenial, ProjectAllowlist, ShellPolicy, Verdict as ShellVerdict,
+    AllowRules, ApprovedCommand, Consent, MeshPolicy, PolicyDenial, ProjectAllowlist, ShellPolicy,
+    Verdict as ShellVerdict,
 };
 use north_tools::{Tool, ToolContext, WriteTool};
 use serde::{Deserialize, Serialize};
@@ -291,9 +292,14 @@ impl Gated {
 
     /// `bash` under the one command policy (mesh profile): programs from
     /// `policy.json`, shell syntax and paths checked, then the approval.
-    async fn check_bash(&self, args: &Value, ctx: &ToolContext) -> Result<&'static str, Denied> {
+    async fn check_bash(
+        &self,
+        args: &Value,
+        ctx: &ToolContext,
+    ) -> Result<(&'static str, Option<ApprovedCommand>), Denied> {
         let Some(cmd) = str_arg(args, "cmd") else {
-            return Ok("command");
+            // The tool reports the missing field; nothing can run.
+            return Ok(("command", None));
         };
         let mut allowlist = ProjectAllowlist::load(&ctx.root)
             .map_err(|e| ("approval", format!("cannot read the allowlist: {e}")))?;
@@ -310,7 +316,9 @@ impl Gated {
             self.shared.approver.auto_approves_shell(),
         );
         let reason = match policy.decide(cmd, None) {
-            ShellVerdict::Allow(_) => return Ok("approval"),
+            ShellVerdict::Allow(_) => {
+                return Ok(("approval", policy.approve(cmd, None, Consent::None).ok()));
+            }
             ShellVerdict::Deny(denial @ PolicyDenial::Paths(_)) => {
                 return Err(("paths", denial.to_string()));
             }
@@ -331,14 +339,15 @@ impl Gated {
                 },
             )
             .await;
+        let consented = || policy.approve(cmd, None, Consent::Person).ok();
         match decision {
-            ApprovalDecision::RunOnce => Ok("approval"),
+            ApprovalDecision::RunOnce => Ok(("approval", consented())),
             ApprovalDecision::Always => {
                 match allowlist.add(cmd) {
                     Ok(_) => self.shared.trust.after_own_write(&ctx.root),
                     Err(e) => tracing::warn!(error = %e, "cannot persist allow rule"),
                 }
-                Ok("approval")
+                Ok(("approval", consented()))
             }
             _ => Err((
                 "approval",
@@ -390,15 +399,25 @@ impl Tool for Gated {
 
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutcome> {
         Box::pin(async move {
+            let mut approved = None;
             let checked = match &self.kind {
                 Kind::Read => self.check_read(&args, ctx),
                 Kind::Write => self.check_write(&args, ctx),
-                Kind::Bash => self.check_bash(&args, ctx).await,
+                Kind::Bash => self.check_bash(&args, ctx).await.map(|(what, a)| {
+                    approved = a;
+                    what
+                }),
                 Kind::Custom(rule) => self.check_custom(rule, &args, ctx),
             };
-            match self.audit(&self.subject(&args), checked) {
-                Ok(()) => self.inner.call(args, ctx).await,
-                Err(reason) => denied(reason),
+            match (self.audit(&self.subject(&args), checked), approved) {
+                // The command runs from the approval the policy made.
+                (Ok(()), Some(approved)) => {
+                    let mut ctx = ctx.clone();
+                    ctx.approved = Some(approved);
+                    self.inner.call(args, &ctx).await
+                }
+                (Ok(()), None) => self.inner.call(args, ctx).await,
+                (Err(reason), _) => denied(reason),
             }
         })
     }

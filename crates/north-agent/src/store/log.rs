@@ -2,11 +2,13 @@
 //! directory, one scrubbed JSON record per line.
 //!
 //! Records say how the history changed — "keep the first `keep` messages,
-//! then append these", "the state is now", "the model is now" — so an
-//! ordinary step appends only what is new and bytes written grow with the
-//! transcript, not with its square. When the log holds much more than the
-//! history it describes (after condensation, say), it is rewritten compactly
-//! by an atomic rename.
+//! then append these", "the first `drop` messages were condensed", "the
+//! state is now", "the model is now" — so an ordinary step appends only what
+//! is new and bytes written grow with the transcript, not with its square.
+//! The file is never rewritten: everything the session said stays in it for
+//! good. The model's view (the replayed `messages`) is derived from it;
+//! messages condensed out of that view stay in the transcript (`earlier`),
+//! and any earlier view can be read back from a byte offset (rewind).
 //!
 //! Durability: every append is `fdatasync`ed before the agent acts on it
 //! (before a model request and before a tool runs), so a crash loses at most
@@ -22,15 +24,11 @@ use std::path::{Path, PathBuf};
 use north_protocol::{Message, ModelRef, State, Usage};
 use serde::{Deserialize, Serialize};
 
-use super::{StoreError, io_err, write_atomic};
+use super::{StoreError, io_err};
 use crate::redact::Redactor;
 
 /// The log's file name in the session directory.
 pub const LOG_FILE: &str = "log.jsonl";
-/// Compaction starts once the log is this much larger than the history.
-const COMPACT_FACTOR: u64 = 2;
-/// ... and at least this large, so small sessions never compact.
-const COMPACT_MIN_BYTES: u64 = 256 * 1024;
 
 /// One line of the log.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -43,6 +41,30 @@ pub(crate) enum Record {
         /// Messages kept.
         keep: usize,
         /// Messages appended.
+        messages: Vec<Message>,
+    },
+    /// The first `drop` messages of the view were condensed into the
+    /// session summary: they leave the model's view, not the transcript.
+    /// `lead` (a note restating the request) then opens the view.
+    Condense {
+        /// Revision after this record.
+        rev: u64,
+        /// Messages that left the view.
+        drop: usize,
+        /// The note that now opens the view, if any.
+        lead: Option<Message>,
+    },
+    /// The view goes back to an earlier one (a rewind past a condensation):
+    /// the transcript keeps its first `earlier` condensed messages, and the
+    /// view is `messages`.
+    Restore {
+        /// Revision after this record.
+        rev: u64,
+        /// Condensed messages still before the view.
+        earlier: usize,
+        /// Whether the view opens with a condensation note.
+        lead: bool,
+        /// The view.
         messages: Vec<Message>,
     },
     /// The agent state is now `state`.
@@ -65,8 +87,14 @@ pub(crate) enum Record {
 /// A session replayed from disk.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Replayed {
-    /// The history.
+    /// The history as the model sees it.
     pub messages: Vec<Message>,
+    /// Messages condensed out of the view, oldest first: with `messages`
+    /// (less its opening note, see `lead`) the whole transcript.
+    pub earlier: Vec<Message>,
+    /// The view opens with a condensation note, not a message of the
+    /// conversation.
+    pub lead: bool,
     /// The state.
     pub state: State,
     /// The model that wrote the last records.
@@ -92,6 +120,29 @@ impl Replayed {
             } => {
                 self.messages.truncate(keep);
                 self.messages.extend(messages);
+                self.lead &= keep > 0;
+                self.revision = rev;
+            }
+            Record::Condense { rev, drop, lead } => {
+                let drop = drop.min(self.messages.len());
+                let skip = usize::from(self.lead && drop > 0);
+                let gone: Vec<Message> = self.messages.drain(..drop).skip(skip).collect();
+                self.earlier.extend(gone);
+                self.lead = lead.is_some();
+                if let Some(note) = lead {
+                    self.messages.insert(0, note);
+                }
+                self.revision = rev;
+            }
+            Record::Restore {
+                rev,
+                earlier,
+                lead,
+                messages,
+            } => {
+                self.earlier.truncate(earlier);
+                self.messages = messages;
+                self.lead = lead;
                 self.revision = rev;
             }
             Record::State { state } => self.state = state,
@@ -104,13 +155,24 @@ impl Replayed {
 /// Reads `path`; a missing file replays to nothing. With `repair`, a torn
 /// last line is cut off the file (only the writer may do that).
 pub(crate) fn replay(path: &Path, repair: bool) -> Result<Replayed, StoreError> {
+    replay_upto(path, repair, u64::MAX)
+}
+
+/// The session as it was when the log was `bytes` long: the view a turn
+/// began with, read back for a rewind.
+pub(crate) fn replay_prefix(path: &Path, bytes: u64) -> Result<Replayed, StoreError> {
+    replay_upto(path, false, bytes)
+}
+
+fn replay_upto(path: &Path, repair: bool, limit: u64) -> Result<Replayed, StoreError> {
+    use std::io::Read;
     let mut out = Replayed::default();
     let file = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
         Err(e) => return Err(io_err("read", path)(e)),
     };
-    let mut reader = BufReader::new(file);
+    let mut reader = BufReader::new(file.take(limit));
     let mut line = Vec::new();
     let mut good: u64 = 0;
     let mut pending_error: Option<(u64, String)> = None;
@@ -173,10 +235,7 @@ pub struct SessionLog {
     usage_on_disk: Option<Usage>,
     /// The log's size.
     log_bytes: u64,
-    /// The serialized size of each message on disk, to know what a compact
-    /// log of the current history would take.
-    sizes: Vec<u64>,
-    /// Bytes this process wrote to the session (log, compactions).
+    /// Bytes this process wrote to the log.
     written: u64,
 }
 
@@ -204,11 +263,6 @@ impl SessionLog {
             .open(&path)
             .map_err(io_err("open", &path))?;
         let log_bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
-        let sizes = replayed
-            .messages
-            .iter()
-            .map(|m| serde_json::to_string(m).map_or(0, |j| j.len() as u64))
-            .collect();
         let log = SessionLog {
             dir: dir.to_path_buf(),
             path,
@@ -221,7 +275,6 @@ impl SessionLog {
             usage: replayed.usage,
             usage_on_disk: replayed.usage,
             log_bytes,
-            sizes,
             written: 0,
         };
         Ok((log, replayed))
@@ -245,9 +298,7 @@ impl SessionLog {
     ) -> Result<(), StoreError> {
         let keep = clean.min(self.on_disk).min(messages.len());
         let mut lines = String::new();
-        let mut new_sizes = Vec::new();
         if keep < messages.len() || keep < self.on_disk {
-            // Each message serialized once: for the record and its size.
             let mut json = Vec::with_capacity(messages.len() - keep);
             for m in &messages[keep..] {
                 let j = serde_json::to_string(m).map_err(|e| StoreError::Parse {
@@ -255,7 +306,6 @@ impl SessionLog {
                     what: "session log record",
                     message: e.to_string(),
                 })?;
-                new_sizes.push(j.len() as u64);
                 json.push(j);
             }
             let record = format!(
@@ -286,73 +336,79 @@ impl SessionLog {
         {
             self.push(&mut lines, &Record::Usage { total })?;
         }
+        self.append(&lines)?;
+        self.on_disk = messages.len();
+        self.state_on_disk = Some(state.clone());
+        self.model_on_disk = Some(model.clone());
+        self.usage_on_disk = self.usage;
+        Ok(())
+    }
+
+    /// Records that the first `drop` messages on disk were condensed out of
+    /// the view, and `lead` now opens it: the view on disk is then the
+    /// caller's, and the condensed messages stay in the transcript.
+    pub(crate) fn condensed(
+        &mut self,
+        rev: u64,
+        drop: usize,
+        lead: Option<&Message>,
+    ) -> Result<(), StoreError> {
+        let drop = drop.min(self.on_disk);
+        let mut lines = String::new();
+        self.push(
+            &mut lines,
+            &Record::Condense {
+                rev,
+                drop,
+                lead: lead.cloned(),
+            },
+        )?;
+        self.append(&lines)?;
+        self.on_disk = self.on_disk - drop + usize::from(lead.is_some());
+        Ok(())
+    }
+
+    /// Puts back a view read from an earlier point of the log (see
+    /// [`replay_prefix`]): its condensed messages and its messages.
+    pub(crate) fn restored(&mut self, rev: u64, past: &Replayed) -> Result<(), StoreError> {
+        let mut lines = String::new();
+        self.push(
+            &mut lines,
+            &Record::Restore {
+                rev,
+                earlier: past.earlier.len(),
+                lead: past.lead,
+                messages: past.messages.clone(),
+            },
+        )?;
+        self.append(&lines)?;
+        self.on_disk = past.messages.len();
+        Ok(())
+    }
+
+    /// One write per record batch: O_APPEND keeps it whole against another
+    /// reader, and a crash tears at most this last piece.
+    fn append(&mut self, lines: &str) -> Result<(), StoreError> {
         if lines.is_empty() {
             return Ok(());
         }
-        // One write per sync: O_APPEND keeps it whole against another
-        // reader, and a crash tears at most this last piece.
         self.file
             .write_all(lines.as_bytes())
             .map_err(io_err("append to", &self.path))?;
         self.file.sync_data().map_err(io_err("sync", &self.path))?;
         self.log_bytes += lines.len() as u64;
         self.written += lines.len() as u64;
-        if !new_sizes.is_empty() || keep < self.on_disk {
-            self.sizes.truncate(keep);
-            self.sizes.extend(new_sizes);
-        }
-        self.on_disk = messages.len();
-        self.state_on_disk = Some(state.clone());
-        self.model_on_disk = Some(model.clone());
-        self.usage_on_disk = self.usage;
-        let live: u64 = self.sizes.iter().sum::<u64>() + 1024;
-        if self.log_bytes > COMPACT_MIN_BYTES && self.log_bytes > live * COMPACT_FACTOR {
-            self.compact(rev, messages, state, model)?;
-        }
         Ok(())
     }
 
-    /// Rewrites the log as one record per kind (atomic rename).
-    fn compact(
-        &mut self,
-        rev: u64,
-        messages: &[Message],
-        state: &State,
-        model: &ModelRef,
-    ) -> Result<(), StoreError> {
-        let mut lines = String::new();
-        self.push(
-            &mut lines,
-            &Record::Sync {
-                rev,
-                keep: 0,
-                messages: messages.to_vec(),
-            },
-        )?;
-        self.push(
-            &mut lines,
-            &Record::State {
-                state: state.clone(),
-            },
-        )?;
-        self.push(
-            &mut lines,
-            &Record::Model {
-                model: model.clone(),
-            },
-        )?;
-        if let Some(total) = self.usage {
-            self.push(&mut lines, &Record::Usage { total })?;
-        }
-        write_atomic(&self.path, lines.as_bytes()).map_err(io_err("compact", &self.path))?;
-        self.file = OpenOptions::new()
-            .append(true)
-            .open(&self.path)
-            .map_err(io_err("open", &self.path))?;
-        self.log_bytes = lines.len() as u64;
-        self.written += self.log_bytes;
-        tracing::info!(path = %self.path.display(), bytes = self.log_bytes, "session log compacted");
-        Ok(())
+    /// The log's length now: where a turn begins, to read its view back.
+    pub(crate) fn offset(&self) -> u64 {
+        self.log_bytes
+    }
+
+    /// The log's path.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
     }
 
     fn push(&self, lines: &mut String, record: &Record) -> Result<(), StoreError> {
@@ -371,7 +427,7 @@ impl SessionLog {
         self.on_disk
     }
 
-    /// Bytes this process wrote to the log (appends and compactions).
+    /// Bytes this process wrote to the log.
     pub fn bytes_written(&self) -> u64 {
         self.written
     }
@@ -493,20 +549,43 @@ mod tests {
     }
 
     #[test]
-    fn a_log_much_larger_than_its_history_is_compacted() {
+    fn condensing_keeps_the_transcript_and_an_earlier_view_reads_back() {
         let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(LOG_FILE);
         let (mut log, _) = SessionLog::open(dir.path(), Redactor::default()).unwrap();
-        let big = "x".repeat(64 * 1024);
         let state = State::default();
-        // The last message is rewritten again and again: the log grows, the
-        // history does not.
-        for rev in 0..20 {
-            let messages = vec![Message::user(format!("{rev}{big}"))];
-            log.sync(rev, &messages, 0, &state, &model()).unwrap();
-        }
-        let size = std::fs::metadata(dir.path().join(LOG_FILE)).unwrap().len();
-        assert!(size < 3 * 70 * 1024, "compacted: {size}");
-        let back = replay(&dir.path().join(LOG_FILE), false).unwrap();
-        assert!(back.messages[0].text_content().starts_with("19"));
+        let mut view: Vec<Message> = (0..4).map(|i| Message::user(format!("m{i}"))).collect();
+        log.sync(1, &view, 0, &state, &model()).unwrap();
+        let before = log.offset();
+        let written = std::fs::read(&path).unwrap();
+        // The first three messages are condensed; a note opens the view.
+        let note = Message::user("[Earlier messages were condensed]");
+        log.condensed(2, 3, Some(&note)).unwrap();
+        view.drain(..3);
+        view.insert(0, note.clone());
+        view.push(Message::user("m4"));
+        log.sync(3, &view, 2, &state, &model()).unwrap();
+        let now = std::fs::read(&path).unwrap();
+        assert!(
+            now.starts_with(&written),
+            "the log is only ever appended to"
+        );
+        assert!(
+            now.len() - written.len() < written.len(),
+            "condensing appends a record, not the kept history"
+        );
+        let back = replay(&path, false).unwrap();
+        assert_eq!(back.messages, view);
+        assert!(back.lead);
+        let texts = |m: &[Message]| m.iter().map(Message::text_content).collect::<Vec<_>>();
+        assert_eq!(texts(&back.earlier), ["m0", "m1", "m2"]);
+        // The view before the condensation, read back and restored.
+        let past = replay_prefix(&path, before).unwrap();
+        assert_eq!(texts(&past.messages), ["m0", "m1", "m2", "m3"]);
+        log.restored(4, &past).unwrap();
+        drop(log);
+        let back = replay(&path, false).unwrap();
+        assert_eq!(texts(&back.messages), ["m0", "m1", "m2", "m3"]);
+        assert!(back.earlier.is_empty() && !back.lead);
     }
 }

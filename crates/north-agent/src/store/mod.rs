@@ -10,7 +10,7 @@
 //! Sessions written before the log existed (a checkpoint with full
 //! `messages`) still resume: the checkpoint is their history.
 
-mod log;
+pub(crate) mod log;
 mod trace;
 
 use std::fs;
@@ -236,6 +236,24 @@ impl SessionStore {
         })
     }
 
+    /// A new session that continues `id` from where it stands: its log and
+    /// turn records copied (so undo and rewind reach back into it), the
+    /// original never written to again.
+    pub fn fork(&self, id: &str) -> Result<Session, StoreError> {
+        let from = self.open(id)?;
+        let to = self.create()?;
+        for name in [LOG_FILE, "turns.json"] {
+            let src = from.dir.join(name);
+            match fs::read(&src) {
+                Ok(bytes) => write_atomic(&to.dir.join(name), &bytes)
+                    .map_err(io_err("write", &to.dir.join(name)))?,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(io_err("read", &src)(e)),
+            }
+        }
+        Ok(to)
+    }
+
     /// Opens an existing session.
     pub fn open(&self, id: &str) -> Result<Session, StoreError> {
         if !valid_id(id) {
@@ -342,6 +360,12 @@ impl Session {
         let snapshot = self.read_snapshot()?;
         let replayed = log::replay(&self.dir.join(LOG_FILE), false)?;
         Ok(merge(snapshot, replayed, &self.id, self.log_mtime()))
+    }
+
+    /// The whole transcript as the log keeps it — messages condensed out of
+    /// the model's view included (`earlier`) — without taking the lock.
+    pub fn transcript(&self) -> Result<Replayed, StoreError> {
+        log::replay(&self.dir.join(LOG_FILE), false)
     }
 
     /// Opens the session for writing (its lock held until the log is

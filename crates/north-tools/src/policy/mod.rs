@@ -8,16 +8,19 @@
 //!   impossible to bypass with shell syntax, and the path check that keeps a
 //!   command's arguments inside the project.
 //! - [`ShellPolicy`]: the one command policy every entry point asks
-//!   (allow, ask the user, or deny).
+//!   (allow, ask the user, or deny); [`ApprovedCommand`], the only value
+//!   a shell command runs from, is made by it alone.
 //! - [`NetAccess`]: the `net` / `net:<domain>` capability rules for `http.get`.
 
 pub mod allowlist;
+pub mod approved;
 pub mod command;
 pub mod mesh;
 pub mod net;
 pub mod shell;
 
 pub use allowlist::{AllowlistError, ProjectAllowlist};
+pub use approved::{ApprovedBy, ApprovedCommand, Consent};
 pub use command::{CommandDenied, Refusal, SimpleCommand, dangerous_substring};
 pub use mesh::{MeshPolicy, PolicyDenial, PolicyError, PolicyPreset};
 pub use net::{NetAccess, NetDenied, NetGrant};

@@ -25,6 +25,7 @@ pub mod tools;
 
 pub use output::truncate_chars;
 
+use crate::policy::ApprovedCommand;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -197,8 +198,13 @@ impl ShellManager {
         slot.live.as_ref().map(|s| s.program().to_owned())
     }
 
-    /// Runs `command` in the session.
-    pub async fn run(&self, command: &str, opts: RunOptions) -> Result<RunResult, ShellError> {
+    /// Runs `command` in the session: only a command the policy approved
+    /// (see [`ApprovedCommand`]) can run.
+    pub async fn run(
+        &self,
+        command: &ApprovedCommand,
+        opts: RunOptions,
+    ) -> Result<RunResult, ShellError> {
         self.run_cancellable(command, opts, &CancellationToken::new())
             .await
     }
@@ -206,10 +212,11 @@ impl ShellManager {
     /// Runs `command`, interrupting it when `cancel` fires.
     pub async fn run_cancellable(
         &self,
-        command: &str,
+        command: &ApprovedCommand,
         opts: RunOptions,
         cancel: &CancellationToken,
     ) -> Result<RunResult, ShellError> {
+        let command = command.line();
         if command.contains('\0') {
             return Err(ShellError::NulInCommand);
         }

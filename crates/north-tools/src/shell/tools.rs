@@ -396,12 +396,19 @@ async fn run(
     command: &str,
     opts: RunOptions,
 ) -> Result<RunResult, ToolOutcome> {
+    // The gate that judged the call left its approval in the context; a
+    // path that skipped the gate finds none and runs nothing.
+    let Some(approved) = ctx.approved.as_ref().filter(|a| a.line() == command) else {
+        return Err(ToolOutcome::err(format!(
+            "{tool}: `{command}` was not judged by the command policy, so it was not run"
+        )));
+    };
     let opts = RunOptions {
         live: ctx.live_output.clone(),
         ..opts
     };
     ctx.shell
-        .run_cancellable(command, opts, &ctx.cancel)
+        .run_cancellable(approved, opts, &ctx.cancel)
         .await
         .map_err(|e| ToolOutcome::err(format!("{tool}: {e}")))
 }
