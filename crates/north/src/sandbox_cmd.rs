@@ -2,7 +2,6 @@
 //! commands get, for inspection (what can it write, can it reach the
 //! network). Says once what the kernel cannot enforce.
 
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -96,9 +95,7 @@ pub fn main(args: SandboxArgs) -> anyhow::Result<ExitCode> {
         .command
         .split_first()
         .context("no command given (north sandbox -- CMD ...)")?;
-    let err = std::process::Command::new(program)
-        .args(rest)
-        .current_dir(&cwd)
-        .exec();
+    let rest: Vec<std::ffi::OsString> = rest.iter().map(Into::into).collect();
+    let err = north_tools::Spawner::exec_in_place(program.as_ref(), &rest, &cwd);
     anyhow::bail!("cannot run {program}: {err}")
 }

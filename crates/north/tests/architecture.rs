@@ -276,3 +276,37 @@ fn the_tui_does_not_depend_on_the_tools_crate() {
         "north-tui renders events and submits actions; tool types it shows belong in north-protocol"
     );
 }
+
+/// Every process North starts goes through one spawner (`north_tools::Spawner`:
+/// key-free environment, the sandbox launcher, a process group): no other
+/// production code builds a child process. Test modules may.
+#[test]
+fn one_spawner_starts_every_child_process() {
+    let mut found = Vec::new();
+    for krate in crates() {
+        let mut files = Vec::new();
+        rust_files(&krate.join("src"), &mut files);
+        for file in files {
+            if file.ends_with("north-tools/src/spawn/mod.rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&file).unwrap();
+            // What follows a file's test module is test code.
+            let production = text.split("#[cfg(test)]").next().unwrap_or_default();
+            for (n, line) in production.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or_default();
+                if ["Command::new(", "CommandBuilder::new(", "Command::from("]
+                    .iter()
+                    .any(|c| code.contains(c))
+                {
+                    found.push(format!("{}:{}: {}", file.display(), n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "start child processes through north_tools::Spawner:\n{}",
+        found.join("\n")
+    );
+}

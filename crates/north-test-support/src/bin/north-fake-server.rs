@@ -1,12 +1,12 @@
 //! A standalone fake provider for whole-binary benchmarks and manual runs.
 //!
-//! `north-fake-server anthropic|openai|anthropic-tool [TEXT]` serves a
+//! `north-fake-server anthropic|openai|responses|anthropic-tool [TEXT]` serves a
 //! streamed answer to every request on an ephemeral loopback port and prints
 //! its URL. `anthropic-tool` first asks for a `read_file` of `README.md`, and
 //! answers with text once the request carries the tool result: one tool
 //! round trip per session.
 
-use north_test_support::{FakeServer, Reply, anthropic, openai};
+use north_test_support::{FakeServer, Reply, anthropic, openai, responses};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> std::io::Result<()> {
@@ -19,6 +19,7 @@ async fn main() -> std::io::Result<()> {
     let server = FakeServer::start().await?;
     let body = match provider.as_str() {
         "openai" => openai::text_stream(&parts),
+        "responses" => responses::StreamBuilder::new().text(&parts).build(),
         "anthropic" => anthropic::text_stream(&parts),
         "anthropic-tool" => {
             let text = anthropic::text_stream(&parts);
@@ -41,7 +42,9 @@ async fn main() -> std::io::Result<()> {
             Vec::new()
         }
         other => {
-            eprintln!("unknown provider `{other}` (use anthropic or openai)");
+            eprintln!(
+                "unknown provider `{other}` (use anthropic, openai, responses or anthropic-tool)"
+            );
             std::process::exit(2);
         }
     };

@@ -101,6 +101,20 @@ impl Spawner {
         cmd
     }
 
+    /// Replaces this process with `program` in `cwd` — the sandbox
+    /// launcher's last step, inside the confinement it set up. The
+    /// environment stays as it is: the spawner that started the launcher
+    /// made it key-free, and North seals its own keys before anything runs.
+    /// Returns only when the program could not be executed.
+    #[cfg(unix)]
+    pub fn exec_in_place(program: &OsStr, args: &[OsString], cwd: &Path) -> std::io::Error {
+        use std::os::unix::process::CommandExt;
+        std::process::Command::new(program)
+            .args(args)
+            .current_dir(cwd)
+            .exec()
+    }
+
     /// A command for a PTY (the persistent shell): the PTY layer makes it a
     /// session leader, which gives it its own process group.
     pub fn pty_command(&self, program: &OsStr, cwd: &Path) -> portable_pty::CommandBuilder {
