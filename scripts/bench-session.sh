@@ -4,12 +4,15 @@
 # run by the release binary under strace. Reports the bytes North wrote into
 # the session directory against the session's final size on disk, the peak
 # RSS, and the wall time. The files are small enough that the session never
-# needs condensing (a condensation rewrites the history once, by design).
+# needs condensing on its own; with CONDENSE_EVERY, every that many steps the
+# model asks for a condensation (`condense_now`), which appends a record —
+# the log is never rewritten, so the bytes stay linear either way.
 #
-#   scripts/bench-session.sh [STEPS]    default 300
+#   scripts/bench-session.sh [STEPS] [CONDENSE_EVERY]    default 300, none
 set -euo pipefail
 cd "$(dirname "$0")/.."
 steps="${1:-300}"
+condense_every="${2:-0}"
 command -v strace >/dev/null || { echo "needs strace (apt-get install strace)" >&2; exit 2; }
 cargo build --release -q -p north
 north="$(cd "${CARGO_TARGET_DIR:-target}" && pwd)/release/north"
@@ -20,12 +23,18 @@ for i in $(seq 0 9); do
   python3 -c "print('\n'.join('line %d of file $i, with some text to read back' % n for n in range(12)))" \
     > "$work/project/f$i.txt"
 done
-python3 - "$steps" "$work/script.json" <<'PY'
+python3 - "$steps" "$work/script.json" "$condense_every" <<'PY'
 import json, sys
-steps, out = int(sys.argv[1]), sys.argv[2]
-turns = [{"text": f"Step {i}: reading f{i % 10}.txt. ",
-          "tool_calls": [{"id": f"r{i}", "name": "read_file", "args": {"path": f"f{i % 10}.txt"}}]}
-         for i in range(steps - 1)]
+steps, out, every = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+turns = []
+for i in range(steps - 1):
+    condense = every and i % every == every - 1
+    notes = '<<<NOTES_JSON>>>{"actions":["condense_now"]}<<<END_NOTES_JSON>>>' if condense else ""
+    turns.append({"text": f"{notes}Step {i}: reading f{i % 10}.txt. ",
+                  "tool_calls": [{"id": f"r{i}", "name": "read_file", "args": {"path": f"f{i % 10}.txt"}}]})
+    if condense:
+        # The summary request comes before the next step's.
+        turns.append({"text": f"Summary after step {i}: the files were read in turn."})
 turns.append({"text": "Done."})
 json.dump(turns, open(out, "w"))
 PY

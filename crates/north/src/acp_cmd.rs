@@ -55,22 +55,20 @@ impl Factory {
             None => setup::SessionChoice::New,
         };
         let session = project.session(&choice)?;
-        let mut tools = setup::assistant_tools(&self.grants);
         let mcp = setup::mcp_hub(&project);
         if let Some(hub) = &mcp {
-            tools.add_source(hub.tool_source());
             hub.start_all();
         }
-        let mut agent = project.agent(tools, approver, session, self.redactor.clone(), None)?;
-        if let Some(hub) = &mcp {
-            setup::attach_mcp(&mut agent, hub);
-        }
-        for cap in &self.grants {
-            agent.grant(cap);
-        }
-        agent.set_mode_kit(setup::mode_kit(&project, &self.grants));
-        agent.set_mode(self.mode.unwrap_or(project.config.mode.value))?;
-        Ok(agent)
+        crate::builder::AgentBuilder::default()
+            .grants(&self.grants)
+            .mcp(mcp)
+            .build(
+                &project,
+                approver,
+                session,
+                self.redactor.clone(),
+                Some(self.mode.unwrap_or(project.config.mode.value)),
+            )
     }
 }
 

@@ -114,33 +114,26 @@ async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
         grants: args.grants.clone(),
         explain: true,
     };
-    let mut tools = setup::assistant_tools(&args.grants);
     let mcp = setup::mcp_hub(&p.project);
     if let Some(hub) = &mcp {
-        tools.add_source(hub.tool_source());
         hub.start_all();
     }
     let session_id = session.id.clone();
-    let mut agent = match p.project.agent(
-        tools,
-        Arc::new(approver),
-        session,
-        redactor,
-        args.max_tokens,
-    ) {
+    let built = crate::builder::AgentBuilder::default()
+        .grants(&args.grants)
+        .mcp(mcp.clone())
+        .max_tokens(args.max_tokens)
+        .build(
+            &p.project,
+            Arc::new(approver),
+            session,
+            redactor,
+            Some(mode),
+        );
+    let mut agent = match built {
         Ok(a) => a,
         Err(e) => return fail(args.json, ErrorKind::Config, &format!("{e:#}"), EXIT_USAGE),
     };
-    for cap in &args.grants {
-        agent.grant(cap);
-    }
-    if let Some(hub) = &mcp {
-        setup::attach_mcp(&mut agent, hub);
-    }
-    agent.set_mode_kit(setup::mode_kit(&p.project, &args.grants));
-    if let Err(e) = agent.set_mode(mode) {
-        return fail(args.json, ErrorKind::Config, &e.to_string(), EXIT_USAGE);
-    }
     let cancel = CancellationToken::new();
     let on_interrupt = cancel.clone();
     tokio::spawn(async move {

@@ -7,7 +7,6 @@ use std::sync::atomic::{AtomicI32, Ordering};
 
 use clap::Args;
 use north_agent::redact::Redactor;
-use north_tools::north_tools;
 use north_tui::{Exit, SessionInfo, Start, TuiError};
 
 use crate::args::ModelArgs;
@@ -192,38 +191,25 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
     approver.allow_shell = project.config.allow_shell.value;
     let approver = Arc::new(approver);
     let max_tokens = args.max_tokens;
-    let mcp = setup::mcp_hub(&project);
-    let mcp_hub = mcp.clone();
-    let tools = move || {
-        let mut tools = north_tools();
-        if let Some(hub) = &mcp {
-            tools.add_source(hub.tool_source());
-        }
-        tools
-    };
-    let agent = match project.agent(
-        tools(),
+    let mcp_hub = setup::mcp_hub(&project);
+    let builder = crate::builder::AgentBuilder::default()
+        .mcp(mcp_hub.clone())
+        .max_tokens(max_tokens);
+    let agent = builder.build(
+        &project,
         approver.clone(),
         session,
         redactor.clone(),
-        max_tokens,
-    ) {
+        Some(project.config.mode.value),
+    );
+    let agent = match agent {
         Ok(a) => a,
         Err(e) => return usage_error(&format!("{e:#}")),
     };
-    let mut agent = agent;
-    if let Some(hub) = &mcp_hub {
-        setup::attach_mcp(&mut agent, hub);
-    }
-    let kit = setup::mode_kit(&project, &[]);
-    agent.set_mode_kit(kit.clone());
     let modes: Vec<north_protocol::PermissionMode> = north_protocol::PermissionMode::ALL
         .into_iter()
         .filter(|m| agent.mode_available(*m).is_ok())
         .collect();
-    if let Err(e) = agent.set_mode(project.config.mode.value) {
-        return usage_error(&format!("mode {}: {e}", project.config.mode.value));
-    }
     let info = SessionInfo {
         version: env!("CARGO_PKG_VERSION").to_string(),
         mode: agent.mode(),
@@ -247,7 +233,6 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
             .map_err(|e| north_tui::OpenSessionError::new(format!("{e:#}")))
     });
     let opener_redactor = redactor.clone();
-    let opener_hub = mcp_hub.clone();
     let opener: north_tui::SessionOpener = Box::new(move |id: Option<&str>| {
         let choice = match id {
             Some(id) => setup::SessionChoice::Resume(id.to_string()),
@@ -256,20 +241,16 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
         let session = project
             .session(&choice)
             .map_err(|e| north_tui::OpenSessionError::new(format!("{e:#}")))?;
-        let mut agent = project
-            .agent(
-                tools(),
+        // The worker carries the current mode over to the new session.
+        builder
+            .build(
+                &project,
                 approver.clone(),
                 session,
                 opener_redactor.clone(),
-                max_tokens,
+                None,
             )
-            .map_err(|e| north_tui::OpenSessionError::new(format!("{e:#}")))?;
-        agent.set_mode_kit(kit.clone());
-        if let Some(hub) = &opener_hub {
-            setup::attach_mcp(&mut agent, hub);
-        }
-        Ok(agent)
+            .map_err(|e| north_tui::OpenSessionError::new(format!("{e:#}")))
     });
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -28,6 +28,7 @@
 
 mod acp_cmd;
 mod args;
+mod builder;
 mod cli;
 mod config_cmd;
 mod exec;
@@ -55,6 +56,14 @@ use clap::Parser;
 use cli::{Cli, Command};
 
 fn main() -> ExitCode {
+    // Scripts and editors ask this often: answered before anything else is
+    // set up (the argument parser alone builds every subcommand).
+    if let [_, flag] = &std::env::args_os().collect::<Vec<_>>()[..]
+        && (flag == "--version" || flag == "-V")
+    {
+        println!("north {}", env!("CARGO_PKG_VERSION"));
+        return ExitCode::SUCCESS;
+    }
     // First, while single-threaded: keys leave the environment block child
     // processes could read through /proc.
     guard::protect_process();

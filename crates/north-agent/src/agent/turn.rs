@@ -191,22 +191,7 @@ impl Agent {
                 message: super::model::switch_message(&from, &self.model(), dropped),
             });
         }
-        let input = match input {
-            Some(input) => {
-                self.push_user_text(input);
-                // The input is durable before the model sees it.
-                self.save(emit);
-                input.to_string()
-            }
-            // Continuing: memory is retrieved for the request being worked on.
-            None => self
-                .messages
-                .iter()
-                .rev()
-                .find(|m| crate::condense::is_user_input(m))
-                .map(Message::text_content)
-                .unwrap_or_default(),
-        };
+        let input = self.take_input(input, emit);
         let input = input.as_str();
         let mut system = match self.system(input).await {
             Ok(s) => s,
@@ -238,98 +223,12 @@ impl Agent {
                 "model request"
             );
             let (response, visible, blocks, failure) = self.stream(request, emit, cancel).await;
-            tracing::info!(
-                response_id = response.id.as_deref().unwrap_or("-"),
-                input_tokens = response.usage.input_tokens,
-                output_tokens = response.usage.output_tokens,
-                stop_reason = ?response.stop_reason,
-                failed = failure.is_some(),
-                "model response"
-            );
-            tracing::debug!(
-                text_chars = visible.len(),
-                tool_calls = response.tool_calls().len(),
-                cache_read = response.usage.cache_read_input_tokens,
-                reasoning_tokens = response.usage.reasoning_tokens,
-                "model response details"
-            );
-            turn_usage.add(&response.usage);
-            self.total.add(&response.usage);
-            emit(Event::Usage {
-                usage: response.usage,
-                total: self.total,
-            });
-            self.tracer.record(
-                TraceKind::LlmDone,
-                json!({"step": step, "usage": response.usage, "stop_reason": response.stop_reason, "text_chars": visible.len(), "tool_calls": response.tool_calls().len()}),
-            );
-            let cut = failure.is_none() && response.stop_reason == Some(StopReason::MaxTokens);
-            if let Some(reason) = response.stop_reason.clone().filter(|_| failure.is_none()) {
-                emit(Event::ModelStopped { turn: step, reason });
-            }
-            if cut {
-                emit(Event::Notice {
-                    kind: NoticeKind::OutputCut,
-                    message: format!(
-                        "the model's output was cut off at the output limit of {} tokens (--max-tokens)",
-                        self.opts.max_tokens
-                    ),
-                });
-            }
-            // Reasoning first (a provider needs it before the calls it led
-            // to), then the raw text (blocks included, so the model sees its
-            // own protocol messages consistently), then the calls.
-            let mut content: Vec<ContentBlock> = Vec::new();
-            if failure.is_none() {
-                content.extend(
-                    response
-                        .content
-                        .iter()
-                        .filter(|b| b.is_reasoning())
-                        .cloned(),
-                );
-            }
-            let raw_text = response.text();
-            if !raw_text.is_empty() {
-                content.push(ContentBlock::text(raw_text));
-            }
-            let mut calls: Vec<Planned> = if failure.is_some() {
-                Vec::new()
-            } else {
-                malformed::vet(
-                    response.tool_calls().into_iter().cloned().collect(),
-                    cut,
-                    self.opts.max_tokens,
-                )
-            };
-            content.extend(calls.iter().map(|p| ContentBlock::ToolCall(p.call.clone())));
-            if !content.is_empty() {
-                self.messages.push(Message {
-                    role: Role::Assistant,
-                    content,
-                });
-            }
+            let failed = failure.is_some();
+            let mut calls =
+                self.take_response(step, &response, &visible, failed, &mut turn_usage, emit);
             if let Some(err) = failure {
                 self.save(emit);
-                return if err.is_cancelled() {
-                    interrupted(emit, turn_usage)
-                } else {
-                    let message = self.redactor.scrub(&err.to_string()).into_owned();
-                    tracing::error!(severity = "recoverable", error = %message, "model request failed");
-                    self.tracer.record(
-                        TraceKind::Error,
-                        json!({"kind": "provider", "message": message}),
-                    );
-                    emit(Event::Error {
-                        kind: ErrorKind::Provider,
-                        message: message.clone(),
-                    });
-                    emit(Event::TurnEnd {
-                        stop_reason: None,
-                        usage: turn_usage,
-                    });
-                    TurnEnd::ProviderFailed(message)
-                };
+                return self.provider_failed(&err, turn_usage, emit);
             }
             let text = self.apply_blocks(&blocks, emit).await;
             let mut rejected_blocks = 0;
@@ -390,57 +289,7 @@ impl Agent {
                     kind,
                 });
                 self.tracer.record(TraceKind::ToolStart, json!({"id": call.id, "tool": call.name, "args": crate::intent::trace_args(&call.arguments)}));
-                let started = std::time::Instant::now();
-                let outcome = if let Some(outcome) = self.disclosure_call(call) {
-                    outcome
-                } else {
-                    // A running command's output reaches the front end as it
-                    // is produced (Event::ToolOutput), while the call runs.
-                    let (live, mut output) = tokio::sync::mpsc::unbounded_channel();
-                    self.ctx.live_output = Some(live);
-                    let forward = |(stream, text)| {
-                        emit(Event::ToolOutput {
-                            call_id: call.id.clone(),
-                            stream,
-                            text,
-                        })
-                    };
-                    let outcome = {
-                        let mut env = self.call_env(emit);
-                        let run = env.run(call);
-                        tokio::pin!(run);
-                        loop {
-                            tokio::select! {
-                                outcome = &mut run => break outcome,
-                                Some(chunk) = output.recv() => forward(chunk),
-                            }
-                        }
-                    };
-                    self.ctx.live_output = None;
-                    while let Ok(chunk) = output.try_recv() {
-                        forward(chunk);
-                    }
-                    outcome
-                };
-                tracing::info!(
-                    tool = %call.name,
-                    call_id = %call.id,
-                    args = %crate::intent::log_args(&call.arguments),
-                    ok = outcome.ok,
-                    error = outcome.error.as_deref().unwrap_or(""),
-                    ms = started.elapsed().as_millis() as u64,
-                    "tool call"
-                );
-                tracing::debug!(
-                    tool = %call.name,
-                    output_bytes = outcome.output.to_string().len(),
-                    summary = %self.summarize(&call.name, &outcome),
-                    "tool result"
-                );
-                self.tracer.record(
-                    TraceKind::ToolDone,
-                    json!({"id": call.id, "tool": call.name, "ok": outcome.ok, "error": outcome.error, "ms": started.elapsed().as_millis() as u64}),
-                );
+                let outcome = self.run_call(call, emit).await;
                 self.record_result(call, &outcome, emit);
                 // Each result is durable as soon as it exists.
                 self.save(emit);
@@ -451,6 +300,201 @@ impl Agent {
                 return interrupted(emit, turn_usage);
             }
         }
+        self.step_limit(turn_usage, emit)
+    }
+
+    /// Logs and counts the model's response (usage, a cut-off notice) and
+    /// keeps it as the assistant's message: reasoning, text, then the calls,
+    /// vetted. Returns the calls.
+    fn take_response(
+        &mut self,
+        step: u32,
+        response: &north_protocol::ChatResponse,
+        visible: &str,
+        failed: bool,
+        turn_usage: &mut Usage,
+        emit: &Emit<'_>,
+    ) -> Vec<Planned> {
+        tracing::info!(
+            response_id = response.id.as_deref().unwrap_or("-"),
+            input_tokens = response.usage.input_tokens,
+            output_tokens = response.usage.output_tokens,
+            stop_reason = ?response.stop_reason,
+            failed = failed,
+            "model response"
+        );
+        tracing::debug!(
+            text_chars = visible.len(),
+            tool_calls = response.tool_calls().len(),
+            cache_read = response.usage.cache_read_input_tokens,
+            reasoning_tokens = response.usage.reasoning_tokens,
+            "model response details"
+        );
+        turn_usage.add(&response.usage);
+        self.total.add(&response.usage);
+        emit(Event::Usage {
+            usage: response.usage,
+            total: self.total,
+        });
+        self.tracer.record(
+        TraceKind::LlmDone,
+        json!({"step": step, "usage": response.usage, "stop_reason": response.stop_reason, "text_chars": visible.len(), "tool_calls": response.tool_calls().len()}),
+    );
+        let cut = !failed && response.stop_reason == Some(StopReason::MaxTokens);
+        if let Some(reason) = response.stop_reason.clone().filter(|_| !failed) {
+            emit(Event::ModelStopped { turn: step, reason });
+        }
+        if cut {
+            emit(Event::Notice {
+                kind: NoticeKind::OutputCut,
+                message: format!(
+                    "the model's output was cut off at the output limit of {} tokens (--max-tokens)",
+                    self.opts.max_tokens
+                ),
+            });
+        }
+        // Reasoning first (a provider needs it before the calls it led
+        // to), then the raw text (blocks included, so the model sees its
+        // own protocol messages consistently), then the calls.
+        let mut content: Vec<ContentBlock> = Vec::new();
+        if !failed {
+            content.extend(
+                response
+                    .content
+                    .iter()
+                    .filter(|b| b.is_reasoning())
+                    .cloned(),
+            );
+        }
+        let raw_text = response.text();
+        if !raw_text.is_empty() {
+            content.push(ContentBlock::text(raw_text));
+        }
+        let calls: Vec<Planned> = if failed {
+            Vec::new()
+        } else {
+            malformed::vet(
+                response.tool_calls().into_iter().cloned().collect(),
+                cut,
+                self.opts.max_tokens,
+            )
+        };
+        content.extend(calls.iter().map(|p| ContentBlock::ToolCall(p.call.clone())));
+        if !content.is_empty() {
+            self.messages.push(Message {
+                role: Role::Assistant,
+                content,
+            });
+        }
+        calls
+    }
+
+    /// The turn's input made durable before the model sees it; continuing
+    /// (no input), the request being worked on, for memory retrieval.
+    fn take_input(&mut self, input: Option<&str>, emit: &Emit<'_>) -> String {
+        match input {
+            Some(input) => {
+                self.push_user_text(input);
+                self.save(emit);
+                input.to_string()
+            }
+            None => self
+                .messages
+                .iter()
+                .rev()
+                .find(|m| crate::condense::is_user_input(m))
+                .map(Message::text_content)
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Runs one vetted call, its output forwarded live while it runs, and
+    /// logs and traces what it did.
+    async fn run_call(&mut self, call: &north_protocol::ToolCall, emit: &Emit<'_>) -> ToolOutcome {
+        let started = std::time::Instant::now();
+        let outcome = if let Some(outcome) = self.disclosure_call(call) {
+            outcome
+        } else {
+            // A running command's output reaches the front end as it
+            // is produced (Event::ToolOutput), while the call runs.
+            let (live, mut output) = tokio::sync::mpsc::unbounded_channel();
+            self.ctx.live_output = Some(live);
+            let forward = |(stream, text)| {
+                emit(Event::ToolOutput {
+                    call_id: call.id.clone(),
+                    stream,
+                    text,
+                })
+            };
+            let outcome = {
+                let mut env = self.call_env(emit);
+                let run = env.run(call);
+                tokio::pin!(run);
+                loop {
+                    tokio::select! {
+                        outcome = &mut run => break outcome,
+                        Some(chunk) = output.recv() => forward(chunk),
+                    }
+                }
+            };
+            self.ctx.live_output = None;
+            while let Ok(chunk) = output.try_recv() {
+                forward(chunk);
+            }
+            outcome
+        };
+        tracing::info!(
+            tool = %call.name,
+            call_id = %call.id,
+            args = %crate::intent::log_args(&call.arguments),
+            ok = outcome.ok,
+            error = outcome.error.as_deref().unwrap_or(""),
+            ms = started.elapsed().as_millis() as u64,
+            "tool call"
+        );
+        tracing::debug!(
+            tool = %call.name,
+            output_bytes = outcome.output.to_string().len(),
+            summary = %self.summarize(&call.name, &outcome),
+            "tool result"
+        );
+        self.tracer.record(
+            TraceKind::ToolDone,
+            json!({"id": call.id, "tool": call.name, "ok": outcome.ok, "error": outcome.error, "ms": started.elapsed().as_millis() as u64}),
+        );
+        outcome
+    }
+
+    /// A model request that failed (after retries) or was cancelled ends
+    /// the turn, saying why.
+    fn provider_failed(
+        &mut self,
+        err: &north_llm::LlmError,
+        turn_usage: Usage,
+        emit: &Emit<'_>,
+    ) -> TurnEnd {
+        if err.is_cancelled() {
+            return interrupted(emit, turn_usage);
+        }
+        let message = self.redactor.scrub(&err.to_string()).into_owned();
+        tracing::error!(severity = "recoverable", error = %message, "model request failed");
+        self.tracer.record(
+            TraceKind::Error,
+            json!({"kind": "provider", "message": message}),
+        );
+        emit(Event::Error {
+            kind: ErrorKind::Provider,
+            message: message.clone(),
+        });
+        emit(Event::TurnEnd {
+            stop_reason: None,
+            usage: turn_usage,
+        });
+        TurnEnd::ProviderFailed(message)
+    }
+
+    /// The turn used all its model steps: it ends, and says how to go on.
+    fn step_limit(&self, turn_usage: Usage, emit: &Emit<'_>) -> TurnEnd {
         let message = format!(
             "Stopped after {} model steps (the step limit). Send another message to let me continue.",
             self.opts.max_steps
