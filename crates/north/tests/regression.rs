@@ -295,6 +295,56 @@ async fn only_the_model_request_goes_out_before_the_first_token() {
     );
 }
 
+/// A Responses stream whose `output_item.added` already carries the
+/// arguments and whose deltas repeat them (as some implementations and
+/// proxies send): the call runs with its arguments once, not twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn responses_arguments_sent_in_added_and_deltas_are_not_doubled() {
+    use north_test_support::sse_event;
+    let server = FakeServer::start().await.unwrap();
+    let args = r#"{"path": "hello.txt"}"#;
+    let call = json!({"type": "function_call", "call_id": "call_1", "name": "read_file", "arguments": args});
+    let events = [
+        json!({"type": "response.created", "response": {"id": "resp_1", "model": "gpt-5.2"}}),
+        json!({"type": "response.output_item.added", "output_index": 0, "item": call}),
+        json!({"type": "response.function_call_arguments.delta", "output_index": 0, "delta": r#"{"path": "#}),
+        json!({"type": "response.function_call_arguments.delta", "output_index": 0, "delta": r#""hello.txt"}"#}),
+        json!({"type": "response.function_call_arguments.done", "output_index": 0, "arguments": args}),
+        json!({"type": "response.output_item.done", "output_index": 0, "item": call}),
+        json!({"type": "response.completed", "response": {"id": "resp_1", "usage": null}}),
+    ];
+    let body: String = events
+        .iter()
+        .map(|e| sse_event(e["type"].as_str(), &e.to_string()))
+        .collect();
+    server.push(Reply::sse(body));
+    server.push(Reply::sse(north_test_support::responses::text_stream(&[
+        "It says hello.",
+    ])));
+    let sb = Sandbox::new();
+    std::fs::write(sb.project().join("hello.txt"), "hello\n").unwrap();
+    let mut cmd = sb.north();
+    cmd.env("OPENAI_BASE_URL", format!("{}/v1", server.url()))
+        .env("OPENAI_API_KEY", "sk-test-not-real")
+        .args([
+            "exec",
+            "--provider",
+            "openai",
+            "--openai-api",
+            "responses",
+            "--json",
+            "read it",
+        ]);
+    let out = output(cmd).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let results: Vec<Value> = json_lines(&out)
+        .into_iter()
+        .filter(|e| e["type"] == "tool_result")
+        .collect();
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert_eq!(results[0]["ok"], true, "{results:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_mesh_planner_fits_the_window_and_its_repair_shows_the_schema_and_the_error() {
     let server = FakeServer::start().await.unwrap();

@@ -1,7 +1,16 @@
 //! Responses API stream decoding: semantic events (`response.*`) into
-//! deltas. Text, function-call arguments and reasoning summaries stream as
-//! pieces; a finished reasoning item arrives whole with its encrypted
-//! content; `response.completed` / `response.incomplete` end the stream.
+//! deltas. Text and reasoning summaries stream as pieces; a finished
+//! reasoning item arrives whole with its encrypted content;
+//! `response.completed` / `response.incomplete` end the stream.
+//!
+//! A function call's arguments are taken once, from the most complete
+//! source: the finished item (`output_item.done`), else
+//! `function_call_arguments.done`, else the deltas, else what
+//! `output_item.added` carried. Implementations differ in which of these
+//! they fill (real OpenAI sends empty arguments in `added`; proxies often
+//! do not), so adding them up would double a call's JSON. An item that
+//! comes again under an index already finished is ignored; a message that
+//! arrives only whole (no text deltas) is still read.
 
 use north_protocol::{ContentBlock, StopReason, StreamDelta, Usage};
 use serde_json::Value;
@@ -22,7 +31,6 @@ const QUIET: &[&str] = &[
     "response.output_text.done",
     "response.output_text.annotation.added",
     "response.refusal.done",
-    "response.function_call_arguments.done",
     "response.reasoning_summary_part.added",
     "response.reasoning_summary_part.done",
     "response.reasoning_summary_text.done",
@@ -95,7 +103,23 @@ pub(crate) fn incomplete_reason(response: &Value) -> StopReason {
 #[derive(Debug)]
 struct OpenCall {
     index: usize,
-    args_seen: bool,
+    /// What `output_item.added` carried.
+    added: String,
+    /// The deltas, joined.
+    streamed: String,
+    /// `function_call_arguments.done`'s whole arguments.
+    done: Option<String>,
+}
+
+impl OpenCall {
+    /// The call's arguments from the most complete source (see the module).
+    fn arguments(self, item: Option<&str>) -> String {
+        [item, self.done.as_deref(), Some(self.streamed.as_str())]
+            .into_iter()
+            .flatten()
+            .find(|a| !a.is_empty())
+            .map_or(self.added, str::to_string)
+    }
 }
 
 /// Decoder for the Responses API SSE stream.
@@ -103,6 +127,10 @@ struct OpenCall {
 pub struct ResponsesDecoder {
     started: bool,
     calls: Vec<OpenCall>,
+    /// Output indexes finished (`output_item.done`): a repeat is ignored.
+    finished: std::collections::HashSet<usize>,
+    /// Output indexes whose text came as deltas.
+    texted: std::collections::HashSet<usize>,
     had_calls: bool,
     /// The reasoning summary part being streamed: (output index, part index).
     summary_part: Option<(u64, u64)>,
@@ -132,8 +160,10 @@ impl ResponsesDecoder {
 
     fn item_added(&mut self, v: &Value, out: &mut Vec<StreamDelta>) -> Result<(), DecodeFailure> {
         let item = v.get("item").ok_or_else(|| missing("`item`", v))?;
-        if str_field(item, "type") == Some("function_call") {
-            let index = u64_field(v, "output_index") as usize;
+        let index = u64_field(v, "output_index") as usize;
+        let repeated =
+            self.finished.contains(&index) || self.calls.iter().any(|c| c.index == index);
+        if str_field(item, "type") == Some("function_call") && !repeated {
             let id = str_field(item, "call_id")
                 .or_else(|| str_field(item, "id"))
                 .unwrap_or_default();
@@ -145,37 +175,53 @@ impl ResponsesDecoder {
                 id: id.to_string(),
                 name: name.to_string(),
             });
-            let args = str_field(item, "arguments").unwrap_or_default();
-            if !args.is_empty() {
-                out.push(StreamDelta::ToolCallArgs {
-                    index,
-                    fragment: args.to_string(),
-                });
-            }
             self.calls.push(OpenCall {
                 index,
-                args_seen: !args.is_empty(),
+                added: str_field(item, "arguments").unwrap_or_default().to_string(),
+                streamed: String::new(),
+                done: None,
             });
         }
         Ok(())
     }
 
+    /// Ends an open call: its arguments once, then its end.
+    fn end_call(call: OpenCall, item: Option<&str>, out: &mut Vec<StreamDelta>) {
+        let index = call.index;
+        let fragment = call.arguments(item);
+        if !fragment.is_empty() {
+            out.push(StreamDelta::ToolCallArgs { index, fragment });
+        }
+        out.push(StreamDelta::ToolCallEnd { index });
+    }
+
     fn item_done(&mut self, v: &Value, out: &mut Vec<StreamDelta>) -> Result<(), DecodeFailure> {
         let item = v.get("item").ok_or_else(|| missing("`item`", v))?;
+        let index = u64_field(v, "output_index") as usize;
+        if !self.finished.insert(index) {
+            return Ok(());
+        }
         match str_field(item, "type") {
             Some("function_call") => {
-                let index = u64_field(v, "output_index") as usize;
                 if let Some(pos) = self.calls.iter().position(|c| c.index == index) {
                     let call = self.calls.remove(pos);
-                    // Arguments that never streamed arrive whole here.
-                    let args = str_field(item, "arguments").unwrap_or_default();
-                    if !call.args_seen && !args.is_empty() {
-                        out.push(StreamDelta::ToolCallArgs {
-                            index,
-                            fragment: args.to_string(),
-                        });
-                    }
-                    out.push(StreamDelta::ToolCallEnd { index });
+                    Self::end_call(call, str_field(item, "arguments"), out);
+                }
+            }
+            Some("message") if !self.texted.contains(&index) => {
+                // A message that never streamed arrives whole here.
+                self.start(None, out);
+                let text: String = item
+                    .get("content")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|part| {
+                        str_field(part, "text").or_else(|| str_field(part, "refusal"))
+                    })
+                    .collect();
+                if !text.is_empty() {
+                    out.push(StreamDelta::Text { text });
                 }
             }
             Some("reasoning") => {
@@ -193,8 +239,8 @@ impl ResponsesDecoder {
     }
 
     fn close_calls(&mut self, out: &mut Vec<StreamDelta>) {
-        for call in self.calls.drain(..) {
-            out.push(StreamDelta::ToolCallEnd { index: call.index });
+        for call in std::mem::take(&mut self.calls) {
+            Self::end_call(call, None, out);
         }
     }
 
@@ -253,6 +299,7 @@ impl StreamDecoder for ResponsesDecoder {
             "response.output_item.done" => self.item_done(&v, &mut out)?,
             "response.output_text.delta" | "response.refusal.delta" => {
                 self.start(None, &mut out);
+                self.texted.insert(u64_field(&v, "output_index") as usize);
                 let text = str_field(&v, "delta").ok_or_else(|| missing("`delta`", &v))?;
                 if !text.is_empty() {
                     out.push(StreamDelta::Text {
@@ -264,13 +311,16 @@ impl StreamDecoder for ResponsesDecoder {
                 let index = u64_field(&v, "output_index") as usize;
                 let fragment = str_field(&v, "delta").ok_or_else(|| missing("`delta`", &v))?;
                 if let Some(call) = self.calls.iter_mut().find(|c| c.index == index) {
-                    call.args_seen = true;
+                    call.streamed.push_str(fragment);
                 }
-                if !fragment.is_empty() {
-                    out.push(StreamDelta::ToolCallArgs {
-                        index,
-                        fragment: fragment.to_string(),
-                    });
+            }
+            "response.function_call_arguments.done" => {
+                let index = u64_field(&v, "output_index") as usize;
+                if let (Some(call), Some(args)) = (
+                    self.calls.iter_mut().find(|c| c.index == index),
+                    str_field(&v, "arguments"),
+                ) {
+                    call.done = Some(args.to_string());
                 }
             }
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
@@ -323,5 +373,133 @@ impl StreamDecoder for ResponsesDecoder {
 
     fn stats(&self) -> &DecodeStats {
         &self.stats
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// The call's arguments and the text, as the accumulator builds them
+    /// from a stream of `events`.
+    fn decoded(events: &[Value]) -> (Vec<(String, Value)>, String) {
+        let mut decoder = ResponsesDecoder::new();
+        let mut builder = crate::ResponseBuilder::new();
+        for v in events {
+            let event = SseEvent {
+                event: None,
+                data: v.to_string(),
+                id: None,
+            };
+            for d in decoder.decode(&event).unwrap() {
+                builder.push(&d);
+            }
+        }
+        for d in decoder.finish() {
+            builder.push(&d);
+        }
+        let resp = builder.finish();
+        let calls = resp
+            .tool_calls()
+            .into_iter()
+            .map(|c| (c.name.clone(), c.arguments.clone()))
+            .collect();
+        (calls, resp.text())
+    }
+
+    fn added(args: &str) -> Value {
+        json!({"type": "response.output_item.added", "output_index": 0,
+               "item": {"type": "function_call", "call_id": "call_1", "name": "read_file", "arguments": args}})
+    }
+    fn delta(d: &str) -> Value {
+        json!({"type": "response.function_call_arguments.delta", "output_index": 0, "delta": d})
+    }
+    fn args_done(args: &str) -> Value {
+        json!({"type": "response.function_call_arguments.done", "output_index": 0, "arguments": args})
+    }
+    fn done(args: &str) -> Value {
+        json!({"type": "response.output_item.done", "output_index": 0,
+               "item": {"type": "function_call", "call_id": "call_1", "name": "read_file", "arguments": args}})
+    }
+    fn completed() -> Value {
+        json!({"type": "response.completed", "response": {"id": "resp_1", "usage": null}})
+    }
+    const ARGS: &str = r#"{"path": "hello.txt"}"#;
+
+    fn one_call(events: &[Value]) -> Value {
+        let (calls, _) = decoded(events);
+        assert_eq!(calls.len(), 1, "{calls:?}");
+        calls[0].1.clone()
+    }
+
+    #[test]
+    fn arguments_in_added_and_in_deltas_are_counted_once() {
+        let got = one_call(&[
+            added(ARGS),
+            delta(r#"{"path": "#),
+            delta(r#""hello.txt"}"#),
+            args_done(ARGS),
+            done(ARGS),
+            completed(),
+        ]);
+        assert_eq!(got, json!({"path": "hello.txt"}));
+    }
+
+    #[test]
+    fn deltas_only_done_only_and_added_only_each_give_the_arguments() {
+        let deltas_only = one_call(&[
+            added(""),
+            delta(r#"{"path": "#),
+            delta(r#""hello.txt"}"#),
+            completed(),
+        ]);
+        let done_only = one_call(&[added(""), done(ARGS), completed()]);
+        let args_done_only = one_call(&[added(""), args_done(ARGS), done(""), completed()]);
+        let added_only = one_call(&[added(ARGS), done(""), completed()]);
+        for got in [deltas_only, done_only, args_done_only, added_only] {
+            assert_eq!(got, json!({"path": "hello.txt"}));
+        }
+    }
+
+    #[test]
+    fn the_finished_item_wins_over_deltas_that_disagree() {
+        let got = one_call(&[
+            added(""),
+            delta(r#"{"path": "hel"#),
+            done(ARGS),
+            completed(),
+        ]);
+        assert_eq!(got, json!({"path": "hello.txt"}));
+    }
+
+    #[test]
+    fn a_repeated_item_is_one_call() {
+        let got = one_call(&[
+            added(ARGS),
+            done(ARGS),
+            added(ARGS),
+            delta(ARGS),
+            done(ARGS),
+            completed(),
+        ]);
+        assert_eq!(got, json!({"path": "hello.txt"}));
+    }
+
+    #[test]
+    fn a_message_that_arrives_only_whole_is_read_once() {
+        let message = json!({"type": "response.output_item.done", "output_index": 0,
+            "item": {"type": "message", "role": "assistant",
+                     "content": [{"type": "output_text", "text": "Hello there."}]}});
+        let (_, text) = decoded(&[message.clone(), message.clone(), completed()]);
+        assert_eq!(text, "Hello there.");
+        let streamed = json!({"type": "response.output_text.delta", "output_index": 0, "delta": "Hello there."});
+        let (_, text) = decoded(&[streamed, message, completed()]);
+        assert_eq!(
+            text, "Hello there.",
+            "deltas and the whole message are not added up"
+        );
     }
 }
