@@ -16,7 +16,7 @@
 //! This module must not print or log the key.
 
 use std::io::{Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use hmac::{Hmac, Mac};
@@ -110,8 +110,25 @@ pub fn load_or_create(path: &Path) -> std::io::Result<[u8; 32]> {
     }
 }
 
+/// `root` made canonical, remembered for the last root asked: a start
+/// checks every session of one project, each against the same root.
+fn canonical(root: &Path) -> PathBuf {
+    static LAST: std::sync::Mutex<Option<(PathBuf, PathBuf)>> = std::sync::Mutex::new(None);
+    let mut last = LAST
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((asked, canonical)) = last.as_ref()
+        && asked == root
+    {
+        return canonical.clone();
+    }
+    let canonical = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    *last = Some((root.to_path_buf(), canonical.clone()));
+    canonical
+}
+
 fn mac(key: &[u8; 32], kind: StateKind, root: &Path, payload: &[u8]) -> Option<Hmac<Sha256>> {
-    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let root = canonical(root);
     let mut m = <Hmac<Sha256> as Mac>::new_from_slice(key).ok()?;
     m.update(kind.label().as_bytes());
     m.update(&[0]);

@@ -98,9 +98,9 @@ impl Agent {
             Ok(id) => id,
             Err(e) => return self.undo_unavailable(&e, emit),
         };
-        // The log level with the conversation, so its length marks where
-        // this turn's conversation began.
-        let log_offset = self.checkpoint().is_ok().then(|| self.log.offset());
+        // When the log holds the conversation as it is (nothing changed
+        // since the last sync), its length marks where this turn began.
+        let log_offset = (self.clean >= self.messages.len()).then(|| self.log.offset());
         let prompt: String = self
             .redactor
             .scrub(input.lines().next().unwrap_or(""))

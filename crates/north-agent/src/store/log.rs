@@ -441,6 +441,11 @@ impl SessionLog {
 /// Removes the temp files a killed write left in the session `dir`, unless
 /// another process has the session open (its writes may be in flight).
 pub(crate) fn clean_session_dir(dir: &Path) {
+    // Most sessions have nothing to clean: look before taking the lock,
+    // so a start with many sessions stays cheap.
+    if stale_temps(dir).next().is_none() {
+        return;
+    }
     let lock_path = dir.join("lock");
     let Ok(lock) = OpenOptions::new()
         .create(true)
@@ -458,16 +463,22 @@ pub(crate) fn clean_session_dir(dir: &Path) {
 /// Temp files of atomic writes a killed process left in `dir`
 /// (`.checkpoint.json.north-*.tmp`, `.log.jsonl.north-*.tmp`).
 fn remove_stale_temps(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if name.starts_with('.') && name.contains(".north-") && name.ends_with(".tmp") {
-            let _ = std::fs::remove_file(entry.path());
-        }
+    for path in stale_temps(dir) {
+        let _ = std::fs::remove_file(path);
     }
+}
+
+fn stale_temps(dir: &Path) -> impl Iterator<Item = PathBuf> {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|entry| {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with('.') && name.contains(".north-") && name.ends_with(".tmp")
+        })
+        .map(|entry| entry.path())
 }
 
 #[cfg(test)]
