@@ -42,14 +42,23 @@ pub enum Action {
     RequestPermission(Capability),
     /// The model asks to grant a capability; only the user can.
     GrantPermission(Capability),
+    /// A permission action naming no capability (`request_permission:`):
+    /// ignored and traced with its own reason.
+    EmptyCapability(String),
     /// Anything else: ignored and traced.
     Unknown(String),
 }
 
 impl Action {
-    /// Parses one action string.
+    /// Parses one action string, exactly as written: a known name with
+    /// space around it is not that name (the reference's rule).
     pub fn parse(s: &str) -> Action {
-        let s = s.trim();
+        let empty = ["request_permission:", "grant_permission:"]
+            .iter()
+            .any(|prefix| s.strip_prefix(prefix) == Some(""));
+        if empty {
+            return Action::EmptyCapability(s.to_string());
+        }
         match s {
             "condense_now" => Action::CondenseNow,
             "condense_smart" => Action::CondenseSmart,
@@ -78,7 +87,7 @@ impl Action {
             Action::CondenseSmart => "condense_smart".into(),
             Action::RequestPermission(c) => format!("request_permission:{c}"),
             Action::GrantPermission(c) => format!("grant_permission:{c}"),
-            Action::Unknown(s) => s.clone(),
+            Action::EmptyCapability(s) | Action::Unknown(s) => s.clone(),
         }
     }
 }
@@ -298,6 +307,19 @@ mod tests {
             Action::parse("request_permission:NET; rm"),
             Action::Unknown("request_permission:NET; rm".into())
         );
+    }
+
+    #[test]
+    fn actions_are_read_exactly_as_written() {
+        // Space around a known name makes it another name (the reference's rule).
+        for spaced in [" condense_now", "condense_now ", "\trequest_permission:net"] {
+            assert_eq!(Action::parse(spaced), Action::Unknown(spaced.into()));
+        }
+        // A permission action naming nothing has its own reason.
+        for empty in ["request_permission:", "grant_permission:"] {
+            assert_eq!(Action::parse(empty), Action::EmptyCapability(empty.into()));
+            assert_eq!(Action::parse(empty).as_protocol(), empty);
+        }
     }
 
     #[test]

@@ -205,7 +205,7 @@ async fn an_unknown_action_is_traced_as_ignored_and_changes_nothing() {
     let rec = dir.path().join("requests.jsonl");
     let backend = scripted(
         json!([
-            {"text": format!("Done.{}", notes(json!({"add_decisions": ["keep it"], "actions": ["dance", "condense_smart"]})))}
+            {"text": format!("Done.{}", notes(json!({"add_decisions": ["keep it"], "actions": ["dance", " condense_now", "request_permission:", "condense_smart"]})))}
         ]),
         &rec,
     );
@@ -225,6 +225,10 @@ async fn an_unknown_action_is_traced_as_ignored_and_changes_nothing() {
         actions[0]["data"]["actions"],
         json!([
             {"action": "dance", "result": "ignored (unknown action)"},
+            // A known name with space around it is another name.
+            {"action": " condense_now", "result": "ignored (unknown action)"},
+            // A permission naming nothing has its own reason.
+            {"action": "request_permission:", "result": "ignored (empty capability)"},
             {"action": "condense_smart", "result": "scheduled"}
         ])
     );

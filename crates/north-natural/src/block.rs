@@ -329,8 +329,12 @@ impl<'g> BlockRun<'g> {
             Final::Return(value_json) => {
                 let value = match value_json {
                     None => Value::Null,
-                    Some(text) => serde_json::from_str(&text).map_err(|e| {
-                        parse_error(format!("`effect.value_json` is not JSON text: {e}"))
+                    // The final answer parsed; its effect failed: an error of
+                    // the block's execution, as the reference reports it.
+                    Some(text) => serde_json::from_str(&text).map_err(|e| Error::Return {
+                        at: at.clone(),
+                        type_name: short_type_name(type_name::<T>()),
+                        message: format!("`effect.value_json` is not JSON text: {e}"),
                     })?,
                 };
                 let typed = (ret.decode)(value).map_err(|r| Error::Return {

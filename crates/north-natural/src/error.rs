@@ -30,8 +30,9 @@ impl fmt::Display for BlockLocation {
     }
 }
 
-/// The model's final answer is not the JSON the contract asks for, or a
-/// `return` effect's `value_json` is not JSON.
+/// The model's final answer is not the JSON the contract asks for. (A
+/// `return` effect whose `value_json` is not JSON is [`Error::Return`]:
+/// the answer parsed, its effect failed.)
 #[derive(Debug, Clone, PartialEq, Error)]
 #[error("{at}: invalid final answer: {message}")]
 pub struct ParseError {

@@ -117,6 +117,14 @@ pub enum PromptValidationError {
         /// The params type's name.
         params_type: &'static str,
     },
+    /// A section fixed to `SUMMARY` visibility declares no summary text.
+    #[error(
+        "section `{path}` is always summarized but declares no summary text; add `.summary(...)`"
+    )]
+    MissingSummary {
+        /// Path of the section.
+        path: SectionPath,
+    },
 }
 
 /// A failure while rendering a prompt.

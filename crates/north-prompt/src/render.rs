@@ -415,15 +415,24 @@ impl<'t> Walker<'t> {
                     out.push_str("\n\n");
                     out.push_str(&summary);
                 }
-                out.push_str("\n\n---\n[This section is summarized. To view full content, call `");
-                out.push_str(if has_tools {
+                let tool = if has_tools {
                     OPEN_SECTIONS_TOOL
                 } else {
                     READ_SECTION_TOOL
-                });
-                out.push_str("` with key \"");
-                out.push_str(&key);
-                out.push_str("\".]");
+                };
+                // A section with subsections names them: the reference's
+                // hint, so the model knows what opening it brings.
+                let kids: Vec<&str> = section.children().iter().map(SectionNode::key).collect();
+                if kids.is_empty() {
+                    out.push_str(&format!(
+                        "\n\n---\n[This section is summarized. To view full content, call `{tool}` with key \"{key}\".]"
+                    ));
+                } else {
+                    out.push_str(&format!(
+                        "\n\n---\n[This section is summarized. Call `{tool}` with key \"{key}\" to view full content including subsections: {}.]",
+                        kids.join(", ")
+                    ));
+                }
                 self.summarized.insert(
                     slot,
                     SummarizedSection {

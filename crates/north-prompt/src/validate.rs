@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use crate::disclosure::{OPEN_SECTIONS_TOOL, READ_SECTION_TOOL};
 use crate::error::PromptValidationError;
-use crate::path::SectionPath;
+use crate::path::{SectionPath, SectionVisibility};
 use crate::section::{ErasedSection, SectionNode};
 use crate::text::{ParsedTemplate, dedent, is_valid_section_key};
 
@@ -188,6 +188,13 @@ impl Validator {
                     });
                 }
                 self.tools.push(tool.name.clone());
+            }
+            // Known now, so refused now: a section that is always
+            // summarized must have a summary to show.
+            if section.fixed_visibility() == Some(SectionVisibility::Summary)
+                && !section.has_summary()
+            {
+                return Err(PromptValidationError::MissingSummary { path });
             }
             self.has_resources |= !section.resources().is_empty();
             self.size_hint += section.title().len() + section.fingerprint().len() + 16;

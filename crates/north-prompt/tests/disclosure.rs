@@ -81,7 +81,7 @@ fn summaries_end_with_the_suffix_for_their_tool() {
     let rendered = prompt().render().unwrap();
     insta::assert_snapshot!("summaries_both_suffixes", rendered.text());
     assert!(rendered.text().contains(
-        "---\n[This section is summarized. To view full content, call `read_section` with key \"context\".]"
+        "---\n[This section is summarized. Call `read_section` with key \"context\" to view full content including subsections: layout, history.]"
     ));
     assert!(rendered.text().contains(
         "---\n[This section is summarized. To view full content, call `open_sections` with key \"shell\".]"
@@ -178,7 +178,7 @@ fn a_tool_in_a_child_makes_the_summarized_parent_use_open_sections() {
     assert!(
         rendered
             .text()
-            .contains("call `open_sections` with key \"parent\"")
+            .contains("Call `open_sections` with key \"parent\" to view full content including subsections: child.")
     );
 }
 

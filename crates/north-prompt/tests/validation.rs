@@ -251,9 +251,27 @@ fn a_field_serde_skips_is_a_substitution_failure_at_render() {
 }
 
 #[test]
-fn summarized_section_without_summary_is_a_render_error() {
-    let template = PromptTemplate::builder("ns", "key")
+fn a_section_always_summarized_without_summary_is_refused_when_built() {
+    let err = PromptTemplate::builder("ns", "key")
         .section(task("task", "$objective").visibility(north_prompt::SectionVisibility::Summary))
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        err,
+        PromptValidationError::MissingSummary {
+            path: SectionPath::new(["task"])
+        }
+    );
+}
+
+#[test]
+fn a_section_summarized_by_its_params_without_summary_is_a_render_error() {
+    // Only known at render: the visibility is computed from the params.
+    let template = PromptTemplate::builder("ns", "key")
+        .section(
+            task("task", "$objective")
+                .visibility_with(|_| north_prompt::SectionVisibility::Summary),
+        )
         .build()
         .unwrap();
     let err = Prompt::new(template).render().unwrap_err();

@@ -21,7 +21,7 @@ pub const PROTECTED_DIRS: &[&str] = &[".git", ".north"];
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SandboxError {
     /// The path was empty where a file is required.
-    #[error("path is empty; give a path relative to the project root")]
+    #[error("path is empty; give a path relative to the project root (`.` is the root)")]
     Empty,
     /// The path contains a NUL byte.
     #[error("path {0:?} contains a NUL byte")]
@@ -209,9 +209,13 @@ impl Sandbox {
         Ok(clean)
     }
 
-    /// Resolves an existing path for reading, listing or searching.
-    /// An empty path or `.` is the root.
+    /// Resolves an existing path for reading, listing or searching. `.` is
+    /// the root; an empty path is refused, as for writes (the reference
+    /// resolver treats `""` as no path at all).
     pub fn resolve_existing(&self, path: &str) -> Result<Resolved, SandboxError> {
+        if path.is_empty() {
+            return Err(SandboxError::Empty);
+        }
         let clean = Self::check_syntax(path)?;
         let joined = self.root.join(&clean);
         let abs = match std::fs::canonicalize(&joined) {

@@ -90,6 +90,8 @@ fn read_escapes(w: &World) -> Vec<(String, &'static str)> {
         ("chain_dir/secret.txt".into(), "outside"),
         ("dangling_out".into(), "dangling"),
         (format!("deep_up/{on}/secret.txt"), "outside"),
+        // Refused for reads as for writes (the reference resolver's rule).
+        ("".into(), "empty"),
     ]
 }
 
@@ -107,7 +109,6 @@ fn write_escapes(w: &World) -> Vec<(String, &'static str)> {
         ("./.north/allowlist.json".to_owned(), "may not write"),
         ("north_alias/allowlist.json".to_owned(), "may not write"),
         ("git_alias/hooks/post-checkout".to_owned(), "may not write"),
-        ("".to_owned(), "empty"),
     ]);
     v
 }

@@ -127,6 +127,7 @@ impl Agent {
                         "denied by user"
                     }
                 }
+                Action::EmptyCapability(_) => "ignored (empty capability)",
                 Action::Unknown(_) => "ignored (unknown action)",
             };
             log.push(json!({"action": action.as_protocol(), "result": result}));

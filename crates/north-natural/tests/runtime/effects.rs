@@ -99,7 +99,13 @@ async fn return_value_json_must_be_json_text() {
         ..Envelope::done()
     }]);
     let err = environment(env, pick(vec![])).await.unwrap_err();
-    assert!(matches!(err, Error::Parse(_)), "{err}");
+    // The final answer itself parsed: its effect failed, an execution error.
+    assert!(matches!(err, Error::Return { .. }), "{err}");
+    assert!(
+        err.to_string()
+            .contains("`effect.value_json` is not JSON text"),
+        "{err}"
+    );
 }
 
 #[tokio::test]

@@ -283,6 +283,17 @@ impl<P: Params> Section for MarkdownSection<P> {
         }
     }
 
+    fn fixed_visibility(&self) -> Option<SectionVisibility> {
+        match &self.visibility {
+            Visibility::Fixed(v) => Some(*v),
+            Visibility::Computed(_) => None,
+        }
+    }
+
+    fn has_summary(&self) -> bool {
+        self.summary.is_some()
+    }
+
     fn resources(&self) -> ResourceRegistry {
         self.resources.clone()
     }

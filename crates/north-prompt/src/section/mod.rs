@@ -90,6 +90,18 @@ pub trait Section: Clone + Send + Sync + 'static {
         SectionVisibility::Full
     }
 
+    /// The visibility when it is fixed at construction (`None`: computed
+    /// from params at render): lets a template refuse, when it is built, a
+    /// section fixed to `SUMMARY` that has no summary.
+    fn fixed_visibility(&self) -> Option<SectionVisibility> {
+        None
+    }
+
+    /// Whether the section has summary text to show under `SUMMARY`.
+    fn has_summary(&self) -> bool {
+        false
+    }
+
     /// Resources this section needs; children's are collected separately.
     fn resources(&self) -> ResourceRegistry {
         ResourceRegistry::new()
@@ -281,6 +293,8 @@ pub(crate) trait ErasedSection: Send + Sync + 'static {
     ) -> ParamsRef<'a>;
     fn is_enabled(&self, params: &dyn Any) -> bool;
     fn visibility(&self, params: &dyn Any) -> SectionVisibility;
+    fn fixed_visibility(&self) -> Option<SectionVisibility>;
+    fn has_summary(&self) -> bool;
     fn render_body(
         &self,
         params: &dyn Any,
@@ -365,6 +379,12 @@ impl<S: Section> ErasedSection for S {
         params
             .downcast_ref::<S::Params>()
             .map_or(SectionVisibility::Full, |p| Section::visibility(self, p))
+    }
+    fn fixed_visibility(&self) -> Option<SectionVisibility> {
+        Section::fixed_visibility(self)
+    }
+    fn has_summary(&self) -> bool {
+        Section::has_summary(self)
     }
     fn render_body(
         &self,
