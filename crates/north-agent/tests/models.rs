@@ -52,6 +52,7 @@ fn openai_backend(server: &FakeServer, api: OpenAiApi) -> Arc<dyn Backend> {
             api_key: None,
             transport: fast(),
             api: Some(api),
+            ..Default::default()
         })
         .unwrap(),
     )

@@ -149,6 +149,7 @@ async fn openai_native_tool_calls_with_two_calls_in_one_response() {
             api_key: None,
             transport: fast(),
             api: None,
+            ..Default::default()
         })
         .unwrap(),
     );

@@ -40,6 +40,7 @@ pub mod discovery;
 mod error;
 mod key;
 pub mod openai;
+pub mod presets;
 pub mod scripted;
 pub mod sse;
 mod transport;
@@ -58,6 +59,7 @@ pub use discovery::{Discovered, DiscoverySource, discover_context_window};
 pub use error::{LlmError, PartialOutput, ResponseError};
 pub use key::{ApiKey, env_setting, scrub_secret};
 pub use openai::{OpenAiApi, OpenAiBackend, OpenAiConfig};
+pub use presets::{KeyHeader, PRESETS, Preset, preset};
 pub use scripted::ScriptedBackend;
 pub use transport::{
     RetryNotice, RetryObserver, RetryPolicy, TransportConfig, USER_AGENT, observe_retries,

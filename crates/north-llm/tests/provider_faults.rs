@@ -397,6 +397,7 @@ async fn openai_compatible_server_quirks_are_accepted() {
         api_key: None, // local servers need no key
         transport: transport(2000, 0),
         api: None,
+        ..Default::default()
     })
     .unwrap();
     let resp = collect(backend.stream_chat(request(), CancellationToken::new()))
@@ -427,6 +428,7 @@ async fn openai_shaped_errors_from_other_servers_are_read() {
         api_key: None,
         transport: transport(2000, 0),
         api: None,
+        ..Default::default()
     })
     .unwrap();
     let (_, err) = run(&backend).await;
@@ -472,6 +474,7 @@ async fn keys_never_appear_in_errors_even_when_the_server_echoes_them() {
         api_key: Some(ApiKey::new(KEY)),
         transport: Default::default(),
         api: None,
+        ..Default::default()
     };
     assert!(!format!("{cfg:?}").contains(KEY));
     let b = OpenAiBackend::new(cfg).unwrap();

@@ -31,6 +31,7 @@ fn openai_backend(server: &FakeServer, key: Option<&str>) -> OpenAiBackend {
         api_key: key.map(ApiKey::new),
         transport: no_retry(),
         api: None,
+        ..Default::default()
     })
     .unwrap()
 }

@@ -34,6 +34,7 @@ fn backend(server: &FakeServer) -> OpenAiBackend {
             ..Default::default()
         },
         api: Some(OpenAiApi::Responses),
+        ..Default::default()
     })
     .unwrap()
 }

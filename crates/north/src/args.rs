@@ -38,28 +38,6 @@ impl From<Mode> for north_protocol::PermissionMode {
     }
 }
 
-/// Model providers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ProviderName {
-    /// Anthropic Messages API (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL).
-    Anthropic,
-    /// OpenAI Chat Completions or any compatible server (OPENAI_API_KEY, OPENAI_BASE_URL).
-    Openai,
-    /// Replay a JSON script of model turns (--script); no network, no key.
-    Scripted,
-}
-
-impl ProviderName {
-    /// The name as written on the command line.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ProviderName::Anthropic => "anthropic",
-            ProviderName::Openai => "openai",
-            ProviderName::Scripted => "scripted",
-        }
-    }
-}
-
 /// How tool calls travel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ProtocolName {
@@ -127,9 +105,11 @@ pub struct ModelArgs {
     /// Project root [default: the git root above the current directory, else the current directory].
     #[arg(long, value_name = "DIR")]
     pub path: Option<PathBuf>,
-    /// Model provider [default: from config, else anthropic; scripted with --script].
-    #[arg(long, value_enum)]
-    pub provider: Option<ProviderName>,
+    /// Model provider: anthropic, openai, scripted; a preset (openrouter, gemini, groq, deepseek,
+    /// mistral, xai, azure, ollama, lmstudio); or one of your config's `providers` [default: from
+    /// config, else anthropic; scripted with --script].
+    #[arg(long, value_name = "PROVIDER")]
+    pub provider: Option<String>,
     /// Model name or alias (sonnet, opus, haiku, sonnet-4.5, gpt, ...) [default: claude-sonnet-4-5 for anthropic, gpt-5.2 for openai].
     #[arg(long)]
     pub model: Option<String>,

@@ -31,6 +31,7 @@ mod args;
 mod builder;
 mod cli;
 mod config_cmd;
+mod endpoint;
 mod exec;
 mod guard;
 mod interactive;
@@ -38,6 +39,7 @@ mod logging;
 mod mcp_cmd;
 mod memory_cmd;
 mod mesh_cmd;
+mod models_cmd;
 mod output;
 mod provider;
 mod sandbox_cmd;
@@ -82,6 +84,7 @@ fn main() -> ExitCode {
         Some(Command::Mesh(args)) => return mesh_cmd::main(args),
         Some(Command::Trust(args)) => trust_cmd::main(args),
         Some(Command::Memory(args)) => memory_cmd::main(args),
+        Some(Command::Models(args)) => models_cmd::main(args),
         Some(Command::Sandbox(args)) => sandbox_cmd::main(args),
         Some(Command::Undo(args)) => undo_cmd::main(args),
         Some(Command::Mcp(args)) => mcp_cmd::main(args),

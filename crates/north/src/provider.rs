@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use north_agent::config::{Config, Provider};
+use north_agent::config::{Config, Provider, ProviderApi};
 use north_llm::catalog::{self, DEFAULT_CONTEXT_WINDOW};
 use north_llm::{
     AnthropicBackend, AnthropicConfig, ApiKey, Backend, ModelLimits, OpenAiBackend, OpenAiConfig,
@@ -14,6 +14,7 @@ use north_llm::{
 };
 
 use crate::args::ModelArgs;
+use crate::endpoint::Endpoint;
 
 /// How long a local server may take to say how large its context is.
 const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(3);
@@ -39,9 +40,14 @@ fn key(var: &str) -> Option<ApiKey> {
 
 /// The model the configuration names for its provider, aliases resolved.
 pub fn model_name(config: &Config) -> String {
-    let default_model = match Provider::parse(&config.provider.value) {
+    let endpoint_default = Endpoint::of(config)
+        .ok()
+        .flatten()
+        .and_then(|e| e.default_model);
+    let default_model = match config.provider_kind() {
         Ok(Provider::OpenAi) => north_llm::openai::DEFAULT_MODEL,
         Ok(Provider::Scripted) => "scripted",
+        Ok(Provider::Preset(_) | Provider::Custom) => endpoint_default.as_deref().unwrap_or(""),
         // An unknown provider is refused by `select`; the name is not used.
         Ok(Provider::Anthropic) | Err(_) => north_llm::anthropic::DEFAULT_MODEL,
     };
@@ -87,10 +93,21 @@ pub enum Probe {
 /// endpoints; remembered for the hour), else a default.
 pub fn model_limits(config: &Config, model: &str, probe: Probe) -> ModelLimits {
     let configured = config.context_window.value;
-    let Ok(provider) = Provider::parse(&config.provider.value) else {
+    let Ok(provider) = config.provider_kind() else {
         return ModelLimits::resolve(model, configured, None, DEFAULT_CONTEXT_WINDOW);
     };
+    let endpoint = Endpoint::of(config).ok().flatten();
     let (base, key, fallback) = match provider {
+        // A hosted preset is not probed (its key goes only to its API); a
+        // local one, or a server the user described, may be.
+        Provider::Preset(_) | Provider::Custom => (
+            endpoint
+                .as_ref()
+                .filter(|e| e.local)
+                .map(|e| e.base_url.as_str()),
+            endpoint.as_ref().and_then(|e| e.key().ok().flatten()),
+            DEFAULT_CONTEXT_WINDOW,
+        ),
         Provider::OpenAi => (
             config
                 .openai_base_url
@@ -144,7 +161,16 @@ pub fn model_limits(config: &Config, model: &str, probe: Probe) -> ModelLimits {
 pub fn select(config: &Config, args: &ModelArgs) -> anyhow::Result<Selected> {
     let provider = config.provider.value.as_str();
     let model = model_name(config);
-    let backend: Arc<dyn Backend> = match Provider::parse(provider)? {
+    let backend: Arc<dyn Backend> = match config.provider_kind()? {
+        Provider::Preset(_) | Provider::Custom => {
+            let endpoint = Endpoint::of(config)?
+                .context("internal: a preset or custom provider without an endpoint")?;
+            anyhow::ensure!(
+                !model.is_empty(),
+                "provider `{provider}` has no default model: name one with --model (`north models --provider {provider}` lists them)"
+            );
+            endpoint_backend(&endpoint, config)?
+        }
         Provider::OpenAi => {
             let mut cfg = OpenAiConfig {
                 api_key: key(north_llm::openai::KEY_VAR),
@@ -185,5 +211,35 @@ pub fn select(config: &Config, args: &ModelArgs) -> anyhow::Result<Selected> {
         provider: provider.to_string(),
         model,
         limits,
+    })
+}
+
+/// The backend for a preset or one of the user's providers.
+pub fn endpoint_backend(endpoint: &Endpoint, config: &Config) -> anyhow::Result<Arc<dyn Backend>> {
+    let key = endpoint.key()?;
+    Ok(match endpoint.api {
+        ProviderApi::Anthropic => Arc::new(AnthropicBackend::new(AnthropicConfig {
+            api_key: key,
+            base_url: endpoint.base_url.clone(),
+            ..Default::default()
+        })?),
+        api => Arc::new(OpenAiBackend::new(OpenAiConfig {
+            base_url: endpoint.base_url.clone(),
+            api_key: key,
+            api: Some(match api {
+                ProviderApi::Responses => north_llm::OpenAiApi::Responses,
+                _ => config
+                    .openai_api
+                    .value
+                    .unwrap_or(north_llm::OpenAiApi::Chat),
+            }),
+            key_header: endpoint.key_header,
+            headers: endpoint.headers.clone(),
+            key_var: endpoint
+                .key_var
+                .clone()
+                .map_or(north_llm::openai::KEY_VAR.into(), Into::into),
+            ..Default::default()
+        })?),
     })
 }

@@ -160,8 +160,8 @@ pub fn project(
     tracing::info!(root = %root.display(), "repo root");
     settle_interrupted_edits(&root)?;
     let (trust, trust_store) = decide_trust(&root, model.trust, ask)?;
-    let provider = match (model.provider, &model.script) {
-        (Some(p), _) => Some(p.as_str().to_string()),
+    let provider = match (&model.provider, &model.script) {
+        (Some(p), _) => Some(p.clone()),
         (None, Some(_)) => Some("scripted".into()),
         (None, None) => None,
     };

@@ -43,6 +43,37 @@ pub struct ConfigFile {
     pub mode: Option<north_protocol::PermissionMode>,
     /// The OS sandbox: your own config only (a project's is ignored).
     pub sandbox: Option<SandboxFile>,
+    /// Your own providers, and overrides of the presets' fields: your own
+    /// config only (a project may name a provider, never say where it is).
+    pub providers: Option<std::collections::BTreeMap<String, ProviderFile>>,
+}
+
+/// `"providers": {"NAME": {"base_url": …, "api": "chat", "api_key_env": …}}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub struct ProviderFile {
+    /// Its base URL, the version path included (`https://host/v1`).
+    pub base_url: Option<String>,
+    /// The API it speaks.
+    pub api: Option<ProviderApi>,
+    /// The environment variable holding its key (never the key itself).
+    pub api_key_env: Option<String>,
+    /// Headers sent with every request.
+    pub headers: Option<std::collections::BTreeMap<String, String>>,
+    /// Models it offers (the first is the default).
+    pub models: Option<Vec<String>>,
+}
+
+/// The API a custom provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProviderApi {
+    /// OpenAI Chat Completions.
+    Chat,
+    /// OpenAI Responses.
+    Responses,
+    /// Anthropic Messages.
+    Anthropic,
 }
 
 /// `"sandbox": {"enabled": false, "deny_read": ["~/work/secrets"]}`.
@@ -59,7 +90,7 @@ pub struct SandboxFile {
 }
 
 /// The providers North speaks; every other name is an error that lists
-/// these, never a silent fall-back to one of them.
+/// them, never a silent fall-back to one of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Provider {
     /// Anthropic Messages.
@@ -68,26 +99,47 @@ pub enum Provider {
     OpenAi,
     /// A script of model turns (`--script`), for tests and demos.
     Scripted,
+    /// A provider North knows by name (OpenRouter, Gemini, Ollama, …).
+    Preset(&'static north_llm::Preset),
+    /// One of the user's own `providers`.
+    Custom,
 }
 
+/// North's own providers, before the presets.
 pub(super) const PROVIDERS: &[&str] = &["anthropic", "openai", "scripted"];
 
 impl Provider {
-    /// Reads a provider name.
+    /// Reads a built-in or preset name (the user's own are known to
+    /// [`super::Config::provider_kind`]).
     pub fn parse(name: &str) -> Result<Provider, UnknownProvider> {
         match name {
             "anthropic" => Ok(Provider::Anthropic),
             "openai" => Ok(Provider::OpenAi),
             "scripted" => Ok(Provider::Scripted),
-            _ => Err(UnknownProvider(name.to_string())),
+            _ => north_llm::preset(name)
+                .map(Provider::Preset)
+                .ok_or_else(|| UnknownProvider {
+                    name: name.to_string(),
+                    custom: Vec::new(),
+                }),
         }
     }
 }
 
 /// A provider name North does not know.
 #[derive(Debug, thiserror::Error)]
-#[error("unknown provider `{0}`; known providers: anthropic, openai, scripted")]
-pub struct UnknownProvider(pub String);
+#[error(
+    "unknown provider `{name}`; known providers: {}; presets: {}{}",
+    PROVIDERS.join(", "),
+    north_llm::PRESETS.iter().map(|p| p.name).collect::<Vec<_>>().join(", "),
+    if custom.is_empty() { String::new() } else { format!("; yours: {}", custom.join(", ")) }
+)]
+pub struct UnknownProvider {
+    /// The name asked for.
+    pub name: String,
+    /// The user's own providers.
+    pub custom: Vec<String>,
+}
 
 /// Reads a config file; a missing file is empty.
 pub fn read_file(path: &Path) -> Result<ConfigFile, ConfigError> {
@@ -139,17 +191,6 @@ pub fn parse_file(text: &str, path: &Path) -> Result<ConfigFile, ConfigError> {
             message,
         }
     })?;
-    if let Some(p) = &file.provider
-        && !PROVIDERS.contains(&p.as_str())
-    {
-        return Err(ConfigError::Invalid {
-            path: path.into(),
-            message: format!(
-                "field `provider`: `{p}` is not one of {}",
-                PROVIDERS.join(", ")
-            ),
-        });
-    }
     if file.max_steps == Some(0) {
         return Err(ConfigError::Invalid {
             path: path.into(),

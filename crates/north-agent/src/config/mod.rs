@@ -20,8 +20,9 @@ mod dirs;
 mod file;
 
 pub use dirs::{data_dir, global_config_path, state_dir};
-use file::PROVIDERS;
-pub use file::{ConfigFile, Provider, UnknownProvider, parse_file, read_file};
+pub use file::{
+    ConfigFile, Provider, ProviderApi, ProviderFile, UnknownProvider, parse_file, read_file,
+};
 
 /// Where a value came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -120,6 +121,8 @@ pub struct Config {
     pub sandbox_deny_read: Sourced<Vec<std::path::PathBuf>>,
     /// Whether sandboxed commands may create Unix sockets.
     pub sandbox_unix_sockets: Sourced<bool>,
+    /// The user's own providers and preset overrides (their config only).
+    pub providers: std::collections::BTreeMap<String, ProviderFile>,
     /// Project settings that were not applied, and why.
     pub ignored: Vec<IgnoredSetting>,
 }
@@ -165,6 +168,7 @@ impl Default for Config {
             sandbox_deny_read: Sourced::default(Vec::new()),
             sandbox_unix_sockets: Sourced::default(false),
             mode: Sourced::default(north_protocol::PermissionMode::Ask),
+            providers: std::collections::BTreeMap::new(),
             ignored: Vec::new(),
         }
     }
@@ -196,6 +200,14 @@ pub enum ConfigError {
         var: &'static str,
         /// What is wrong.
         message: String,
+    },
+    /// The provider named is not one North knows.
+    #[error("{error} (provider set by {source_of})")]
+    Provider {
+        /// Where the name came from.
+        source_of: String,
+        /// The name and the known ones.
+        error: UnknownProvider,
     },
 }
 
@@ -235,6 +247,11 @@ impl Config {
             if f.openai_base_url.take().is_some() {
                 self.ignore("openai_base_url", IgnoredBecause::EndpointFromProject);
             }
+            // A project may name a provider, never say where it is, which
+            // headers it gets or which variable's key it is sent.
+            if f.providers.take().is_some() {
+                self.ignore("providers", IgnoredBecause::EndpointFromProject);
+            }
             // `false` narrows and always applies; `true` widens.
             if !trusted && f.approve_edits == Some(true) {
                 f.approve_edits = None;
@@ -253,6 +270,9 @@ impl Config {
         }
         if let Some(v) = f.provider {
             self.provider.set(v, src());
+        }
+        if let Some(providers) = f.providers {
+            self.providers.extend(providers);
         }
         if let Some(v) = f.model {
             self.model.set(Some(v), src());
@@ -350,12 +370,6 @@ impl Config {
         );
         let env = |k: &str| env(k).filter(|v| !v.trim().is_empty());
         if let Some(v) = env("NORTH_PROVIDER") {
-            if !PROVIDERS.contains(&v.as_str()) {
-                return Err(ConfigError::Env {
-                    var: "NORTH_PROVIDER",
-                    message: format!("`{v}` is not one of {}", PROVIDERS.join(", ")),
-                });
-            }
             c.provider.set(v, Source::Env("NORTH_PROVIDER"));
         }
         if let Some(v) = env("NORTH_MODEL") {
@@ -404,7 +418,32 @@ impl Config {
         if let Some(v) = flags.thinking {
             c.thinking.set(Some(v), Source::Flag("--thinking"));
         }
+        // Checked once every source is in: the user's own providers count.
+        c.provider_kind().map_err(|e| ConfigError::Provider {
+            source_of: c.provider.source.to_string(),
+            error: e,
+        })?;
         Ok(c)
+    }
+
+    /// What the configured provider is: North's own, a preset, or one of
+    /// the user's `providers` (an entry under a preset's name overrides the
+    /// preset's fields; it does not make another provider).
+    pub fn provider_kind(&self) -> Result<Provider, UnknownProvider> {
+        let name = self.provider.value.as_str();
+        match Provider::parse(name) {
+            Ok(p) => Ok(p),
+            Err(_) if self.providers.contains_key(name) => Ok(Provider::Custom),
+            Err(mut e) => {
+                e.custom = self
+                    .providers
+                    .keys()
+                    .filter(|k| Provider::parse(k).is_err())
+                    .cloned()
+                    .collect();
+                Err(e)
+            }
+        }
     }
 
     /// Human-readable `key = value  (source)` lines, plus whether keys are set

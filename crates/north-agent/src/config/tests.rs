@@ -39,7 +39,7 @@ fn malformed_files_name_the_file_and_field() {
     for (text, needle) in [
         (r#"{"max_steps":"many"}"#, "max_steps"),
         (r#"{"modle":"x"}"#, "unknown field `modle`"),
-        (r#"{"provider":"gemini"}"#, "field `provider`"),
+        (r#"{"provider":"geminy"}"#, "unknown provider `geminy`"),
         (r#"{"openai_api":"completions"}"#, "field `openai_api`"),
         (r#"{"thinking":"max"}"#, "field `thinking`"),
         (

@@ -103,6 +103,12 @@ pub struct OpenAiConfig {
     pub transport: TransportConfig,
     /// The API to speak (None: [`OpenAiApi::default_for`] the base URL).
     pub api: Option<OpenAiApi>,
+    /// How the key is sent (a preset's; most use a bearer token).
+    pub key_header: crate::KeyHeader,
+    /// Headers sent with every request (a preset's or the user's).
+    pub headers: Vec<(String, String)>,
+    /// The variable the key comes from, named when the server refuses it.
+    pub key_var: std::borrow::Cow<'static, str>,
 }
 
 impl Default for OpenAiConfig {
@@ -112,6 +118,9 @@ impl Default for OpenAiConfig {
             api_key: None,
             transport: TransportConfig::default(),
             api: None,
+            key_header: crate::KeyHeader::Bearer,
+            headers: Vec::new(),
+            key_var: KEY_VAR.into(),
         }
     }
 }
@@ -132,11 +141,16 @@ impl OpenAiConfig {
 #[derive(Debug, Clone)]
 pub struct OpenAiBackend {
     transport: Arc<Transport>,
+    /// The base URL (for `/models`).
+    base: String,
     url: String,
     key: Option<ApiKey>,
     api: OpenAiApi,
     /// OpenAI itself wants `max_completion_tokens`; compatible servers `max_tokens`.
     official: bool,
+    key_header: crate::KeyHeader,
+    /// Headers for every request, checked once when the backend is made.
+    headers: reqwest::header::HeaderMap,
 }
 
 impl OpenAiBackend {
@@ -161,19 +175,97 @@ impl OpenAiBackend {
             OpenAiApi::Responses => "responses",
             OpenAiApi::Chat => "chat/completions",
         };
-        let transport = Transport::new(P, config.transport, config.api_key.clone(), KEY_VAR)?;
+        let mut headers = reqwest::header::HeaderMap::new();
+        for (name, value) in &config.headers {
+            let bad = |what: &str| LlmError::Config {
+                provider: P,
+                message: format!("header `{name}`: {what}"),
+            };
+            let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| bad("not a valid header name"))?;
+            let value = reqwest::header::HeaderValue::from_str(value)
+                .map_err(|_| bad("its value has characters HTTP does not allow"))?;
+            headers.insert(name, value);
+        }
+        let transport = Transport::new(
+            P,
+            config.transport,
+            config.api_key.clone(),
+            config.key_var.clone(),
+        )?;
         Ok(OpenAiBackend {
             transport: Arc::new(transport),
+            base: base.to_string(),
             url: format!("{base}/{path}"),
             key: config.api_key,
             api,
             official,
+            key_header: config.key_header,
+            headers,
         })
     }
 
     /// The API this backend speaks.
     pub fn api(&self) -> OpenAiApi {
         self.api
+    }
+
+    /// The ids of the models the server offers (`GET {base}/models`), with
+    /// the backend's key and headers; redirects are not followed (the key
+    /// goes nowhere else).
+    pub async fn models(&self) -> Result<Vec<String>, LlmError> {
+        let config = |message: String| LlmError::Config {
+            provider: P,
+            message,
+        };
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(crate::USER_AGENT)
+            .timeout(std::time::Duration::from_secs(20))
+            .build()
+            .map_err(|e| config(format!("cannot make an HTTP client: {e}")))?;
+        let mut request = client.get(format!("{}/models", self.base));
+        for (name, value) in &self.headers {
+            request = request.header(name, value);
+        }
+        request = match (&self.key, self.key_header) {
+            (Some(key), crate::KeyHeader::Bearer) => request.bearer_auth(key.expose()),
+            (Some(key), crate::KeyHeader::ApiKey) => request.header("api-key", key.expose()),
+            (None, _) => request,
+        };
+        let url = format!("{}/models", crate::transport::printable_url(&self.base));
+        let response = request.send().await.map_err(|e| {
+            config(format!(
+                "GET {url}: {}",
+                self.transport.scrub(&e.to_string())
+            ))
+        })?;
+        let status = response.status();
+        if !status.is_success() {
+            return Err(config(format!("GET {url}: HTTP {status}")));
+        }
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|e| config(format!("GET {url}: {e}")))?;
+        let body: Value = serde_json::from_slice(&bytes)
+            .map_err(|e| config(format!("GET {url}: not a models list: {e}")))?;
+        let mut ids: Vec<String> = body
+            .get("data")
+            .or_else(|| body.get("models"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|m| {
+                m.get("id")
+                    .or_else(|| m.get("name"))
+                    .and_then(Value::as_str)
+            })
+            .map(str::to_string)
+            .collect();
+        ids.sort();
+        ids.dedup();
+        Ok(ids)
     }
 
     fn body(&self, request: &ChatRequest, stream: bool) -> Value {
@@ -184,10 +276,16 @@ impl OpenAiBackend {
     }
 
     fn call(&self, request: &ChatRequest, stream: bool) -> Result<HttpCall, LlmError> {
-        let call = HttpCall::json(P, self.url.clone(), &self.body(request, stream));
-        match &self.key {
-            Some(key) => call.secret_header("authorization", &format!("Bearer {}", key.expose())),
-            None => Ok(call),
+        let mut call = HttpCall::json(P, self.url.clone(), &self.body(request, stream));
+        for (name, value) in &self.headers {
+            call.headers.insert(name.clone(), value.clone());
+        }
+        match (&self.key, self.key_header) {
+            (Some(key), crate::KeyHeader::Bearer) => {
+                call.secret_header("authorization", &format!("Bearer {}", key.expose()))
+            }
+            (Some(key), crate::KeyHeader::ApiKey) => call.secret_header("api-key", key.expose()),
+            (None, _) => Ok(call),
         }
     }
 }

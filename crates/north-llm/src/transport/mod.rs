@@ -106,7 +106,7 @@ pub(crate) struct Transport {
     pub provider: &'static str,
     key: Option<ApiKey>,
     /// The environment variable the key comes from, named in a 401's hint.
-    key_var: &'static str,
+    key_var: std::borrow::Cow<'static, str>,
 }
 
 impl Transport {
@@ -114,7 +114,7 @@ impl Transport {
         provider: &'static str,
         cfg: TransportConfig,
         key: Option<ApiKey>,
-        key_var: &'static str,
+        key_var: impl Into<std::borrow::Cow<'static, str>>,
     ) -> Result<Self, LlmError> {
         // Redirects are never followed: reqwest keeps custom credential
         // headers (`x-api-key`) across hosts, and a redirect is the
@@ -133,7 +133,7 @@ impl Transport {
             cfg,
             provider,
             key,
-            key_var,
+            key_var: key_var.into(),
         })
     }
 

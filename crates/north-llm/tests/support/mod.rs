@@ -54,6 +54,7 @@ impl P {
                     api_key: Some(ApiKey::new(KEY)),
                     transport: t,
                     api: None,
+                    ..Default::default()
                 })
                 .unwrap(),
             ),
