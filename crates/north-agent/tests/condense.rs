@@ -163,3 +163,45 @@ async fn condense_smart_skips_a_small_context_and_condense_now_forces_it() {
     );
     assert!(run.agent.state().episode_summary.starts_with("Summary 1"));
 }
+
+/// Condensation starts on its own at the configured share of the budget:
+/// the same short session condenses with `compact_at` at 10% and does not
+/// at the default 85%.
+#[tokio::test]
+async fn condensation_starts_at_the_configured_share_of_the_budget() {
+    let summaries = |percent: u8| async move {
+        let dir = project();
+        let backend = Arc::new(Summarizing {
+            main: ScriptedBackend::from_json(
+                &json!([{"text": "one"}, {"text": "two"}, {"text": "three"}]).to_string(),
+            )
+            .unwrap(),
+            summaries: Mutex::new(0),
+            sizes: Mutex::default(),
+            systems: Mutex::default(),
+        });
+        let mut run = agent_for(
+            dir.path(),
+            backend.clone(),
+            QueueApprover::new([]),
+            AgentOptions {
+                // Large enough that 85% is never reached by three short
+                // turns, small enough that 10% is.
+                context_budget: 8_000,
+                compact_at_percent: percent,
+                ..AgentOptions::default()
+            },
+            None,
+        );
+        for prompt in ["first ask", "second ask", "third ask"] {
+            run.turn(prompt).await;
+        }
+        *backend.summaries.lock().unwrap()
+    };
+    assert_eq!(
+        summaries(85).await,
+        0,
+        "under 85% of the budget: no condensation"
+    );
+    assert!(summaries(10).await > 0, "over 10% of the budget: condensed");
+}

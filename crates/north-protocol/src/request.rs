@@ -35,6 +35,11 @@ pub struct ChatRequest {
     /// thinking, OpenAI reasoning effort); None: the provider's default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<ReasoningEffort>,
+    /// A key that groups requests sharing a prefix (the session id), so a
+    /// provider's prompt cache finds the earlier ones (OpenAI's
+    /// `prompt_cache_key`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_key: Option<String>,
 }
 
 /// How much reasoning (thinking) a model may do before it answers.
@@ -76,6 +81,7 @@ impl ChatRequest {
             temperature: None,
             stop_sequences: Vec::new(),
             reasoning: None,
+            cache_key: None,
         }
     }
 }

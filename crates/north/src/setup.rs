@@ -328,6 +328,7 @@ impl Project {
             tool_protocol: self.config.tool_protocol.value,
             max_tokens,
             context_budget,
+            compact_at_percent: self.config.compact_at.value,
             reasoning: self.config.thinking.value,
             extra_memory: north_agent::config::data_dir()
                 .map(|d| d.join("memory.json"))

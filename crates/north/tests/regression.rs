@@ -343,6 +343,15 @@ async fn responses_arguments_sent_in_added_and_deltas_are_not_doubled() {
         .collect();
     assert_eq!(results.len(), 1, "{results:?}");
     assert_eq!(results[0]["ok"], true, "{results:?}");
+    // Both requests of the session carry its id as the prompt cache key.
+    let keys: Vec<Value> = server
+        .requests_to("/v1/responses")
+        .iter()
+        .map(|r| r.json()["prompt_cache_key"].clone())
+        .collect();
+    assert_eq!(keys.len(), 2);
+    assert!(keys[0].as_str().is_some_and(|k| !k.is_empty()), "{keys:?}");
+    assert_eq!(keys[0], keys[1]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -32,7 +32,7 @@ impl Agent {
         let needed = match requested {
             Some(true) => true,
             Some(false) => used > budget / 2,
-            None => used > budget / 100 * 85,
+            None => used > budget / 100 * u64::from(self.opts.compact_at_percent.clamp(1, 100)),
         };
         if !needed {
             if requested.is_some() {

@@ -86,6 +86,10 @@ pub struct AgentOptions {
     /// Input budget in tokens (system prompt, tools and messages);
     /// condensation keeps requests under it.
     pub context_budget: u64,
+    /// The share of the context budget, in percent, at which the
+    /// conversation is condensed on its own (the configuration's
+    /// `compact_at`; default 85).
+    pub compact_at_percent: u8,
     /// How much the model may reason (None: the provider's default).
     pub reasoning: Option<ReasoningEffort>,
     /// Extra memory files searched besides the project's (e.g. global).
@@ -104,6 +108,9 @@ pub struct AgentOptions {
     pub snapshots: bool,
 }
 
+/// Condensation starts at this share of the budget unless configured.
+pub const DEFAULT_COMPACT_AT: u8 = 85;
+
 impl Default for AgentOptions {
     fn default() -> Self {
         AgentOptions {
@@ -113,6 +120,7 @@ impl Default for AgentOptions {
             tool_protocol: ToolProtocol::Native,
             max_tokens: 8192,
             context_budget: 120_000,
+            compact_at_percent: DEFAULT_COMPACT_AT,
             reasoning: None,
             extra_memory: Vec::new(),
             role: None,

@@ -52,6 +52,7 @@ impl Agent {
         req.system = Some(system.to_string());
         req.max_tokens = self.opts.max_tokens;
         req.reasoning = self.opts.reasoning;
+        req.cache_key = Some(self.session.id.clone());
         if self.opts.tool_protocol == ToolProtocol::Native {
             req.tools = self.tools.specs();
             req.tools.extend(self.disclosure.tools());

@@ -31,6 +31,9 @@ pub struct ConfigFile {
     pub tool_protocol: Option<ToolProtocol>,
     /// Context budget in tokens before condensation.
     pub context_budget: Option<u64>,
+    /// The share of the budget, in percent (10–99), at which the
+    /// conversation is condensed on its own.
+    pub compact_at: Option<u8>,
     /// OpenAI API: `responses` or `chat`.
     pub openai_api: Option<OpenAiApi>,
     /// The model's context window in tokens, when the server cannot say.
@@ -195,6 +198,14 @@ pub fn parse_file(text: &str, path: &Path) -> Result<ConfigFile, ConfigError> {
         return Err(ConfigError::Invalid {
             path: path.into(),
             message: "field `max_steps`: must be at least 1".into(),
+        });
+    }
+    if let Some(v) = file.compact_at.filter(|v| !(10..=99).contains(v)) {
+        return Err(ConfigError::Invalid {
+            path: path.into(),
+            message: format!(
+                "field `compact_at`: {v} is not a share of the context budget in percent (10 to 99)"
+            ),
         });
     }
     Ok(file)

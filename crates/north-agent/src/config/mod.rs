@@ -104,6 +104,8 @@ pub struct Config {
     pub tool_protocol: Sourced<ToolProtocol>,
     /// Context budget in tokens (None: from the model's context window).
     pub context_budget: Sourced<Option<u64>>,
+    /// Share of the budget, in percent, at which condensation starts.
+    pub compact_at: Sourced<u8>,
     /// OpenAI API (None: Responses for OpenAI's endpoint, Chat elsewhere).
     pub openai_api: Sourced<Option<OpenAiApi>>,
     /// Context window (None: discovered from the server, else the catalogue).
@@ -160,6 +162,7 @@ impl Default for Config {
             allow_shell: Sourced::default(false),
             tool_protocol: Sourced::default(ToolProtocol::Native),
             context_budget: Sourced::default(None),
+            compact_at: Sourced::default(crate::agent::DEFAULT_COMPACT_AT),
             openai_api: Sourced::default(None),
             context_window: Sourced::default(None),
             net_allowlist: Sourced::default(None),
@@ -297,6 +300,9 @@ impl Config {
         }
         if let Some(v) = f.context_budget {
             self.context_budget.set(Some(v), src());
+        }
+        if let Some(v) = f.compact_at {
+            self.compact_at.set(v, src());
         }
         if let Some(v) = f.openai_api {
             self.openai_api.set(Some(v), src());
@@ -494,6 +500,10 @@ impl Config {
                     |b| b.to_string()
                 ),
                 self.context_budget.source
+            ),
+            format!(
+                "compact_at = {}%  ({})",
+                self.compact_at.value, self.compact_at.source
             ),
             format!(
                 "openai_api = {}  ({})",

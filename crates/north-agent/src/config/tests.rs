@@ -42,6 +42,7 @@ fn malformed_files_name_the_file_and_field() {
         (r#"{"provider":"geminy"}"#, "unknown provider `geminy`"),
         (r#"{"openai_api":"completions"}"#, "field `openai_api`"),
         (r#"{"thinking":"max"}"#, "field `thinking`"),
+        (r#"{"compact_at":5}"#, "field `compact_at`"),
         (
             r#"{"anthropic_api_key":"sk-x"}"#,
             "field `anthropic_api_key`",

@@ -106,6 +106,11 @@ pub fn encode_request(req: &ChatRequest, stream: bool, official: bool) -> Value 
     if official && let Some(effort) = effort_name(req.reasoning) {
         body.insert("reasoning_effort".into(), json!(effort));
     }
+    // Only OpenAI's own endpoint: a strict compatible server may refuse a
+    // field it does not know.
+    if official && let Some(key) = &req.cache_key {
+        body.insert("prompt_cache_key".into(), json!(key));
+    }
     if !req.stop_sequences.is_empty() {
         body.insert("stop".into(), json!(req.stop_sequences));
     }

@@ -83,6 +83,9 @@ pub fn encode_request(req: &ChatRequest, stream: bool) -> Value {
     }
     body.insert("max_output_tokens".into(), json!(req.max_tokens));
     body.insert("store".into(), json!(false));
+    if let Some(key) = &req.cache_key {
+        body.insert("prompt_cache_key".into(), json!(key));
+    }
     if catalog::is_reasoning_model(&req.model) {
         let mut reasoning = Map::new();
         if let Some(effort) = effort_name(req.reasoning) {
