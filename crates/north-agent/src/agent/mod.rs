@@ -108,9 +108,6 @@ pub struct AgentOptions {
     pub snapshots: bool,
 }
 
-/// Condensation starts at this share of the budget unless configured.
-pub const DEFAULT_COMPACT_AT: u8 = 85;
-
 impl Default for AgentOptions {
     fn default() -> Self {
         AgentOptions {
@@ -120,7 +117,7 @@ impl Default for AgentOptions {
             tool_protocol: ToolProtocol::Native,
             max_tokens: 8192,
             context_budget: 120_000,
-            compact_at_percent: DEFAULT_COMPACT_AT,
+            compact_at_percent: crate::config::DEFAULT_COMPACT_AT,
             reasoning: None,
             extra_memory: Vec::new(),
             role: None,

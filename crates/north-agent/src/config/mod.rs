@@ -83,6 +83,10 @@ pub enum ToolProtocol {
     Text,
 }
 
+/// Condensation starts at this share of the budget, in percent, unless
+/// configured (`compact_at`).
+pub const DEFAULT_COMPACT_AT: u8 = 85;
+
 /// The effective configuration.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Config {
@@ -162,7 +166,7 @@ impl Default for Config {
             allow_shell: Sourced::default(false),
             tool_protocol: Sourced::default(ToolProtocol::Native),
             context_budget: Sourced::default(None),
-            compact_at: Sourced::default(crate::agent::DEFAULT_COMPACT_AT),
+            compact_at: Sourced::default(DEFAULT_COMPACT_AT),
             openai_api: Sourced::default(None),
             context_window: Sourced::default(None),
             net_allowlist: Sourced::default(None),
