@@ -201,3 +201,73 @@ async fn an_unknown_provider_is_a_usage_error_listing_every_known_one() {
         assert!(err.contains(known), "{known} not listed: {err}");
     }
 }
+
+/// Every preset, pointed at a local mock by the user's config: the request
+/// goes to its Chat path with its key sent its way, and `north models`
+/// lists what the mock serves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_preset_reaches_its_path_with_its_key_and_lists_models() {
+    for preset in north_llm::PRESETS {
+        let server = FakeServer::start().await.unwrap();
+        server.route(
+            "GET",
+            "/v1/models",
+            Reply::json(200, json!({"data": [{"id": "mock-model"}]}).to_string()),
+        );
+        server.push(Reply::sse(openai::text_stream(&["ok"])));
+        let sb = Sandbox::new();
+        user_config(
+            &sb,
+            json!({"providers": {preset.name: {"base_url": format!("{}/v1", server.url())}}}),
+        );
+        let with_key = |cmd: &mut std::process::Command| {
+            if let Some(var) = preset.key_var {
+                cmd.env(var, "preset-test-key");
+            }
+        };
+        let mut cmd = sb.north();
+        with_key(&mut cmd);
+        cmd.args([
+            "exec",
+            "--provider",
+            preset.name,
+            "--model",
+            "gpt-5.2",
+            "hi",
+        ]);
+        let out = output(cmd).await;
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            preset.name,
+            text(&out.stderr)
+        );
+        let sent = server.requests_to("/v1/chat/completions");
+        assert_eq!(sent.len(), 1, "{}", preset.name);
+        let (auth, expected) = match (preset.key_var, preset.key_header) {
+            (None, _) => ("authorization", None),
+            (Some(_), north_llm::KeyHeader::Bearer) => {
+                ("authorization", Some("Bearer preset-test-key"))
+            }
+            (Some(_), north_llm::KeyHeader::ApiKey) => ("api-key", Some("preset-test-key")),
+        };
+        assert_eq!(sent[0].header(auth), expected, "{}", preset.name);
+
+        let mut cmd = sb.north();
+        with_key(&mut cmd);
+        cmd.args(["models", "--provider", preset.name]);
+        let out = output(cmd).await;
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            preset.name,
+            text(&out.stderr)
+        );
+        assert!(
+            text(&out.stdout).contains("mock-model"),
+            "{}: {}",
+            preset.name,
+            text(&out.stdout)
+        );
+    }
+}
