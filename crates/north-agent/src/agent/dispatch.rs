@@ -60,6 +60,9 @@ impl CallEnv<'_> {
             return ToolOutcome::err(format!("arguments are not a valid JSON object: {raw}"));
         }
         self.ctx.capabilities = self.state.capabilities_granted.clone();
+        // An approval is for one call: none is left from a call that ended
+        // early (a panic, an error), whatever this call is.
+        self.ctx.approved = None;
         match tool.spec().approval {
             ApprovalPolicy::None => tool.call(call.arguments.clone(), self.ctx).await,
             ApprovalPolicy::Shell => self.shell(call).await,
