@@ -31,12 +31,24 @@ pub fn available() -> bool {
 pub struct Term {
     socket: PathBuf,
     _dir: tempfile::TempDir,
+    /// One terminal at a time: what is measured is North's rendering, not
+    /// how a dozen panes share two cores (see `ONE_AT_A_TIME`).
+    _turn: std::sync::MutexGuard<'static, ()>,
 }
+
+/// The emulator tests take turns: under the whole suite's load, a dozen
+/// panes redrawing at once starve each other's frames and turn timing
+/// windows (a resize mid-frame) into failures that say nothing about North.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 impl Term {
     /// Starts `sh -c SCRIPT` in the sandbox's project in a `cols`x`rows`
     /// pane; `$NORTH` is the binary, `extra` adds environment variables.
     pub fn start(sb: &Sandbox, cols: u16, rows: u16, script: &str, extra: &[(&str, &str)]) -> Term {
+        // A test that failed holding the turn poisons it; the next still runs.
+        let turn = ONE_AT_A_TIME
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         // A short path: Unix socket names are limited to ~100 bytes.
         let dir = tempfile::Builder::new()
             .prefix("nt")
@@ -76,7 +88,11 @@ impl Term {
             .output()
             .unwrap();
         assert!(out.status.success(), "tmux: {}", text(&out.stderr));
-        Term { socket, _dir: dir }
+        Term {
+            socket,
+            _dir: dir,
+            _turn: turn,
+        }
     }
 
     fn tmux(&self, args: &[&str]) -> Output {
