@@ -1,16 +1,8 @@
-//! Tool arguments as commands, traces and logs may hold them. (Intent
-//! lines and result summaries come from the tools: `Registry::describe`.)
+//! Tool arguments as traces and logs may hold them. (Intent lines, result
+//! summaries and the command a call carries come from the tools:
+//! `north_tools::describe`.)
 
 use serde_json::Value;
-
-fn s<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
-    args.get(key).and_then(Value::as_str)
-}
-
-/// The shell command a tool call carries, if it is a shell tool.
-pub fn command_of(args: &Value) -> Option<&str> {
-    s(args, "command").or_else(|| s(args, "cmd"))
-}
 
 /// A copy of tool arguments for traces: long strings (file contents, big
 /// edits) are cut so traces stay small and never hold whole files.

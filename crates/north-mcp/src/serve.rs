@@ -143,7 +143,7 @@ impl NorthServer {
                 }
             },
             ApprovalPolicy::Shell => {
-                let Some(command) = args.get("command").and_then(Value::as_str) else {
+                let Some(command) = north_tools::describe::command_of(&args) else {
                     return tool.call(args, ctx).await;
                 };
                 let cwd = args

@@ -33,10 +33,18 @@ pub(crate) fn reading(args: &Value) -> String {
     }
 }
 
+/// The command line a shell tool's arguments carry (`command` for
+/// `shell_run`, `cmd` for `shell.exec` and `bash`).
+pub fn command_of(args: &Value) -> Option<&str> {
+    arg(args, "command").or_else(|| arg(args, "cmd"))
+}
+
 /// "Command requested: `cmd`".
 pub(crate) fn command(args: &Value) -> String {
-    let cmd = arg(args, "command").or_else(|| arg(args, "cmd"));
-    format!("Command requested: `{}`", short(cmd.unwrap_or("?"), 120))
+    format!(
+        "Command requested: `{}`",
+        short(command_of(args).unwrap_or("?"), 120)
+    )
 }
 
 /// The intent line of a tool that says nothing of its own.

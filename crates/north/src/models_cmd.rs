@@ -51,13 +51,7 @@ pub fn main(args: ModelsArgs) -> anyhow::Result<ExitCode> {
         }
         Provider::OpenAi => {
             models.extend(family(Family::OpenAi));
-            let mut cfg = north_llm::OpenAiConfig {
-                api_key: north_llm::ApiKey::from_env(north_llm::openai::KEY_VAR),
-                ..Default::default()
-            };
-            if let Some(url) = &config.openai_base_url.value {
-                cfg.base_url = url.clone();
-            }
+            let cfg = crate::provider::openai_config(&config);
             Some(north_llm::OpenAiBackend::new(cfg)?)
         }
         Provider::Preset(_) | Provider::Custom => {
@@ -68,14 +62,8 @@ pub fn main(args: ModelsArgs) -> anyhow::Result<ExitCode> {
             // An Anthropic-compatible server is listed from the config only.
             (endpoint.api != north_agent::config::ProviderApi::Anthropic)
                 .then(|| {
-                    north_llm::OpenAiBackend::new(north_llm::OpenAiConfig {
-                        base_url: endpoint.base_url.clone(),
-                        api_key: endpoint.key()?,
-                        key_header: endpoint.key_header,
-                        headers: endpoint.headers.clone(),
-                        ..Default::default()
-                    })
-                    .map_err(anyhow::Error::from)
+                    let cfg = crate::provider::endpoint_openai_config(&endpoint, &config)?;
+                    anyhow::Ok(north_llm::OpenAiBackend::new(cfg)?)
                 })
                 .transpose()?
         }

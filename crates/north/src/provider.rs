@@ -171,17 +171,7 @@ pub fn select(config: &Config, args: &ModelArgs) -> anyhow::Result<Selected> {
             );
             endpoint_backend(&endpoint, config)?
         }
-        Provider::OpenAi => {
-            let mut cfg = OpenAiConfig {
-                api_key: key(north_llm::openai::KEY_VAR),
-                api: config.openai_api.value,
-                ..Default::default()
-            };
-            if let Some(url) = &config.openai_base_url.value {
-                cfg.base_url = url.clone();
-            }
-            Arc::new(OpenAiBackend::new(cfg)?)
-        }
+        Provider::OpenAi => Arc::new(OpenAiBackend::new(openai_config(config))?),
         Provider::Scripted => {
             let path = args
                 .script
@@ -214,32 +204,55 @@ pub fn select(config: &Config, args: &ModelArgs) -> anyhow::Result<Selected> {
     })
 }
 
+/// The OpenAI client's configuration for North's own `openai` provider.
+pub fn openai_config(config: &Config) -> OpenAiConfig {
+    let mut cfg = OpenAiConfig {
+        api_key: key(north_llm::openai::KEY_VAR),
+        api: config.openai_api.value,
+        ..Default::default()
+    };
+    if let Some(url) = &config.openai_base_url.value {
+        cfg.base_url = url.clone();
+    }
+    cfg
+}
+
+/// The OpenAI client's configuration for a preset or one of the user's
+/// providers (one that speaks an OpenAI API).
+pub fn endpoint_openai_config(
+    endpoint: &Endpoint,
+    config: &Config,
+) -> anyhow::Result<OpenAiConfig> {
+    Ok(OpenAiConfig {
+        base_url: endpoint.base_url.clone(),
+        api_key: endpoint.key()?,
+        api: Some(match endpoint.api {
+            ProviderApi::Responses => north_llm::OpenAiApi::Responses,
+            _ => config
+                .openai_api
+                .value
+                .unwrap_or(north_llm::OpenAiApi::Chat),
+        }),
+        key_header: endpoint.key_header,
+        headers: endpoint.headers.clone(),
+        key_var: endpoint
+            .key_var
+            .clone()
+            .map_or(north_llm::openai::KEY_VAR.into(), Into::into),
+        ..Default::default()
+    })
+}
+
 /// The backend for a preset or one of the user's providers.
 pub fn endpoint_backend(endpoint: &Endpoint, config: &Config) -> anyhow::Result<Arc<dyn Backend>> {
-    let key = endpoint.key()?;
     Ok(match endpoint.api {
         ProviderApi::Anthropic => Arc::new(AnthropicBackend::new(AnthropicConfig {
-            api_key: key,
+            api_key: endpoint.key()?,
             base_url: endpoint.base_url.clone(),
             ..Default::default()
         })?),
-        api => Arc::new(OpenAiBackend::new(OpenAiConfig {
-            base_url: endpoint.base_url.clone(),
-            api_key: key,
-            api: Some(match api {
-                ProviderApi::Responses => north_llm::OpenAiApi::Responses,
-                _ => config
-                    .openai_api
-                    .value
-                    .unwrap_or(north_llm::OpenAiApi::Chat),
-            }),
-            key_header: endpoint.key_header,
-            headers: endpoint.headers.clone(),
-            key_var: endpoint
-                .key_var
-                .clone()
-                .map_or(north_llm::openai::KEY_VAR.into(), Into::into),
-            ..Default::default()
-        })?),
+        _ => Arc::new(OpenAiBackend::new(endpoint_openai_config(
+            endpoint, config,
+        )?)?),
     })
 }

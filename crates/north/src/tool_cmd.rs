@@ -203,11 +203,7 @@ fn shell_gate(
     yes: bool,
     trusted: bool,
 ) -> anyhow::Result<Result<Option<ApprovedCommand>, ToolOutcome>> {
-    let Some(command) = args
-        .get("command")
-        .or_else(|| args.get("cmd"))
-        .and_then(Value::as_str)
-    else {
+    let Some(command) = north_tools::describe::command_of(args) else {
         return Ok(Ok(None));
     };
     let root = ctx.root.canonicalize().unwrap_or_else(|_| ctx.root.clone());

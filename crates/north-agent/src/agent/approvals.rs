@@ -6,12 +6,12 @@ use north_protocol::{
     ApprovalDecision, ApprovalKind, Capability, Event, PermissionMode, ToolCall, ToolOutcome,
     TraceKind,
 };
+use north_tools::describe::command_of;
 use north_tools::policy::{AllowRules, AskReason, Consent, ProjectAllowlist, ShellPolicy, Verdict};
 use serde_json::json;
 
 use super::dispatch::CallEnv;
 use crate::approval::ApprovalRequest;
-use crate::intent::command_of;
 use crate::notes::{deny_capability, grant_capability, request_capability};
 
 impl CallEnv<'_> {
