@@ -82,6 +82,26 @@ pub(crate) fn update_for(event: &Event) -> Option<SessionUpdate> {
         Event::Notice { message, .. } => {
             SessionUpdate::AgentMessageChunk(ContentChunk::new(text(&format!("\n[{message}]\n"))))
         }
+        // A hook that blocked, failed or was killed is told where it happened.
+        Event::Hook {
+            event,
+            command,
+            outcome,
+            message,
+        } if *outcome != north_protocol::HookOutcome::Ran => {
+            let said = message
+                .as_deref()
+                .map(|m| format!(": {m}"))
+                .unwrap_or_default();
+            SessionUpdate::AgentMessageChunk(ContentChunk::new(text(&format!(
+                "\n[{event} hook `{command}` {}{said}]\n",
+                match outcome {
+                    north_protocol::HookOutcome::Blocked => "blocked",
+                    north_protocol::HookOutcome::TimedOut => "timed out",
+                    _ => "failed",
+                }
+            ))))
+        }
         _ => return None,
     })
 }

@@ -22,7 +22,8 @@
 //! - `approval`: approvals
 //! - `blocks`: hiding marker-delimited blocks from streamed text
 //! - `condense`: condensation
-//! - `config`: configuration
+//! - `hooks`: the user's commands at lifecycle events (Claude Code's format)
+//! - `config`: configuration (uses `hooks`)
 //! - `redact`: scrubbing secrets out of anything North writes or shows
 //! - `store`: sessions on disk, in `.north/sessions/<id>/` (uses `redact`)
 //! - `context`: what the model is told (uses `store`)
@@ -43,6 +44,7 @@ pub mod commands;
 pub mod condense;
 pub mod config;
 pub mod context;
+pub mod hooks;
 pub mod intent;
 pub mod memory;
 pub mod mesh;
@@ -57,7 +59,7 @@ pub mod undo;
 
 pub use agent::{
     Agent, AgentError, AgentOptions, Describer, DiffError, Emit, ExpandError, ExpandedInput,
-    InputExpander, ModeError, ModeKit, ModelSwitch, RewindReport, SessionDiff, SwitchReport,
-    TurnEnd,
+    InputExpander, ModeError, ModeKit, ModelSwitch, RewindReport, SessionDiff, SessionEndReason,
+    SwitchReport, TurnEnd,
 };
 pub use approval::{ApprovalRequest, Approver, FlagApprover};

@@ -81,6 +81,87 @@ pub enum NoticeKind {
     Attached,
     /// The conversation was condensed on the user's request (`/compact`).
     Compacted,
+    /// A hook said `"continue": false`; the turn ended there.
+    HookStopped,
+}
+
+/// A point in North's life where the user's hooks run. The names are
+/// Claude Code's, so a hooks block written for it reads the same here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum HookEvent {
+    /// A session starts (or resumes) in this process.
+    SessionStart,
+    /// The user sent a prompt; the model has not seen it yet.
+    UserPromptSubmit,
+    /// A tool call is about to be judged and run.
+    PreToolUse,
+    /// A tool call finished successfully.
+    PostToolUse,
+    /// North waits for the user (an approval).
+    Notification,
+    /// The turn is about to end.
+    Stop,
+    /// A sub-agent is about to return its answer.
+    SubagentStop,
+    /// The conversation is about to be condensed.
+    PreCompact,
+    /// The session ends in this process.
+    SessionEnd,
+}
+
+impl HookEvent {
+    /// Every event, in lifecycle order.
+    pub const ALL: [HookEvent; 9] = [
+        HookEvent::SessionStart,
+        HookEvent::UserPromptSubmit,
+        HookEvent::PreToolUse,
+        HookEvent::PostToolUse,
+        HookEvent::Notification,
+        HookEvent::Stop,
+        HookEvent::SubagentStop,
+        HookEvent::PreCompact,
+        HookEvent::SessionEnd,
+    ];
+
+    /// The name configuration files use (`PreToolUse`).
+    pub fn name(self) -> &'static str {
+        match self {
+            HookEvent::SessionStart => "SessionStart",
+            HookEvent::UserPromptSubmit => "UserPromptSubmit",
+            HookEvent::PreToolUse => "PreToolUse",
+            HookEvent::PostToolUse => "PostToolUse",
+            HookEvent::Notification => "Notification",
+            HookEvent::Stop => "Stop",
+            HookEvent::SubagentStop => "SubagentStop",
+            HookEvent::PreCompact => "PreCompact",
+            HookEvent::SessionEnd => "SessionEnd",
+        }
+    }
+
+    /// The event named `name` (exactly as configuration spells it).
+    pub fn parse(name: &str) -> Option<HookEvent> {
+        HookEvent::ALL.into_iter().find(|e| e.name() == name)
+    }
+}
+
+impl std::fmt::Display for HookEvent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What came of running one hook.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HookOutcome {
+    /// It ran and let North go on.
+    Ran,
+    /// It blocked what it was asked about (exit 2, or a decision on stdout).
+    Blocked,
+    /// It could not start, or exited with another error code; North went on.
+    Failed,
+    /// It ran past its timeout and was killed with its process group.
+    TimedOut,
 }
 
 /// The stream a piece of a command's output came from.
@@ -210,6 +291,18 @@ pub enum Event {
         kind: NoticeKind,
         /// One line for the user.
         message: String,
+    },
+    /// One of the user's hooks ran (`hook` in `exec --json`).
+    Hook {
+        /// The lifecycle event it ran at.
+        event: HookEvent,
+        /// Its command, as configured.
+        command: String,
+        /// What came of it.
+        outcome: HookOutcome,
+        /// What it said: the reason of a block, the error of a failure.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
     },
     /// An error the user should see.
     Error {

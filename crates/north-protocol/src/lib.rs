@@ -35,7 +35,10 @@ mod tool;
 mod trace;
 
 pub use capability::{Capability, CapabilityError};
-pub use event::{ApprovalDecision, ApprovalKind, ErrorKind, Event, NoticeKind, OutputStream};
+pub use event::{
+    ApprovalDecision, ApprovalKind, ErrorKind, Event, HookEvent, HookOutcome, NoticeKind,
+    OutputStream,
+};
 pub use json::{json_kind, json_type};
 pub use message::{ContentBlock, Message, Role};
 pub use mode::PermissionMode;

@@ -154,14 +154,7 @@ impl NeutralRepo {
 }
 
 fn kill_group(child: &mut std::process::Child) {
-    #[cfg(unix)]
-    if let Ok(pid) = i32::try_from(child.id()) {
-        // SAFETY: kill has no memory-safety preconditions; the child leads
-        // its own process group (the spawner made it so).
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-        }
-    }
+    crate::Spawner::kill_group(child.id());
     let _ = child.kill();
     let _ = child.wait();
 }

@@ -49,6 +49,11 @@ pub struct SessionInfo {
     /// The user's global memory file, which the model also receives, for
     /// `/memory` (none: not shown).
     pub global_memory: Option<PathBuf>,
+    /// The hooks that run, for `/hooks`.
+    pub hooks: north_agent::hooks::HookSet,
+    /// The project's hooks that do not run (it is not trusted), one line
+    /// each, for `/hooks`.
+    pub hooks_not_run: Vec<String>,
 }
 
 /// What the runner must do after input.

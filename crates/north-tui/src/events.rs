@@ -135,6 +135,21 @@ impl App {
                 title: message,
                 body: Vec::new(),
             }),
+            // A hook that ran as it should is quiet; a block, a failure or
+            // a kill is shown where it happened.
+            Event::Hook {
+                event,
+                command,
+                outcome,
+                message,
+            } => {
+                if let Some(title) = hook_notice(event, &command, outcome, message.as_deref()) {
+                    self.push(Item::Notice {
+                        title,
+                        body: Vec::new(),
+                    });
+                }
+            }
             // Thinking is for a collapsed view the TUI does not have yet.
             Event::Thinking { .. }
             | Event::ModelStopped { .. }
@@ -144,4 +159,27 @@ impl App {
             | Event::TurnEnd { .. } => {}
         }
     }
+}
+
+/// The one line a hook's run shows, or `None` when it ran quietly.
+pub(crate) fn hook_notice(
+    event: north_protocol::HookEvent,
+    command: &str,
+    outcome: north_protocol::HookOutcome,
+    message: Option<&str>,
+) -> Option<String> {
+    use north_protocol::HookOutcome;
+    let what = match outcome {
+        HookOutcome::Ran if message.is_none() => return None,
+        HookOutcome::Ran => "says",
+        HookOutcome::Blocked => "blocked",
+        HookOutcome::Failed => "failed",
+        HookOutcome::TimedOut => "timed out",
+    };
+    let mut line = format!("{event} hook `{command}` {what}");
+    if let Some(m) = message {
+        line.push_str(": ");
+        line.push_str(m.lines().next().unwrap_or_default());
+    }
+    Some(line)
 }

@@ -347,7 +347,7 @@ pub async fn run(start: Start) -> Result<Ended, TuiError> {
     let agent_tools = agent.describer();
     let usage = agent.total_usage();
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
-    let worker = tokio::spawn(worker(agent, opener, switcher, cmd_rx, inbox.sender()));
+    let mut worker = tokio::spawn(worker(agent, opener, switcher, cmd_rx, inbox.sender()));
     if !history.is_empty() {
         let id = app.info().session_id.clone();
         app.handle_msg(UiMsg::Resumed {
@@ -461,7 +461,15 @@ pub async fn run(start: Start) -> Result<Ended, TuiError> {
     if let Some(c) = &l.cancel {
         c.cancel();
     }
-    worker.abort();
+    // The worker ends the session (its `SessionEnd` hooks run); a worker
+    // that cannot finish in time is stopped.
+    let _ = l.cmds.send(WorkerCmd::End);
+    if tokio::time::timeout(std::time::Duration::from_secs(10), &mut worker)
+        .await
+        .is_err()
+    {
+        worker.abort();
+    }
     let _ = draw(&mut l.term, &mut l.app);
     l.term.finish()?;
     drop(_guard);

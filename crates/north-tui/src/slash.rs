@@ -1,4 +1,4 @@
-//! Slash commands: `/help`, `/clear`, `/memory`, `/allowlist`, `/mcp`, `/model`,
+//! Slash commands: `/help`, `/clear`, `/memory`, `/allowlist`, `/hooks`, `/mcp`, `/model`,
 //! `/status`, `/cost`, `/sessions`, `/resume`, `/undo`, `/rewind`. They read
 //! project files to show them or hand an action to the agent's worker; they
 //! never call the model.
@@ -21,6 +21,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     ("/memory", "show the project's memory entries"),
     ("/allowlist", "show the commands that run without asking"),
+    (
+        "/hooks",
+        "the hooks that run at North's events, and where each is set",
+    ),
     (
         "/model [NAME]",
         "show the model, or continue this session on another",
@@ -120,6 +124,7 @@ pub(crate) fn run(app: &mut App, line: &str) -> Vec<Action> {
         "/status" => status(app),
         "/cost" => cost(app),
         "/allowlist" => allowlist(app),
+        "/hooks" => hooks(app),
         "/mcp" => crate::mcp::show(app),
         "/model" if !rest.is_empty() => {
             if app.is_busy() {
@@ -424,6 +429,43 @@ fn allowlist(app: &mut App) {
         }
         Err(e) => app.push(Item::Error(format!("cannot read the allowlist: {e}"))),
     }
+}
+
+fn hooks(app: &mut App) {
+    let info = app.info().clone();
+    let bullet = |text: String| {
+        Line::from(vec![
+            Span::styled("• ", style::dim()),
+            Span::styled(text, style::code()),
+        ])
+    };
+    let mut body: Vec<Line<'static>> = info.hooks.describe().into_iter().map(bullet).collect();
+    if !info.hooks_not_run.is_empty() {
+        body.push(Line::from(Span::styled(
+            "Not run — the project is not trusted (review, then `north trust`):",
+            style::dim(),
+        )));
+        body.extend(info.hooks_not_run.iter().cloned().map(bullet));
+    }
+    for skipped in &info.hooks.skipped {
+        body.push(Line::from(Span::styled(
+            format!("skipped: {skipped}"),
+            style::dim(),
+        )));
+    }
+    let n = info.hooks.defs().len();
+    let title = if n == 0 {
+        "Hooks · none run".to_string()
+    } else {
+        format!("Hooks · {n} run at North's events")
+    };
+    if body.is_empty() {
+        body.push(Line::from(Span::styled(
+            "Add a `hooks` block (Claude Code's format) to your config.json or a trusted project's .north/project.json.",
+            style::dim(),
+        )));
+    }
+    app.notice(title, body);
 }
 
 pub(crate) fn list(app: &App) -> Result<Vec<(String, String)>, String> {

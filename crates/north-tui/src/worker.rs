@@ -47,6 +47,8 @@ pub(crate) enum WorkerCmd {
     Compact(Option<String>, CancellationToken),
     SwitchModel(String),
     Diff,
+    /// The user leaves: `SessionEnd` hooks run, then the worker stops.
+    End,
 }
 
 /// The rows of `/diff`'s answer.
@@ -169,8 +171,21 @@ pub(crate) async fn worker(
                     Err(e) => UiMsg::Failed(e.to_string()),
                 });
             }
+            WorkerCmd::End => {
+                agent
+                    .end_session(north_agent::SessionEndReason::Exit, &|_| {})
+                    .await;
+                break;
+            }
             WorkerCmd::New => match opener(None) {
                 Ok(next) => {
+                    let events = tx.clone();
+                    let emit = move |e| {
+                        let _ = events.send(UiMsg::Event(e));
+                    };
+                    agent
+                        .end_session(north_agent::SessionEndReason::Clear, &emit)
+                        .await;
                     switch_session(&mut agent, next);
                     let _ = tx.send(UiMsg::Started {
                         session_id: agent.session_id().to_string(),

@@ -514,3 +514,46 @@ fn ctrl_d_quits_on_an_empty_composer_only() {
     ui.key(KeyCode::Backspace);
     assert_eq!(ui.ctrl('d'), vec![Action::Quit]);
 }
+
+#[test]
+fn slash_hooks_lists_where_each_hook_comes_from_and_a_block_is_a_notice() {
+    let mut ui = Ui::new(110, 16);
+    let hooks = north_agent::hooks::HookSet::parse(
+        &serde_json::json!({
+            "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "~/bin/guard.sh", "timeout": 30}]}],
+            "Stop": [{"hooks": [{"type": "command", "command": "make test"}]}]
+        }),
+        north_agent::hooks::HookOrigin::User("~/.config/north/config.json".into()),
+        true,
+    )
+    .unwrap();
+    ui.app = north_tui::App::new(north_tui::SessionInfo {
+        root: ui.dir.path().to_path_buf(),
+        session_id: SESSION.into(),
+        hooks,
+        hooks_not_run: vec![
+            "UserPromptSubmit runs `touch x` (timeout 60s) — from project .north/project.json"
+                .into(),
+        ],
+        ..Default::default()
+    });
+    ui.command("/hooks");
+    ui.event(north_protocol::Event::Hook {
+        event: north_protocol::HookEvent::PreToolUse,
+        command: "~/bin/guard.sh".into(),
+        outcome: north_protocol::HookOutcome::Blocked,
+        message: Some("no force pushes".into()),
+    });
+    ui.event(north_protocol::Event::Hook {
+        event: north_protocol::HookEvent::PostToolUse,
+        command: "cargo fmt".into(),
+        outcome: north_protocol::HookOutcome::Ran,
+        message: None,
+    });
+    let screen = ui.screen();
+    assert!(
+        !screen.contains("cargo fmt"),
+        "a hook that ran quietly is not shown"
+    );
+    insta::assert_snapshot!(screen);
+}

@@ -171,6 +171,7 @@ fn the_status_line_shows_tokens_in_and_out_context_used_and_cost() {
         files: Default::default(),
         trust: None,
         global_memory: None,
+        ..Default::default()
     });
     let usage = north_protocol::Usage {
         input_tokens: 40_000,
@@ -251,6 +252,7 @@ fn status_and_cost_commands_report_the_session() {
             "trusted: the project's own allow rules, settings and MCP servers apply".into(),
         ),
         global_memory: None,
+        ..Default::default()
     });
     let usage = north_protocol::Usage {
         input_tokens: 12_000,
@@ -316,6 +318,7 @@ fn mcp_command_shows_each_servers_state_tool_count_and_last_error() {
         files: Default::default(),
         trust: None,
         global_memory: None,
+        ..Default::default()
     });
     ui.command("/mcp");
     let screen = ui.screen();

@@ -62,6 +62,9 @@ impl AgentBuilder {
         if let Some(hub) = &self.mcp {
             attach_mcp(&mut agent, hub);
         }
+        if !project.config.hooks.is_empty() {
+            agent.set_hooks(Arc::new(project.hooks()));
+        }
         agent.set_mode_kit(mode_kit(project, &self.grants));
         if let Some(mode) = mode {
             agent

@@ -180,6 +180,9 @@ async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
         Some(prompt) => agent.run_turn(prompt, &emit, &cancel).await,
         None => agent.continue_turn(&emit, &cancel).await,
     };
+    agent
+        .end_session(north_agent::SessionEndReason::Other, &emit)
+        .await;
     if let Some(hub) = &mcp {
         hub.shutdown().await;
     }

@@ -225,6 +225,12 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
         files: setup::file_finder(project.root.clone()),
         trust: Some(trust_line(&project.trust)),
         global_memory: north_agent::memory::MemoryFile::global().map(|m| m.path().to_path_buf()),
+        hooks: project.config.hooks.clone(),
+        hooks_not_run: if project.trust.applies() {
+            Vec::new()
+        } else {
+            north_agent::hooks::project_hooks(&project.root).describe()
+        },
     };
     let switch_config = project.config.clone();
     let switch_args = args.model.clone();

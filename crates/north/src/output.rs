@@ -6,7 +6,7 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use north_protocol::{ApprovalDecision, ErrorKind, Event};
+use north_protocol::{ApprovalDecision, ErrorKind, Event, HookOutcome};
 
 /// The model or provider failed (after retries).
 pub const EXIT_PROVIDER: u8 = 1;
@@ -150,6 +150,28 @@ impl Text {
             Event::Notice { message, .. } => {
                 self.finish();
                 eprintln!("north: note: {message}");
+            }
+            Event::Hook {
+                event,
+                command,
+                outcome,
+                message,
+            } => {
+                let what = match outcome {
+                    HookOutcome::Ran if message.is_none() => None,
+                    HookOutcome::Ran => Some("says"),
+                    HookOutcome::Blocked => Some("blocked"),
+                    HookOutcome::Failed => Some("failed"),
+                    HookOutcome::TimedOut => Some("timed out"),
+                };
+                if let Some(what) = what {
+                    self.finish();
+                    let said = message
+                        .as_ref()
+                        .map(|m| format!(": {m}"))
+                        .unwrap_or_default();
+                    eprintln!("north: {event} hook `{command}` {what}{said}");
+                }
             }
             Event::Plan { goals, open_loops } => {
                 self.finish();

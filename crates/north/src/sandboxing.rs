@@ -150,3 +150,33 @@ pub fn mcp_launcher(root: &std::path::Path) -> Option<Vec<std::ffi::OsString>> {
     argv.push("--".into());
     Some(argv)
 }
+
+/// The spawner hooks start through: the OS sandbox for the project (its
+/// tree and the shared temp dir writable, so a hook's log or marker is
+/// seen outside), the network only when `network` (the user's own config
+/// said so); unconfined when the user turned the sandbox off.
+pub fn hook_spawner(
+    root: &std::path::Path,
+    choice: &SandboxChoice,
+    network: bool,
+) -> north_tools::Spawner {
+    if !choice.enabled || !cfg!(target_os = "linux") {
+        return north_tools::Spawner::unconfined();
+    }
+    let grants = if network {
+        vec![north_protocol::Capability::Net]
+    } else {
+        Vec::new()
+    };
+    match sandbox_launcher(root, &grants, choice) {
+        Ok(mut argv) => {
+            // Before the closing `--`.
+            argv.insert(argv.len() - 1, "--shared-tmp".into());
+            north_tools::Spawner::confined(argv)
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "no sandbox launcher; hooks run unconfined");
+            north_tools::Spawner::unconfined()
+        }
+    }
+}

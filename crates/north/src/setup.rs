@@ -187,6 +187,9 @@ pub fn project(
         trust.applies(),
     )?;
     let selected = provider::select(&config, model)?;
+    for skipped in &config.hooks.skipped {
+        eprintln!("north: hooks: {skipped}");
+    }
     let sandbox = SandboxChoice::new(&config, model.sandbox);
     let shell_launcher = confined_launcher(&root, &sandbox, &[]);
     Ok(Project {
@@ -299,6 +302,16 @@ impl Project {
         } else {
             ProjectTrust::Untrusted
         }
+    }
+
+    /// The configured hooks bound to this project and its sandbox.
+    pub fn hooks(&self) -> north_agent::hooks::Hooks {
+        north_agent::hooks::Hooks::new(
+            self.config.hooks.clone(),
+            self.root.clone(),
+            crate::sandboxing::hook_spawner(&self.root, &self.sandbox, false),
+            crate::sandboxing::hook_spawner(&self.root, &self.sandbox, true),
+        )
     }
 
     /// A tool context with the project's http cache.

@@ -12,6 +12,7 @@ use serde_json::json;
 
 use super::dispatch::CallEnv;
 use crate::approval::ApprovalRequest;
+use crate::hooks::HookPermission;
 use crate::notes::{deny_capability, grant_capability, request_capability};
 
 impl CallEnv<'_> {
@@ -27,6 +28,13 @@ impl CallEnv<'_> {
             kind,
             subject: subject.clone(),
         });
+        if self.approver.is_interactive() {
+            super::hooked::notify(
+                self.hooks,
+                &self.hook_session,
+                format!("North needs your permission: {subject}"),
+            );
+        }
         let decision = self.approver.decide(call_id, request).await;
         (self.emit)(Event::ApprovalDecided {
             call_id: call_id.into(),
@@ -48,8 +56,12 @@ impl CallEnv<'_> {
         cap: &Capability,
         reason: &str,
     ) -> bool {
-        if self.state.capabilities_granted.contains(cap) {
-            return true;
+        match &self.hook_permission {
+            // For this call only: a hook's word is never remembered.
+            Some(HookPermission::Allow(_)) => return true,
+            Some(HookPermission::Ask(_)) => {}
+            None if self.state.capabilities_granted.contains(cap) => return true,
+            None => {}
         }
         request_capability(self.state, cap);
         let decision = self
@@ -99,7 +111,7 @@ impl CallEnv<'_> {
             .any(|c| c.covers_tool(name));
         let ruled = self.trust.applies()
             && ProjectAllowlist::load(&self.ctx.root).is_ok_and(|a| a.allows_tool(name));
-        if !granted && !ruled {
+        if (!granted && !ruled) || self.hook_asks() {
             let args = serde_json::to_string(&call.arguments).unwrap_or_default();
             let args: String = args.chars().take(300).collect();
             let cap = Capability::Tool(name.to_string());
@@ -151,11 +163,26 @@ impl CallEnv<'_> {
             .map(|dir| north_tools::sandbox::physical_path(&root, std::path::Path::new(dir)))
             .transpose()
             .unwrap_or(None);
-        let consent = match policy.decide(&command, cwd.as_deref()) {
+        let mut verdict = policy.decide(&command, cwd.as_deref());
+        // A hook that asks makes even an allowed command wait for the user.
+        if let (Some(HookPermission::Ask(why)), Verdict::Allow(_)) =
+            (&self.hook_permission, &verdict)
+        {
+            verdict = Verdict::Ask(AskReason::Hook(why.clone()));
+        }
+        let hook_asks = self.hook_asks();
+        let consent = match verdict {
+            Verdict::Ask(reason) if self.hook_allows() => {
+                self.tracer.record(
+                    TraceKind::Approval,
+                    json!({"call_id": call.id, "kind": ApprovalKind::Shell, "subject": command, "decision": "auto", "by": "a PreToolUse hook", "reason": reason.to_string()}),
+                );
+                Consent::Hook
+            }
             // In `auto` the shell itself is inside the OS sandbox: what the
             // policy would ask about runs there without asking.
             Verdict::Ask(reason)
-                if self.mode == PermissionMode::Auto && self.escalation.is_some() =>
+                if self.mode == PermissionMode::Auto && self.escalation.is_some() && !hook_asks =>
             {
                 self.tracer.record(
                     TraceKind::Approval,
@@ -163,7 +190,7 @@ impl CallEnv<'_> {
                 );
                 Consent::SandboxedMode
             }
-            Verdict::Ask(reason) if self.typed_by_user => {
+            Verdict::Ask(reason) if self.typed_by_user && !hook_asks => {
                 self.tracer.record(
                     TraceKind::Approval,
                     json!({"call_id": call.id, "kind": ApprovalKind::Shell, "subject": command, "decision": "auto", "by": "typed by the user", "reason": reason.to_string()}),
@@ -317,7 +344,8 @@ impl CallEnv<'_> {
         });
         // What decides trust is never written unreviewed, whatever the mode.
         let touches_trust = paths.iter().any(|p| crate::trust::is_trust_file(p));
-        let decision = if self.mode.applies_edits() && !touches_trust {
+        let unasked = self.mode.applies_edits() || self.hook_allows();
+        let decision = if unasked && !touches_trust && !self.hook_asks() {
             self.tracer.record(
                 TraceKind::Approval,
                 json!({"call_id": call.id, "kind": ApprovalKind::Edit, "subject": paths.join(", "), "decision": "auto", "by": format!("mode {}", self.mode)}),
@@ -369,6 +397,18 @@ impl CallEnv<'_> {
                 "applying the edits failed, nothing was written: {e}"
             )),
         }
+    }
+}
+
+impl CallEnv<'_> {
+    /// Whether a `PreToolUse` hook allowed this call.
+    pub(super) fn hook_allows(&self) -> bool {
+        matches!(self.hook_permission, Some(HookPermission::Allow(_)))
+    }
+
+    /// Whether a `PreToolUse` hook asked for the user's word on this call.
+    pub(super) fn hook_asks(&self) -> bool {
+        matches!(self.hook_permission, Some(HookPermission::Ask(_)))
     }
 }
 

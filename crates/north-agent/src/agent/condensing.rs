@@ -43,6 +43,7 @@ impl Agent {
             }
             return Ok(false);
         }
+        self.pre_compact_hooks("auto", None, emit).await;
         self.condense(used, budget / 100 * 30, None, emit, cancel)
             .await
     }
@@ -57,6 +58,7 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Result<bool, TurnEnd> {
         let used = estimate_tokens(&self.messages);
+        self.pre_compact_hooks("manual", focus, emit).await;
         let done = self
             .condense(
                 used,

@@ -27,6 +27,12 @@ pub(crate) struct CallEnv<'a> {
     /// The user typed this command (`!cmd`): it is approved line by line
     /// already. The policy's refusals and the OS sandbox still apply.
     pub typed_by_user: bool,
+    /// A `PreToolUse` hook's `allow` or `ask` for this call.
+    pub hook_permission: Option<crate::hooks::HookPermission>,
+    /// The user's hooks, for `Notification` while North waits.
+    pub hooks: Option<&'a std::sync::Arc<crate::hooks::Hooks>>,
+    /// What a hook is told about the session.
+    pub hook_session: crate::hooks::HookSession,
 }
 
 impl CallEnv<'_> {
@@ -89,7 +95,7 @@ impl CallEnv<'_> {
             capabilities: &self.ctx.capabilities,
             allowlist: self.ctx.net_allowlist.as_deref(),
         };
-        if access.check(&host).is_ok() {
+        if access.check(&host).is_ok() && !self.hook_asks() {
             return Ok(());
         }
         let cap = Capability::NetHost(host.clone());

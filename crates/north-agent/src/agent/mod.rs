@@ -35,6 +35,7 @@ mod disclosure;
 pub(crate) mod dispatch;
 mod expand;
 mod history;
+mod hooked;
 mod malformed;
 mod model;
 mod modes;
@@ -46,6 +47,7 @@ mod turn;
 pub use diff::{DiffError, SessionDiff};
 pub use dispatch::Describer;
 pub use expand::{ExpandError, ExpandedInput, InputExpander};
+pub use hooked::SessionEndReason;
 pub use model::{ModelSwitch, SwitchReport};
 pub use modes::{ModeError, ModeKit};
 pub use rewind::RewindReport;
@@ -186,6 +188,12 @@ pub struct Agent {
     modes: modes::Modes,
     /// Puts outside content (MCP prompts and resources) into user inputs.
     expander: Option<Arc<dyn InputExpander>>,
+    /// The user's hooks (None: none configured).
+    hooks: Option<Arc<crate::hooks::Hooks>>,
+    /// Whether `SessionStart` hooks ran in this process.
+    hooks_started: bool,
+    /// Context hooks gave for the next user message.
+    hook_context: Vec<String>,
 }
 
 /// Why an agent could not start.
@@ -251,6 +259,9 @@ impl Agent {
             undo: None,
             modes,
             expander: None,
+            hooks: None,
+            hooks_started: false,
+            hook_context: Vec::new(),
         };
         if agent.opts.snapshots {
             match rewind::Undo::open(&agent.ctx.root, &agent.session) {
@@ -303,10 +314,14 @@ impl Agent {
     /// Everything a tool call borrows from the agent.
     fn call_env<'a>(&'a mut self, emit: &'a Emit<'a>) -> dispatch::CallEnv<'a> {
         let escalation = self.escalation_shell();
+        let hook_session = self.hook_session();
         dispatch::CallEnv {
             mode: self.modes.mode,
             escalation,
             typed_by_user: false,
+            hook_permission: None,
+            hooks: self.hooks.as_ref(),
+            hook_session,
             tools: &self.tools,
             ctx: &mut self.ctx,
             approver: &*self.approver,

@@ -77,6 +77,10 @@ impl Agent {
                 message: recovery.to_string(),
             });
         }
+        self.session_start_hooks(&scrubbed).await;
+        if let Err(reason) = self.prompt_hooks(input, &scrubbed).await {
+            return self.prompt_blocked(&reason, &scrubbed);
+        }
         let message = match self.expand_input(input, &scrubbed, cancel).await {
             Ok(message) => message,
             Err(message) => return TurnEnd::PromptFailed(message),
@@ -199,6 +203,7 @@ impl Agent {
             Err(e) => return self.prompt_failed(&e, emit),
         };
         let mut turn_usage = Usage::default();
+        let mut stop_hook_active = false;
         for step in 1..=self.opts.max_steps {
             emit(Event::TurnStarted { turn: step });
             match self.maybe_condense(&system, emit, cancel).await {
@@ -244,6 +249,19 @@ impl Agent {
             // A rejected tool-call block was answered with the reason; the
             // model gets a step to fix it instead of the turn ending silently.
             if calls.is_empty() && rejected_blocks == 0 {
+                // A Stop hook may send the model back to work, with its
+                // reason as the next instruction.
+                if step < self.opts.max_steps
+                    && !cancel.is_cancelled()
+                    && let Some(reason) = self.stop_hooks(stop_hook_active, emit).await
+                {
+                    stop_hook_active = true;
+                    self.push_user_text(&format!(
+                        "[A Stop hook did not let the turn end: {reason}]"
+                    ));
+                    self.save(emit);
+                    continue;
+                }
                 if let Err(end) = self.maybe_condense(&system, emit, cancel).await {
                     return end;
                 }
@@ -289,11 +307,27 @@ impl Agent {
                     line,
                     kind,
                 });
+                let hooked = self.pre_tool_hooks(call, emit).await;
+                if let Some(reason) = hooked.block.as_ref().or(hooked.halt.as_ref()) {
+                    let outcome = ToolOutcome::err(format!(
+                        "a PreToolUse hook blocked this call, so it did not run: {reason}"
+                    ));
+                    self.record_result(call, &outcome, emit);
+                    self.save(emit);
+                    if let Some(reason) = hooked.halt {
+                        return self.halted(&calls[i + 1..], &reason, turn_usage, emit);
+                    }
+                    continue;
+                }
                 self.tracer.record(TraceKind::ToolStart, json!({"id": call.id, "tool": call.name, "args": crate::intent::trace_args(&call.arguments)}));
-                let outcome = self.run_call(call, emit).await;
+                let mut outcome = self.run_call(call, hooked.permission, emit).await;
+                let halt = self.post_tool_hooks(call, &mut outcome, emit).await;
                 self.record_result(call, &outcome, emit);
                 // Each result is durable as soon as it exists.
                 self.save(emit);
+                if let Some(reason) = halt {
+                    return self.halted(&calls[i + 1..], &reason, turn_usage, emit);
+                }
             }
             // An interrupt that stopped the last call ends the turn here: the
             // user asked North to stop, not to tell the model and go on.
@@ -396,6 +430,7 @@ impl Agent {
         match input {
             Some(input) => {
                 self.push_user_text(input);
+                self.take_hook_context();
                 self.save(emit);
                 input.to_string()
             }
@@ -411,7 +446,12 @@ impl Agent {
 
     /// Runs one vetted call, its output forwarded live while it runs, and
     /// logs and traces what it did.
-    async fn run_call(&mut self, call: &north_protocol::ToolCall, emit: &Emit<'_>) -> ToolOutcome {
+    async fn run_call(
+        &mut self,
+        call: &north_protocol::ToolCall,
+        permission: Option<crate::hooks::HookPermission>,
+        emit: &Emit<'_>,
+    ) -> ToolOutcome {
         let started = std::time::Instant::now();
         let outcome = if let Some(outcome) = self.disclosure_call(call) {
             outcome
@@ -429,6 +469,7 @@ impl Agent {
             };
             let outcome = {
                 let mut env = self.call_env(emit);
+                env.hook_permission = permission;
                 let run = env.run(call);
                 tokio::pin!(run);
                 loop {

@@ -49,6 +49,8 @@ pub struct ConfigFile {
     /// Your own providers, and overrides of the presets' fields: your own
     /// config only (a project may name a provider, never say where it is).
     pub providers: Option<std::collections::BTreeMap<String, ProviderFile>>,
+    /// Hooks in Claude Code's schema (a project's run only once trusted).
+    pub hooks: Option<serde_json::Value>,
 }
 
 /// `"providers": {"NAME": {"base_url": …, "api": "chat", "api_key_env": …}}`.
@@ -194,6 +196,15 @@ pub fn parse_file(text: &str, path: &Path) -> Result<ConfigFile, ConfigError> {
             message,
         }
     })?;
+    if let Some(hooks) = &file.hooks
+        && let Err(message) =
+            crate::hooks::HookSet::parse(hooks, crate::hooks::HookOrigin::User(path.into()), true)
+    {
+        return Err(ConfigError::Invalid {
+            path: path.into(),
+            message,
+        });
+    }
     if file.max_steps == Some(0) {
         return Err(ConfigError::Invalid {
             path: path.into(),

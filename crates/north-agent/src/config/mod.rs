@@ -129,6 +129,9 @@ pub struct Config {
     pub sandbox_unix_sockets: Sourced<bool>,
     /// The user's own providers and preset overrides (their config only).
     pub providers: std::collections::BTreeMap<String, ProviderFile>,
+    /// The hooks that run: the user's, and a trusted project's.
+    #[serde(skip)]
+    pub hooks: crate::hooks::HookSet,
     /// Project settings that were not applied, and why.
     pub ignored: Vec<IgnoredSetting>,
 }
@@ -176,6 +179,7 @@ impl Default for Config {
             sandbox_unix_sockets: Sourced::default(false),
             mode: Sourced::default(north_protocol::PermissionMode::Ask),
             providers: std::collections::BTreeMap::new(),
+            hooks: crate::hooks::HookSet::default(),
             ignored: Vec::new(),
         }
     }
@@ -259,6 +263,10 @@ impl Config {
             if f.providers.take().is_some() {
                 self.ignore("providers", IgnoredBecause::EndpointFromProject);
             }
+            // A hook is code: a project's run only once it is trusted.
+            if !trusted && f.hooks.take().is_some() {
+                self.ignore("hooks", IgnoredBecause::Untrusted);
+            }
             // `false` narrows and always applies; `true` widens.
             if !trusted && f.approve_edits == Some(true) {
                 f.approve_edits = None;
@@ -273,6 +281,19 @@ impl Config {
             if !trusted && f.mode.is_some_and(north_protocol::PermissionMode::widens) {
                 f.mode = None;
                 self.ignore("mode", IgnoredBecause::Untrusted);
+            }
+        }
+        if let Some(block) = &f.hooks {
+            let origin = match src() {
+                Source::Project(_) => {
+                    crate::hooks::HookOrigin::Project(PathBuf::from(".north/project.json"))
+                }
+                Source::Global(p) => crate::hooks::HookOrigin::User(p),
+                other => crate::hooks::HookOrigin::User(PathBuf::from(other.to_string())),
+            };
+            // Checked when the file was read; a failure here cannot happen.
+            if let Ok(set) = crate::hooks::HookSet::parse(block, origin, true) {
+                self.hooks.extend(set);
             }
         }
         if let Some(v) = f.provider {
@@ -378,6 +399,28 @@ impl Config {
             || Source::Project(project.clone()),
             Some(project_trusted),
         );
+        // Claude Code's project settings carry hooks too: read leniently
+        // (its other keys and events are not North's), run only if trusted.
+        let claude: Vec<_> = crate::hooks::project_blocks(root)
+            .into_iter()
+            .filter(|(rel, _)| rel.starts_with(".claude/"))
+            .collect();
+        if !claude.is_empty() {
+            if project_trusted {
+                for (rel, block) in claude {
+                    match crate::hooks::HookSet::parse(
+                        &block,
+                        crate::hooks::HookOrigin::Project(PathBuf::from(rel)),
+                        false,
+                    ) {
+                        Ok(set) => c.hooks.extend(set),
+                        Err(e) => c.hooks.skipped.push(format!("{rel}: {e}")),
+                    }
+                }
+            } else if !c.ignored.iter().any(|i| i.key == "hooks") {
+                c.ignore("hooks", IgnoredBecause::Untrusted);
+            }
+        }
         let env = |k: &str| env(k).filter(|v| !v.trim().is_empty());
         if let Some(v) = env("NORTH_PROVIDER") {
             c.provider.set(v, Source::Env("NORTH_PROVIDER"));

@@ -348,6 +348,11 @@ impl Session {
         self.dir.join("checkpoint.json")
     }
 
+    /// `log.jsonl`: the session's transcript, one record a line.
+    pub fn log_path(&self) -> PathBuf {
+        self.dir.join(LOG_FILE)
+    }
+
     /// `trace.jsonl`.
     pub fn trace_path(&self) -> PathBuf {
         self.dir.join("trace.jsonl")

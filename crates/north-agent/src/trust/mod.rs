@@ -35,6 +35,8 @@ pub const TRUST_FILES: &[&str] = &[
     ".north/allowlist.json",
     "policy.json",
     ".mcp.json",
+    ".claude/settings.json",
+    ".claude/settings.local.json",
 ];
 
 /// Keys of `.north/project.json` that widen what North does unasked.
@@ -438,6 +440,9 @@ fn scan(root: &Path) -> Scan {
             .unwrap_or_default()
             .as_bytes(),
     );
+
+    // Hooks are code the project runs at every event.
+    named::scan_hooks(root, &mut feed, &mut wants);
 
     let allowlist_path = root.join(ProjectAllowlist::RELATIVE_PATH);
     let allowlist_bytes = std::fs::read(&allowlist_path).unwrap_or_default();

@@ -57,6 +57,23 @@ pub(super) fn describe_server(server: &Value) -> String {
     out
 }
 
+/// The words of a hook's shell command, for finding the project files it
+/// runs: quotes dropped, `$NORTH_PROJECT_DIR` / `$CLAUDE_PROJECT_DIR` (a
+/// Claude Code hook's usual way to name its script) replaced by `root`.
+pub(super) fn command_words(command: &str, root: &Path) -> Vec<String> {
+    let root = root.display().to_string();
+    let mut text = command.to_string();
+    for var in ["NORTH_PROJECT_DIR", "CLAUDE_PROJECT_DIR"] {
+        text = text
+            .replace(&format!("${{{var}}}"), &root)
+            .replace(&format!("${var}"), &root);
+    }
+    text.split(|c: char| c.is_whitespace() || matches!(c, ';' | '|' | '&' | '(' | ')'))
+        .map(|w| w.trim_matches(|c| c == '"' || c == '\'').to_string())
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
 /// `word` as a shell would need it written to mean the same (for display).
 fn shell_quote(word: &str) -> String {
     if !word.is_empty()
@@ -139,6 +156,51 @@ pub(super) fn feed_named_files(
             }
             feed(&format!("{setting} named file {candidate}"), &content);
             break;
+        }
+    }
+}
+
+/// The hooks of a project's files: each command is a line of what the
+/// project wants, and the hook blocks and the scripts they name are part
+/// of the fingerprint.
+pub(super) fn scan_hooks(
+    root: &Path,
+    mut feed: &mut impl FnMut(&str, &[u8]),
+    wants: &mut Vec<String>,
+) {
+    for (rel, block) in crate::hooks::project_blocks(root) {
+        feed(
+            &format!("{rel} hooks"),
+            serde_json::to_string(&block).unwrap_or_default().as_bytes(),
+        );
+        let set = crate::hooks::HookSet::parse(
+            &block,
+            crate::hooks::HookOrigin::Project(std::path::PathBuf::from(rel)),
+            false,
+        );
+        match set {
+            Ok(set) => {
+                for def in set.defs() {
+                    let matcher = match def.matcher.text() {
+                        "" => String::new(),
+                        m => format!(" [{m}]"),
+                    };
+                    wants.push(format!(
+                        "{rel}: {}{matcher} hook runs `{}`",
+                        def.event, def.command
+                    ));
+                    let words = command_words(&def.command, root);
+                    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+                    feed_named_files(
+                        &mut feed,
+                        &format!("{rel} hooks"),
+                        root,
+                        &[root.to_path_buf()],
+                        &words,
+                    );
+                }
+            }
+            Err(_) => wants.push(format!("{rel}: hooks (malformed)")),
         }
     }
 }

@@ -19,6 +19,9 @@ pub enum Consent {
     TypedByPerson,
     /// The `auto` mode runs it inside the OS sandbox, unasked.
     SandboxedMode,
+    /// A `PreToolUse` hook the user configured (or a trusted project's)
+    /// answered `allow`; the policy's refusals still hold.
+    Hook,
 }
 
 /// Why an approved command may run.

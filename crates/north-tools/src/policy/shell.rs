@@ -64,6 +64,9 @@ pub enum AskReason {
     /// sandbox denial; running it again outside the sandbox needs the user.
     #[error("it failed inside the sandbox ({0}); run it once without the sandbox?")]
     SandboxDenied(String),
+    /// A `PreToolUse` hook asked for the user's word on it.
+    #[error("a hook asks you to confirm it: {0}")]
+    Hook(String),
 }
 
 /// Allow rules the user made, from a project allowlist the user trusts.

@@ -115,6 +115,21 @@ impl Spawner {
             .exec()
     }
 
+    /// Kills the process group led by `pid` — a child this spawner started
+    /// and everything it started in turn (each child leads its own group).
+    pub fn kill_group(pid: u32) {
+        #[cfg(unix)]
+        if let Ok(pid) = i32::try_from(pid)
+            && pid > 0
+        {
+            // SAFETY: kill has no memory-safety preconditions; a positive
+            // pid negated names exactly that child's process group.
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
+    }
+
     /// A command for a PTY (the persistent shell): the PTY layer makes it a
     /// session leader, which gives it its own process group.
     pub fn pty_command(&self, program: &OsStr, cwd: &Path) -> portable_pty::CommandBuilder {

@@ -1,0 +1,302 @@
+//! Where the user's hooks run in a session's life (see [`crate::hooks`]):
+//! at its start and end, on each prompt, around each tool call, before a
+//! turn ends, before condensing, and while North waits for the user.
+
+use std::sync::Arc;
+
+use north_protocol::{
+    ErrorKind, Event, HookEvent, NoticeKind, ToolCall, ToolOutcome, TraceKind, Usage,
+};
+use serde_json::{Map, Value, json};
+
+use super::malformed::Planned;
+use super::{Agent, Emit, TurnEnd};
+use crate::hooks::{HookSession, HookVerdict, Hooks, hook_tool_input};
+
+/// Why a session ends, as `SessionEnd` hooks are told (Claude Code's words).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionEndReason {
+    /// `/clear` or `/new` replaced the session.
+    Clear,
+    /// The user quit.
+    Exit,
+    /// Anything else (a headless run finished).
+    Other,
+}
+
+impl SessionEndReason {
+    fn word(self) -> &'static str {
+        match self {
+            SessionEndReason::Clear => "clear",
+            SessionEndReason::Exit => "prompt_input_exit",
+            SessionEndReason::Other => "other",
+        }
+    }
+}
+
+fn fields(pairs: impl IntoIterator<Item = (&'static str, Value)>) -> Map<String, Value> {
+    pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+}
+
+impl Agent {
+    /// Runs `hooks` at this session's lifecycle events.
+    pub fn set_hooks(&mut self, hooks: Arc<Hooks>) {
+        self.hooks = (!hooks.set().is_empty()).then_some(hooks);
+    }
+
+    /// The hooks that run, if any (for `/hooks`).
+    pub fn hooks(&self) -> Option<&Arc<Hooks>> {
+        self.hooks.as_ref()
+    }
+
+    pub(super) fn hook_session(&self) -> HookSession {
+        HookSession {
+            session_id: self.session.id.clone(),
+            transcript_path: self.session.log_path(),
+            permission_mode: self.modes.mode,
+        }
+    }
+
+    async fn fire(
+        &self,
+        event: HookEvent,
+        subject: Option<&str>,
+        fields: Map<String, Value>,
+        emit: &Emit<'_>,
+    ) -> HookVerdict {
+        match &self.hooks {
+            Some(hooks) => {
+                hooks
+                    .fire(event, subject, &self.hook_session(), fields, emit)
+                    .await
+            }
+            None => HookVerdict::default(),
+        }
+    }
+
+    /// `SessionStart`, once per process, before the first prompt: what the
+    /// hooks print joins that prompt as context.
+    pub(super) async fn session_start_hooks(&mut self, emit: &Emit<'_>) {
+        if self.hooks_started || self.hooks.is_none() {
+            return;
+        }
+        self.hooks_started = true;
+        let source = if self.messages.is_empty() {
+            "startup"
+        } else {
+            "resume"
+        };
+        let verdict = self
+            .fire(
+                HookEvent::SessionStart,
+                Some(source),
+                fields([("source", json!(source))]),
+                emit,
+            )
+            .await;
+        self.hook_context.extend(verdict.context);
+    }
+
+    /// `UserPromptSubmit`: `Err(reason)` when a hook blocked the prompt;
+    /// otherwise what the hooks add as context is kept for the message.
+    pub(super) async fn prompt_hooks(
+        &mut self,
+        prompt: &str,
+        emit: &Emit<'_>,
+    ) -> Result<(), String> {
+        let verdict = self
+            .fire(
+                HookEvent::UserPromptSubmit,
+                None,
+                fields([("prompt", json!(prompt))]),
+                emit,
+            )
+            .await;
+        if let Some(reason) = verdict.block.or(verdict.halt) {
+            self.hook_context.clear();
+            return Err(reason);
+        }
+        self.hook_context.extend(verdict.context);
+        Ok(())
+    }
+
+    /// Adds what hooks gave as context to the user's message just taken.
+    pub(super) fn take_hook_context(&mut self) {
+        for context in std::mem::take(&mut self.hook_context) {
+            self.push_user_text(&format!("<hook-context>\n{context}\n</hook-context>"));
+        }
+    }
+
+    /// `PreToolUse` for `call`.
+    pub(super) async fn pre_tool_hooks(&self, call: &ToolCall, emit: &Emit<'_>) -> HookVerdict {
+        self.fire(
+            HookEvent::PreToolUse,
+            Some(&call.name),
+            fields([
+                ("tool_name", json!(call.name)),
+                ("tool_input", hook_tool_input(&call.arguments)),
+                ("tool_use_id", json!(call.id)),
+            ]),
+            emit,
+        )
+        .await
+    }
+
+    /// `PostToolUse` after `call` succeeded: a hook's block or exit 2 is
+    /// told to the model beside the result (the call already ran).
+    pub(super) async fn post_tool_hooks(
+        &self,
+        call: &ToolCall,
+        outcome: &mut ToolOutcome,
+        emit: &Emit<'_>,
+    ) -> Option<String> {
+        if !outcome.ok {
+            return None;
+        }
+        let verdict = self
+            .fire(
+                HookEvent::PostToolUse,
+                Some(&call.name),
+                fields([
+                    ("tool_name", json!(call.name)),
+                    ("tool_input", hook_tool_input(&call.arguments)),
+                    ("tool_response", outcome.output.clone()),
+                    ("tool_use_id", json!(call.id)),
+                ]),
+                emit,
+            )
+            .await;
+        let feedback: Vec<String> = verdict.block.into_iter().chain(verdict.context).collect();
+        if !feedback.is_empty() {
+            let note = json!(feedback.join("\n"));
+            match outcome.output.as_object_mut() {
+                Some(out) => {
+                    out.insert("hook_feedback".into(), note);
+                }
+                None => {
+                    outcome.output = json!({"result": outcome.output, "hook_feedback": note});
+                }
+            }
+        }
+        verdict.halt
+    }
+
+    /// `Stop`: `Some(reason)` when a hook wants the turn to go on, with the
+    /// reason as the model's next instruction.
+    pub(super) async fn stop_hooks(&self, active: bool, emit: &Emit<'_>) -> Option<String> {
+        let verdict = self
+            .fire(
+                HookEvent::Stop,
+                None,
+                fields([("stop_hook_active", json!(active))]),
+                emit,
+            )
+            .await;
+        if verdict.halt.is_some() {
+            return None;
+        }
+        verdict.block
+    }
+
+    /// `PreCompact`, before condensing (`auto` or `manual`).
+    pub(super) async fn pre_compact_hooks(
+        &self,
+        trigger: &str,
+        instructions: Option<&str>,
+        emit: &Emit<'_>,
+    ) {
+        self.fire(
+            HookEvent::PreCompact,
+            Some(trigger),
+            fields([
+                ("trigger", json!(trigger)),
+                ("custom_instructions", json!(instructions.unwrap_or(""))),
+            ]),
+            emit,
+        )
+        .await;
+    }
+
+    /// Ends a turn whose prompt a `UserPromptSubmit` hook blocked: the
+    /// prompt is not kept and nothing is sent.
+    pub(super) fn prompt_blocked(&self, reason: &str, emit: &Emit<'_>) -> TurnEnd {
+        let message = format!("a UserPromptSubmit hook blocked the prompt: {reason}");
+        self.tracer.record(
+            TraceKind::Error,
+            json!({"kind": "hook", "message": message}),
+        );
+        emit(Event::Error {
+            kind: ErrorKind::Config,
+            message: message.clone(),
+        });
+        emit(Event::TurnEnd {
+            stop_reason: None,
+            usage: Usage::default(),
+        });
+        TurnEnd::PromptFailed(message)
+    }
+
+    /// A hook said `"continue": false`: the calls after it do not run and
+    /// the turn ends, saying why.
+    pub(super) fn halted(
+        &mut self,
+        rest: &[Planned],
+        reason: &str,
+        turn_usage: Usage,
+        emit: &Emit<'_>,
+    ) -> TurnEnd {
+        for p in rest {
+            self.record_result(
+                &p.call,
+                &ToolOutcome::err(format!("not run: a hook stopped the turn ({reason})")),
+                emit,
+            );
+        }
+        self.save(emit);
+        emit(Event::Notice {
+            kind: NoticeKind::HookStopped,
+            message: format!("a hook stopped the turn: {reason}"),
+        });
+        emit(Event::TurnEnd {
+            stop_reason: None,
+            usage: turn_usage,
+        });
+        TurnEnd::Done
+    }
+
+    /// `SessionEnd`: a front end calls this when it leaves the session.
+    pub async fn end_session(&mut self, reason: SessionEndReason, emit: &Emit<'_>) {
+        if self.hooks.is_none() {
+            return;
+        }
+        self.fire(
+            HookEvent::SessionEnd,
+            Some(reason.word()),
+            fields([("reason", json!(reason.word()))]),
+            emit,
+        )
+        .await;
+    }
+}
+
+/// `Notification` while North waits for the user: started beside the
+/// prompt (a slow notifier must not hold the question back); what it did
+/// is logged.
+pub(super) fn notify(hooks: Option<&Arc<Hooks>>, session: &HookSession, message: String) {
+    let Some(hooks) = hooks.filter(|h| h.set().has(HookEvent::Notification)) else {
+        return;
+    };
+    let hooks = Arc::clone(hooks);
+    let session = session.clone();
+    tokio::spawn(async move {
+        hooks
+            .fire(
+                HookEvent::Notification,
+                None,
+                &session,
+                fields([("message", json!(message))]),
+                &|_| {},
+            )
+            .await;
+    });
+}

@@ -1,0 +1,497 @@
+//! Hooks: the user's own commands at North's lifecycle events, in Claude
+//! Code's format so the same scripts work in both.
+//!
+//! A hook is configured in the `hooks` key of the user's `config.json`, of
+//! a trusted project's `.north/project.json`, or of a trusted project's
+//! `.claude/settings.json` / `.claude/settings.local.json`. It gets one JSON
+//! object on standard input (`session_id`, `transcript_path`, `cwd`,
+//! `hook_event_name` and the event's own fields) and `NORTH_PROJECT_DIR` /
+//! `CLAUDE_PROJECT_DIR` in its environment. Exit 0 goes on (stdout becomes
+//! context for `UserPromptSubmit` and `SessionStart`); exit 2 blocks with
+//! stderr as the reason; other codes are reported and do not block; a JSON
+//! object on stdout may decide instead (see [`HookVerdict`]).
+//!
+//! Main types: [`HookSet`] (configured hooks, with where each came from),
+//! [`Hooks`] (a set bound to a project and its spawners, which runs them),
+//! [`HookVerdict`] (what the hooks of one event decided).
+//!
+//! This module never decides whether a project is trusted (the caller
+//! passes only hooks it may run) and never starts a process but through
+//! [`north_tools::Spawner`].
+
+mod names;
+mod parse;
+mod run;
+
+pub use names::{claude_names, hook_tool_input};
+pub use parse::DEFAULT_TIMEOUT;
+pub use run::MAX_OUTPUT;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use north_protocol::{Event, HookEvent, HookOutcome, PermissionMode};
+use north_tools::Spawner;
+use serde_json::{Map, Value, json};
+
+use run::Ran;
+
+/// Project files whose `hooks` key North reads (trusted projects only):
+/// its own, then Claude Code's.
+pub const PROJECT_HOOK_FILES: &[&str] = &[
+    ".north/project.json",
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+];
+
+/// Characters of hook output that reach the model as context or reason.
+const MAX_FOR_MODEL: usize = 10_000;
+
+/// Where a hook was configured.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HookOrigin {
+    /// The user's own config file.
+    User(PathBuf),
+    /// A project file (it runs only while the project is trusted).
+    Project(PathBuf),
+}
+
+impl std::fmt::Display for HookOrigin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HookOrigin::User(p) => write!(f, "your config {}", p.display()),
+            HookOrigin::Project(p) => write!(f, "project {}", p.display()),
+        }
+    }
+}
+
+impl PartialEq for Matcher {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+/// A matcher: a regular expression on the whole tool name (North's, or
+/// its Claude Code name), or on the event's source for `SessionStart` and
+/// `PreCompact`. Empty or `*` matches everything.
+#[derive(Debug, Clone)]
+pub struct Matcher {
+    text: String,
+    regex: Option<regex::Regex>,
+}
+
+impl Matcher {
+    /// Compiles `pattern`.
+    pub fn new(pattern: &str) -> Result<Matcher, String> {
+        let trimmed = pattern.trim();
+        let regex = if trimmed.is_empty() || trimmed == "*" {
+            None
+        } else {
+            Some(
+                regex::Regex::new(&format!("^(?:{trimmed})$"))
+                    .map_err(|e| format!("`{trimmed}` is not a regular expression: {e}"))?,
+            )
+        };
+        Ok(Matcher {
+            text: trimmed.to_string(),
+            regex,
+        })
+    }
+
+    /// The pattern as written (empty: everything).
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether `subject` (a North tool name, or an event source) matches.
+    pub fn matches(&self, subject: &str) -> bool {
+        let Some(re) = &self.regex else {
+            return true;
+        };
+        re.is_match(subject) || claude_names(subject).iter().any(|n| re.is_match(n))
+    }
+}
+
+/// One configured hook.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookDef {
+    /// When it runs.
+    pub event: HookEvent,
+    /// Which calls (or sources) it runs for.
+    pub matcher: Matcher,
+    /// The shell command.
+    pub command: String,
+    /// How long it may run before it is killed.
+    pub timeout: Duration,
+    /// Whether it may reach the network (the user's config only).
+    pub network: bool,
+    /// Where it was configured.
+    pub origin: HookOrigin,
+}
+
+/// The configured hooks, in the order their files were read.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HookSet {
+    defs: Vec<HookDef>,
+    /// What was skipped while reading (events or hook types North does
+    /// not have, a project's `network`), one line each.
+    pub skipped: Vec<String>,
+}
+
+impl HookSet {
+    /// The hooks of one `hooks` block from `origin`; `strict` for North's
+    /// own files (any problem is an error naming the field), lenient for
+    /// Claude Code's.
+    pub fn parse(value: &Value, origin: HookOrigin, strict: bool) -> Result<HookSet, String> {
+        let parsed = parse::parse(value, &origin, strict)?;
+        Ok(HookSet {
+            defs: parsed.defs,
+            skipped: parsed.skipped,
+        })
+    }
+
+    /// Adds `other`'s hooks after these.
+    pub fn extend(&mut self, other: HookSet) {
+        self.defs.extend(other.defs);
+        self.skipped.extend(other.skipped);
+    }
+
+    /// Every hook.
+    pub fn defs(&self) -> &[HookDef] {
+        &self.defs
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.defs.is_empty()
+    }
+
+    /// Whether any hook runs at `event`.
+    pub fn has(&self, event: HookEvent) -> bool {
+        self.defs.iter().any(|d| d.event == event)
+    }
+
+    /// The hooks that run at `event` for `subject`, each command once.
+    pub fn matching(&self, event: HookEvent, subject: Option<&str>) -> Vec<&HookDef> {
+        let mut seen = std::collections::HashSet::new();
+        self.defs
+            .iter()
+            .filter(|d| d.event == event)
+            .filter(|d| subject.is_none_or(|s| d.matcher.matches(s)))
+            .filter(|d| seen.insert(d.command.as_str()))
+            .collect()
+    }
+
+    /// One line per hook, as `/hooks` shows them.
+    pub fn describe(&self) -> Vec<String> {
+        self.defs.iter().map(describe_def).collect()
+    }
+}
+
+/// `PreToolUse [Bash] runs `check.sh` (timeout 30s) — your config …`.
+fn describe_def(d: &HookDef) -> String {
+    let matcher = if d.matcher.text().is_empty() {
+        String::new()
+    } else {
+        format!(" [{}]", d.matcher.text())
+    };
+    format!(
+        "{}{matcher} runs `{}` (timeout {}s{}) — from {}",
+        d.event,
+        d.command,
+        d.timeout.as_secs_f64(),
+        if d.network { ", network" } else { "" },
+        d.origin
+    )
+}
+
+/// The `hooks` blocks a project's files hold, file by file: `(relative
+/// path, block)`. Unreadable or hook-less files are left out.
+pub fn project_blocks(root: &Path) -> Vec<(&'static str, Value)> {
+    PROJECT_HOOK_FILES
+        .iter()
+        .filter_map(|rel| {
+            let text = std::fs::read_to_string(root.join(rel)).ok()?;
+            let value: Value = serde_json::from_str(&text).ok()?;
+            let hooks = value.get("hooks")?.clone();
+            Some((*rel, hooks))
+        })
+        .collect()
+}
+
+/// The hooks a project's files configure (Claude Code's files read
+/// leniently; `.north/project.json` is checked strictly by the config).
+pub fn project_hooks(root: &Path) -> HookSet {
+    let mut set = HookSet::default();
+    for (rel, block) in project_blocks(root) {
+        let strict = rel.starts_with(".north/");
+        match HookSet::parse(&block, HookOrigin::Project(PathBuf::from(rel)), strict) {
+            Ok(s) => set.extend(s),
+            Err(e) => set.skipped.push(format!("{rel}: {e}")),
+        }
+    }
+    set
+}
+
+/// A hook's permission decision on a tool call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HookPermission {
+    /// Run it without asking (the command policy's refusals and the OS
+    /// sandbox still hold).
+    Allow(String),
+    /// Ask the user even where North would not.
+    Ask(String),
+}
+
+/// What the hooks of one event decided.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HookVerdict {
+    /// A hook blocked it (exit 2, `"decision": "block"`, or
+    /// `permissionDecision: "deny"`), with the reason.
+    pub block: Option<String>,
+    /// A hook said `"continue": false`: the turn stops, with this reason.
+    pub halt: Option<String>,
+    /// A `PreToolUse` hook's `allow` or `ask`.
+    pub permission: Option<HookPermission>,
+    /// Text for the model (stdout of `UserPromptSubmit` / `SessionStart`,
+    /// `additionalContext`).
+    pub context: Vec<String>,
+}
+
+/// What a hook is told besides its event's own fields.
+#[derive(Debug, Clone)]
+pub struct HookSession {
+    /// The session's id.
+    pub session_id: String,
+    /// The session's log (JSON lines).
+    pub transcript_path: PathBuf,
+    /// The permission mode.
+    pub permission_mode: PermissionMode,
+}
+
+/// A hook set bound to a project: runs hooks through the spawners.
+#[derive(Debug, Clone)]
+pub struct Hooks {
+    set: HookSet,
+    root: PathBuf,
+    spawner: Spawner,
+    net_spawner: Spawner,
+}
+
+impl Hooks {
+    /// Hooks of `set` running in `root`: through `spawner`, or through
+    /// `net_spawner` for a hook the user let reach the network.
+    pub fn new(set: HookSet, root: PathBuf, spawner: Spawner, net_spawner: Spawner) -> Hooks {
+        Hooks {
+            set,
+            root,
+            spawner,
+            net_spawner,
+        }
+    }
+
+    /// The configured hooks.
+    pub fn set(&self) -> &HookSet {
+        &self.set
+    }
+
+    /// Runs the hooks of `event` matching `subject` (a tool name, or the
+    /// event's source) with `fields` added to the common input, one after
+    /// another in configuration order; each reports a [`Event::Hook`].
+    pub async fn fire(
+        &self,
+        event: HookEvent,
+        subject: Option<&str>,
+        session: &HookSession,
+        fields: Map<String, Value>,
+        emit: &(dyn Fn(Event) + Send + Sync),
+    ) -> HookVerdict {
+        let mut verdict = HookVerdict::default();
+        let defs = self.set.matching(event, subject);
+        if defs.is_empty() {
+            return verdict;
+        }
+        let mut input = Map::new();
+        input.insert("session_id".into(), json!(session.session_id));
+        input.insert(
+            "transcript_path".into(),
+            json!(session.transcript_path.display().to_string()),
+        );
+        input.insert("cwd".into(), json!(self.root.display().to_string()));
+        input.insert("hook_event_name".into(), json!(event.name()));
+        input.insert(
+            "permission_mode".into(),
+            json!(claude_mode(session.permission_mode)),
+        );
+        input.extend(fields);
+        let input = serde_json::to_vec(&Value::Object(input)).unwrap_or_default();
+        for def in defs {
+            let spawner = if def.network {
+                &self.net_spawner
+            } else {
+                &self.spawner
+            };
+            let ran = run::run(spawner, &self.root, &def.command, &input, def.timeout).await;
+            let (outcome, message) = judge(event, def, ran, &mut verdict);
+            tracing::info!(event = %event, command = %def.command, ?outcome, message = message.as_deref().unwrap_or(""), "hook");
+            emit(Event::Hook {
+                event,
+                command: def.command.clone(),
+                outcome,
+                message,
+            });
+            if verdict.halt.is_some() {
+                break;
+            }
+        }
+        verdict
+    }
+}
+
+/// Claude Code's word for a permission mode.
+fn claude_mode(mode: PermissionMode) -> &'static str {
+    match mode {
+        PermissionMode::Ask => "default",
+        PermissionMode::AcceptEdits => "acceptEdits",
+        PermissionMode::Plan => "plan",
+        PermissionMode::Auto => "bypassPermissions",
+    }
+}
+
+fn clip(text: &str) -> String {
+    let text = text.trim();
+    if text.chars().count() <= MAX_FOR_MODEL {
+        return text.to_string();
+    }
+    let mut kept: String = text.chars().take(MAX_FOR_MODEL).collect();
+    kept.push_str("\n[… hook output cut]");
+    kept
+}
+
+/// Folds one hook's run into `verdict`; returns what to report.
+fn judge(
+    event: HookEvent,
+    def: &HookDef,
+    ran: Ran,
+    verdict: &mut HookVerdict,
+) -> (HookOutcome, Option<String>) {
+    let (code, stdout, stderr) = match ran {
+        Ran::TimedOut => {
+            return (
+                HookOutcome::TimedOut,
+                Some(format!(
+                    "killed after {}s (its timeout); raise `timeout` in its entry if it needs longer",
+                    def.timeout.as_secs_f64()
+                )),
+            );
+        }
+        Ran::NotStarted(e) => return (HookOutcome::Failed, Some(e)),
+        Ran::Exited {
+            code,
+            stdout,
+            stderr,
+        } => (code, stdout, stderr),
+    };
+    match code {
+        Some(0) => {
+            let decided = stdout
+                .trim_start()
+                .starts_with('{')
+                .then(|| serde_json::from_str::<Value>(stdout.trim()).ok())
+                .flatten();
+            match decided {
+                Some(json) => decide(event, &json, verdict),
+                None => {
+                    if matches!(event, HookEvent::UserPromptSubmit | HookEvent::SessionStart)
+                        && !stdout.trim().is_empty()
+                    {
+                        verdict.context.push(clip(&stdout));
+                    }
+                    (HookOutcome::Ran, None)
+                }
+            }
+        }
+        Some(2) => {
+            let reason = match clip(&stderr) {
+                r if r.is_empty() => format!("blocked by the {event} hook `{}`", def.command),
+                r => r,
+            };
+            verdict.block.get_or_insert(reason.clone());
+            (HookOutcome::Blocked, Some(reason))
+        }
+        other => {
+            let code = other.map_or("a signal".to_string(), |c| format!("code {c}"));
+            let said = clip(&stderr);
+            let message = if said.is_empty() {
+                format!("exited with {code}")
+            } else {
+                format!("exited with {code}: {said}")
+            };
+            (HookOutcome::Failed, Some(message))
+        }
+    }
+}
+
+/// A hook's JSON answer (Claude Code's fields).
+fn decide(
+    event: HookEvent,
+    json: &Value,
+    verdict: &mut HookVerdict,
+) -> (HookOutcome, Option<String>) {
+    let text = |v: Option<&Value>| {
+        v.and_then(Value::as_str)
+            .map(clip)
+            .filter(|s| !s.is_empty())
+    };
+    let specific = json.get("hookSpecificOutput");
+    if let Some(context) = text(specific.and_then(|s| s.get("additionalContext"))) {
+        verdict.context.push(context);
+    }
+    if json.get("continue") == Some(&Value::Bool(false)) {
+        let reason = text(json.get("stopReason"))
+            .unwrap_or_else(|| format!("a {event} hook stopped the turn"));
+        verdict.halt.get_or_insert(reason.clone());
+        return (HookOutcome::Blocked, Some(reason));
+    }
+    let reason = text(json.get("reason"));
+    if let Some(decision) = specific
+        .and_then(|s| s.get("permissionDecision"))
+        .and_then(Value::as_str)
+    {
+        let why = text(specific.and_then(|s| s.get("permissionDecisionReason")))
+            .or(reason.clone())
+            .unwrap_or_else(|| format!("the {event} hook decided `{decision}`"));
+        match decision {
+            "deny" => {
+                verdict.block.get_or_insert(why.clone());
+                return (HookOutcome::Blocked, Some(why));
+            }
+            // An earlier hook's `ask` stands: an allow never overrides it.
+            "allow" if !matches!(verdict.permission, Some(HookPermission::Ask(_))) => {
+                verdict.permission = Some(HookPermission::Allow(why));
+            }
+            "ask" => verdict.permission = Some(HookPermission::Ask(why)),
+            _ => {}
+        }
+    }
+    match json.get("decision").and_then(Value::as_str) {
+        Some("block") => {
+            let why = reason.unwrap_or_else(|| format!("blocked by a {event} hook"));
+            verdict.block.get_or_insert(why.clone());
+            (HookOutcome::Blocked, Some(why))
+        }
+        // The older word for a PreToolUse allow.
+        Some("approve") if event == HookEvent::PreToolUse => {
+            if verdict.permission.is_none() {
+                verdict.permission = Some(HookPermission::Allow(
+                    reason.unwrap_or_else(|| "approved by a hook".into()),
+                ));
+            }
+            (HookOutcome::Ran, None)
+        }
+        _ => (HookOutcome::Ran, text(json.get("systemMessage"))),
+    }
+}
+
+#[cfg(test)]
+mod tests;
