@@ -89,18 +89,8 @@ pub(crate) fn update_for(event: &Event) -> Option<SessionUpdate> {
             outcome,
             message,
         } if *outcome != north_protocol::HookOutcome::Ran => {
-            let said = message
-                .as_deref()
-                .map(|m| format!(": {m}"))
-                .unwrap_or_default();
-            SessionUpdate::AgentMessageChunk(ContentChunk::new(text(&format!(
-                "\n[{event} hook `{command}` {}{said}]\n",
-                match outcome {
-                    north_protocol::HookOutcome::Blocked => "blocked",
-                    north_protocol::HookOutcome::TimedOut => "timed out",
-                    _ => "failed",
-                }
-            ))))
+            let line = north_protocol::hook_line(*event, command, *outcome, message.as_deref())?;
+            SessionUpdate::AgentMessageChunk(ContentChunk::new(text(&format!("\n[{line}]\n"))))
         }
         _ => return None,
     })

@@ -150,6 +150,29 @@ impl std::fmt::Display for HookEvent {
     }
 }
 
+/// The one line a hook's run shows a person, or `None` when it ran
+/// quietly: `PreToolUse hook `guard.sh` blocked: no force pushes`.
+pub fn hook_line(
+    event: HookEvent,
+    command: &str,
+    outcome: HookOutcome,
+    message: Option<&str>,
+) -> Option<String> {
+    let what = match outcome {
+        HookOutcome::Ran if message.is_none() => return None,
+        HookOutcome::Ran => "says",
+        HookOutcome::Blocked => "blocked",
+        HookOutcome::Failed => "failed",
+        HookOutcome::TimedOut => "timed out",
+    };
+    let mut line = format!("{event} hook `{command}` {what}");
+    if let Some(m) = message {
+        line.push_str(": ");
+        line.push_str(m.lines().next().unwrap_or_default());
+    }
+    Some(line)
+}
+
 /// What came of running one hook.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

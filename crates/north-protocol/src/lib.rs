@@ -37,7 +37,7 @@ mod trace;
 pub use capability::{Capability, CapabilityError};
 pub use event::{
     ApprovalDecision, ApprovalKind, ErrorKind, Event, HookEvent, HookOutcome, NoticeKind,
-    OutputStream,
+    OutputStream, hook_line,
 };
 pub use json::{json_kind, json_type};
 pub use message::{ContentBlock, Message, Role};

@@ -143,7 +143,9 @@ impl App {
                 outcome,
                 message,
             } => {
-                if let Some(title) = hook_notice(event, &command, outcome, message.as_deref()) {
+                if let Some(title) =
+                    north_protocol::hook_line(event, &command, outcome, message.as_deref())
+                {
                     self.push(Item::Notice {
                         title,
                         body: Vec::new(),
@@ -159,27 +161,4 @@ impl App {
             | Event::TurnEnd { .. } => {}
         }
     }
-}
-
-/// The one line a hook's run shows, or `None` when it ran quietly.
-pub(crate) fn hook_notice(
-    event: north_protocol::HookEvent,
-    command: &str,
-    outcome: north_protocol::HookOutcome,
-    message: Option<&str>,
-) -> Option<String> {
-    use north_protocol::HookOutcome;
-    let what = match outcome {
-        HookOutcome::Ran if message.is_none() => return None,
-        HookOutcome::Ran => "says",
-        HookOutcome::Blocked => "blocked",
-        HookOutcome::Failed => "failed",
-        HookOutcome::TimedOut => "timed out",
-    };
-    let mut line = format!("{event} hook `{command}` {what}");
-    if let Some(m) = message {
-        line.push_str(": ");
-        line.push_str(m.lines().next().unwrap_or_default());
-    }
-    Some(line)
 }

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use north_protocol::{ApprovalDecision, ErrorKind, Event, HookOutcome};
+use north_protocol::{ApprovalDecision, ErrorKind, Event};
 
 /// The model or provider failed (after retries).
 pub const EXIT_PROVIDER: u8 = 1;
@@ -157,20 +157,11 @@ impl Text {
                 outcome,
                 message,
             } => {
-                let what = match outcome {
-                    HookOutcome::Ran if message.is_none() => None,
-                    HookOutcome::Ran => Some("says"),
-                    HookOutcome::Blocked => Some("blocked"),
-                    HookOutcome::Failed => Some("failed"),
-                    HookOutcome::TimedOut => Some("timed out"),
-                };
-                if let Some(what) = what {
+                if let Some(line) =
+                    north_protocol::hook_line(*event, command, *outcome, message.as_deref())
+                {
                     self.finish();
-                    let said = message
-                        .as_ref()
-                        .map(|m| format!(": {m}"))
-                        .unwrap_or_default();
-                    eprintln!("north: {event} hook `{command}` {what}{said}");
+                    eprintln!("north: {line}");
                 }
             }
             Event::Plan { goals, open_loops } => {

@@ -4,9 +4,7 @@
 
 use std::sync::Arc;
 
-use north_protocol::{
-    ErrorKind, Event, HookEvent, NoticeKind, ToolCall, ToolOutcome, TraceKind, Usage,
-};
+use north_protocol::{Event, HookEvent, NoticeKind, ToolCall, ToolOutcome, Usage};
 use serde_json::{Map, Value, json};
 
 use super::malformed::Planned;
@@ -221,19 +219,7 @@ impl Agent {
     /// prompt is not kept and nothing is sent.
     pub(super) fn prompt_blocked(&self, reason: &str, emit: &Emit<'_>) -> TurnEnd {
         let message = format!("a UserPromptSubmit hook blocked the prompt: {reason}");
-        self.tracer.record(
-            TraceKind::Error,
-            json!({"kind": "hook", "message": message}),
-        );
-        emit(Event::Error {
-            kind: ErrorKind::Config,
-            message: message.clone(),
-        });
-        emit(Event::TurnEnd {
-            stop_reason: None,
-            usage: Usage::default(),
-        });
-        TurnEnd::PromptFailed(message)
+        self.unsent("hook", message, emit)
     }
 
     /// A hook said `"continue": false`: the calls after it do not run and

@@ -32,10 +32,14 @@ impl Agent {
     fn prompt_failed(&self, error: &SystemPromptError, emit: &Emit<'_>) -> TurnEnd {
         let message = format!("{error}; nothing was sent to the model");
         tracing::error!(severity = "recoverable", error = %message, "system prompt failed");
-        self.tracer.record(
-            TraceKind::Error,
-            json!({"kind": "system_prompt", "message": message}),
-        );
+        self.unsent("system_prompt", message, emit)
+    }
+
+    /// Ends a turn before anything was sent, saying why (`kind` names the
+    /// cause in the trace).
+    pub(super) fn unsent(&self, kind: &str, message: String, emit: &Emit<'_>) -> TurnEnd {
+        self.tracer
+            .record(TraceKind::Error, json!({"kind": kind, "message": message}));
         emit(Event::Error {
             kind: ErrorKind::Config,
             message: message.clone(),
