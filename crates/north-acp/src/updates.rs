@@ -25,6 +25,20 @@ fn text(t: &str) -> ContentBlock {
     ContentBlock::Text(TextContent::new(t.to_string()))
 }
 
+/// A finished tool call: its status and one line about it.
+fn result_update(call_id: String, ok: bool, summary: &str) -> SessionUpdate {
+    SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+        call_id,
+        ToolCallUpdateFields::new()
+            .status(if ok {
+                ToolCallStatus::Completed
+            } else {
+                ToolCallStatus::Failed
+            })
+            .content(vec![ToolCallContent::from(text(summary))]),
+    ))
+}
+
 /// The update an event becomes, if the editor shows it.
 pub(crate) fn update_for(event: &Event) -> Option<SessionUpdate> {
     Some(match event {
@@ -47,19 +61,36 @@ pub(crate) fn update_for(event: &Event) -> Option<SessionUpdate> {
             ok,
             summary,
             ..
-        } => SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
-            call_id.clone(),
-            ToolCallUpdateFields::new()
-                .status(if *ok {
-                    ToolCallStatus::Completed
-                } else {
-                    ToolCallStatus::Failed
-                })
-                .content(vec![ToolCallContent::from(text(summary))]),
-        )),
+        } => result_update(call_id.clone(), *ok, summary),
         Event::Error { message, .. } => SessionUpdate::AgentMessageChunk(ContentChunk::new(text(
             &format!("\n[error: {message}]\n"),
         ))),
+        // A sub-agent's tool calls are tool calls of their own, named
+        // under the `agent` call they belong to; its words stay inside it
+        // (its answer is the `agent` call's result).
+        Event::Agent {
+            call_id,
+            agent,
+            event,
+        } => match &**event {
+            Event::ToolIntent {
+                call_id: inner,
+                line,
+                kind,
+                ..
+            } => SessionUpdate::ToolCall(
+                ToolCall::new(format!("{call_id}/{inner}"), format!("[{agent}] {line}"))
+                    .kind(acp_kind(*kind))
+                    .status(ToolCallStatus::InProgress),
+            ),
+            Event::ToolResult {
+                call_id: inner,
+                ok,
+                summary,
+                ..
+            } => result_update(format!("{call_id}/{inner}"), *ok, summary),
+            _ => return None,
+        },
         Event::Plan { goals, open_loops } => SessionUpdate::Plan(Plan::new(
             open_loops
                 .iter()
@@ -99,6 +130,31 @@ pub(crate) fn update_for(event: &Event) -> Option<SessionUpdate> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sub_agents_tool_calls_are_tool_calls_under_its_agent_call() {
+        let nested = Event::Agent {
+            call_id: "a1".into(),
+            agent: "reviewer".into(),
+            event: Box::new(Event::ToolIntent {
+                call_id: "r1".into(),
+                tool: "read_file".into(),
+                line: "Reading README.md".into(),
+                kind: north_protocol::ToolKind::Read,
+            }),
+        };
+        let Some(SessionUpdate::ToolCall(call)) = update_for(&nested) else {
+            panic!("not a tool call")
+        };
+        assert_eq!(call.tool_call_id.to_string(), "a1/r1");
+        assert_eq!(call.title, "[reviewer] Reading README.md");
+        let words = Event::Agent {
+            call_id: "a1".into(),
+            agent: "reviewer".into(),
+            event: Box::new(Event::AssistantText { text: "x".into() }),
+        };
+        assert!(update_for(&words).is_none());
+    }
 
     #[test]
     fn the_plan_becomes_a_plan_update_with_open_loops_in_progress() {

@@ -53,18 +53,8 @@ impl CustomCommand {
 /// Splits an optional `---` front matter block off `text`: (description,
 /// body).
 fn front_matter(text: &str) -> (Option<String>, &str) {
-    let Some(rest) = text.strip_prefix("---\n") else {
-        return (None, text);
-    };
-    let Some(end) = rest.find("\n---") else {
-        return (None, text);
-    };
-    let description = rest[..end].lines().find_map(|l| {
-        l.strip_prefix("description:")
-            .map(|d| d.trim().trim_matches('"').to_string())
-    });
-    let body = rest[end + 4..].trim_start_matches(['\r', '\n']);
-    (description, body)
+    let doc = crate::frontmatter::parse(text);
+    (doc.text("description"), doc.body)
 }
 
 fn valid_name(name: &str) -> bool {
@@ -94,21 +84,12 @@ fn load_dir(dir: &Path, scope: CommandScope, out: &mut Vec<CustomCommand>) {
         }
         // A command file is read like any of the project's: never through
         // a link that leads out of its directory.
-        let contained = std::fs::canonicalize(&path)
-            .ok()
-            .zip(std::fs::canonicalize(dir).ok())
-            .is_some_and(|(file, dir)| file.starts_with(dir));
-        if !contained {
-            tracing::warn!(file = %path.display(), "custom command file skipped: it is a link out of its directory");
-            continue;
-        }
-        let too_big = std::fs::metadata(&path).map_or(true, |m| !m.is_file() || m.len() > MAX_FILE);
-        if too_big {
-            tracing::warn!(file = %path.display(), "custom command file skipped: not a file or over 256 KiB");
-            continue;
-        }
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            continue;
+        let text = match crate::frontmatter::read_within(&path, dir, MAX_FILE) {
+            Ok(text) => text,
+            Err(why) => {
+                tracing::warn!(file = %path.display(), "custom command file skipped: {why}");
+                continue;
+            }
         };
         let (description, body) = front_matter(&text);
         let description = description.unwrap_or_else(|| {

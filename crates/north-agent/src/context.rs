@@ -181,6 +181,8 @@ pub struct SystemParams {
     /// What the model sees of a long `AGENTS.md` until it reads or opens
     /// the section: its beginning and how to get the rest.
     pub agents_md_summary: String,
+    /// The skills: a line each, name and description.
+    pub skills: String,
     /// The retrieved-memory block.
     pub retrieved: String,
     /// Session state (goals, decisions, ...).
@@ -226,6 +228,16 @@ fn template() -> Result<PromptTemplate, north_prompt::PromptValidationError> {
                     }
                 })
                 .enabled(|p| !p.agents_md.trim().is_empty()),
+        )
+        .section(
+            // Only names and descriptions: a skill's body loads when the
+            // model asks for it (the `skill` tool).
+            MarkdownSection::<SystemParams>::new(
+                "Skills",
+                "skills",
+                template!(SystemParams, "When a task matches a skill, load it with the `skill` tool first and follow it.\n${skills}"),
+            )
+            .enabled(|p| !p.skills.trim().is_empty()),
         )
         .section(
             MarkdownSection::<SystemParams>::new("Session state", "state", template!(SystemParams, "${state}"))

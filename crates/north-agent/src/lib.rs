@@ -22,9 +22,12 @@
 //! - `approval`: approvals
 //! - `blocks`: hiding marker-delimited blocks from streamed text
 //! - `condense`: condensation
+//! - `frontmatter`: the `---` block atop Markdown files users write (commands, agents, skills)
 //! - `hooks`: the user's commands at lifecycle events (Claude Code's format)
 //! - `config`: configuration (uses `hooks`)
 //! - `redact`: scrubbing secrets out of anything North writes or shows
+//! - `skills`: skills, folders with `SKILL.md` (uses `frontmatter`)
+//! - `subagents`: custom agent definitions (uses `frontmatter`, `hooks`)
 //! - `store`: sessions on disk, in `.north/sessions/<id>/` (uses `redact`)
 //! - `context`: what the model is told (uses `store`)
 //! - `intent`: intent lines ("Searching: `foo` in `src/`") and result summaries
@@ -44,6 +47,7 @@ pub mod commands;
 pub mod condense;
 pub mod config;
 pub mod context;
+pub mod frontmatter;
 pub mod hooks;
 pub mod intent;
 pub mod memory;
@@ -52,14 +56,16 @@ pub mod notes;
 pub mod recovery;
 pub mod redact;
 
+pub mod skills;
 pub mod store;
+pub mod subagents;
 pub mod textcalls;
 pub mod trust;
 pub mod undo;
 
 pub use agent::{
-    Agent, AgentError, AgentOptions, Describer, DiffError, Emit, ExpandError, ExpandedInput,
-    InputExpander, ModeError, ModeKit, ModelSwitch, RewindReport, SessionDiff, SessionEndReason,
-    SwitchReport, TurnEnd,
+    AGENT_TOOL, Agent, AgentError, AgentOptions, Delegation, Describer, DiffError, Emit,
+    ExpandError, ExpandedInput, InputExpander, ModeError, ModeKit, ModelFactory, ModelSwitch,
+    RewindReport, SessionDiff, SessionEndReason, SwitchReport, TurnEnd,
 };
 pub use approval::{ApprovalRequest, Approver, FlagApprover};

@@ -315,6 +315,15 @@ pub enum Event {
         /// One line for the user.
         message: String,
     },
+    /// Something a sub-agent did (the `agent` tool), as its own event.
+    Agent {
+        /// The `agent` call the sub-agent is running for.
+        call_id: String,
+        /// The agent's name.
+        agent: String,
+        /// What happened in it.
+        event: Box<Event>,
+    },
     /// One of the user's hooks ran (`hook` in `exec --json`).
     Hook {
         /// The lifecycle event it ran at.

@@ -185,6 +185,28 @@ impl Registry {
         self.sources.extend(other.sources.iter().cloned());
     }
 
+    /// The tools whose names `keep` accepts (a sub-agent's): the
+    /// sources' tools as they are now.
+    pub fn only(&self, keep: impl Fn(&str) -> bool) -> Registry {
+        let mut out = Registry::new();
+        for (name, tool) in &self.tools {
+            if keep(name) {
+                out.tools.insert(name.clone(), tool.clone());
+            }
+        }
+        for source in &self.sources {
+            for spec in source.specs() {
+                if keep(&spec.name)
+                    && !out.tools.contains_key(&spec.name)
+                    && let Some(tool) = source.get(&spec.name)
+                {
+                    out.tools.insert(spec.name, tool);
+                }
+            }
+        }
+        out
+    }
+
     /// Adds a source of tools that come and go (MCP servers). Its tools
     /// follow the registry's own: a source cannot shadow a built-in tool.
     pub fn add_source(&mut self, source: Arc<dyn ToolSource>) {

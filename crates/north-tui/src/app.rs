@@ -54,6 +54,13 @@ pub struct SessionInfo {
     /// The project's hooks that do not run (it is not trusted), one line
     /// each, for `/hooks`.
     pub hooks_not_run: Vec<String>,
+    /// The agents the `agent` tool offers, one line each, for `/agents`.
+    pub agents: Vec<String>,
+    /// The skills, one line each, for `/agents`.
+    pub skills: Vec<String>,
+    /// A project's agents and skills that are not used (it is not
+    /// trusted), one line each.
+    pub agents_not_used: Vec<String>,
 }
 
 /// What the runner must do after input.
@@ -163,6 +170,9 @@ pub struct App {
     /// Terminal height of the last layout, so drawing lays out the same.
     pub(crate) screen_h: std::cell::Cell<u16>,
     pub(crate) diffs: HashMap<String, Vec<FileDiff>>,
+    /// What each running sub-agent did, by its `agent` call: shown
+    /// collapsed under the call's result (its details expand it).
+    pub(crate) agent_logs: HashMap<String, Vec<String>>,
     pub(crate) requests: HashMap<String, (ApprovalKind, String)>,
     /// The full output of each tool result, by its item's index, for the
     /// transcript view (the timeline shows a summary).
@@ -210,6 +220,7 @@ impl App {
             keyboard_enhanced: false,
             screen_h: std::cell::Cell::new(0),
             diffs: HashMap::new(),
+            agent_logs: HashMap::new(),
             requests: HashMap::new(),
             full_output: Default::default(),
             dirty: true,

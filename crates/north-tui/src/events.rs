@@ -48,6 +48,23 @@ impl App {
                 self.info.model = model;
             }
             Event::ToolIntent { line, .. } => self.push(Item::Intent(line)),
+            Event::Agent {
+                call_id,
+                agent,
+                event,
+            } => {
+                let line = match *event {
+                    Event::ToolIntent { line, .. } => Some(format!("{agent} · {line}")),
+                    Event::ToolResult {
+                        ok: false, summary, ..
+                    } => Some(format!("{agent} · ✗ {summary}")),
+                    Event::Error { message, .. } => Some(format!("{agent} · error: {message}")),
+                    _ => None,
+                };
+                if let Some(line) = line {
+                    self.agent_logs.entry(call_id).or_default().push(line);
+                }
+            }
             Event::ToolResult {
                 call_id,
                 tool,
@@ -68,8 +85,13 @@ impl App {
                 if !ok && refused_just_now {
                     return;
                 }
-                let text = details.as_ref().map(details_text).unwrap_or_default();
-                let has_details = is_large(&text);
+                let mut text = details.as_ref().map(details_text).unwrap_or_default();
+                let mut has_details = is_large(&text);
+                // A sub-agent's steps fold under its answer.
+                if let Some(log) = self.agent_logs.remove(&call_id) {
+                    text = format!("{}\n\n{text}", log.join("\n"));
+                    has_details = true;
+                }
                 // A command the user ran (`!cmd`) shows what it printed.
                 self.push(Item::result(
                     tool,

@@ -1,4 +1,4 @@
-//! Slash commands: `/help`, `/clear`, `/memory`, `/allowlist`, `/hooks`, `/mcp`, `/model`,
+//! Slash commands: `/help`, `/clear`, `/memory`, `/allowlist`, `/hooks`, `/agents`, `/mcp`, `/model`,
 //! `/status`, `/cost`, `/sessions`, `/resume`, `/undo`, `/rewind`. They read
 //! project files to show them or hand an action to the agent's worker; they
 //! never call the model.
@@ -24,6 +24,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     (
         "/hooks",
         "the hooks that run at North's events, and where each is set",
+    ),
+    (
+        "/agents",
+        "the agents the model may delegate to, and the skills it may load",
     ),
     (
         "/model [NAME]",
@@ -125,6 +129,7 @@ pub(crate) fn run(app: &mut App, line: &str) -> Vec<Action> {
         "/cost" => cost(app),
         "/allowlist" => allowlist(app),
         "/hooks" => hooks(app),
+        "/agents" | "/skills" => agents(app),
         "/mcp" => crate::mcp::show(app),
         "/model" if !rest.is_empty() => {
             if app.is_busy() {
@@ -429,6 +434,33 @@ fn allowlist(app: &mut App) {
         }
         Err(e) => app.push(Item::Error(format!("cannot read the allowlist: {e}"))),
     }
+}
+
+fn agents(app: &mut App) {
+    let info = app.info().clone();
+    let bullet = |text: &String| {
+        Line::from(vec![
+            Span::styled("• ", style::dim()),
+            Span::styled(text.clone(), style::code()),
+        ])
+    };
+    let mut body: Vec<Line<'static>> = info.agents.iter().map(bullet).collect();
+    body.push(Line::from(Span::styled(
+        if info.skills.is_empty() {
+            "Skills: none (folders with SKILL.md in .north/skills, .claude/skills, .agents/skills or ~/.config/north/skills)".to_string()
+        } else {
+            format!("Skills ({}): the model sees each description and loads a body when it applies", info.skills.len())
+        },
+        style::dim(),
+    )));
+    body.extend(info.skills.iter().map(bullet));
+    for line in &info.agents_not_used {
+        body.push(Line::from(Span::styled(
+            format!("not used: {line}"),
+            style::dim(),
+        )));
+    }
+    app.notice(format!("Agents · {}", info.agents.len()), body);
 }
 
 fn hooks(app: &mut App) {

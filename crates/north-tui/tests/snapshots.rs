@@ -557,3 +557,19 @@ fn slash_hooks_lists_where_each_hook_comes_from_and_a_block_is_a_notice() {
     );
     insta::assert_snapshot!(screen);
 }
+
+#[test]
+fn slash_agents_lists_agents_skills_and_what_is_not_used() {
+    let mut ui = Ui::new(120, 14);
+    let root = ui.dir.path().to_path_buf();
+    ui.app = north_tui::App::new(north_tui::SessionInfo {
+        root,
+        session_id: SESSION.into(),
+        agents: north_agent::subagents::AgentSet::of(north_agent::subagents::builtin()).describe(),
+        skills: vec!["release — How to cut a release (yours)".into()],
+        agents_not_used: vec![".north/agents/: the project is not trusted".into()],
+        ..Default::default()
+    });
+    ui.command("/agents");
+    insta::assert_snapshot!(ui.screen());
+}

@@ -20,6 +20,7 @@ pub struct AgentBuilder {
     grants: Vec<Capability>,
     mcp: Option<Arc<north_mcp::McpHub>>,
     max_tokens: Option<u32>,
+    models: Option<crate::args::ModelArgs>,
 }
 
 impl AgentBuilder {
@@ -38,6 +39,13 @@ impl AgentBuilder {
     /// The user's `--max-tokens`.
     pub fn max_tokens(mut self, max_tokens: Option<u32>) -> Self {
         self.max_tokens = max_tokens;
+        self
+    }
+
+    /// The user's model flags: a custom agent's own `model` is started
+    /// with them (without them every agent uses the session's model).
+    pub fn models(mut self, args: &crate::args::ModelArgs) -> Self {
+        self.models = Some(args.clone());
         self
     }
 
@@ -65,6 +73,17 @@ impl AgentBuilder {
         if !project.config.hooks.is_empty() {
             agent.set_hooks(Arc::new(project.hooks()));
         }
+        let mut delegation =
+            north_agent::Delegation::new(project.agents.clone(), project.skills.clone());
+        if let Some(args) = self.models.clone() {
+            let config = project.config.clone();
+            let max_tokens = self.max_tokens;
+            delegation.models = Some(Arc::new(move |name: &str| {
+                crate::setup::model_switch(&config, &args, max_tokens, name)
+                    .map_err(|e| format!("{e:#}"))
+            }));
+        }
+        agent.set_delegation(delegation);
         agent.set_mode_kit(mode_kit(project, &self.grants));
         if let Some(mode) = mode {
             agent

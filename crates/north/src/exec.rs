@@ -123,6 +123,7 @@ async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
         .grants(&args.grants)
         .mcp(mcp.clone())
         .max_tokens(args.max_tokens)
+        .models(&args.model)
         .build(
             &p.project,
             Arc::new(approver),

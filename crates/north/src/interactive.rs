@@ -194,7 +194,8 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
     let mcp_hub = setup::mcp_hub(&project);
     let builder = crate::builder::AgentBuilder::default()
         .mcp(mcp_hub.clone())
-        .max_tokens(max_tokens);
+        .max_tokens(max_tokens)
+        .models(&args.model);
     let agent = builder.build(
         &project,
         approver.clone(),
@@ -231,6 +232,20 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
         } else {
             north_agent::hooks::project_hooks(&project.root).describe()
         },
+        agents: project.agents.describe(),
+        skills: project
+            .skills
+            .skills()
+            .iter()
+            .map(|s| format!("{} — {} ({})", s.name, s.description, s.source))
+            .collect(),
+        agents_not_used: project
+            .agents
+            .ignored
+            .iter()
+            .chain(&project.skills.ignored)
+            .cloned()
+            .collect(),
     };
     let switch_config = project.config.clone();
     let switch_args = args.model.clone();

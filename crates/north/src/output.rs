@@ -114,6 +114,16 @@ impl Text {
         match event {
             Event::AssistantText { text } => self.out(text),
             Event::ToolIntent { line, .. } => self.line(&format!("• {line}")),
+            // A sub-agent's steps, one line each under its call; its
+            // answer is the call's result.
+            Event::Agent { agent, event, .. } => match &**event {
+                Event::ToolIntent { line, .. } => self.line(&format!("  • [{agent}] {line}")),
+                Event::ToolResult {
+                    ok: false, summary, ..
+                } => self.line(&format!("  ✗ [{agent}] {summary}")),
+                Event::Error { message, .. } => eprintln!("north: [{agent}] error: {message}"),
+                _ => {}
+            },
             Event::ToolResult {
                 ok,
                 summary,

@@ -83,6 +83,11 @@ pub struct Project {
     pub shell_launcher: Option<Vec<std::ffi::OsString>>,
     /// Whether commands are confined and what else they may not read.
     pub sandbox: SandboxChoice,
+    /// The agents the `agent` tool offers (built in, yours, a trusted
+    /// project's).
+    pub agents: north_agent::subagents::AgentSet,
+    /// The skills (yours, a trusted project's).
+    pub skills: north_agent::skills::SkillSet,
 }
 
 /// Asks the user whether to trust a project (the interactive assistant
@@ -192,6 +197,18 @@ pub fn project(
     }
     let sandbox = SandboxChoice::new(&config, model.sandbox);
     let shell_launcher = confined_launcher(&root, &sandbox, &[]);
+    let config_dir = north_agent::config::global_config_path()
+        .and_then(|p| p.parent().map(std::path::Path::to_path_buf));
+    let agents =
+        north_agent::subagents::AgentSet::load(&root, config_dir.as_deref(), trust.applies());
+    let skills = north_agent::skills::SkillSet::load(&root, config_dir.as_deref(), trust.applies());
+    // An untrusted project's agents and skills are named by the trust
+    // notice; what else was not taken is said here, once.
+    for ignored in agents.ignored.iter().chain(&skills.ignored) {
+        if trust.applies() || !ignored.contains("not trusted") {
+            eprintln!("north: {ignored}");
+        }
+    }
     Ok(Project {
         root,
         config,
@@ -200,6 +217,8 @@ pub fn project(
         trust_store,
         shell_launcher,
         sandbox,
+        agents,
+        skills,
     })
 }
 

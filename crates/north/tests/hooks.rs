@@ -9,7 +9,7 @@ use std::process::Output;
 use serde_json::{Value, json};
 
 mod common;
-use common::{Sandbox, json_lines, recorded, text};
+use common::{Sandbox, json_lines, text};
 
 const KEY: &str = "sk-ant-HOOKLEAKCHECK-7f1e2d3c4b5a6978";
 
@@ -23,24 +23,10 @@ fn command(c: &str) -> Value {
     json!({"type": "command", "command": c})
 }
 
-/// Runs `north exec` with `turns` scripted; returns the output and the
-/// recorded requests.
+/// Runs `north exec` with `turns` scripted, with a key in North's
+/// environment; returns the output and the recorded requests.
 fn exec(sb: &Sandbox, turns: &Value, extra: &[&str]) -> (Output, Vec<Value>) {
-    let n = std::fs::read_dir(sb.dir.path()).unwrap().count();
-    let script = sb.file(&format!("script-{n}.json"), turns);
-    let requests = sb.dir.path().join(format!("requests-{n}.jsonl"));
-    let out = sb
-        .north()
-        .env("ANTHROPIC_API_KEY", KEY)
-        .args(["exec", "--script"])
-        .arg(&script)
-        .arg("--record-requests")
-        .arg(&requests)
-        .args(extra)
-        .arg("do the work")
-        .output()
-        .unwrap();
-    (out, recorded(&requests))
+    sb.exec_scripted(turns, extra, &[("ANTHROPIC_API_KEY", KEY)])
 }
 
 fn shell(id: &str, cmd: &str) -> Value {

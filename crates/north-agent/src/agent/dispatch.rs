@@ -124,6 +124,31 @@ impl super::Agent {
 
     /// How `call` reads, as its tool describes it: kind and intent line.
     pub fn describe(&self, call: &ToolCall) -> (north_protocol::ToolKind, String) {
+        if self.is_agent_call(call) {
+            let agent = call
+                .arguments
+                .get("agent")
+                .and_then(Value::as_str)
+                .unwrap_or("?");
+            let prompt: String = call
+                .arguments
+                .get("prompt")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .chars()
+                .take(80)
+                .collect();
+            return (
+                north_protocol::ToolKind::Other,
+                format!("Agent `{agent}`: {prompt}"),
+            );
+        }
+        if let Some(tool) = self.skill_tool.as_ref().filter(|_| call.name == "skill") {
+            let line = tool
+                .intent(&call.arguments)
+                .unwrap_or_else(|| "Loading a skill".into());
+            return (tool.kind(), line);
+        }
         self.registry_of(&call.name)
             .describe(&call.name, &call.arguments)
     }

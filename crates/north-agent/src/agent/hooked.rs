@@ -140,6 +140,16 @@ impl Agent {
         .await
     }
 
+    /// Records that a `PreToolUse` hook blocked `call`: the model reads
+    /// the hook's reason as the call's result.
+    pub(super) fn blocked_by_hook(&mut self, call: &ToolCall, reason: &str, emit: &Emit<'_>) {
+        let outcome = ToolOutcome::err(format!(
+            "a PreToolUse hook blocked this call, so it did not run: {reason}"
+        ));
+        self.record_result(call, &outcome, emit);
+        self.save(emit);
+    }
+
     /// `PostToolUse` after `call` succeeded: a hook's block or exit 2 is
     /// told to the model beside the result (the call already ran).
     pub(super) async fn post_tool_hooks(
@@ -182,9 +192,15 @@ impl Agent {
     /// `Stop`: `Some(reason)` when a hook wants the turn to go on, with the
     /// reason as the model's next instruction.
     pub(super) async fn stop_hooks(&self, active: bool, emit: &Emit<'_>) -> Option<String> {
+        // A sub-agent's end is `SubagentStop`, as in Claude Code.
+        let event = if self.depth > 0 {
+            HookEvent::SubagentStop
+        } else {
+            HookEvent::Stop
+        };
         let verdict = self
             .fire(
-                HookEvent::Stop,
+                event,
                 None,
                 fields([("stop_hook_active", json!(active))]),
                 emit,

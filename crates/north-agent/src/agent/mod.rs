@@ -30,6 +30,7 @@
 mod actions;
 mod approvals;
 mod condensing;
+mod delegate;
 mod diff;
 mod disclosure;
 pub(crate) mod dispatch;
@@ -44,6 +45,7 @@ mod stream;
 mod system;
 mod turn;
 
+pub use delegate::{AGENT_TOOL, Delegation, ModelFactory};
 pub use diff::{DiffError, SessionDiff};
 pub use dispatch::Describer;
 pub use expand::{ExpandError, ExpandedInput, InputExpander};
@@ -194,6 +196,15 @@ pub struct Agent {
     hooks_started: bool,
     /// Context hooks gave for the next user message.
     hook_context: Vec<String>,
+    /// The agents and skills this session may use.
+    delegation: Option<delegate::Delegation>,
+    /// The `skill` tool over the delegation's skills (None: no skills, or
+    /// an agent not allowed them).
+    skill_tool: Option<Arc<dyn north_tools::Tool>>,
+    /// How deep this agent is (0: the user's; 1: a sub-agent).
+    depth: u32,
+    /// Whether this agent's definition lets it start sub-agents.
+    delegate_allowed: bool,
 }
 
 /// Why an agent could not start.
@@ -262,6 +273,10 @@ impl Agent {
             hooks: None,
             hooks_started: false,
             hook_context: Vec::new(),
+            delegation: None,
+            skill_tool: None,
+            depth: 0,
+            delegate_allowed: true,
         };
         if agent.opts.snapshots {
             match rewind::Undo::open(&agent.ctx.root, &agent.session) {

@@ -96,6 +96,7 @@ impl Agent {
             agents_md_summary: String::new(),
             agents_md: agents_md(&self.ctx.root),
             retrieved: retrieved_block(&hits),
+            skills: self.skills_listing(),
             state: state_text(&self.state),
             text_protocol,
             protocol,

@@ -60,6 +60,7 @@ impl Agent {
         if self.opts.tool_protocol == ToolProtocol::Native {
             req.tools = self.tools.specs();
             req.tools.extend(self.disclosure.tools());
+            req.tools.extend(self.delegation_tools());
         }
         req
     }
@@ -279,7 +280,11 @@ impl Agent {
                 TraceKind::ToolPlan,
                 json!({"step": step, "calls": calls.iter().map(|p| json!({"id": p.call.id, "tool": p.call.name, "rejected": p.problem.is_some()})).collect::<Vec<_>>()}),
             );
+            let mut batched = 0;
             for (i, Planned { call, problem }) in calls.iter().enumerate() {
+                if i < batched {
+                    continue;
+                }
                 if cancel.is_cancelled() {
                     for rest in &calls[i..] {
                         self.record_result(
@@ -304,6 +309,16 @@ impl Agent {
                     self.save(emit);
                     continue;
                 }
+                // Consecutive `agent` calls run together.
+                if self.is_agent_call(call) {
+                    batched = i + calls[i..]
+                        .iter()
+                        .take_while(|p| p.problem.is_none() && self.is_agent_call(&p.call))
+                        .count();
+                    let batch: Vec<_> = calls[i..batched].iter().map(|p| p.call.clone()).collect();
+                    self.agent_batch(&batch, emit, cancel).await;
+                    continue;
+                }
                 let (kind, line) = self.describe(call);
                 emit(Event::ToolIntent {
                     call_id: call.id.clone(),
@@ -313,11 +328,7 @@ impl Agent {
                 });
                 let hooked = self.pre_tool_hooks(call, emit).await;
                 if let Some(reason) = hooked.block.as_ref().or(hooked.halt.as_ref()) {
-                    let outcome = ToolOutcome::err(format!(
-                        "a PreToolUse hook blocked this call, so it did not run: {reason}"
-                    ));
-                    self.record_result(call, &outcome, emit);
-                    self.save(emit);
+                    self.blocked_by_hook(call, reason, emit);
                     if let Some(reason) = hooked.halt {
                         return self.halted(&calls[i + 1..], &reason, turn_usage, emit);
                     }
@@ -458,6 +469,8 @@ impl Agent {
     ) -> ToolOutcome {
         let started = std::time::Instant::now();
         let outcome = if let Some(outcome) = self.disclosure_call(call) {
+            outcome
+        } else if let Some(outcome) = self.skill_call(call).await {
             outcome
         } else {
             // A running command's output reaches the front end as it

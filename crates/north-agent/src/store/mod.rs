@@ -348,6 +348,28 @@ impl Session {
         self.dir.join("checkpoint.json")
     }
 
+    /// A session kept inside this one (a sub-agent's transcript):
+    /// `agents/<name>` in this session's directory.
+    pub fn child(&self, name: &str) -> Result<Session, StoreError> {
+        let safe: String = name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .take(80)
+            .collect();
+        let dir = self.dir.join("agents").join(&safe);
+        fs::create_dir_all(&dir).map_err(io_err("create", &dir))?;
+        Ok(Session {
+            id: format!("{}/{safe}", self.id),
+            dir,
+        })
+    }
+
     /// `log.jsonl`: the session's transcript, one record a line.
     pub fn log_path(&self) -> PathBuf {
         self.dir.join(LOG_FILE)

@@ -443,6 +443,8 @@ fn scan(root: &Path) -> Scan {
 
     // Hooks are code the project runs at every event.
     named::scan_hooks(root, &mut feed, &mut wants);
+    // Agents and skills are instructions North would follow.
+    named::scan_definitions(root, &mut feed, &mut wants);
 
     let allowlist_path = root.join(ProjectAllowlist::RELATIVE_PATH);
     let allowlist_bytes = std::fs::read(&allowlist_path).unwrap_or_default();

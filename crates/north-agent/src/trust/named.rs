@@ -204,3 +204,56 @@ pub(super) fn scan_hooks(
         }
     }
 }
+
+/// A project's agent definitions and skills: their instructions reach the
+/// model as North's own, so each is a line of what the project wants and
+/// its text is part of the fingerprint.
+pub(super) fn scan_definitions(
+    root: &Path,
+    feed: &mut impl FnMut(&str, &[u8]),
+    wants: &mut Vec<String>,
+) {
+    let read = |path: &Path| -> Vec<u8> {
+        use std::io::Read;
+        let mut out = Vec::new();
+        if let Ok(file) = std::fs::File::open(path) {
+            let _ = file.take(MAX_NAMED_FILE).read_to_end(&mut out);
+        }
+        out
+    };
+    let sorted = |dir: &Path| -> Vec<std::path::PathBuf> {
+        let mut all: Vec<_> = std::fs::read_dir(dir)
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        all.sort();
+        all
+    };
+    for rel in crate::subagents::PROJECT_AGENT_DIRS {
+        for path in sorted(&root.join(rel)) {
+            if path.extension().and_then(|e| e.to_str()) != Some("md") {
+                continue;
+            }
+            let name = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default();
+            let at = format!("{rel}/{name}");
+            wants.push(format!(
+                "{at}: an agent whose instructions North would follow"
+            ));
+            feed(&at, &read(&path));
+        }
+    }
+    for rel in crate::skills::PROJECT_SKILL_DIRS {
+        for dir in sorted(&root.join(rel)) {
+            let file = dir.join("SKILL.md");
+            if !file.is_file() {
+                continue;
+            }
+            let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            let at = format!("{rel}/{name}/SKILL.md");
+            wants.push(format!("{at}: a skill the model would be offered"));
+            feed(&at, &read(&file));
+        }
+    }
+}

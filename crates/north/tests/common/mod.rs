@@ -52,6 +52,30 @@ impl Sandbox {
         cmd
     }
 
+    /// `north exec --script` with `turns` (the scripted provider), `args`
+    /// and `env`, prompting "do the work": its output and the requests it
+    /// recorded (`--record-requests`).
+    pub fn exec_scripted(
+        &self,
+        turns: &Value,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> (Output, Vec<Value>) {
+        let n = std::fs::read_dir(self.dir.path()).unwrap().count();
+        let script = self.file(&format!("script-{n}.json"), turns);
+        let requests = self.dir.path().join(format!("requests-{n}.jsonl"));
+        let mut cmd = self.north();
+        cmd.envs(env.iter().copied())
+            .args(["exec", "--script"])
+            .arg(&script)
+            .arg("--record-requests")
+            .arg(&requests)
+            .args(args)
+            .arg("do the work");
+        let out = cmd.output().unwrap();
+        (out, recorded(&requests))
+    }
+
     /// Every file under the sandbox.
     pub fn files(&self) -> Vec<PathBuf> {
         walk(self.dir.path())
