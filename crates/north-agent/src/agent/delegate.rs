@@ -164,13 +164,7 @@ impl Agent {
     ) {
         let mut runnable: Vec<&ToolCall> = Vec::new();
         for call in calls {
-            let (kind, line) = self.describe(call);
-            emit(Event::ToolIntent {
-                call_id: call.id.clone(),
-                tool: call.name.clone(),
-                line,
-                kind,
-            });
+            self.announce(call, emit);
             let hooked = self.pre_tool_hooks(call, emit).await;
             match hooked.block.or(hooked.halt) {
                 Some(reason) => self.blocked_by_hook(call, &reason, emit),

@@ -153,6 +153,17 @@ impl super::Agent {
             .describe(&call.name, &call.arguments)
     }
 
+    /// Tells the front end a call is about to run: its kind and intent line.
+    pub(super) fn announce(&self, call: &ToolCall, emit: &super::Emit<'_>) {
+        let (kind, line) = self.describe(call);
+        emit(north_protocol::Event::ToolIntent {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            line,
+            kind,
+        });
+    }
+
     /// Every tool of the session, whatever the mode: what a replay of its
     /// history describes calls with.
     pub fn all_tools(&self) -> Registry {

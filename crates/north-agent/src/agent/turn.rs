@@ -319,13 +319,7 @@ impl Agent {
                     self.agent_batch(&batch, emit, cancel).await;
                     continue;
                 }
-                let (kind, line) = self.describe(call);
-                emit(Event::ToolIntent {
-                    call_id: call.id.clone(),
-                    tool: call.name.clone(),
-                    line,
-                    kind,
-                });
+                self.announce(call, emit);
                 let hooked = self.pre_tool_hooks(call, emit).await;
                 if let Some(reason) = hooked.block.as_ref().or(hooked.halt.as_ref()) {
                     self.blocked_by_hook(call, reason, emit);
