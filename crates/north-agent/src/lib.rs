@@ -69,3 +69,5 @@ pub use agent::{
     RewindReport, SessionDiff, SessionEndReason, SwitchReport, TurnEnd,
 };
 pub use approval::{ApprovalRequest, Approver, FlagApprover};
+/// Background commands as front ends show them (`/ps`).
+pub use north_tools::shell::background::{JobState, JobSummary};

@@ -96,6 +96,8 @@ pub enum Action {
     SwitchModel(String),
     /// Show what this session changed (`/diff`).
     Diff,
+    /// List the background commands, or kill one (`/ps [kill ID]`).
+    Ps(Option<String>),
 }
 
 /// What a picker chooses.

@@ -187,6 +187,9 @@ impl Loop {
                 Action::Diff => {
                     let _ = self.cmds.send(WorkerCmd::Diff);
                 }
+                Action::Ps(kill) => {
+                    let _ = self.cmds.send(WorkerCmd::Ps(kill));
+                }
                 Action::Shell(command) => {
                     let cancel = CancellationToken::new();
                     self.cancel = Some(cancel.clone());

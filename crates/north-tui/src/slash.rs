@@ -39,6 +39,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     ("/diff", "what this session changed in the files"),
     (
+        "/ps [kill ID]",
+        "background commands: state and last line; kill one",
+    ),
+    (
         "/init",
         "have North write or improve AGENTS.md for this repository",
     ),
@@ -161,6 +165,17 @@ pub(crate) fn run(app: &mut App, line: &str) -> Vec<Action> {
             return vec![Action::Compact(focus)];
         }
         "/diff" => return vec![Action::Diff],
+        "/ps" => {
+            let kill = match (rest.first(), rest.get(1)) {
+                (Some(&"kill"), Some(id)) => Some((*id).to_string()),
+                (None, _) => None,
+                _ => {
+                    app.push(Item::Error("usage: /ps, or /ps kill ID".into()));
+                    return Vec::new();
+                }
+            };
+            return vec![Action::Ps(kill)];
+        }
         "/init" => {
             app.start_turn(line);
             return vec![Action::Submit(INIT_PROMPT.to_string())];

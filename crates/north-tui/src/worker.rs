@@ -49,6 +49,8 @@ pub(crate) enum WorkerCmd {
     Diff,
     /// The user leaves: `SessionEnd` hooks run, then the worker stops.
     End,
+    /// `/ps [kill ID]`.
+    Ps(Option<String>),
 }
 
 /// The rows of `/diff`'s answer.
@@ -62,6 +64,39 @@ fn diff_lines(diff: &north_agent::SessionDiff) -> Vec<ratatui::text::Line<'stati
         )));
     }
     lines
+}
+
+/// `/ps`: each background command with its state and last line.
+fn ps_info(jobs: &[north_agent::JobSummary], killed: Option<&str>) -> UiMsg {
+    use north_agent::JobState;
+    use ratatui::text::{Line, Span};
+    let lines = jobs
+        .iter()
+        .map(|j| {
+            let state = match j.state {
+                JobState::Running => "running".to_string(),
+                JobState::Exited(Some(c)) => format!("exited {c}"),
+                JobState::Exited(None) => "ended by a signal".to_string(),
+                JobState::Killed => "killed".to_string(),
+            };
+            Line::from(vec![
+                Span::styled(format!("{} ", j.id), crate::style::code()),
+                Span::raw(format!("{state} · `{}`", j.command)),
+                Span::styled(format!("  {}", j.last_line), crate::style::dim()),
+            ])
+        })
+        .collect();
+    let running = jobs.iter().filter(|j| j.state == JobState::Running).count();
+    UiMsg::Info {
+        title: match killed {
+            Some(id) => format!("Background · {id} killed · {running} running"),
+            None if jobs.is_empty() => {
+                "Background · none (the model starts one with shell_run background: true)".into()
+            }
+            None => format!("Background · {running} running (/ps kill ID stops one)"),
+        },
+        lines,
+    }
 }
 
 /// Continues on another session's agent, in the mode the user has now
@@ -170,6 +205,15 @@ pub(crate) async fn worker(
                     },
                     Err(e) => UiMsg::Failed(e.to_string()),
                 });
+            }
+            WorkerCmd::Ps(kill) => {
+                if let Some(id) = &kill
+                    && !agent.kill_background(id)
+                {
+                    let _ = tx.send(UiMsg::Failed(format!("no background command `{id}`")));
+                    continue;
+                }
+                let _ = tx.send(ps_info(&agent.background_jobs(), kill.as_deref()));
             }
             WorkerCmd::End => {
                 agent

@@ -267,7 +267,10 @@ impl Agent {
     }
 
     /// `SessionEnd`: a front end calls this when it leaves the session.
+    /// Background commands of the session are killed with what they started.
     pub async fn end_session(&mut self, reason: SessionEndReason, emit: &Emit<'_>) {
+        self.ctx.shell.jobs().kill_all();
+        self.modes.plain_shell.jobs().kill_all();
         if self.hooks.is_none() {
             return;
         }

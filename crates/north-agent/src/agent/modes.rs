@@ -54,6 +54,20 @@ impl Agent {
         self.modes.kit = Some(kit);
     }
 
+    /// The session's background commands, one line each (`/ps`).
+    pub fn background_jobs(&self) -> Vec<north_tools::shell::background::JobSummary> {
+        let mut jobs = self.modes.plain_shell.jobs().list();
+        if !std::sync::Arc::ptr_eq(&self.ctx.shell, &self.modes.plain_shell) {
+            jobs.extend(self.ctx.shell.jobs().list());
+        }
+        jobs
+    }
+
+    /// Kills background command `id`; whether there was one.
+    pub fn kill_background(&self, id: &str) -> bool {
+        self.modes.plain_shell.jobs().kill(id).is_some() || self.ctx.shell.jobs().kill(id).is_some()
+    }
+
     /// Writes accepted edits through `writer` (an editor's buffers) instead
     /// of North's own atomic apply.
     pub fn set_file_writer(&mut self, writer: Arc<dyn north_tools::FileWriter>) {

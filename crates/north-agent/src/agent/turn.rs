@@ -219,6 +219,10 @@ impl Agent {
                 },
                 Ok(false) => {}
             }
+            // A background command that ended is news for the model.
+            for notice in self.ctx.shell.jobs().take_exits() {
+                self.push_user_text(&format!("[{notice}]"));
+            }
             let request = self.request(&system);
             self.tracer.record(
                 TraceKind::LlmReq,

@@ -17,6 +17,8 @@
 //! project root.
 
 pub use crate::spawn::env;
+pub mod background;
+pub mod bgtools;
 mod gitguard;
 mod output;
 mod script;
@@ -144,6 +146,8 @@ pub struct ShellManager {
     /// when confined, so every command then runs in the OS sandbox.
     spawner: crate::Spawner,
     session: Mutex<SessionSlot>,
+    /// Commands running in the background (killed when this is dropped).
+    jobs: std::sync::Arc<background::Jobs>,
 }
 
 #[derive(Default)]
@@ -160,6 +164,7 @@ impl ShellManager {
             root,
             spawner: crate::Spawner::unconfined(),
             session: Mutex::new(SessionSlot::default()),
+            jobs: Default::default(),
         }
     }
 
@@ -170,12 +175,35 @@ impl ShellManager {
             root,
             spawner: crate::Spawner::confined(launcher),
             session: Mutex::new(SessionSlot::default()),
+            jobs: Default::default(),
         }
     }
 
     /// How this shell (and North's helpers beside it) start processes.
     pub fn spawner(&self) -> &crate::Spawner {
         &self.spawner
+    }
+
+    /// The commands running in the background.
+    pub fn jobs(&self) -> &std::sync::Arc<background::Jobs> {
+        &self.jobs
+    }
+
+    /// Starts `command` in the background, in `cwd` (relative to the root;
+    /// None: the root): only a command the policy approved. Returns its id.
+    pub fn start_background(
+        &self,
+        command: &ApprovedCommand,
+        cwd: Option<&Path>,
+    ) -> Result<String, ShellError> {
+        let line = command.line();
+        if line.contains('\0') {
+            return Err(ShellError::NulInCommand);
+        }
+        let dir = self.resolve_cwd(cwd.unwrap_or(Path::new(".")))?;
+        self.jobs
+            .start(&self.spawner, line, &dir)
+            .map_err(|e| ShellError::Spawn(e.to_string()))
     }
 
     /// The directory new sessions start in.

@@ -33,6 +33,10 @@ pub struct ShellRunArgs {
     #[serde(default, rename = "timeoutMs")]
     #[schemars(range(min = 1))]
     pub timeout_ms: Option<u64>,
+    /// true: start it in the background and return its id at once (a dev
+    /// server, a watcher, a long test run); read it with shell_output.
+    #[serde(default)]
+    pub background: Option<bool>,
 }
 
 /// `shell_run` (spec §6.4): runs a command in the project's persistent PTY
@@ -89,7 +93,9 @@ impl Tool for ShellRun {
             description:
                 "Run a command in the project's persistent shell. Each command starts in the \
                           project root, or in `cwd` (relative to it); exports and functions persist. \
-                          Returns stdout, stderr, exitCode, durationMs."
+                          Returns stdout, stderr, exitCode, durationMs. With `background: true` \
+                          it returns an `id` at once; read the output with shell_output, stop it \
+                          with shell_kill."
                     .to_owned(),
             input_schema: self.args.schema().clone(),
             approval: ApprovalPolicy::Shell,
@@ -102,6 +108,9 @@ impl Tool for ShellRun {
                 Ok(args) => args,
                 Err(e) => return ToolOutcome::err(e.to_string()),
             };
+            if args.background == Some(true) {
+                return background(ctx, &args.command, args.cwd.as_deref());
+            }
             let timeout = args
                 .timeout_ms
                 .map_or(self.default_timeout, Duration::from_millis)
@@ -411,6 +420,27 @@ async fn run(
         .run_cancellable(approved, opts, &ctx.cancel)
         .await
         .map_err(|e| ToolOutcome::err(format!("{tool}: {e}")))
+}
+
+/// Starts an approved command in the background: its id at once.
+fn background(ctx: &ToolContext, command: &str, cwd: Option<&str>) -> ToolOutcome {
+    let Some(approved) = ctx.approved.as_ref().filter(|a| a.line() == command) else {
+        return ToolOutcome::err(format!(
+            "shell_run: `{command}` was not judged by the command policy, so it was not run"
+        ));
+    };
+    match ctx
+        .shell
+        .start_background(approved, cwd.map(std::path::Path::new))
+    {
+        Ok(id) => ToolOutcome::ok(json!({
+            "id": id,
+            "background": true,
+            "command": command,
+            "note": "running in the background: read its output with shell_output (wait_ms to wait for more), stop it with shell_kill",
+        })),
+        Err(e) => ToolOutcome::err(format!("shell_run: {e}")),
+    }
 }
 
 fn millis(d: Duration) -> u64 {

@@ -26,8 +26,8 @@ pub use write::{MeshWriteArgs, WriteTextArgs};
 use write::{EditTool, WriteKind};
 
 /// The North tool set (spec §6): list_root, find_files, search_text,
-/// read_file, read_readme, detect_languages, hotfiles, the four edit tools
-/// and shell_run.
+/// read_file, read_readme, detect_languages, hotfiles, the four edit tools,
+/// shell_run and its background companions shell_output and shell_kill.
 pub fn north_tools() -> Registry {
     let mut r = Registry::new();
     r.register(Typed::tool(nav::ListRoot));
@@ -42,6 +42,8 @@ pub fn north_tools() -> Registry {
     r.register(EditTool::tool(WriteKind::Create));
     r.register(EditTool::tool(WriteKind::Batch));
     r.register(Arc::new(ShellRun::new()));
+    r.register(Arc::new(crate::shell::bgtools::ShellOutput::new()));
+    r.register(Arc::new(crate::shell::bgtools::ShellKill::new()));
     r
 }
 
