@@ -26,6 +26,8 @@ fn every_tool_of_every_profile_says_what_it_does() {
         ("fs.write_text", ToolKind::Edit),
         ("write", ToolKind::Edit),
         ("shell_run", ToolKind::Execute),
+        ("shell_output", ToolKind::Read),
+        ("shell_kill", ToolKind::Execute),
         ("shell.exec", ToolKind::Execute),
         ("bash", ToolKind::Execute),
         ("http.get", ToolKind::Fetch),

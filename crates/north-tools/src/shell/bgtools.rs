@@ -83,7 +83,7 @@ impl Tool for ShellOutput {
     }
 
     fn intent(&self, args: &Value) -> Option<String> {
-        let id = args.get("id").and_then(Value::as_str)?;
+        let id = args.get("id").and_then(Value::as_str).unwrap_or("?");
         Some(format!("Reading background command {id}"))
     }
 
@@ -149,7 +149,7 @@ impl Tool for ShellKill {
     }
 
     fn intent(&self, args: &Value) -> Option<String> {
-        let id = args.get("id").and_then(Value::as_str)?;
+        let id = args.get("id").and_then(Value::as_str).unwrap_or("?");
         Some(format!("Stopping background command {id}"))
     }
 

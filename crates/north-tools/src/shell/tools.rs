@@ -26,15 +26,14 @@ const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
 pub struct ShellRunArgs {
     /// Command line to run.
     pub command: String,
-    /// Directory relative to the project root; null: the shell's current one.
+    /// Directory relative to the project root; null: the root.
     #[serde(default)]
     pub cwd: Option<String>,
     /// Timeout in ms; null: 60000.
     #[serde(default, rename = "timeoutMs")]
     #[schemars(range(min = 1))]
     pub timeout_ms: Option<u64>,
-    /// true: start it in the background and return its id at once (a dev
-    /// server, a watcher, a long test run); read it with shell_output.
+    /// In the background: returns an id.
     #[serde(default)]
     pub background: Option<bool>,
 }
@@ -90,13 +89,10 @@ impl Tool for ShellRun {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "shell_run".to_owned(),
-            description:
-                "Run a command in the project's persistent shell. Each command starts in the \
-                          project root, or in `cwd` (relative to it); exports and functions persist. \
-                          Returns stdout, stderr, exitCode, durationMs. With `background: true` \
-                          it returns an `id` at once; read the output with shell_output, stop it \
-                          with shell_kill."
-                    .to_owned(),
+            description: "Run a command in the project's persistent shell, in the project root or \
+                          `cwd`; exports and functions persist. Returns stdout, stderr, exitCode, \
+                          durationMs."
+                .to_owned(),
             input_schema: self.args.schema().clone(),
             approval: ApprovalPolicy::Shell,
         }
