@@ -31,6 +31,7 @@ fn every_tool_of_every_profile_says_what_it_does() {
         ("shell.exec", ToolKind::Execute),
         ("bash", ToolKind::Execute),
         ("http.get", ToolKind::Fetch),
+        ("web_fetch", ToolKind::Fetch),
     ];
     let mut names = tools.names();
     names.sort();

@@ -60,6 +60,7 @@ impl AgentBuilder {
         mode: Option<PermissionMode>,
     ) -> anyhow::Result<Agent> {
         let mut tools = assistant_tools(&self.grants);
+        crate::setup::add_web_tools(&mut tools, &project.config);
         if let Some(hub) = &self.mcp {
             tools.add_source(hub.tool_source());
         }

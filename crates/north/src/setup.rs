@@ -195,6 +195,11 @@ pub fn project(
     for skipped in &config.hooks.skipped {
         eprintln!("north: hooks: {skipped}");
     }
+    if config.web_search_provider && config.web_search_url.is_none() {
+        eprintln!(
+            "north: web_search.provider: the providers' own search is not available in North yet; set web_search.searxng_url to a SearXNG endpoint to offer web_search"
+        );
+    }
     let sandbox = SandboxChoice::new(&config, model.sandbox);
     let shell_launcher = confined_launcher(&root, &sandbox, &[]);
     let config_dir = north_agent::config::global_config_path()
@@ -264,12 +269,26 @@ pub fn plan_tools(grants: &[north_protocol::Capability]) -> north_tools::Registr
     for spec in all.specs() {
         if spec.approval == north_protocol::ApprovalPolicy::None
             && let Some(tool) = all.get(&spec.name)
+            && tool.kind() != north_protocol::ToolKind::Execute
         {
             tools.register(tool.clone());
         }
     }
     add_http_get(&mut tools, grants);
+    // Reading the web changes nothing: planning may use it.
+    tools.register(std::sync::Arc::new(north_tools::net::fetch::WebFetch::new()));
     tools
+}
+
+/// The web tools: `web_fetch` always (each domain is asked for), and
+/// `web_search` when the user's config names a search backend.
+pub fn add_web_tools(tools: &mut north_tools::Registry, config: &Config) {
+    tools.register(std::sync::Arc::new(north_tools::net::fetch::WebFetch::new()));
+    if let Some(url) = &config.web_search_url {
+        tools.register(std::sync::Arc::new(
+            north_tools::net::search::WebSearch::searxng(url.clone()),
+        ));
+    }
 }
 
 fn add_http_get(tools: &mut north_tools::Registry, grants: &[north_protocol::Capability]) {

@@ -80,7 +80,36 @@ impl CallEnv<'_> {
                 {
                     return refused;
                 }
-                tool.call(call.arguments.clone(), self.ctx).await
+                // A tool that meets a host no grant covers (a redirect to
+                // another domain, a private address, a search backend) says
+                // which; the user is asked about it and the call runs again.
+                let mut asked = Vec::new();
+                loop {
+                    let outcome = tool.call(call.arguments.clone(), self.ctx).await;
+                    let wanted = outcome
+                        .output
+                        .get("needs_grant")
+                        .and_then(Value::as_str)
+                        .and_then(|g| g.strip_prefix("net:"))
+                        .map(str::to_string);
+                    let Some(host) = wanted.filter(|h| !asked.contains(h) && asked.len() < 3)
+                    else {
+                        return outcome;
+                    };
+                    asked.push(host.clone());
+                    let cap = Capability::NetHost(host.clone());
+                    let reason = outcome.error.clone().unwrap_or_default();
+                    if !self.capability(&call.id, &cap, &reason).await {
+                        return ToolOutcome::err(format!(
+                            "{reason}; the user did not grant `{cap}`{}",
+                            if self.approver.is_interactive() {
+                                String::new()
+                            } else {
+                                format!(" (a headless run allows it with --grant {cap})")
+                            }
+                        ));
+                    }
+                }
             }
         }
     }
@@ -94,6 +123,7 @@ impl CallEnv<'_> {
         let access = NetAccess {
             capabilities: &self.ctx.capabilities,
             allowlist: self.ctx.net_allowlist.as_deref(),
+            private_needs_grant: false,
         };
         if access.check(&host).is_ok() && !self.hook_asks() {
             return Ok(());
@@ -106,7 +136,12 @@ impl CallEnv<'_> {
             return Ok(());
         }
         Err(ToolOutcome::err(format!(
-            "network access to {host} was not granted by the user (capability `{cap}`); do not retry without asking"
+            "network access to {host} was not granted by the user (capability `{cap}`){}; do not retry without asking",
+            if self.approver.is_interactive() {
+                String::new()
+            } else {
+                format!("; a headless run allows it with --grant {cap} (or --grant net)")
+            }
         )))
     }
 }

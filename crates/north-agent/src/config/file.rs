@@ -51,6 +51,19 @@ pub struct ConfigFile {
     pub providers: Option<std::collections::BTreeMap<String, ProviderFile>>,
     /// Hooks in Claude Code's schema (a project's run only once trusted).
     pub hooks: Option<serde_json::Value>,
+    /// Where `web_search` searches: your own config only.
+    pub web_search: Option<WebSearchFile>,
+}
+
+/// `"web_search": {"searxng_url": "https://search.example/search"}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub struct WebSearchFile {
+    /// A SearXNG-compatible endpoint (asked with `q` and `format=json`).
+    pub searxng_url: Option<String>,
+    /// Use the model provider's own server-side search (not available yet:
+    /// accepted, and said so).
+    pub provider: Option<bool>,
 }
 
 /// `"providers": {"NAME": {"base_url": …, "api": "chat", "api_key_env": …}}`.

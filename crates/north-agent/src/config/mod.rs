@@ -132,6 +132,10 @@ pub struct Config {
     /// The hooks that run: the user's, and a trusted project's.
     #[serde(skip)]
     pub hooks: crate::hooks::HookSet,
+    /// The SearXNG endpoint `web_search` asks (your own config only).
+    pub web_search_url: Option<String>,
+    /// `web_search.provider: true` was asked for (not available yet).
+    pub web_search_provider: bool,
     /// Project settings that were not applied, and why.
     pub ignored: Vec<IgnoredSetting>,
 }
@@ -180,6 +184,8 @@ impl Default for Config {
             mode: Sourced::default(north_protocol::PermissionMode::Ask),
             providers: std::collections::BTreeMap::new(),
             hooks: crate::hooks::HookSet::default(),
+            web_search_url: None,
+            web_search_provider: false,
             ignored: Vec::new(),
         }
     }
@@ -252,6 +258,10 @@ impl Config {
             if f.sandbox.take().is_some() {
                 self.ignore("sandbox", IgnoredBecause::SandboxFromProject);
             }
+            // Where queries go is the user's choice, like where keys go.
+            if f.web_search.take().is_some() {
+                self.ignore("web_search", IgnoredBecause::EndpointFromProject);
+            }
             if f.anthropic_base_url.take().is_some() {
                 self.ignore("anthropic_base_url", IgnoredBecause::EndpointFromProject);
             }
@@ -294,6 +304,14 @@ impl Config {
             // Checked when the file was read; a failure here cannot happen.
             if let Ok(set) = crate::hooks::HookSet::parse(block, origin, true) {
                 self.hooks.extend(set);
+            }
+        }
+        if let Some(w) = &f.web_search {
+            if let Some(url) = &w.searxng_url {
+                self.web_search_url = Some(url.clone());
+            }
+            if w.provider == Some(true) {
+                self.web_search_provider = true;
             }
         }
         if let Some(v) = f.provider {

@@ -9,6 +9,8 @@
 //! client and the cache are opened lazily on first use.
 
 mod cache;
+pub mod fetch;
+pub mod search;
 pub mod tools;
 
 use std::path::{Path, PathBuf};
@@ -226,11 +228,23 @@ impl HttpClient {
         use_cache: bool,
         access: &NetAccess<'_>,
     ) -> Result<HttpResponse, NetError> {
+        let max_age = use_cache.then_some(self.config.ttl);
+        self.get_fresh(url, max_age, access).await
+    }
+
+    /// As [`HttpClient::get`], a cached response served only while younger
+    /// than `max_age` (None: always fetched).
+    pub async fn get_fresh(
+        &self,
+        url: &str,
+        max_age: Option<Duration>,
+        access: &NetAccess<'_>,
+    ) -> Result<HttpResponse, NetError> {
         let parsed = check_url(url, access)?;
         let key = parsed.to_string();
-        if use_cache {
+        if let Some(max_age) = max_age {
             let now = unix_ms((self.clock)());
-            let ttl = i64::try_from(self.config.ttl.as_millis()).unwrap_or(i64::MAX);
+            let ttl = i64::try_from(max_age.as_millis()).unwrap_or(i64::MAX);
             if let Some(Some(hit)) = self.with_cache(|c| c.get(&key))
                 && hit.fetched_at_ms <= now
                 && now < hit.fetched_at_ms.saturating_add(ttl)

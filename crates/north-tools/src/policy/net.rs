@@ -20,6 +20,9 @@ pub struct NetAccess<'a> {
     pub capabilities: &'a [Capability],
     /// The global network allowlist, if configured.
     pub allowlist: Option<&'a [String]>,
+    /// Loopback and private addresses need a grant naming them
+    /// (`net:127.0.0.1`); `net` alone does not reach them (`web_fetch`).
+    pub private_needs_grant: bool,
 }
 
 /// Which grant allowed a host.
@@ -39,6 +42,15 @@ pub enum NetDenied {
     /// Neither `net` nor `net:<host>` is granted.
     #[error("network access to {host} denied: grant the `net` or `net:{host}` capability")]
     NoCapability {
+        /// The host.
+        host: String,
+    },
+    /// The host is a loopback or private address, which only a grant
+    /// naming it reaches.
+    #[error(
+        "{host} is a loopback or private address: reaching it needs a grant naming it (`net:{host}`), not just `net`"
+    )]
+    Private {
         /// The host.
         host: String,
     },
@@ -62,6 +74,43 @@ pub fn normalize_host(host: &str) -> String {
     host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase()
 }
 
+/// Whether `host` (normalized) names this machine or a private network:
+/// `localhost`, loopback, private, link-local, unique-local or unspecified
+/// addresses.
+pub fn is_private_host(host: &str) -> bool {
+    if host == "localhost" || host.ends_with(".localhost") {
+        return true;
+    }
+    match host.parse::<std::net::IpAddr>() {
+        Ok(ip) => is_private_ip(ip),
+        Err(_) => false,
+    }
+}
+
+/// Whether `ip` is loopback, private, link-local, unique-local or
+/// unspecified (IPv4-mapped IPv6 judged as IPv4).
+pub fn is_private_ip(ip: std::net::IpAddr) -> bool {
+    match ip {
+        std::net::IpAddr::V4(v4) => {
+            v4.is_loopback()
+                || v4.is_private()
+                || v4.is_link_local()
+                || v4.is_unspecified()
+                || v4.is_broadcast()
+                || v4.octets()[0] == 100 && (64..128).contains(&v4.octets()[1])
+        }
+        std::net::IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => is_private_ip(std::net::IpAddr::V4(v4)),
+            None => {
+                v6.is_loopback()
+                    || v6.is_unspecified()
+                    || (v6.segments()[0] & 0xfe00) == 0xfc00
+                    || (v6.segments()[0] & 0xffc0) == 0xfe80
+            }
+        },
+    }
+}
+
 impl NetAccess<'_> {
     /// Whether `host` may be reached, and by which grant.
     pub fn check(&self, host: &str) -> Result<NetGrant, NetDenied> {
@@ -79,6 +128,9 @@ impl NetAccess<'_> {
         }
         if !self.capabilities.contains(&Capability::Net) {
             return Err(NetDenied::NoCapability { host: denied_host });
+        }
+        if self.private_needs_grant && is_private_host(&host) {
+            return Err(NetDenied::Private { host: denied_host });
         }
         match self.allowlist {
             None => Ok(NetGrant::Any),
@@ -109,6 +161,7 @@ mod tests {
             NetAccess {
                 capabilities: c,
                 allowlist: a,
+                private_needs_grant: false,
             }
             .check(h)
         };
@@ -130,5 +183,41 @@ mod tests {
         assert!(check(&scoped, None, "example.com.evil.org").is_err());
         assert!(check(&caps(&["net:"]), None, "").is_err());
         assert_eq!(normalize_host("[::1]"), "::1");
+    }
+
+    #[test]
+    fn private_addresses_need_a_grant_naming_them_when_asked() {
+        let net = caps(&["net"]);
+        let local = caps(&["net", "net:127.0.0.1"]);
+        let strict = |c: &[Capability], h: &str| {
+            NetAccess {
+                capabilities: c,
+                allowlist: None,
+                private_needs_grant: true,
+            }
+            .check(h)
+        };
+        for host in [
+            "127.0.0.1",
+            "localhost",
+            "10.1.2.3",
+            "192.168.1.1",
+            "169.254.169.254",
+            "::1",
+            "::ffff:127.0.0.1",
+            "fd00::1",
+            "0.0.0.0",
+        ] {
+            assert!(
+                matches!(strict(&net, host), Err(NetDenied::Private { .. })),
+                "{host}"
+            );
+        }
+        assert!(strict(&net, "example.com").is_ok());
+        assert!(strict(&net, "8.8.8.8").is_ok());
+        assert_eq!(
+            strict(&local, "127.0.0.1"),
+            Ok(NetGrant::Domain("127.0.0.1".into()))
+        );
     }
 }

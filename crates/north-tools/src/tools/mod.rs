@@ -80,6 +80,7 @@ pub fn mesh_tools_with(policy: &MeshPolicy) -> Registry {
 /// Every tool of every profile (names do not collide): what `north tool` offers.
 pub fn all_tools() -> Registry {
     let mut r = north_tools();
+    r.register(Arc::new(crate::net::fetch::WebFetch::new()));
     r.extend(&contracts_tools());
     r.extend(&mesh_tools());
     r
