@@ -1,0 +1,158 @@
+//! Applying one config file to the configuration: what a project file may
+//! not set (endpoints, the sandbox, widening keys when untrusted, hooks
+//! when untrusted) is recorded as ignored, never applied.
+
+use std::path::PathBuf;
+
+use super::{Config, ConfigFile, IgnoredBecause, IgnoredSetting, Source};
+
+impl Config {
+    /// Applies a config file. A project file (`project = Some(trusted)`)
+    /// never sets an endpoint, and sets a widening security key only when
+    /// the project is trusted; what it may not set is recorded in `ignored`.
+    pub(super) fn apply_file(
+        &mut self,
+        mut f: ConfigFile,
+        src: impl Fn() -> Source,
+        project: Option<bool>,
+    ) {
+        if let Some(trusted) = project {
+            if f.sandbox.take().is_some() {
+                self.ignore("sandbox", IgnoredBecause::SandboxFromProject);
+            }
+            // Where queries go is the user's choice, like where keys go.
+            if f.web_search.take().is_some() {
+                self.ignore("web_search", IgnoredBecause::EndpointFromProject);
+            }
+            if f.anthropic_base_url.take().is_some() {
+                self.ignore("anthropic_base_url", IgnoredBecause::EndpointFromProject);
+            }
+            if f.openai_base_url.take().is_some() {
+                self.ignore("openai_base_url", IgnoredBecause::EndpointFromProject);
+            }
+            // A project may name a provider, never say where it is, which
+            // headers it gets or which variable's key it is sent.
+            if f.providers.take().is_some() {
+                self.ignore("providers", IgnoredBecause::EndpointFromProject);
+            }
+            // A hook is code: a project's run only once it is trusted.
+            if !trusted && f.hooks.take().is_some() {
+                self.ignore("hooks", IgnoredBecause::Untrusted);
+            }
+            // `false` narrows and always applies; `true` widens.
+            if !trusted && f.approve_edits == Some(true) {
+                f.approve_edits = None;
+                self.ignore("approve_edits", IgnoredBecause::Untrusted);
+            }
+            if !trusted && f.allow_shell == Some(true) {
+                f.allow_shell = None;
+                self.ignore("allow_shell", IgnoredBecause::Untrusted);
+            }
+            // A project may choose `plan` or `ask` for itself, never raise
+            // its own mode unless the user trusts it.
+            if !trusted && f.mode.is_some_and(north_protocol::PermissionMode::widens) {
+                f.mode = None;
+                self.ignore("mode", IgnoredBecause::Untrusted);
+            }
+        }
+        if let Some(block) = &f.hooks {
+            let origin = match src() {
+                Source::Project(_) => {
+                    crate::hooks::HookOrigin::Project(PathBuf::from(".north/project.json"))
+                }
+                Source::Global(p) => crate::hooks::HookOrigin::User(p),
+                other => crate::hooks::HookOrigin::User(PathBuf::from(other.to_string())),
+            };
+            // Checked when the file was read; a failure here cannot happen.
+            if let Ok(set) = crate::hooks::HookSet::parse(block, origin, true) {
+                self.hooks.extend(set);
+            }
+        }
+        if let Some(w) = &f.web_search {
+            if let Some(url) = &w.searxng_url {
+                self.web_search_url = Some(url.clone());
+            }
+            if w.provider == Some(true) {
+                self.web_search_provider = true;
+            }
+        }
+        if let Some(v) = f.provider {
+            self.provider.set(v, src());
+        }
+        if let Some(providers) = f.providers {
+            self.providers.extend(providers);
+        }
+        if let Some(v) = f.model {
+            self.model.set(Some(v), src());
+        }
+        if let Some(v) = f.anthropic_base_url {
+            self.anthropic_base_url.set(Some(v), src());
+        }
+        if let Some(v) = f.openai_base_url {
+            self.openai_base_url.set(Some(v), src());
+        }
+        if let Some(v) = f.max_steps {
+            self.max_steps.set(v, src());
+        }
+        if let Some(v) = f.approve_edits {
+            self.approve_edits.set(v, src());
+        }
+        if let Some(v) = f.allow_shell {
+            self.allow_shell.set(v, src());
+        }
+        if let Some(v) = f.tool_protocol {
+            self.tool_protocol.set(v, src());
+        }
+        if let Some(v) = f.context_budget {
+            self.context_budget.set(Some(v), src());
+        }
+        if let Some(v) = f.compact_at {
+            self.compact_at.set(v, src());
+        }
+        if let Some(v) = f.openai_api {
+            self.openai_api.set(Some(v), src());
+        }
+        if let Some(v) = f.context_window {
+            self.context_window.set(Some(v), src());
+        }
+        // An allowlist only narrows `net`, so a project may always set it;
+        // a later file narrows what an earlier one allowed.
+        if let Some(v) = f.net_allowlist {
+            let narrowed = match &self.net_allowlist.value {
+                Some(prev) => v.into_iter().filter(|h| prev.contains(h)).collect(),
+                None => v,
+            };
+            self.net_allowlist.set(Some(narrowed), src());
+        }
+        if let Some(v) = f.thinking {
+            self.thinking.set(Some(v), src());
+        }
+        if let Some(v) = f.mode {
+            self.mode.set(v, src());
+        }
+        if let Some(sandbox) = f.sandbox {
+            if let Some(v) = sandbox.enabled {
+                self.sandbox.set(v, src());
+            }
+            if let Some(v) = sandbox.unix_sockets {
+                self.sandbox_unix_sockets.set(v, src());
+            }
+            if let Some(paths) = sandbox.deny_read {
+                let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+                let paths = paths
+                    .iter()
+                    .filter_map(|p| match (p.strip_prefix("~/"), &home) {
+                        (Some(rest), Some(h)) => Some(h.join(rest)),
+                        (Some(_), None) => None,
+                        (None, _) => Some(std::path::PathBuf::from(p)),
+                    })
+                    .collect();
+                self.sandbox_deny_read.set(paths, src());
+            }
+        }
+    }
+
+    pub(super) fn ignore(&mut self, key: &'static str, because: IgnoredBecause) {
+        self.ignored.push(IgnoredSetting { key, because });
+    }
+}
