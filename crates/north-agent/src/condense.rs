@@ -7,9 +7,20 @@ use north_protocol::{ContentBlock, Message, Role};
 
 /// Rough token estimate (4 bytes a token) of messages.
 pub fn estimate_tokens(messages: &[Message]) -> u64 {
+    /// What an image costs a model, about (a ~1.5-megapixel picture).
+    const IMAGE_TOKENS: u64 = 1_600;
     messages
         .iter()
-        .map(|m| serde_json::to_string(m).map(|s| s.len()).unwrap_or(0) as u64 / 4 + 4)
+        .map(|m| {
+            let bytes = serde_json::to_string(m).map(|s| s.len()).unwrap_or(0) as u64;
+            // An image's base64 is not text the model reads.
+            let (images, image_bytes) =
+                m.content.iter().fold((0, 0), |(n, b), block| match block {
+                    ContentBlock::Image { data, .. } => (n + 1, b + data.len() as u64),
+                    _ => (n, b),
+                });
+            bytes.saturating_sub(image_bytes) / 4 + 4 + images * IMAGE_TOKENS
+        })
         .sum()
 }
 
@@ -66,6 +77,7 @@ pub fn transcript(messages: &[Message]) -> String {
                         content
                     )
                 }
+                ContentBlock::Image { media_type, .. } => format!("[an image, {media_type}]"),
                 // The summary is of what was said and done, not the reasoning.
                 ContentBlock::Thinking { .. }
                 | ContentBlock::RedactedThinking { .. }

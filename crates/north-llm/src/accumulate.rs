@@ -240,8 +240,8 @@ pub fn replay(response: &ChatResponse, pieces: Pieces) -> Vec<StreamDelta> {
                 out.push(StreamDelta::ToolCallEnd { index });
                 index += 1;
             }
-            // Results are the caller's input, never model output.
-            ContentBlock::ToolResult { .. } => {}
+            // Results and images are the caller's input, never model output.
+            ContentBlock::ToolResult { .. } | ContentBlock::Image { .. } => {}
         }
     }
     out.push(StreamDelta::Usage(response.usage));

@@ -97,6 +97,23 @@ const fn gpt(
     }
 }
 
+/// Models that read text only (no image input).
+pub const TEXT_ONLY: &[&str] = &["o1-mini", "o3-mini", "deepseek-chat", "deepseek-reasoner"];
+
+/// Whether `model` takes images: `Some(false)` for one known to read text
+/// only, `Some(true)` for a catalogued one that sees images, `None` when
+/// North does not know it (the provider decides).
+pub fn accepts_images(model: &str) -> Option<bool> {
+    let bare = model.rsplit('/').next().unwrap_or(model);
+    if TEXT_ONLY
+        .iter()
+        .any(|m| bare == *m || bare.starts_with(&format!("{m}-")))
+    {
+        return Some(false);
+    }
+    lookup(model).map(|_| true)
+}
+
 /// Every catalogued model. Prices are list prices (standard tier) and
 /// change; they are for showing an estimate, never for billing.
 pub const MODELS: &[ModelInfo] = &[

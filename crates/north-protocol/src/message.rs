@@ -52,6 +52,14 @@ pub enum ContentBlock {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
     },
+    /// An image the model sees: one the user attached, or one a tool read
+    /// (then it follows the tool result it belongs to).
+    Image {
+        /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+        media_type: String,
+        /// The bytes, base64 encoded.
+        data: String,
+    },
     /// The model's reasoning as Anthropic's extended thinking returns it.
     /// Within a tool loop the API needs it back unchanged, signature
     /// included; other providers never receive it.
@@ -87,6 +95,11 @@ impl ContentBlock {
     /// A text block.
     pub fn text(text: impl Into<String>) -> Self {
         ContentBlock::Text { text: text.into() }
+    }
+
+    /// Whether this block is an image.
+    pub fn is_image(&self) -> bool {
+        matches!(self, ContentBlock::Image { .. })
     }
 
     /// Whether this block is the model's reasoning (thinking, redacted

@@ -15,6 +15,7 @@
 //! there are no import circles:
 //! - `args`: tool arguments
 //! - `describe`: how a call and its result read to a person
+//! - `media`: images for the model, scaled down to the providers' limits
 //! - `owner`: marks that prove this user's North wrote a piece of state
 //! - `repo`: the repo layer
 //! - `sandbox`: the sandbox
@@ -27,12 +28,13 @@
 //! - `shell`: the project's persistent PTY shell (spec §3.1.6, §6.4) (uses `args`, `describe`, `policy`, `spawn`)
 //! - `snapshot`: snapshots of a working tree, for undo (uses `edit`, `repo`)
 //! - `tool`: the Tool contract, the per-call context, and the registry (uses `args`, `describe`, `edit`, `net`, `sandbox`, `shell`)
-//! - `tools`: the built-in tools and the registries (profiles) that group them (uses `args`, `describe`, `edit`, `git`, `net`, `policy`, `repo`, `sandbox`, `shell`, `tool`)
+//! - `tools`: the built-in tools and the registries (profiles) that group them (uses `args`, `describe`, `edit`, `git`, `media`, `net`, `policy`, `repo`, `sandbox`, `shell`, `tool`)
 
 pub mod args;
 pub mod describe;
 pub mod edit;
 pub mod git;
+pub mod media;
 pub mod net;
 pub mod os_sandbox;
 pub mod owner;

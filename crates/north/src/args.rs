@@ -193,6 +193,10 @@ pub struct ExecArgs {
     /// Grant a capability (`net`, `net:<domain>`); repeatable.
     #[arg(long = "grant", value_name = "CAP")]
     pub grants: Vec<north_protocol::Capability>,
+    /// Attach an image (PNG, JPEG, GIF, WebP) to the prompt; repeatable.
+    /// One over the providers' limits is scaled down.
+    #[arg(long = "image", value_name = "FILE")]
+    pub images: Vec<std::path::PathBuf>,
     /// Permission mode [default: ask]: ask (today's approvals), accept-edits (edits applied,
     /// commands still need approval), plan (read-only: no edit or command tools), auto (edits
     /// applied, every command run inside the OS sandbox without asking).

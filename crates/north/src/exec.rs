@@ -135,6 +135,22 @@ async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
         Ok(a) => a,
         Err(e) => return fail(args.json, ErrorKind::Config, &format!("{e:#}"), EXIT_USAGE),
     };
+    for path in &args.images {
+        let image = std::fs::read(path)
+            .map_err(|e| e.to_string())
+            .and_then(|bytes| north_tools::media::prepare_image(&bytes).map_err(|e| e.to_string()));
+        match image {
+            Ok(image) => agent.attach_image(image),
+            Err(e) => {
+                return fail(
+                    args.json,
+                    ErrorKind::Config,
+                    &format!("--image {}: {e}; nothing was sent", path.display()),
+                    EXIT_USAGE,
+                );
+            }
+        }
+    }
     let cancel = CancellationToken::new();
     let on_interrupt = cancel.clone();
     tokio::spawn(async move {

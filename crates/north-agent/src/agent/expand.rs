@@ -44,7 +44,7 @@ impl Agent {
     /// the project files it mentions (`@path`, `@path:10-40`). `Err`
     /// (already told to the user) stops the turn.
     pub(super) async fn expand_input(
-        &self,
+        &mut self,
         input: &str,
         emit: &Emit<'_>,
         cancel: &CancellationToken,
@@ -69,6 +69,22 @@ impl Agent {
         };
         let mut refused = Vec::new();
         for mention in file_mentions(input) {
+            if north_tools::media::image_media_type(mention.path).is_some() {
+                match self.attach_image_file(mention.path) {
+                    Ok(Some(image)) => {
+                        self.pending_images.push(image);
+                        text.push_str(&format!(
+                            "\n\n[Image #{}: {}]",
+                            self.pending_images.len(),
+                            mention.path
+                        ));
+                        attached.push(mention.token.to_string());
+                    }
+                    Ok(None) => {}
+                    Err(why) => refused.push(format!("{} ({why})", mention.token)),
+                }
+                continue;
+            }
             match self.attach_file(&mention) {
                 Ok(Some(block)) => {
                     text.push_str("\n\n");
@@ -101,6 +117,28 @@ impl Agent {
     /// The message block for `mention`: `Ok(None)` when it names no file
     /// (plain text that starts with `@`), `Err` when it names one North
     /// will not read (outside the project, a secret `.env`).
+    /// An image the user named with `@path`, inside the project, ready
+    /// for the request (scaled down when over the providers' limits).
+    fn attach_image_file(&self, path: &str) -> Result<Option<north_tools::media::Image>, String> {
+        let sandbox = self.ctx.sandbox().map_err(|e| e.to_string())?;
+        let resolved = match sandbox.resolve_existing(path) {
+            Ok(r) => r,
+            Err(north_tools::sandbox::SandboxError::NotFound(_)) => return Ok(None),
+            Err(e) => return Err(e.to_string()),
+        };
+        let meta = std::fs::metadata(&resolved.abs).map_err(|e| e.to_string())?;
+        if !meta.is_file() {
+            return Ok(None);
+        }
+        if meta.len() > 50 * 1024 * 1024 {
+            return Err("over 50 MiB".into());
+        }
+        let bytes = std::fs::read(&resolved.abs).map_err(|e| e.to_string())?;
+        north_tools::media::prepare_image(&bytes)
+            .map(Some)
+            .map_err(|e| e.to_string())
+    }
+
     fn attach_file(&self, mention: &FileMention<'_>) -> Result<Option<String>, String> {
         let sandbox = self.ctx.sandbox().map_err(|e| e.to_string())?;
         let resolved = match sandbox.resolve_existing(mention.path) {

@@ -178,6 +178,9 @@ impl Agent {
         // The model never receives North's keys: a file it reads or a
         // command's output may hold one.
         let outcome = &self.redactor.scrub_outcome(outcome);
+        // A picture a tool read follows its result as an image block.
+        let (outcome, image) = super::images::split_image(outcome);
+        let outcome = &outcome;
         emit(Event::ToolResult {
             call_id: call.id.clone(),
             tool: call.name.clone(),
@@ -195,6 +198,13 @@ impl Agent {
                 ContentBlock::text(textcalls::result_content(&call.id, &call.name, outcome))
             }
         };
-        self.push_results(vec![block]);
+        self.push_results(block_and(block, image));
     }
+}
+
+/// A result block, and the image it brought if any.
+fn block_and(block: ContentBlock, image: Option<ContentBlock>) -> Vec<ContentBlock> {
+    let mut blocks = vec![block];
+    blocks.extend(image);
+    blocks
 }

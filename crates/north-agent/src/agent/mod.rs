@@ -37,6 +37,7 @@ pub(crate) mod dispatch;
 mod expand;
 mod history;
 mod hooked;
+mod images;
 mod malformed;
 mod model;
 mod modes;
@@ -205,6 +206,8 @@ pub struct Agent {
     depth: u32,
     /// Whether this agent's definition lets it start sub-agents.
     delegate_allowed: bool,
+    /// Images for the next user message (`@shot.png`, `--image`).
+    pending_images: Vec<north_tools::media::Image>,
 }
 
 /// Why an agent could not start.
@@ -277,6 +280,7 @@ impl Agent {
             skill_tool: None,
             depth: 0,
             delegate_allowed: true,
+            pending_images: Vec::new(),
         };
         if agent.opts.snapshots {
             match rewind::Undo::open(&agent.ctx.root, &agent.session) {

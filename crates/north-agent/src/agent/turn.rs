@@ -90,6 +90,10 @@ impl Agent {
             Ok(message) => message,
             Err(message) => return TurnEnd::PromptFailed(message),
         };
+        if let Err(message) = self.images_accepted() {
+            self.pending_images.clear();
+            return self.unsent("image", message, &scrubbed);
+        }
         self.begin_turn_snapshot(input, &scrubbed).await;
         let end = self.run_turn_inner(Some(&message), &scrubbed, cancel).await;
         self.end_turn_snapshot(&scrubbed).await;
@@ -443,6 +447,7 @@ impl Agent {
         match input {
             Some(input) => {
                 self.push_user_text(input);
+                self.take_images();
                 self.take_hook_context();
                 self.save(emit);
                 input.to_string()

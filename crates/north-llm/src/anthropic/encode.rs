@@ -69,7 +69,32 @@ fn encode_block(block: &ContentBlock) -> Option<Value> {
             json!({"type": "redacted_thinking", "data": data})
         }
         ContentBlock::Reasoning { .. } => return None,
+        ContentBlock::Image { media_type, data } => json!({
+            "type": "image",
+            "source": {"type": "base64", "media_type": media_type, "data": data},
+        }),
     })
+}
+
+/// An image a tool returned goes inside its tool result (the API takes
+/// images there), not beside it.
+fn nest_tool_images(blocks: Vec<Value>) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::with_capacity(blocks.len());
+    for block in blocks {
+        let is_image = block["type"] == "image";
+        match out.last_mut() {
+            Some(prev) if is_image && prev["type"] == "tool_result" => {
+                if let Value::String(text) = prev["content"].take() {
+                    prev["content"] = json!([{"type": "text", "text": text}]);
+                }
+                if let Some(parts) = prev["content"].as_array_mut() {
+                    parts.push(block);
+                }
+            }
+            _ => out.push(block),
+        }
+    }
+    out
 }
 
 /// The thinking budget for `effort` under `max_tokens`, or None when
@@ -107,8 +132,14 @@ pub fn encode_request(req: &ChatRequest, stream: bool) -> Value {
             );
             continue;
         }
+        let tool = *role == Role::Tool;
         let role = wire_role(*role);
         let blocks: Vec<Value> = content.iter().filter_map(encode_block).collect();
+        let blocks = if tool {
+            nest_tool_images(blocks)
+        } else {
+            blocks
+        };
         if blocks.is_empty() {
             continue;
         }

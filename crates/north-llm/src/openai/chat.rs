@@ -27,6 +27,23 @@ pub(crate) fn effort_name(effort: Option<ReasoningEffort>) -> Option<&'static st
     }
 }
 
+/// A user message's content parts: text, and images as data URLs.
+fn user_parts(content: &[ContentBlock]) -> Vec<Value> {
+    content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text { text } if !text.is_empty() => {
+                Some(json!({"type": "text", "text": text}))
+            }
+            ContentBlock::Image { media_type, data } => Some(json!({
+                "type": "image_url",
+                "image_url": {"url": format!("data:{media_type};base64,{data}")},
+            })),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Encodes a provider-neutral request as a Chat Completions body.
 /// `official`: OpenAI's own endpoint, which wants `max_completion_tokens`
 /// and accepts `reasoning_effort`; compatible servers get `max_tokens`.
@@ -39,6 +56,9 @@ pub fn encode_request(req: &ChatRequest, stream: bool, official: bool) -> Value 
     for msg in &req.messages {
         match msg.role {
             Role::System => messages.push(json!({"role": "system", "content": msg.text_content()})),
+            Role::User if msg.content.iter().any(ContentBlock::is_image) => {
+                messages.push(json!({"role": "user", "content": user_parts(&msg.content)}));
+            }
             Role::User => messages.push(json!({"role": "user", "content": msg.text_content()})),
             Role::Assistant => {
                 let text = msg.text_content();
@@ -70,6 +90,20 @@ pub fn encode_request(req: &ChatRequest, stream: bool, official: bool) -> Value 
                         }
                         _ => {}
                     }
+                }
+                // Images a tool read: a tool message holds only text, so
+                // they follow as the user's.
+                let images: Vec<ContentBlock> = msg
+                    .content
+                    .iter()
+                    .filter(|b| b.is_image())
+                    .cloned()
+                    .collect();
+                if !images.is_empty() {
+                    let mut parts =
+                        vec![json!({"type": "text", "text": "The image the tool returned:"})];
+                    parts.extend(user_parts(&images));
+                    messages.push(json!({"role": "user", "content": parts}));
                 }
             }
         }

@@ -230,7 +230,7 @@ pub(crate) struct ReadFile;
 impl Handler for ReadFile {
     type Args = ReadFileArgs;
     const NAME: &'static str = "read_file";
-    const DESCRIPTION: &'static str = "Read a text file, optionally lines start..=end (1-based). Returns {path, content, startLine, endLine, totalLines}; long output is cut (truncated:true, with a note saying how to continue: a later range, or `offset` for a very long line).";
+    const DESCRIPTION: &'static str = "Read a text file (or an image, which you then see), optionally lines start..=end (1-based). Returns {path, content, startLine, endLine, totalLines}; long output is cut (truncated:true, with a note saying how to continue: a later range, or `offset` for a very long line).";
     fn intent(args: &Value) -> String {
         describe::reading(args)
     }
@@ -239,6 +239,10 @@ impl Handler for ReadFile {
         let resolved = ctx.sandbox()?.resolve_readable(&args.path)?;
         if !resolved.abs.is_file() {
             return Err(Failure::new(format!("{} is not a file", resolved.rel)));
+        }
+        // A picture is read as a picture: the model sees it.
+        if crate::media::image_media_type(&resolved.rel).is_some() {
+            return read_image(&resolved.abs, &resolved.rel);
         }
         if let Some(offset) = args.offset {
             if args.range.is_some() {
@@ -270,6 +274,27 @@ impl Handler for ReadFile {
         let out = read_lines(&resolved.abs, &resolved.rel, start, end)?;
         Ok(serde_json::to_value(out)?)
     }
+}
+
+/// An image file as the agent sends it on: `image` holds the (possibly
+/// scaled-down) picture, which follows the result as an image block.
+fn read_image(abs: &std::path::Path, rel: &str) -> Result<Value, Failure> {
+    let size = std::fs::metadata(abs).map(|m| m.len()).unwrap_or(0);
+    if size > 50 * 1024 * 1024 {
+        return Err(Failure::new(format!(
+            "{rel} is an image of {size} bytes: over 50 MiB"
+        )));
+    }
+    let bytes = std::fs::read(abs).map_err(|e| Failure::new(format!("cannot read {rel}: {e}")))?;
+    let image =
+        crate::media::prepare_image(&bytes).map_err(|e| Failure::new(format!("{rel}: {e}")))?;
+    Ok(serde_json::json!({
+        "path": rel,
+        "width": image.width,
+        "height": image.height,
+        "downscaled": image.downscaled,
+        "image": {"media_type": image.media_type, "data": image.data},
+    }))
 }
 
 /// `read_readme`.

@@ -48,6 +48,13 @@ fn items(role: Role, content: &[ContentBlock], out: &mut Vec<Value>) {
                 "summary": summary.iter().map(|s| json!({"type": "summary_text", "text": s})).collect::<Vec<_>>(),
                 "encrypted_content": encrypted,
             })),
+            // An image (the user's, or one a tool read) is a user input:
+            // after the tool output it belongs to.
+            (_, ContentBlock::Image { media_type, data }) => out.push(json!({
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_image", "image_url": format!("data:{media_type};base64,{data}")}],
+            })),
             // Another provider's thinking has no place here.
             (_, ContentBlock::Reasoning { .. })
             | (_, ContentBlock::Thinking { .. })

@@ -1,0 +1,86 @@
+//! Images in a session: attached to the user's message (`@shot.png`,
+//! `--image`), or returned by a tool (`read_file` on a picture) — then
+//! they follow its result, which keeps only a note of them.
+
+use north_protocol::{ContentBlock, Role, ToolOutcome};
+use serde_json::json;
+
+use super::Agent;
+
+impl Agent {
+    /// Attaches `image` to the next prompt (`north exec --image`).
+    pub fn attach_image(&mut self, image: north_tools::media::Image) {
+        self.pending_images.push(image);
+    }
+
+    /// A clear refusal, before any request, when images are attached for
+    /// a model the catalogue marks text-only.
+    pub(super) fn images_accepted(&self) -> Result<(), String> {
+        if self.pending_images.is_empty() {
+            return Ok(());
+        }
+        match north_llm::catalog::accepts_images(&self.opts.model) {
+            Some(false) => Err(format!(
+                "{} reads text only: the attached image{} cannot be sent; remove {} or switch to a model that sees images (/model)",
+                self.opts.model,
+                if self.pending_images.len() == 1 {
+                    ""
+                } else {
+                    "s"
+                },
+                if self.pending_images.len() == 1 {
+                    "it"
+                } else {
+                    "them"
+                },
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Adds the pending images to the user's message just taken.
+    pub(super) fn take_images(&mut self) {
+        let images = std::mem::take(&mut self.pending_images);
+        if images.is_empty() {
+            return;
+        }
+        if let Some(m) = self.messages.last_mut().filter(|m| m.role == Role::User) {
+            m.content
+                .extend(images.into_iter().map(|i| ContentBlock::Image {
+                    media_type: i.media_type,
+                    data: i.data,
+                }));
+            let at = self.messages.len() - 1;
+            self.touched(at);
+        }
+    }
+}
+
+/// Splits an image a tool returned (`output.image = {media_type, data}`)
+/// out of its outcome: the outcome keeps a note, the image becomes its own
+/// block after the result.
+pub(super) fn split_image(outcome: &ToolOutcome) -> (ToolOutcome, Option<ContentBlock>) {
+    let mut outcome = outcome.clone();
+    let image = outcome
+        .output
+        .as_object_mut()
+        .and_then(|o| o.remove("image"))
+        .and_then(|img| {
+            let media_type = img.get("media_type")?.as_str()?.to_string();
+            let data = img.get("data")?.as_str()?.to_string();
+            Some((media_type, data))
+        });
+    let block = image.map(|(media_type, data)| {
+        if let Some(o) = outcome.output.as_object_mut() {
+            o.insert(
+                "image".into(),
+                json!(format!(
+                    "{media_type}, {} bytes: sent as an image",
+                    data.len() * 3 / 4
+                )),
+            );
+        }
+        ContentBlock::Image { media_type, data }
+    });
+    (outcome, block)
+}
