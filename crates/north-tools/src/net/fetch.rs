@@ -76,6 +76,33 @@ pub fn needs_grant(host: &str, why: String) -> ToolOutcome {
     }
 }
 
+/// Fetches `url` for tool `tool`: cancellable, and a host no grant covers
+/// (a redirect elsewhere, a private address) becomes [`needs_grant`].
+pub(super) async fn fetch_or_ask(
+    ctx: &ToolContext,
+    tool: &str,
+    url: &str,
+    max_age: Option<Duration>,
+    access: &NetAccess<'_>,
+) -> Result<super::HttpResponse, ToolOutcome> {
+    let fetch = ctx.http.get_fresh(url, max_age, access);
+    let response = tokio::select! {
+        r = fetch => r,
+        () = ctx.cancel.cancelled() => return Err(ToolOutcome::err(format!("{tool}: cancelled"))),
+    };
+    response.map_err(|e| match e {
+        NetError::Denied(denied) => {
+            let host = match &denied {
+                NetDenied::NoCapability { host }
+                | NetDenied::NotAllowlisted { host }
+                | NetDenied::Private { host } => host.clone(),
+            };
+            needs_grant(&host, format!("{tool}: {denied}"))
+        }
+        e => ToolOutcome::err(format!("{tool}: {e}")),
+    })
+}
+
 /// HTML as Markdown, without what [`DROPPED`] names.
 pub fn html_to_markdown(html: &str) -> String {
     let converter = htmd::HtmlToMarkdown::builder()
@@ -154,22 +181,17 @@ impl Tool for WebFetch {
             if !named && resolves_private(&host, url.port_or_known_default().unwrap_or(80)).await {
                 return needs_grant(&host, NetDenied::Private { host: host.clone() }.to_string());
             }
-            let fetch = ctx.http.get_fresh(url.as_str(), Some(CACHE_FOR), &access);
-            let response = tokio::select! {
-                r = fetch => r,
-                () = ctx.cancel.cancelled() => return ToolOutcome::err("web_fetch: cancelled"),
-            };
-            let response = match response {
+            let response = match fetch_or_ask(
+                ctx,
+                "web_fetch",
+                url.as_str(),
+                Some(CACHE_FOR),
+                &access,
+            )
+            .await
+            {
                 Ok(r) => r,
-                Err(NetError::Denied(denied)) => {
-                    let host = match &denied {
-                        NetDenied::NoCapability { host }
-                        | NetDenied::NotAllowlisted { host }
-                        | NetDenied::Private { host } => host.clone(),
-                    };
-                    return needs_grant(&host, format!("web_fetch: {denied}"));
-                }
-                Err(e) => return ToolOutcome::err(format!("web_fetch: {e}")),
+                Err(outcome) => return outcome,
             };
             let content_type = response.content_type.clone().unwrap_or_default();
             let body = String::from_utf8_lossy(&response.body);

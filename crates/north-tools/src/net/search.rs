@@ -9,12 +9,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::fetch::needs_grant;
-use super::{NetError, parse_http_url};
+use super::fetch::fetch_or_ask;
+use super::parse_http_url;
 use crate::args::ArgsSchema;
 use crate::describe;
 use crate::policy::NetAccess;
-use crate::policy::net::NetDenied;
 use crate::{Tool, ToolContext};
 
 /// Results returned at most.
@@ -99,23 +98,12 @@ impl Tool for WebSearch {
                 allowlist: ctx.net_allowlist.as_deref(),
                 private_needs_grant: false,
             };
-            let fetch = ctx.http.get(url.as_str(), true, &access);
-            let response = tokio::select! {
-                r = fetch => r,
-                () = ctx.cancel.cancelled() => return ToolOutcome::err("web_search: cancelled"),
-            };
-            let response = match response {
-                Ok(r) => r,
-                Err(NetError::Denied(denied)) => {
-                    let host = match &denied {
-                        NetDenied::NoCapability { host }
-                        | NetDenied::NotAllowlisted { host }
-                        | NetDenied::Private { host } => host.clone(),
-                    };
-                    return needs_grant(&host, format!("web_search: {denied}"));
-                }
-                Err(e) => return ToolOutcome::err(format!("web_search: {e}")),
-            };
+            let max_age = Some(ctx.http.config().ttl);
+            let response =
+                match fetch_or_ask(ctx, "web_search", url.as_str(), max_age, &access).await {
+                    Ok(r) => r,
+                    Err(outcome) => return outcome,
+                };
             if response.status >= 400 {
                 return ToolOutcome::err(format!(
                     "web_search: the search backend answered HTTP {}",
