@@ -185,6 +185,8 @@ pub struct App {
     pub(crate) reasons: HashMap<String, String>,
     /// Long pastes in the composer: (placeholder, text).
     pub(crate) pastes: Vec<(String, String)>,
+    /// Image files pasted for the next message (`[Image #1]`).
+    pub(crate) images: Vec<PathBuf>,
     /// When Esc was last pressed on an idle, empty composer (Esc Esc opens
     /// the rewind picker).
     pub(crate) last_esc: Option<Instant>,
@@ -228,6 +230,7 @@ impl App {
             dirty: true,
             reasons: HashMap::new(),
             pastes: Vec::new(),
+            images: Vec::new(),
             last_esc: None,
         }
     }

@@ -28,6 +28,15 @@ impl App {
             return;
         }
         let text = text.replace("\r\n", "\n").replace('\r', "\n");
+        // A pasted path to a picture (a screenshot dragged in) attaches it.
+        if let Some(path) = pasted_image_path(&text) {
+            self.images.push(path);
+            self.composer
+                .insert(&format!("[Image #{}]", self.images.len()));
+            self.refresh_popup();
+            self.dirty = true;
+            return;
+        }
         let lines = text.lines().count();
         if lines > PASTE_FOLD_LINES {
             let placeholder = format!("[Pasted text #{} +{lines} lines]", self.pastes.len() + 1);
@@ -38,6 +47,11 @@ impl App {
         }
         self.refresh_popup();
         self.dirty = true;
+    }
+
+    /// The image files pasted for the message being sent; forgotten here.
+    pub fn take_images(&mut self) -> Vec<std::path::PathBuf> {
+        std::mem::take(&mut self.images)
     }
 
     /// `text` with each paste placeholder it still holds replaced by the
@@ -500,4 +514,24 @@ impl App {
         }
         vec![Action::Resume(id.to_string())]
     }
+}
+
+/// The image file a paste names, if it is one: a single path (quoted, with
+/// `\ ` escapes, or a `file://` URL, as terminals paste a dropped file)
+/// to an existing PNG, JPEG, GIF or WebP.
+pub(crate) fn pasted_image_path(text: &str) -> Option<std::path::PathBuf> {
+    let t = text.trim();
+    if t.is_empty() || t.contains('\n') {
+        return None;
+    }
+    let t = t
+        .strip_prefix('\'')
+        .and_then(|s| s.strip_suffix('\''))
+        .or_else(|| t.strip_prefix('"').and_then(|s| s.strip_suffix('"')))
+        .unwrap_or(t);
+    let t = t.strip_prefix("file://").unwrap_or(t);
+    let path = std::path::PathBuf::from(t.replace("\\ ", " "));
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    (["png", "jpg", "jpeg", "gif", "webp"].contains(&ext.as_str()) && path.is_file())
+        .then_some(path)
 }

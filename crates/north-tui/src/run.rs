@@ -126,7 +126,12 @@ impl Loop {
     fn submit(&mut self, input: String) {
         let cancel = CancellationToken::new();
         self.cancel = Some(cancel.clone());
-        if self.cmds.send(WorkerCmd::Turn(input, cancel)).is_err() {
+        let images = self.app.take_images();
+        if self
+            .cmds
+            .send(WorkerCmd::Turn(input, images, cancel))
+            .is_err()
+        {
             self.app.handle_msg(UiMsg::TurnDone(TurnEnd::ProviderFailed(
                 "the agent stopped".into(),
             )));

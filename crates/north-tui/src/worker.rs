@@ -37,7 +37,8 @@ impl OpenSessionError {
 }
 
 pub(crate) enum WorkerCmd {
-    Turn(String, CancellationToken),
+    /// A message, the image files pasted with it, its cancel token.
+    Turn(String, Vec<std::path::PathBuf>, CancellationToken),
     Shell(String, CancellationToken),
     Resume(String),
     New,
@@ -116,7 +117,15 @@ pub(crate) async fn worker(
 ) {
     while let Some(cmd) = cmds.recv().await {
         match cmd {
-            WorkerCmd::Turn(input, cancel) => {
+            WorkerCmd::Turn(input, images, cancel) => {
+                for path in images {
+                    if let Err(e) = agent.attach_image_file(&path) {
+                        let _ = tx.send(UiMsg::Failed(format!(
+                            "{} not attached: {e}",
+                            path.display()
+                        )));
+                    }
+                }
                 let events = tx.clone();
                 let emit = move |e| {
                     let _ = events.send(UiMsg::Event(e));

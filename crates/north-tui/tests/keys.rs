@@ -175,3 +175,20 @@ fn esc_esc_on_an_empty_composer_opens_the_rewind_picker_and_enter_puts_the_promp
     );
     assert_eq!(app.composer_text(), "make a file");
 }
+
+#[test]
+fn a_pasted_image_path_becomes_an_attachment_placeholder() {
+    let dir = tempfile::tempdir().unwrap();
+    let shot = dir.path().join("Screen Shot.png");
+    std::fs::write(&shot, b"\x89PNG").unwrap();
+    let mut ui = app();
+    ui.handle_paste(&format!("'{}'", shot.display()));
+    ui.handle_paste(" what is wrong here?");
+    assert_eq!(ui.composer_text(), "[Image #1] what is wrong here?");
+    assert_eq!(ui.take_images(), vec![shot.clone()]);
+    // A path that is not an image, or not there, is pasted as text.
+    let mut ui = app();
+    ui.handle_paste("/nonexistent/shot.png");
+    assert_eq!(ui.composer_text(), "/nonexistent/shot.png");
+    assert!(ui.take_images().is_empty());
+}

@@ -136,11 +136,8 @@ async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
         Err(e) => return fail(args.json, ErrorKind::Config, &format!("{e:#}"), EXIT_USAGE),
     };
     for path in &args.images {
-        let image = std::fs::read(path)
-            .map_err(|e| e.to_string())
-            .and_then(|bytes| north_tools::media::prepare_image(&bytes).map_err(|e| e.to_string()));
-        match image {
-            Ok(image) => agent.attach_image(image),
+        match agent.attach_image_file(path) {
+            Ok(()) => {}
             Err(e) => {
                 return fail(
                     args.json,

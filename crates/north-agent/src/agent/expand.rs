@@ -70,7 +70,7 @@ impl Agent {
         let mut refused = Vec::new();
         for mention in file_mentions(input) {
             if north_tools::media::image_media_type(mention.path).is_some() {
-                match self.attach_image_file(mention.path) {
+                match self.project_image(mention.path) {
                     Ok(Some(image)) => {
                         self.pending_images.push(image);
                         text.push_str(&format!(
@@ -119,7 +119,7 @@ impl Agent {
     /// will not read (outside the project, a secret `.env`).
     /// An image the user named with `@path`, inside the project, ready
     /// for the request (scaled down when over the providers' limits).
-    fn attach_image_file(&self, path: &str) -> Result<Option<north_tools::media::Image>, String> {
+    fn project_image(&self, path: &str) -> Result<Option<north_tools::media::Image>, String> {
         let sandbox = self.ctx.sandbox().map_err(|e| e.to_string())?;
         let resolved = match sandbox.resolve_existing(path) {
             Ok(r) => r,

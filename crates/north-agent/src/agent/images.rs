@@ -8,9 +8,17 @@ use serde_json::json;
 use super::Agent;
 
 impl Agent {
-    /// Attaches `image` to the next prompt (`north exec --image`).
-    pub fn attach_image(&mut self, image: north_tools::media::Image) {
+    /// Attaches the picture at `path` — one the user pasted or named
+    /// themselves, wherever it is — to the next prompt.
+    pub fn attach_image_file(&mut self, path: &std::path::Path) -> Result<(), String> {
+        let size = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
+        if size > 50 * 1024 * 1024 {
+            return Err(format!("{size} bytes: over 50 MiB"));
+        }
+        let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+        let image = north_tools::media::prepare_image(&bytes).map_err(|e| e.to_string())?;
         self.pending_images.push(image);
+        Ok(())
     }
 
     /// A clear refusal, before any request, when images are attached for
