@@ -187,6 +187,8 @@ pub struct App {
     pub(crate) pastes: Vec<(String, String)>,
     /// Image files pasted for the next message (`[Image #1]`).
     pub(crate) images: Vec<PathBuf>,
+    /// Background commands running, as of the last turn (`/ps`).
+    pub(crate) background: usize,
     /// When Esc was last pressed on an idle, empty composer (Esc Esc opens
     /// the rewind picker).
     pub(crate) last_esc: Option<Instant>,
@@ -231,6 +233,7 @@ impl App {
             reasons: HashMap::new(),
             pastes: Vec::new(),
             images: Vec::new(),
+            background: 0,
             last_esc: None,
         }
     }
@@ -357,6 +360,7 @@ impl App {
                     selected: 0,
                 });
             }
+            UiMsg::Background(n) => self.background = n,
             UiMsg::Retrying(n) => {
                 self.hint = Some(format!(
                     "retrying {}/{} in {} s · {}",

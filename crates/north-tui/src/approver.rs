@@ -91,6 +91,8 @@ pub enum UiMsg {
     Turns(Vec<(u32, String, String)>),
     /// A model request failed and is retried after a pause.
     Retrying(north_llm::RetryNotice),
+    /// How many background commands run now (for the status line).
+    Background(usize),
     /// A new conversation started (`/new`, `/clear`).
     Started {
         /// The new session's id.

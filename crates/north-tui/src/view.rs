@@ -388,6 +388,9 @@ impl App {
         parts.extend([(5, model), (1, session), (4, tokens)]);
         parts.extend(context.map(|c| (3, c)));
         parts.extend(cost.map(|c| (2, c)));
+        if self.background > 0 {
+            parts.push((6, format!("{} in background (/ps)", self.background)));
+        }
         let left_w = spans_width(&left);
         let right = loop {
             let shown: Vec<&str> = parts.iter().map(|(_, p)| p.as_str()).collect();

@@ -116,6 +116,7 @@ pub(crate) async fn worker(
     tx: mpsc::UnboundedSender<UiMsg>,
 ) {
     while let Some(cmd) = cmds.recv().await {
+        let counts_jobs = matches!(cmd, WorkerCmd::Turn(..) | WorkerCmd::Ps(_));
         match cmd {
             WorkerCmd::Turn(input, images, cancel) => {
                 for path in images {
@@ -264,6 +265,14 @@ pub(crate) async fn worker(
                     let _ = tx.send(UiMsg::Failed(format!("cannot resume {id}: {e}")));
                 }
             },
+        }
+        if counts_jobs {
+            let running = agent
+                .background_jobs()
+                .iter()
+                .filter(|j| j.state == north_agent::JobState::Running)
+                .count();
+            let _ = tx.send(UiMsg::Background(running));
         }
     }
 }

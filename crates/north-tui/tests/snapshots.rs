@@ -573,3 +573,13 @@ fn slash_agents_lists_agents_skills_and_what_is_not_used() {
     ui.command("/agents");
     insta::assert_snapshot!(ui.screen());
 }
+
+#[test]
+fn the_status_line_counts_background_commands() {
+    let mut ui = Ui::new(140, 6);
+    ui.app.handle_msg(north_tui::UiMsg::Background(2));
+    let screen = ui.screen();
+    assert!(screen.contains("2 in background (/ps)"), "{screen}");
+    ui.app.handle_msg(north_tui::UiMsg::Background(0));
+    assert!(!ui.screen().contains("in background"));
+}
