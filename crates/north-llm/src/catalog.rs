@@ -16,6 +16,19 @@ pub enum Family {
     Anthropic,
     /// OpenAI's GPT and o-series models.
     OpenAi,
+    /// A model one of the presets serves (`--provider NAME`).
+    Preset(&'static str),
+}
+
+impl Family {
+    /// The `--provider` that serves it.
+    pub fn provider(self) -> &'static str {
+        match self {
+            Family::Anthropic => "anthropic",
+            Family::OpenAi => "openai",
+            Family::Preset(name) => name,
+        }
+    }
 }
 
 /// Prices in US dollars per million tokens.
@@ -44,6 +57,8 @@ pub struct ModelInfo {
     pub max_output_tokens: u32,
     /// Whether it reasons (extended thinking, reasoning effort).
     pub reasoning: bool,
+    /// Whether it takes images.
+    pub images: bool,
     /// Its prices.
     pub price: Price,
 }
@@ -76,6 +91,7 @@ const fn claude(id: &'static str, max_output_tokens: u32, price: Price) -> Model
         context_window: 200_000,
         max_output_tokens,
         reasoning: true,
+        images: true,
         price,
     }
 }
@@ -93,12 +109,31 @@ const fn gpt(
         context_window,
         max_output_tokens,
         reasoning,
+        images: true,
         price,
     }
 }
 
-/// Models that read text only (no image input).
-pub const TEXT_ONLY: &[&str] = &["o1-mini", "o3-mini", "deepseek-chat", "deepseek-reasoner"];
+/// A model a preset serves: (window, output limit, reasons, sees images).
+const fn served(
+    provider: &'static str,
+    id: &'static str,
+    (context_window, max_output_tokens, reasoning, images): (u64, u32, bool, bool),
+    price: Price,
+) -> ModelInfo {
+    ModelInfo {
+        id,
+        family: Family::Preset(provider),
+        context_window,
+        max_output_tokens,
+        reasoning,
+        images,
+        price,
+    }
+}
+
+/// Models outside the catalogue known to read text only (no image input).
+pub const TEXT_ONLY: &[&str] = &["o1-mini", "o3-mini"];
 
 /// Whether `model` takes images: `Some(false)` for one known to read text
 /// only, `Some(true)` for a catalogued one that sees images, `None` when
@@ -111,7 +146,7 @@ pub fn accepts_images(model: &str) -> Option<bool> {
     {
         return Some(false);
     }
-    lookup(model).map(|_| true)
+    lookup(model).map(|m| m.images)
 }
 
 /// Every catalogued model. Prices are list prices (standard tier) and
@@ -207,6 +242,121 @@ pub const MODELS: &[ModelInfo] = &[
         100_000,
         true,
         price(1.1, 4.4, 0.275, 0.0),
+    ),
+    // The presets' models (list prices; OpenRouter's are its own).
+    served(
+        "openrouter",
+        "anthropic/claude-sonnet-4.5",
+        (200_000, 64_000, true, true),
+        price(3.0, 15.0, 0.3, 3.75),
+    ),
+    served(
+        "openrouter",
+        "openai/gpt-5",
+        (400_000, 128_000, true, true),
+        price(1.25, 10.0, 0.125, 0.0),
+    ),
+    served(
+        "openrouter",
+        "google/gemini-2.5-pro",
+        (1_048_576, 65_536, true, true),
+        price(1.25, 10.0, 0.31, 0.0),
+    ),
+    served(
+        "openrouter",
+        "x-ai/grok-code-fast-1",
+        (256_000, 10_000, true, false),
+        price(0.2, 1.5, 0.02, 0.0),
+    ),
+    served(
+        "gemini",
+        "gemini-2.5-pro",
+        (1_048_576, 65_536, true, true),
+        price(1.25, 10.0, 0.31, 0.0),
+    ),
+    served(
+        "gemini",
+        "gemini-2.5-flash",
+        (1_048_576, 65_536, true, true),
+        price(0.3, 2.5, 0.075, 0.0),
+    ),
+    served(
+        "gemini",
+        "gemini-2.5-flash-lite",
+        (1_048_576, 65_536, true, true),
+        price(0.1, 0.4, 0.025, 0.0),
+    ),
+    served(
+        "groq",
+        "llama-3.3-70b-versatile",
+        (131_072, 32_768, false, false),
+        price(0.59, 0.79, 0.0, 0.0),
+    ),
+    served(
+        "groq",
+        "openai/gpt-oss-120b",
+        (131_072, 65_536, true, false),
+        price(0.15, 0.75, 0.0, 0.0),
+    ),
+    served(
+        "groq",
+        "moonshotai/kimi-k2-instruct",
+        (131_072, 16_384, false, false),
+        price(1.0, 3.0, 0.0, 0.0),
+    ),
+    served(
+        "deepseek",
+        "deepseek-chat",
+        (131_072, 8_192, false, false),
+        price(0.28, 0.42, 0.028, 0.0),
+    ),
+    served(
+        "deepseek",
+        "deepseek-reasoner",
+        (131_072, 65_536, true, false),
+        price(0.28, 0.42, 0.028, 0.0),
+    ),
+    served(
+        "mistral",
+        "mistral-large-latest",
+        (131_072, 32_768, false, false),
+        price(2.0, 6.0, 0.0, 0.0),
+    ),
+    served(
+        "mistral",
+        "mistral-medium-latest",
+        (131_072, 32_768, false, true),
+        price(0.4, 2.0, 0.0, 0.0),
+    ),
+    served(
+        "mistral",
+        "codestral-latest",
+        (256_000, 32_768, false, false),
+        price(0.3, 0.9, 0.0, 0.0),
+    ),
+    served(
+        "mistral",
+        "devstral-medium-latest",
+        (131_072, 32_768, false, false),
+        price(0.4, 2.0, 0.0, 0.0),
+    ),
+    served(
+        "xai",
+        "grok-4",
+        (256_000, 64_000, true, true),
+        price(3.0, 15.0, 0.75, 0.0),
+    ),
+    served(
+        "xai",
+        "grok-4-fast",
+        (2_000_000, 30_000, true, true),
+        price(0.2, 0.5, 0.05, 0.0),
+    ),
+    served(
+        "xai",
+        "grok-code-fast-1",
+        (256_000, 10_000, true, false),
+        price(0.2, 1.5, 0.02, 0.0),
     ),
 ];
 
@@ -368,6 +518,29 @@ impl ModelLimits {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_keyed_preset_default_model_is_catalogued_under_its_preset() {
+        for preset in crate::PRESETS
+            .iter()
+            .filter(|p| p.key_var.is_some() && p.name != "azure")
+        {
+            let info = lookup(preset.default_model).unwrap_or_else(|| {
+                panic!("{}: {} not catalogued", preset.name, preset.default_model)
+            });
+            assert_eq!(info.family, Family::Preset(preset.name), "{}", preset.name);
+            assert!(
+                info.context_window > 0 && info.price.input > 0.0,
+                "{}",
+                preset.name
+            );
+        }
+        assert_eq!(accepts_images("deepseek-chat"), Some(false));
+        assert_eq!(accepts_images("gemini-2.5-pro"), Some(true));
+        assert_eq!(accepts_images("o3-mini"), Some(false));
+        assert_eq!(accepts_images("some-local-model"), None);
+        assert_eq!(Family::Preset("groq").provider(), "groq");
+    }
 
     #[test]
     fn aliases_and_dated_snapshots_resolve() {

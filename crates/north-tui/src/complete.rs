@@ -97,19 +97,30 @@ impl App {
                 }
                 self.session_cache.clone().unwrap_or_default()
             }
-            "/model" => north_llm::catalog::MODELS
-                .iter()
-                .map(|m| {
-                    let provider = match m.family {
-                        north_llm::catalog::Family::Anthropic => "anthropic",
-                        north_llm::catalog::Family::OpenAi => "openai",
-                    };
-                    (
+            "/model" => {
+                // The provider's own first (the user's config), then the
+                // catalogue's, each once.
+                let mut models: Vec<(String, String)> = self
+                    .info
+                    .provider_models
+                    .iter()
+                    .map(|m| (m.clone(), format!("{} · your config", self.info.provider)))
+                    .collect();
+                for m in north_llm::catalog::MODELS {
+                    if models.iter().any(|(id, _)| id == m.id) {
+                        continue;
+                    }
+                    models.push((
                         m.id.to_string(),
-                        format!("{provider} · {}k context", m.context_window / 1000),
-                    )
-                })
-                .collect(),
+                        format!(
+                            "{} · {}k context",
+                            m.family.provider(),
+                            m.context_window / 1000
+                        ),
+                    ));
+                }
+                models
+            }
             _ => Vec::new(),
         };
         values

@@ -289,6 +289,22 @@ fn help(app: &mut App) {
 }
 
 /// Token counts and cost, as `/status` and `/cost` show them.
+/// How much of the input came from the prompt cache: ` (62% of input
+/// from cache)`, or nothing before any input.
+fn cache_share(u: &north_protocol::Usage) -> String {
+    let all = u
+        .input_tokens
+        .saturating_add(u.cache_read_input_tokens)
+        .saturating_add(u.cache_creation_input_tokens);
+    if all == 0 {
+        return String::new();
+    }
+    format!(
+        " ({}% of input from cache)",
+        u.cache_read_input_tokens * 100 / all
+    )
+}
+
 fn usage_lines(app: &App) -> Vec<Line<'static>> {
     let u = app.usage_total;
     let n = crate::view::thousands;
@@ -298,9 +314,10 @@ fn usage_lines(app: &App) -> Vec<Line<'static>> {
         kv(
             "cache",
             &format!(
-                "{} read, {} written",
+                "{} read, {} written{}",
                 n(u.cache_read_input_tokens),
-                n(u.cache_creation_input_tokens)
+                n(u.cache_creation_input_tokens),
+                cache_share(&u)
             ),
         ),
     ];

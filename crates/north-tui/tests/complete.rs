@@ -106,6 +106,28 @@ fn model_arguments_complete_from_the_catalogue() {
 }
 
 #[test]
+fn model_arguments_complete_from_the_providers_models_and_the_presets_catalogue() {
+    let mut ui = Ui::new(100, 16);
+    let mut info = ui.app.info().clone();
+    info.provider = "gateway".into();
+    info.provider_models = vec!["team/coder-large".into()];
+    ui.app = north_tui::App::new(info);
+    ui.typed("/model coder-l");
+    let screen = ui.screen();
+    assert!(
+        screen.contains("team/coder-large") && screen.contains("gateway · your config"),
+        "{screen}"
+    );
+    let mut ui = Ui::new(100, 16);
+    ui.typed("/model gemini-2.5-fl");
+    let screen = ui.screen();
+    assert!(
+        screen.contains("gemini-2.5-flash") && screen.contains("gemini · 1048k context"),
+        "{screen}"
+    );
+}
+
+#[test]
 fn at_opens_the_file_picker_and_the_choice_goes_into_the_message() {
     let mut ui = Ui::new(100, 16);
     let mut info = ui.app.info().clone();

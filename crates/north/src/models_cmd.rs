@@ -58,6 +58,11 @@ pub fn main(args: ModelsArgs) -> anyhow::Result<ExitCode> {
             let endpoint = Endpoint::of(&config)?
                 .context("internal: a preset or custom provider without an endpoint")?;
             models.extend(endpoint.models.iter().cloned());
+            // The catalogue's models of a preset (or of a preset a custom
+            // entry overrides).
+            if let Ok(Provider::Preset(preset)) = Provider::parse(&provider) {
+                models.extend(family(Family::Preset(preset.name)));
+            }
             models.extend(endpoint.default_model.clone());
             // An Anthropic-compatible server is listed from the config only.
             (endpoint.api != north_agent::config::ProviderApi::Anthropic)
@@ -85,9 +90,30 @@ pub fn main(args: ModelsArgs) -> anyhow::Result<ExitCode> {
     }
     for m in models {
         let mark = if m == default { "  (default)" } else { "" };
-        println!("{m}{mark}");
+        match catalog::lookup(&m) {
+            Some(info) => println!("{m}{mark}  {}", about(info)),
+            None => println!("{m}{mark}"),
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What the catalogue says of a model: window, prices, what it takes.
+fn about(info: &catalog::ModelInfo) -> String {
+    let mut parts = vec![format!("{}k context", info.context_window / 1000)];
+    if info.price.input > 0.0 || info.price.output > 0.0 {
+        parts.push(format!(
+            "${}/${} per Mtok in/out",
+            info.price.input, info.price.output
+        ));
+    }
+    if info.images {
+        parts.push("images".into());
+    }
+    if info.reasoning {
+        parts.push("reasoning".into());
+    }
+    format!("· {}", parts.join(" · "))
 }
 
 fn family(family: Family) -> impl Iterator<Item = String> {

@@ -551,8 +551,7 @@ pub fn model_switch(
         Some((p, m)) if ["anthropic", "openai"].contains(&p) => (p.to_string(), m.to_string()),
         _ => {
             let provider = match north_llm::catalog::lookup(name).map(|m| m.family) {
-                Some(north_llm::catalog::Family::Anthropic) => "anthropic".to_string(),
-                Some(north_llm::catalog::Family::OpenAi) => "openai".to_string(),
+                Some(family) => family.provider().to_string(),
                 None => config.provider.value.clone(),
             };
             (provider, name.to_string())

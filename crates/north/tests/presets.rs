@@ -269,5 +269,17 @@ async fn every_preset_reaches_its_path_with_its_key_and_lists_models() {
             preset.name,
             text(&out.stdout)
         );
+        // The preset's catalogue is merged in, with what it knows.
+        if preset.key_var.is_some() && preset.name != "azure" {
+            let listed = text(&out.stdout);
+            let line = listed
+                .lines()
+                .find(|l| l.starts_with(preset.default_model))
+                .unwrap_or_else(|| panic!("{}: {listed}", preset.name));
+            assert!(
+                line.contains("k context") && line.contains("per Mtok"),
+                "{line}"
+            );
+        }
     }
 }
