@@ -54,9 +54,9 @@ pub struct SessionInfo {
     /// The project's hooks that do not run (it is not trusted), one line
     /// each, for `/hooks`.
     pub hooks_not_run: Vec<String>,
-    /// The models the user's config lists for this provider, for `/model`
-    /// completion beside the catalogue's.
-    pub provider_models: Vec<String>,
+    /// The models the provider serves (its `/models` list, the user's
+    /// config), for `/model` completion beside the catalogue's.
+    pub provider_models: crate::hooks::ModelLister,
     /// The agents the `agent` tool offers, one line each, for `/agents`.
     pub agents: Vec<String>,
     /// The skills, one line each, for `/agents`.

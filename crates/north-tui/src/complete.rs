@@ -100,11 +100,23 @@ impl App {
             "/model" => {
                 // The provider's own first (the user's config), then the
                 // catalogue's, each once.
-                let mut models: Vec<(String, String)> = self
-                    .info
-                    .provider_models
-                    .iter()
-                    .map(|m| (m.clone(), format!("{} · your config", self.info.provider)))
+                let served = match &self.info.provider_models.0 {
+                    Some(list) => list(),
+                    None => Vec::new(),
+                };
+                let mut models: Vec<(String, String)> = served
+                    .into_iter()
+                    .map(|m| {
+                        let about = match north_llm::catalog::lookup(&m) {
+                            Some(info) => format!(
+                                "{} · {}k context",
+                                self.info.provider,
+                                info.context_window / 1000
+                            ),
+                            None => format!("{} · served", self.info.provider),
+                        };
+                        (m, about)
+                    })
                     .collect();
                 for m in north_llm::catalog::MODELS {
                     if models.iter().any(|(id, _)| id == m.id) {

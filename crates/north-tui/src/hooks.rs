@@ -53,6 +53,12 @@ pub type FindFiles = dyn Fn(&str, usize) -> Vec<String> + Send + Sync;
 /// Where the `@` picker finds files (none: no picker).
 pub type FileFinder = Hook<FindFiles>;
 
+/// The models `/model` completes from, as they are known now.
+pub type ListModels = dyn Fn() -> Vec<String> + Send + Sync;
+
+/// What the provider serves, for `/model` (none: the catalogue only).
+pub type ModelLister = Hook<ListModels>;
+
 /// One server's state for `/mcp`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct McpServerLine {

@@ -82,7 +82,7 @@ mod wrap;
 
 pub use app::{Action, App, SessionInfo};
 pub use approver::{FeedbackSlot, Inbox, Prompt, PromptKind, TuiApprover, UiMsg, channel};
-pub use hooks::{FileFinder, McpServerLine, McpView};
+pub use hooks::{FileFinder, McpServerLine, McpView, ModelLister};
 pub use run::{Ended, Exit, STREAM_FPS, Start, TuiError, draw, restore_terminal, run};
 pub use slash::COMMANDS;
 pub use term::{FrameBackend, InlineTerminal, SharedWriter, TtyBackend};

@@ -110,12 +110,13 @@ fn model_arguments_complete_from_the_providers_models_and_the_presets_catalogue(
     let mut ui = Ui::new(100, 16);
     let mut info = ui.app.info().clone();
     info.provider = "gateway".into();
-    info.provider_models = vec!["team/coder-large".into()];
+    info.provider_models =
+        north_tui::ModelLister::new(Arc::new(|| vec!["team/coder-large".to_string()]));
     ui.app = north_tui::App::new(info);
     ui.typed("/model coder-l");
     let screen = ui.screen();
     assert!(
-        screen.contains("team/coder-large") && screen.contains("gateway · your config"),
+        screen.contains("team/coder-large") && screen.contains("gateway · served"),
         "{screen}"
     );
     let mut ui = Ui::new(100, 16);

@@ -232,11 +232,7 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
         } else {
             north_agent::hooks::project_hooks(&project.root).describe()
         },
-        provider_models: crate::endpoint::Endpoint::of(&project.config)
-            .ok()
-            .flatten()
-            .map(|e| e.models.clone())
-            .unwrap_or_default(),
+        provider_models: crate::models_cmd::model_lister(&project.config),
         agents: project.agents.describe(),
         skills: project
             .skills

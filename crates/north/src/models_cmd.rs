@@ -42,37 +42,7 @@ pub fn main(args: ModelsArgs) -> anyhow::Result<ExitCode> {
     )?;
     let provider = config.provider.value.clone();
     let default = crate::provider::model_name(&config);
-    let mut models: Vec<String> = Vec::new();
-    let served = match config.provider_kind()? {
-        Provider::Scripted => None,
-        Provider::Anthropic => {
-            models.extend(family(Family::Anthropic));
-            None
-        }
-        Provider::OpenAi => {
-            models.extend(family(Family::OpenAi));
-            let cfg = crate::provider::openai_config(&config);
-            Some(north_llm::OpenAiBackend::new(cfg)?)
-        }
-        Provider::Preset(_) | Provider::Custom => {
-            let endpoint = Endpoint::of(&config)?
-                .context("internal: a preset or custom provider without an endpoint")?;
-            models.extend(endpoint.models.iter().cloned());
-            // The catalogue's models of a preset (or of a preset a custom
-            // entry overrides).
-            if let Ok(Provider::Preset(preset)) = Provider::parse(&provider) {
-                models.extend(family(Family::Preset(preset.name)));
-            }
-            models.extend(endpoint.default_model.clone());
-            // An Anthropic-compatible server is listed from the config only.
-            (endpoint.api != north_agent::config::ProviderApi::Anthropic)
-                .then(|| {
-                    let cfg = crate::provider::endpoint_openai_config(&endpoint, &config)?;
-                    anyhow::Ok(north_llm::OpenAiBackend::new(cfg)?)
-                })
-                .transpose()?
-        }
-    };
+    let (mut models, served) = known_models(&config)?;
     if let Some(backend) = served {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -96,6 +66,97 @@ pub fn main(args: ModelsArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The models North knows for the configured provider without asking it
+/// (the catalogue's, the config's, the default), and the client that can
+/// ask it for its `/models` list (None: a provider without one).
+fn known_models(
+    config: &Config,
+) -> anyhow::Result<(Vec<String>, Option<north_llm::OpenAiBackend>)> {
+    let provider = config.provider.value.clone();
+    let mut models: Vec<String> = Vec::new();
+    let served = match config.provider_kind()? {
+        Provider::Scripted => None,
+        Provider::Anthropic => {
+            models.extend(family(Family::Anthropic));
+            None
+        }
+        Provider::OpenAi => {
+            models.extend(family(Family::OpenAi));
+            let cfg = crate::provider::openai_config(config);
+            Some(north_llm::OpenAiBackend::new(cfg)?)
+        }
+        Provider::Preset(_) | Provider::Custom => {
+            let endpoint = Endpoint::of(config)?
+                .context("internal: a preset or custom provider without an endpoint")?;
+            models.extend(endpoint.models.iter().cloned());
+            // The catalogue's models of a preset (or of a preset a custom
+            // entry overrides).
+            if let Ok(Provider::Preset(preset)) = Provider::parse(&provider) {
+                models.extend(family(Family::Preset(preset.name)));
+            }
+            models.extend(endpoint.default_model.clone());
+            // An Anthropic-compatible server is listed from the config only.
+            (endpoint.api != north_agent::config::ProviderApi::Anthropic)
+                .then(|| {
+                    let cfg = crate::provider::endpoint_openai_config(&endpoint, config)?;
+                    anyhow::Ok(north_llm::OpenAiBackend::new(cfg)?)
+                })
+                .transpose()?
+        }
+    };
+    Ok((models, served))
+}
+
+/// What `/model` completes from in the TUI: what `north models` lists. The
+/// provider's `/models` list is asked for once, in the background, the
+/// first time completion wants it (never at start-up); until it arrives,
+/// and if it fails, the known models serve.
+pub fn model_lister(config: &Config) -> north_tui::ModelLister {
+    use std::sync::{Arc, Mutex};
+    struct State {
+        config: Option<Config>,
+        known: Vec<String>,
+    }
+    let state = Arc::new(Mutex::new(State {
+        config: Some(config.clone()),
+        known: Vec::new(),
+    }));
+    north_tui::ModelLister::new(Arc::new(move || {
+        let Ok(mut s) = state.lock() else {
+            return Vec::new();
+        };
+        // The first call: what is known now, and the provider asked once.
+        if let Some(config) = s.config.take()
+            && let Ok((known, served)) = known_models(&config)
+        {
+            s.known = known;
+            if let Some(backend) = served {
+                let state = Arc::clone(&state);
+                std::thread::spawn(move || {
+                    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                    else {
+                        return;
+                    };
+                    let fetched = runtime.block_on(async {
+                        tokio::time::timeout(std::time::Duration::from_secs(10), backend.models())
+                            .await
+                    });
+                    if let (Ok(Ok(ids)), Ok(mut s)) = (fetched, state.lock()) {
+                        for id in ids {
+                            if !s.known.contains(&id) {
+                                s.known.push(id);
+                            }
+                        }
+                    }
+                });
+            }
+        }
+        s.known.clone()
+    }))
 }
 
 /// What the catalogue says of a model: window, prices, what it takes.
