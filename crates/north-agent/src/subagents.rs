@@ -120,7 +120,7 @@ pub fn builtin() -> Vec<AgentDef> {
     vec![
         AgentDef {
             name: "general".into(),
-            description: "A general-purpose agent for a multi-step task: research, changes, checks. It has every tool you have.".into(),
+            description: "multi-step work (research, changes, checks) with every tool you have".into(),
             tools: None,
             model: None,
             mode: None,
@@ -129,7 +129,7 @@ pub fn builtin() -> Vec<AgentDef> {
         },
         AgentDef {
             name: "explore".into(),
-            description: "A fast read-only agent for finding things in the codebase: where X is defined or configured, how Y works. It searches and reads; it never edits or runs commands.".into(),
+            description: "read-only search: where something is defined or configured, how it works".into(),
             tools: Some(
                 ["find_files", "search_text", "read_file", "list_root", "read_readme", "detect_languages", "hotfiles"]
                     .map(String::from)

@@ -74,14 +74,14 @@ fn agent_spec(agents: &AgentSet) -> ToolSpec {
     ToolSpec {
         name: AGENT_TOOL.into(),
         description: format!(
-            "Hand a focused task to a sub-agent. It works in a fresh context with its own instructions and tools and returns only its final answer; give it everything it needs in `prompt`. Several calls in one message run in parallel. Agents:\n{}",
+            "Hand a task to a sub-agent: a fresh context, its own tools, only its answer comes back (put the whole task in `prompt`). Calls in one message run in parallel. Agents:\n{}",
             list.join("\n")
         ),
         input_schema: json!({
             "type": "object",
             "properties": {
                 "agent": {"type": "string", "enum": agents.names()},
-                "prompt": {"type": "string", "description": "The task, complete: the sub-agent sees nothing else."}
+                "prompt": {"type": "string"}
             },
             "required": ["agent", "prompt"],
             "additionalProperties": false
