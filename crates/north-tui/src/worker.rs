@@ -267,12 +267,7 @@ pub(crate) async fn worker(
             },
         }
         if counts_jobs {
-            let running = agent
-                .background_jobs()
-                .iter()
-                .filter(|j| j.state == north_agent::JobState::Running)
-                .count();
-            let _ = tx.send(UiMsg::Background(running));
+            let _ = tx.send(UiMsg::Background(agent.background_running()));
         }
     }
 }

@@ -107,11 +107,6 @@ impl Agent {
         self.delegation = Some(delegation);
     }
 
-    /// The agents and skills this session may use (for `/agents`).
-    pub fn delegation(&self) -> Option<&Delegation> {
-        self.delegation.as_ref()
-    }
-
     /// Whether this session may start sub-agents.
     fn may_delegate(&self) -> bool {
         self.delegation

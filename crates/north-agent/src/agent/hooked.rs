@@ -42,11 +42,6 @@ impl Agent {
         self.hooks = (!hooks.set().is_empty()).then_some(hooks);
     }
 
-    /// The hooks that run, if any (for `/hooks`).
-    pub fn hooks(&self) -> Option<&Arc<Hooks>> {
-        self.hooks.as_ref()
-    }
-
     pub(super) fn hook_session(&self) -> HookSession {
         HookSession {
             session_id: self.session.id.clone(),

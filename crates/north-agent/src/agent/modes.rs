@@ -57,10 +57,19 @@ impl Agent {
     /// The session's background commands, one line each (`/ps`).
     pub fn background_jobs(&self) -> Vec<north_tools::shell::background::JobSummary> {
         let mut jobs = self.modes.plain_shell.jobs().list();
-        if !std::sync::Arc::ptr_eq(&self.ctx.shell, &self.modes.plain_shell) {
+        if !Arc::ptr_eq(&self.ctx.shell, &self.modes.plain_shell) {
             jobs.extend(self.ctx.shell.jobs().list());
         }
         jobs
+    }
+
+    /// How many of the session's background commands run now.
+    pub fn background_running(&self) -> usize {
+        let mut n = self.modes.plain_shell.jobs().running();
+        if !Arc::ptr_eq(&self.ctx.shell, &self.modes.plain_shell) {
+            n += self.ctx.shell.jobs().running();
+        }
+        n
     }
 
     /// Kills background command `id`; whether there was one.
