@@ -13,10 +13,14 @@ pub fn estimate_tokens(messages: &[Message]) -> u64 {
         .iter()
         .map(|m| {
             let bytes = serde_json::to_string(m).map(|s| s.len()).unwrap_or(0) as u64;
-            // An image's base64 is not text the model reads.
+            // An image's or a document's base64 is not text the model
+            // reads; a document's pages are (a page image costs more).
             let (images, image_bytes) =
                 m.content.iter().fold((0, 0), |(n, b), block| match block {
                     ContentBlock::Image { data, .. } => (n + 1, b + data.len() as u64),
+                    ContentBlock::Document { data, pages, .. } => {
+                        (n + pages.len() as u64, b + data.len() as u64)
+                    }
                     _ => (n, b),
                 });
             bytes.saturating_sub(image_bytes) / 4 + 4 + images * IMAGE_TOKENS
@@ -78,6 +82,13 @@ pub fn transcript(messages: &[Message]) -> String {
                     )
                 }
                 ContentBlock::Image { media_type, .. } => format!("[an image, {media_type}]"),
+                ContentBlock::Document { name, pages, .. } => {
+                    format!("[a document, {name}, {} pages]", pages.len())
+                }
+                ContentBlock::Hosted { .. } => match b.hosted_search_query() {
+                    Some(query) => format!("[searched the web: {query}]"),
+                    None => continue,
+                },
                 // The summary is of what was said and done, not the reasoning.
                 ContentBlock::Thinking { .. }
                 | ContentBlock::RedactedThinking { .. }

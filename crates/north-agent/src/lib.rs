@@ -21,6 +21,7 @@
 //! there are no import circles:
 //! - `approval`: approvals
 //! - `blocks`: hiding marker-delimited blocks from streamed text
+//! - `clipboard`: an image on the system clipboard (the TUI's Ctrl+V)
 //! - `condense`: condensation
 //! - `frontmatter`: the `---` block atop Markdown files users write (commands, agents, skills)
 //! - `hooks`: the user's commands at lifecycle events (Claude Code's format)
@@ -43,6 +44,7 @@
 mod agent;
 pub mod approval;
 pub mod blocks;
+pub mod clipboard;
 pub mod commands;
 pub mod condense;
 pub mod config;

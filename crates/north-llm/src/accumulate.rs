@@ -110,6 +110,10 @@ impl ResponseBuilder {
                     encrypted_content: encrypted_content.clone(),
                 });
             }
+            StreamDelta::Hosted { api, raw } => self.response.content.push(ContentBlock::Hosted {
+                api: *api,
+                raw: raw.clone(),
+            }),
             StreamDelta::Usage(u) => self.response.usage.merge_latest(u),
             StreamDelta::Stop {
                 reason,
@@ -221,6 +225,10 @@ pub fn replay(response: &ChatResponse, pieces: Pieces) -> Vec<StreamDelta> {
                 summary: summary.clone(),
                 encrypted_content: encrypted_content.clone(),
             }),
+            ContentBlock::Hosted { api, raw } => out.push(StreamDelta::Hosted {
+                api: *api,
+                raw: raw.clone(),
+            }),
             ContentBlock::ToolCall(call) => {
                 out.push(StreamDelta::ToolCallStart {
                     index,
@@ -240,8 +248,10 @@ pub fn replay(response: &ChatResponse, pieces: Pieces) -> Vec<StreamDelta> {
                 out.push(StreamDelta::ToolCallEnd { index });
                 index += 1;
             }
-            // Results and images are the caller's input, never model output.
-            ContentBlock::ToolResult { .. } | ContentBlock::Image { .. } => {}
+            // Results, images and documents are the caller's input, never model output.
+            ContentBlock::ToolResult { .. }
+            | ContentBlock::Image { .. }
+            | ContentBlock::Document { .. } => {}
         }
     }
     out.push(StreamDelta::Usage(response.usage));

@@ -73,6 +73,12 @@ pub trait Backend: Send + Sync {
     /// Provider name (`anthropic`, `openai`, `scripted`).
     fn provider(&self) -> &'static str;
 
+    /// The tools this provider's API runs on its side (its web search),
+    /// which a request may ask for in `server_tools`.
+    fn server_tools(&self) -> &'static [north_protocol::ServerTool] {
+        &[]
+    }
+
     /// One complete response (non-streaming).
     fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>>;
 

@@ -83,6 +83,8 @@ pub enum NoticeKind {
     Compacted,
     /// A hook said `"continue": false`; the turn ended there.
     HookStopped,
+    /// The provider ran its own web search (`web_search.provider`).
+    HostedSearch,
 }
 
 /// A point in North's life where the user's hooks run. The names are

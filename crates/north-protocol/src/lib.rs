@@ -40,9 +40,9 @@ pub use event::{
     OutputStream, hook_line,
 };
 pub use json::{json_kind, json_type};
-pub use message::{ContentBlock, Message, Role};
+pub use message::{ContentBlock, HostedApi, Message, Role};
 pub use mode::PermissionMode;
-pub use request::{ChatRequest, ChatResponse, ReasoningEffort};
+pub use request::{ChatRequest, ChatResponse, ReasoningEffort, ServerTool};
 pub use state::{ChatMessage, Checkpoint, ModelRef, State};
 pub use stream::{StopReason, StreamDelta, Usage};
 pub use tool::{ApprovalPolicy, FileDiff, ToolCall, ToolKind, ToolOutcome, ToolSpec, wire_safe};

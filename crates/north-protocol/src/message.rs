@@ -31,6 +31,18 @@ impl Role {
     }
 }
 
+/// The API a [`ContentBlock::Hosted`] block came from, the only one it
+/// goes back to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HostedApi {
+    /// The Anthropic Messages API (`server_tool_use`,
+    /// `web_search_tool_result`).
+    Anthropic,
+    /// The OpenAI Responses API (`web_search_call`).
+    Responses,
+}
+
 /// One piece of a message's content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -59,6 +71,28 @@ pub enum ContentBlock {
         media_type: String,
         /// The bytes, base64 encoded.
         data: String,
+    },
+    /// A PDF the user attached (`@doc.pdf`): Anthropic reads the document
+    /// itself; other providers receive the text of its pages.
+    Document {
+        /// The file's name as the user gave it.
+        name: String,
+        /// `application/pdf`.
+        media_type: String,
+        /// The bytes, base64 encoded.
+        data: String,
+        /// The text of each page, in order (what providers without
+        /// document input read).
+        pages: Vec<String>,
+    },
+    /// A tool the provider ran itself (its web search): the call or its
+    /// result exactly as the API sent it, passed back unchanged to that
+    /// API within the conversation and never to another.
+    Hosted {
+        /// Where it came from.
+        api: HostedApi,
+        /// The block or item as the API sent it.
+        raw: serde_json::Value,
     },
     /// The model's reasoning as Anthropic's extended thinking returns it.
     /// Within a tool loop the API needs it back unchanged, signature
@@ -100,6 +134,30 @@ impl ContentBlock {
     /// Whether this block is an image.
     pub fn is_image(&self) -> bool {
         matches!(self, ContentBlock::Image { .. })
+    }
+
+    /// What a hosted tool call searched for (`None` for its result or
+    /// another hosted block).
+    pub fn hosted_search_query(&self) -> Option<&str> {
+        let ContentBlock::Hosted { raw, .. } = self else {
+            return None;
+        };
+        match raw.get("type")?.as_str()? {
+            "server_tool_use" => raw.get("input")?.get("query")?.as_str(),
+            "web_search_call" => raw.get("action")?.get("query")?.as_str(),
+            _ => None,
+        }
+    }
+
+    /// The text of a document's pages as providers without document input
+    /// receive it, each page marked.
+    pub fn document_text(name: &str, pages: &[String]) -> String {
+        let mut out = format!("<document name=\"{name}\" pages=\"{}\">", pages.len());
+        for (i, page) in pages.iter().enumerate() {
+            out.push_str(&format!("\n--- page {} ---\n{}", i + 1, page.trim()));
+        }
+        out.push_str("\n</document>");
+        out
     }
 
     /// Whether this block is the model's reasoning (thinking, redacted

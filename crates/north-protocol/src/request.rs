@@ -35,11 +35,24 @@ pub struct ChatRequest {
     /// thinking, OpenAI reasoning effort); None: the provider's default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<ReasoningEffort>,
+    /// Tools the provider runs itself, where its API has them (ignored
+    /// where it does not).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_tools: Vec<ServerTool>,
     /// A key that groups requests sharing a prefix (the session id), so a
     /// provider's prompt cache finds the earlier ones (OpenAI's
     /// `prompt_cache_key`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_key: Option<String>,
+}
+
+/// A tool the provider runs on its side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ServerTool {
+    /// The provider's web search (Anthropic `web_search_20250305`, OpenAI
+    /// Responses `web_search`).
+    WebSearch,
 }
 
 /// How much reasoning (thinking) a model may do before it answers.
@@ -82,6 +95,7 @@ impl ChatRequest {
             stop_sequences: Vec::new(),
             reasoning: None,
             cache_key: None,
+            server_tools: Vec::new(),
         }
     }
 }

@@ -135,6 +135,14 @@ pub enum StreamDelta {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         encrypted_content: Option<String>,
     },
+    /// A whole block of a tool the provider ran itself (its web search),
+    /// kept to be passed back to the same API.
+    Hosted {
+        /// Where it came from.
+        api: crate::HostedApi,
+        /// The block or item as the API sent it.
+        raw: serde_json::Value,
+    },
     /// A tool call begins. `index` identifies it in later deltas.
     ToolCallStart {
         /// Position of the call within the response.

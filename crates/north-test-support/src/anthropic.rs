@@ -1,6 +1,6 @@
 //! Anthropic Messages API wire format: stream and body builders.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::sse_event;
 
@@ -120,6 +120,43 @@ impl StreamBuilder {
             &json!({"type":"content_block_stop","index":i}).to_string(),
         ));
         self.index += 1;
+        self
+    }
+
+    /// The API's own web search: a `server_tool_use` block whose input
+    /// (`{"query"}`) streams as deltas, then its `web_search_tool_result`
+    /// with one result per (url, title).
+    pub fn web_search(mut self, id: &str, query: &str, results: &[(&str, &str)]) -> Self {
+        let i = self.index;
+        self.blocks.push(sse_event(
+            Some("content_block_start"),
+            &json!({"type":"content_block_start","index":i,"content_block":{"type":"server_tool_use","id":id,"name":"web_search","input":{}}}).to_string(),
+        ));
+        let input = json!({"query": query}).to_string();
+        let (a, b) = input.split_at(input.len() / 2);
+        for f in ["", a, b] {
+            self.blocks.push(sse_event(
+                Some("content_block_delta"),
+                &json!({"type":"content_block_delta","index":i,"delta":{"type":"input_json_delta","partial_json":f}}).to_string(),
+            ));
+        }
+        self.blocks.push(sse_event(
+            Some("content_block_stop"),
+            &json!({"type":"content_block_stop","index":i}).to_string(),
+        ));
+        let content: Vec<Value> = results
+            .iter()
+            .map(|(url, title)| json!({"type":"web_search_result","url":url,"title":title,"encrypted_content":"EqgfCioIARgBIiQ3YTAwMjY1Mi1mZjM5","page_age":"April 30, 2025"}))
+            .collect();
+        self.blocks.push(sse_event(
+            Some("content_block_start"),
+            &json!({"type":"content_block_start","index":i + 1,"content_block":{"type":"web_search_tool_result","tool_use_id":id,"content":content}}).to_string(),
+        ));
+        self.blocks.push(sse_event(
+            Some("content_block_stop"),
+            &json!({"type":"content_block_stop","index":i + 1}).to_string(),
+        ));
+        self.index += 2;
         self
     }
 

@@ -105,6 +105,24 @@ impl StreamBuilder {
         self
     }
 
+    /// The API's own web search: a `web_search_call` item for `query`.
+    pub fn web_search(mut self, query: &str) -> Self {
+        let i = self.index();
+        let id = format!("ws_67ccf18ef5fc8190b16dbee19bc54e5f087bb177ab789d5c{i:03}");
+        self.event(json!({"type": "response.output_item.added", "output_index": i, "item": {"id": id, "type": "web_search_call", "status": "in_progress"}}));
+        self.event(json!({"type": "response.web_search_call.in_progress", "item_id": id, "output_index": i}));
+        self.event(
+            json!({"type": "response.web_search_call.searching", "item_id": id, "output_index": i}),
+        );
+        self.event(
+            json!({"type": "response.web_search_call.completed", "item_id": id, "output_index": i}),
+        );
+        let item = json!({"id": id, "type": "web_search_call", "status": "completed", "action": {"type": "search", "query": query}});
+        self.event(json!({"type": "response.output_item.done", "output_index": i, "item": item}));
+        self.items.push(item);
+        self
+    }
+
     /// Usage counts.
     pub fn usage(mut self, input: u64, output: u64, cached: u64, reasoning: u64) -> Self {
         self.usage = json!({"input_tokens": input, "input_tokens_details": {"cached_tokens": cached}, "output_tokens": output, "output_tokens_details": {"reasoning_tokens": reasoning}, "total_tokens": input + output});

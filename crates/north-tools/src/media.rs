@@ -34,6 +34,23 @@ pub struct Image {
     pub downscaled: bool,
 }
 
+/// Bytes of one PDF, at most (Anthropic's request limit is 32 MB, base64
+/// included).
+pub const MAX_PDF_BYTES: usize = 20 * 1024 * 1024;
+/// Pages of one PDF, at most (Anthropic reads up to 100).
+pub const MAX_PDF_PAGES: usize = 100;
+
+/// A PDF ready for a request: the file for providers that read documents,
+/// the text of its pages for the others.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pdf {
+    /// The bytes, base64 encoded.
+    pub data: String,
+    /// The text of each page, in order; empty for a page with no text
+    /// layer (a scan).
+    pub pages: Vec<String>,
+}
+
 /// Why an image cannot be sent.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MediaError {
@@ -45,6 +62,110 @@ pub enum MediaError {
         "the image is still {0} bytes after scaling it down (the limit is {MAX_IMAGE_BYTES}); crop it or save it smaller"
     )]
     TooLarge(usize),
+    /// The bytes are not a PDF North reads.
+    #[error("not a PDF North can read ({0})")]
+    NotAPdf(String),
+    /// A PDF past the size or page limit.
+    #[error("{0}; split it or attach the pages you need")]
+    PdfTooLarge(String),
+    /// A PDF locked with a password.
+    #[error("the PDF is encrypted; save an unlocked copy and attach that")]
+    PdfEncrypted,
+}
+
+/// Whether `path` names a PDF by its extension.
+pub fn is_pdf_path(path: &str) -> bool {
+    path.rsplit_once('.')
+        .is_some_and(|(_, ext)| ext.eq_ignore_ascii_case("pdf"))
+}
+
+/// `bytes` as a PDF a provider accepts, with the text of each page.
+pub fn prepare_pdf(bytes: &[u8]) -> Result<Pdf, MediaError> {
+    if !bytes.starts_with(b"%PDF-") {
+        return Err(MediaError::NotAPdf("it does not start with %PDF-".into()));
+    }
+    if bytes.len() > MAX_PDF_BYTES {
+        return Err(MediaError::PdfTooLarge(format!(
+            "{} bytes (the limit is {MAX_PDF_BYTES})",
+            bytes.len()
+        )));
+    }
+    let doc = lopdf::Document::load_mem(bytes).map_err(|e| MediaError::NotAPdf(e.to_string()))?;
+    if doc.is_encrypted() {
+        return Err(MediaError::PdfEncrypted);
+    }
+    let numbers: Vec<u32> = doc.get_pages().keys().copied().collect();
+    if numbers.len() > MAX_PDF_PAGES {
+        return Err(MediaError::PdfTooLarge(format!(
+            "{} pages (the limit is {MAX_PDF_PAGES})",
+            numbers.len()
+        )));
+    }
+    // A page whose text cannot be read (an odd font encoding, a scan)
+    // stays empty: the provider that reads the file still sees it.
+    let pages = numbers
+        .iter()
+        .map(|n| {
+            doc.extract_text(&[*n])
+                .map(|t| t.trim().to_string())
+                .unwrap_or_default()
+        })
+        .collect();
+    Ok(Pdf {
+        data: encoded(bytes),
+        pages,
+    })
+}
+
+#[doc(hidden)]
+/// A small PDF with one page of text per entry of `pages` (Helvetica,
+/// ASCII): what tests attach.
+pub fn sample_pdf(pages: &[&str]) -> Vec<u8> {
+    let n = pages.len();
+    // Objects: 1 catalog, 2 pages, 3 font, then a page and its content
+    // stream for each page.
+    let mut objects: Vec<String> = Vec::new();
+    objects.push("<< /Type /Catalog /Pages 2 0 R >>".into());
+    let kids: Vec<String> = (0..n).map(|i| format!("{} 0 R", 4 + 2 * i)).collect();
+    objects.push(format!(
+        "<< /Type /Pages /Kids [{}] /Count {n} >>",
+        kids.join(" ")
+    ));
+    objects.push("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".into());
+    for (i, text) in pages.iter().enumerate() {
+        let escaped = text
+            .replace('\\', "\\\\")
+            .replace('(', "\\(")
+            .replace(')', "\\)");
+        let stream = format!("BT /F1 12 Tf 72 720 Td ({escaped}) Tj ET");
+        objects.push(format!(
+            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents {} 0 R >>",
+            5 + 2 * i
+        ));
+        objects.push(format!(
+            "<< /Length {} >>\nstream\n{stream}\nendstream",
+            stream.len()
+        ));
+    }
+    let mut out = String::from("%PDF-1.4\n");
+    let mut offsets = Vec::new();
+    for (i, body) in objects.iter().enumerate() {
+        offsets.push(out.len());
+        out.push_str(&format!("{} 0 obj\n{body}\nendobj\n", i + 1));
+    }
+    let xref = out.len();
+    out.push_str(&format!(
+        "xref\n0 {}\n0000000000 65535 f \n",
+        objects.len() + 1
+    ));
+    for offset in offsets {
+        out.push_str(&format!("{offset:010} 00000 n \n"));
+    }
+    out.push_str(&format!(
+        "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
+        objects.len() + 1
+    ));
+    out.into_bytes()
 }
 
 /// The media type of `path` by its extension, if it is an image.
@@ -139,6 +260,23 @@ pub fn prepare_image(bytes: &[u8]) -> Result<Image, MediaError> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pdf_gives_the_text_of_each_page_and_a_non_pdf_is_refused() {
+        let pdf = prepare_pdf(&sample_pdf(&["Hello page one", "Second (page) two"])).unwrap();
+        assert_eq!(pdf.pages.len(), 2);
+        assert!(pdf.pages[0].contains("Hello page one"), "{:?}", pdf.pages);
+        assert!(
+            pdf.pages[1].contains("Second (page) two"),
+            "{:?}",
+            pdf.pages
+        );
+        assert!(!pdf.data.is_empty());
+        let err = prepare_pdf(b"not a pdf").unwrap_err();
+        assert!(err.to_string().contains("not a PDF"), "{err}");
+        let err = prepare_pdf(b"%PDF-1.4 garbage").unwrap_err();
+        assert!(matches!(err, MediaError::NotAPdf(_)), "{err}");
+    }
 
     fn png(w: u32, h: u32) -> Vec<u8> {
         let img = image::RgbImage::from_fn(w, h, |x, y| {

@@ -101,6 +101,8 @@ pub enum Action {
     Diff,
     /// List the background commands, or kill one (`/ps [kill ID]`).
     Ps(Option<String>),
+    /// Attach the image on the system clipboard (Ctrl+V).
+    PasteImage,
 }
 
 /// What a picker chooses.
@@ -364,6 +366,8 @@ impl App {
                 });
             }
             UiMsg::Background(n) => self.background = n,
+            UiMsg::ClipboardImage(Ok(path)) => self.attach_image(path),
+            UiMsg::ClipboardImage(Err(why)) => self.hint = Some(why),
             UiMsg::Retrying(n) => {
                 self.hint = Some(format!(
                     "retrying {}/{} in {} s · {}",

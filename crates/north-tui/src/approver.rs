@@ -93,6 +93,8 @@ pub enum UiMsg {
     Retrying(north_llm::RetryNotice),
     /// How many background commands run now (for the status line).
     Background(usize),
+    /// The clipboard's image saved to this file (Ctrl+V), or why not.
+    ClipboardImage(Result<std::path::PathBuf, String>),
     /// A new conversation started (`/new`, `/clear`).
     Started {
         /// The new session's id.

@@ -30,11 +30,7 @@ impl App {
         let text = text.replace("\r\n", "\n").replace('\r', "\n");
         // A pasted path to a picture (a screenshot dragged in) attaches it.
         if let Some(path) = pasted_image_path(&text) {
-            self.images.push(path);
-            self.composer
-                .insert(&format!("[Image #{}]", self.images.len()));
-            self.refresh_popup();
-            self.dirty = true;
+            self.attach_image(path);
             return;
         }
         let lines = text.lines().count();
@@ -45,6 +41,19 @@ impl App {
         } else {
             self.composer.insert(&text);
         }
+        self.refresh_popup();
+        self.dirty = true;
+    }
+
+    /// Attaches the picture at `path` to the next message, shown as
+    /// `[Image #N]` in the composer.
+    pub(crate) fn attach_image(&mut self, path: std::path::PathBuf) {
+        if self.pending.is_some() || self.picker.is_some() {
+            return;
+        }
+        self.images.push(path);
+        self.composer
+            .insert(&format!("[Image #{}]", self.images.len()));
         self.refresh_popup();
         self.dirty = true;
     }
@@ -135,6 +144,9 @@ impl App {
             }
             KeyCode::Enter => return self.submit(),
             KeyCode::Char('j') if ctrl => self.composer.newline(),
+            // A screenshot copied to the clipboard (the text paste is the
+            // terminal's own, bracketed).
+            KeyCode::Char('v') if ctrl => return vec![Action::PasteImage],
             // Every result's whole output, rendered, in the transcript view
             // (opened at the newest): nothing is appended to the timeline.
             KeyCode::Char('o') if ctrl => return vec![Action::Transcript],

@@ -120,6 +120,8 @@ struct Loop {
     open_transcript: bool,
     /// Keys, pastes and resizes.
     input: Input,
+    /// Where a clipboard image read off the UI thread is reported.
+    inbox: mpsc::UnboundedSender<UiMsg>,
 }
 
 impl Loop {
@@ -194,6 +196,15 @@ impl Loop {
                 }
                 Action::Ps(kill) => {
                     let _ = self.cmds.send(WorkerCmd::Ps(kill));
+                }
+                Action::PasteImage => {
+                    // The clipboard tool may take a moment: off the UI thread.
+                    let tx = self.inbox.clone();
+                    tokio::task::spawn_blocking(move || {
+                        let cwd = std::env::current_dir().unwrap_or_else(|_| "/".into());
+                        let saved = north_agent::clipboard::save_image(&cwd);
+                        let _ = tx.send(UiMsg::ClipboardImage(saved.map_err(|e| e.to_string())));
+                    });
                 }
                 Action::Shell(command) => {
                     let cancel = CancellationToken::new();
@@ -374,6 +385,7 @@ pub async fn run(start: Start) -> Result<Ended, TuiError> {
         last_draw: Instant::now(),
         open_transcript: false,
         input: Input::start()?,
+        inbox: inbox.sender(),
     };
     l.draw_now()?;
 

@@ -260,6 +260,10 @@ fn help(app: &mut App) {
             "@path",
             "attach a file (@path:10-40 some lines; a picker opens)",
         ),
+        (
+            "ctrl+v",
+            "attach the clipboard's image (pasting a picture's path works too)",
+        ),
         ("/", "the command palette"),
         (
             "esc esc",

@@ -193,7 +193,8 @@ pub struct ExecArgs {
     /// Grant a capability (`net`, `net:<domain>`); repeatable.
     #[arg(long = "grant", value_name = "CAP")]
     pub grants: Vec<north_protocol::Capability>,
-    /// Attach an image (PNG, JPEG, GIF, WebP) to the prompt; repeatable.
+    /// Attach an image (PNG, JPEG, GIF, WebP) or a PDF to the prompt;
+    /// repeatable.
     /// One over the providers' limits is scaled down.
     #[arg(long = "image", value_name = "FILE")]
     pub images: Vec<std::path::PathBuf>,

@@ -11,7 +11,8 @@ use north_agent::store::Session;
 use north_agent::{Agent, Approver};
 use north_protocol::{Capability, PermissionMode};
 
-use crate::setup::{Project, assistant_tools, attach_mcp, mode_kit};
+use crate::mcp_setup::attach_mcp;
+use crate::setup::{Project, assistant_tools, mode_kit};
 
 /// What an agent is built with, apart from the project (cheap to clone:
 /// the TUI keeps one to open every later session the same way).
@@ -60,7 +61,7 @@ impl AgentBuilder {
         mode: Option<PermissionMode>,
     ) -> anyhow::Result<Agent> {
         let mut tools = assistant_tools(&self.grants);
-        crate::setup::add_web_tools(&mut tools, &project.config);
+        crate::setup::add_web_tools(&mut tools, project);
         if let Some(hub) = &self.mcp {
             tools.add_source(hub.tool_source());
         }

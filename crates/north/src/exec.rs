@@ -114,7 +114,7 @@ async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
         grants: args.grants.clone(),
         explain: true,
     };
-    let mcp = setup::mcp_hub(&p.project);
+    let mcp = crate::mcp_setup::mcp_hub(&p.project);
     if let Some(hub) = &mcp {
         hub.start_all();
     }

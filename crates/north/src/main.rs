@@ -11,9 +11,10 @@
 //! - `provider`: choosing and building a model backend from the effective configuration, and the… (uses `args`)
 //! - `sandboxing`: where North's commands run: the user's sandbox choice and the `north sandbox` launcher (uses `args`)
 //! - `setup`: setup shared by every command that runs the agent (exec, the TUI, mesh) (uses `args`, `provider`, `sandboxing`)
+//! - `mcp_setup`: the MCP servers of a run and their prompts and resources in inputs (uses `sandboxing`, `setup`)
 //! - `acp_cmd`: `north acp` (uses `args`, `logging`, `setup`)
 //! - `interactive`: `north` with no subcommand (uses `args`, `logging`, `setup`)
-//! - `mcp_cmd`: `north mcp` (uses `setup`)
+//! - `mcp_cmd`: `north mcp` (uses `mcp_setup`, `setup`)
 //! - `memory_cmd`: `north memory`
 //! - `output`: headless output shared by `north exec` and `north mesh`
 //! - `mesh_cmd`: `north mesh "goal"` (uses `args`, `logging`, `output`, `setup`)
@@ -37,6 +38,7 @@ mod guard;
 mod interactive;
 mod logging;
 mod mcp_cmd;
+mod mcp_setup;
 mod memory_cmd;
 mod mesh_cmd;
 mod models_cmd;

@@ -158,7 +158,7 @@ pub fn main(args: McpArgs) -> anyhow::Result<ExitCode> {
 /// are returned apart, never started).
 fn hub(root: &std::path::Path) -> (std::sync::Arc<McpHub>, Vec<String>, Vec<String>) {
     let (state, _) = trust_state(root);
-    let user = crate::setup::user_mcp_file();
+    let user = crate::mcp_setup::user_mcp_file();
     let loaded = north_mcp::config::load(root, user.as_deref(), trusted(state));
     let errors = loaded.errors.iter().map(|e| e.to_string()).collect();
     let mut opts = HubOptions::new(root.to_path_buf());
@@ -310,7 +310,7 @@ fn file_for(root: &std::path::Path, scope: ScopeArg) -> anyhow::Result<ServersFi
             ServersFile::load(&root.join(ServersFile::PROJECT_FILE), Scope::Project)?
         }
         ScopeArg::User => {
-            let path = crate::setup::user_mcp_file().context(
+            let path = crate::mcp_setup::user_mcp_file().context(
                 "no config directory for your own servers (set HOME or XDG_CONFIG_HOME)",
             )?;
             ServersFile::load(&path, Scope::User)?

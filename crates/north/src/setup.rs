@@ -195,9 +195,20 @@ pub fn project(
     for skipped in &config.hooks.skipped {
         eprintln!("north: hooks: {skipped}");
     }
-    if config.web_search_provider && config.web_search_url.is_none() {
+    if config.web_search_provider
+        && !selected
+            .backend
+            .server_tools()
+            .contains(&north_protocol::ServerTool::WebSearch)
+    {
         eprintln!(
-            "north: web_search.provider: the providers' own search is not available in North yet; set web_search.searxng_url to a SearXNG endpoint to offer web_search"
+            "north: web_search.provider: {} has no search of its own here (Anthropic and the OpenAI Responses API do){}",
+            selected.provider,
+            if config.web_search_url.is_some() {
+                "; web_search uses your searxng_url"
+            } else {
+                "; set web_search.searxng_url to a SearXNG endpoint to offer web_search"
+            }
         );
     }
     let sandbox = SandboxChoice::new(&config, model.sandbox);
@@ -281,9 +292,15 @@ pub fn plan_tools(grants: &[north_protocol::Capability]) -> north_tools::Registr
 }
 
 /// The web tools: `web_fetch` always (each domain is asked for), and
-/// `web_search` when the user's config names a search backend.
-pub fn add_web_tools(tools: &mut north_tools::Registry, config: &Config) {
+/// `web_search` when the user's config names a search backend — the
+/// provider's own search when asked for and it has one (then it is the
+/// provider's tool of that name), else a SearXNG endpoint.
+pub fn add_web_tools(tools: &mut north_tools::Registry, project: &Project) {
+    let config = &project.config;
     tools.register(std::sync::Arc::new(north_tools::net::fetch::WebFetch::new()));
+    if project.hosted_search() {
+        return;
+    }
     if let Some(url) = &config.web_search_url {
         tools.register(std::sync::Arc::new(
             north_tools::net::search::WebSearch::searxng(url.clone()),
@@ -365,6 +382,25 @@ impl Project {
         ctx
     }
 
+    /// Whether the provider's own web search is used: the user asked
+    /// (`web_search.provider`) and the provider's API has one.
+    pub fn hosted_search(&self) -> bool {
+        self.config.web_search_provider
+            && self
+                .selected
+                .backend
+                .server_tools()
+                .contains(&north_protocol::ServerTool::WebSearch)
+    }
+
+    fn server_tools(&self) -> Vec<north_protocol::ServerTool> {
+        if self.hosted_search() {
+            vec![north_protocol::ServerTool::WebSearch]
+        } else {
+            Vec::new()
+        }
+    }
+
     /// Agent options from the configuration; `max_tokens` is the user's
     /// `--max-tokens`, fitted to the model's window and output limit.
     pub fn agent_options(&self, max_tokens: Option<u32>) -> AgentOptions {
@@ -387,6 +423,7 @@ impl Project {
                 .collect(),
             project_trust: self.project_trust(),
             snapshots: true,
+            server_tools: self.server_tools(),
             ..AgentOptions::default()
         }
     }
@@ -410,61 +447,6 @@ impl Project {
             self.agent_options(max_tokens),
         )?)
     }
-}
-
-/// The user's own MCP servers file, beside the global config.
-pub fn user_mcp_file() -> Option<std::path::PathBuf> {
-    north_agent::config::global_config_path().map(|p| p.with_file_name("mcp.json"))
-}
-
-/// The MCP servers of this run: the user's, and the project's when it is
-/// trusted; `None` when there are none. Nothing starts here: call
-/// [`north_mcp::McpHub::start_all`] inside the runtime.
-pub fn mcp_hub(project: &Project) -> Option<std::sync::Arc<north_mcp::McpHub>> {
-    let user = user_mcp_file();
-    let loaded = north_mcp::config::load(&project.root, user.as_deref(), project.trust.applies());
-    for e in &loaded.errors {
-        eprintln!("north: warning: MCP: {e}");
-    }
-    if !loaded.skipped.is_empty() {
-        tracing::info!(servers = ?loaded.skipped, "project MCP servers not started: the project is not trusted");
-    }
-    if loaded.servers.is_empty() {
-        return None;
-    }
-    let mut opts = north_mcp::HubOptions::new(project.root.clone());
-    opts.launcher = mcp_launcher(&project.root);
-    Some(north_mcp::McpHub::new(loaded.servers, opts))
-}
-
-/// Puts MCP prompts (`/mcp__server__prompt …`) and resources
-/// (`@server:uri`) into the user's inputs.
-struct McpExpander(std::sync::Arc<north_mcp::McpHub>);
-
-impl north_agent::InputExpander for McpExpander {
-    fn expand<'a>(
-        &'a self,
-        input: &'a str,
-        cancel: &'a tokio_util::sync::CancellationToken,
-    ) -> futures::future::BoxFuture<
-        'a,
-        Result<Option<north_agent::ExpandedInput>, north_agent::ExpandError>,
-    > {
-        Box::pin(async move {
-            match self.0.expand_input(input, cancel).await {
-                Ok(expanded) => Ok(expanded.map(|e| north_agent::ExpandedInput {
-                    text: e.text,
-                    attached: e.attached,
-                })),
-                Err(e) => Err(north_agent::ExpandError(e.to_string())),
-            }
-        })
-    }
-}
-
-/// Lets `agent` use `hub`'s prompts and resources in user inputs.
-pub fn attach_mcp(agent: &mut north_agent::Agent, hub: &std::sync::Arc<north_mcp::McpHub>) {
-    agent.set_input_expander(std::sync::Arc::new(McpExpander(hub.clone())));
 }
 
 /// The custom slash commands of `root` and of the user's config dir (the

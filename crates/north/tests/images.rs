@@ -237,3 +237,71 @@ async fn a_text_only_model_gets_a_clear_error_before_any_request() {
         text(&out.stderr)
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pdf_is_a_document_block_on_anthropic_and_its_pages_text_elsewhere() {
+    let sb = Sandbox::new();
+    let pdf = north_tools::media::sample_pdf(&["Quarterly revenue rose", "Costs fell by half"]);
+    std::fs::create_dir_all(sb.project().join("docs")).unwrap();
+    std::fs::write(sb.project().join("docs/report.pdf"), &pdf).unwrap();
+
+    let server = FakeServer::start().await.unwrap();
+    server.push(Reply::sse(anthropic::text_stream(&["Read it."])));
+    let out = output(anthropic_exec(
+        &sb,
+        &server,
+        &["summarize @docs/report.pdf"],
+    ))
+    .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let body = server.requests()[0].json();
+    let content = body["messages"][0]["content"].as_array().unwrap();
+    let doc = content
+        .iter()
+        .find(|b| b["type"] == "document")
+        .expect("a document block");
+    assert_eq!(doc["source"]["type"], "base64");
+    assert_eq!(doc["source"]["media_type"], "application/pdf");
+    assert_eq!(doc["source"]["data"], b64(&pdf));
+    assert_eq!(doc["title"], "report.pdf");
+    assert!(content.iter().any(|b| {
+        b["type"] == "text"
+            && b["text"]
+                .as_str()
+                .unwrap()
+                .contains("[Document #1: docs/report.pdf]")
+    }));
+
+    for api in ["chat", "responses"] {
+        let server = FakeServer::start().await.unwrap();
+        server.push(Reply::sse(if api == "chat" {
+            openai::text_stream(&["ok"])
+        } else {
+            responses::text_stream(&["ok"])
+        }));
+        let mut cmd = sb.north();
+        cmd.env("OPENAI_API_KEY", "sk-test-0000000000000000")
+            .env("OPENAI_BASE_URL", format!("{}/v1", server.url()))
+            .args(["exec", "--provider", "openai", "--model", "gpt-4o"])
+            .args(["--openai-api", api, "summarize @docs/report.pdf"]);
+        let out = output(cmd).await;
+        assert!(out.status.success(), "{api}: {}", text(&out.stderr));
+        let sent = String::from_utf8_lossy(&server.requests()[0].body).into_owned();
+        assert!(!sent.contains(&b64(&pdf)), "{api}: the file itself went");
+        let body = server.requests()[0].json().to_string();
+        let one = body.find("--- page 1 ---\\nQuarterly revenue rose");
+        let two = body.find("--- page 2 ---\\nCosts fell by half");
+        assert!(one.is_some() && two > one, "{api}: {body}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_that_is_not_a_pdf_is_refused_with_a_reason() {
+    let server = FakeServer::start().await.unwrap();
+    server.push(Reply::sse(anthropic::text_stream(&["ok"])));
+    let sb = Sandbox::new();
+    std::fs::write(sb.project().join("fake.pdf"), "just text").unwrap();
+    let out = output(anthropic_exec(&sb, &server, &["read @fake.pdf"])).await;
+    let err = text(&out.stderr);
+    assert!(err.contains("not attached: @fake.pdf (not a PDF"), "{err}");
+}

@@ -473,3 +473,58 @@ fn a_bang_command_runs_in_the_shell_and_its_output_reaches_the_next_request() {
     tty.wait_for("EXIT=0");
     tty.wait_exit();
 }
+
+#[test]
+fn ctrl_v_attaches_the_clipboards_image_and_the_model_receives_it() {
+    let _tty = one_tty();
+    let sb = Sandbox::new();
+    let script = sb.file("script.json", &json!({"turns": [{"text": "A-SCREENSHOT"}]}));
+    let requests = sb.dir.path().join("requests.jsonl");
+    // The clipboard: a fake `xclip` that prints a picture, found on PATH
+    // the way the real one is, reached because DISPLAY is set.
+    let png = sb.dir.path().join("clip.png");
+    let img = image::RgbImage::from_fn(8, 6, |x, y| image::Rgb([x as u8 * 30, y as u8 * 40, 9]));
+    img.save(&png).unwrap();
+    let bin = sb.dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let xclip = bin.join("xclip");
+    std::fs::write(
+        &xclip,
+        format!(
+            "#!/bin/sh\ncase \"$*\" in *image/png*) exec cat '{}' ;; esac\nexit 1\n",
+            png.display()
+        ),
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&xclip).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&xclip, perms).unwrap();
+    let mut tty = Tty::spawn(
+        &sb,
+        &format!(
+            "PATH='{}':\"$PATH\" DISPLAY=:77 \"$NORTH\" --script '{}' --record-requests '{}'; echo EXIT=$?",
+            bin.display(),
+            script.display(),
+            requests.display()
+        ),
+    );
+    tty.wait_for("/help for commands");
+    tty.type_text("what is this? ");
+    tty.send("\x16");
+    tty.wait_for("what is this? [Image #1]");
+    tty.send("\r");
+    tty.wait_for("A-SCREENSHOT");
+    let sent = recorded(&requests);
+    assert_eq!(sent.len(), 1);
+    let body = sent[0].to_string();
+    use base64::Engine;
+    let data = base64::engine::general_purpose::STANDARD.encode(std::fs::read(&png).unwrap());
+    assert!(
+        body.contains(&data),
+        "the clipboard's picture was sent: {body}"
+    );
+    assert!(body.contains("image/png"), "{body}");
+    tty.send("\x04");
+    tty.wait_for("EXIT=0");
+    tty.wait_exit();
+}

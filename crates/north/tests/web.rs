@@ -170,3 +170,155 @@ async fn web_search_asks_the_users_searxng_backend_and_is_not_offered_without_on
         "{asked:?}"
     );
 }
+
+fn provider_search_config(sb: &Sandbox) {
+    let dir = sb.home().join("config/north");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("config.json"),
+        json!({"web_search": {"provider": true}}).to_string(),
+    )
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_providers_own_search_is_asked_for_and_its_blocks_go_back_to_anthropic() {
+    use north_test_support::anthropic;
+    let server = FakeServer::start().await.unwrap();
+    server.push(Reply::sse(
+        anthropic::StreamBuilder::new()
+            .web_search(
+                "srvtoolu_01WYG3ziw53XMcoyKL4XcZmE",
+                "tokio 1.40 release notes",
+                &[("https://tokio.rs/blog/2024-10", "Tokio 1.40")],
+            )
+            .text(&["Tokio 1.40 added…"])
+            .tool_use("r1", "read_file", &[r#"{"path": "README.md"}"#])
+            .build(),
+    ));
+    server.push(Reply::sse(anthropic::text_stream(&["done"])));
+    let sb = Sandbox::new();
+    provider_search_config(&sb);
+    let mut cmd = sb.north();
+    cmd.env("ANTHROPIC_API_KEY", "sk-ant-test-0000000000000000")
+        .env("ANTHROPIC_BASE_URL", server.url())
+        .args([
+            "exec",
+            "--provider",
+            "anthropic",
+            "--model",
+            "claude-sonnet-4-5",
+        ])
+        .arg("what changed in tokio 1.40?");
+    let out = common::output(cmd).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let asked = server.requests();
+    assert_eq!(asked.len(), 2);
+    let first = asked[0].json();
+    let tools = first["tools"].as_array().unwrap();
+    assert!(
+        tools
+            .iter()
+            .any(|t| t["type"] == "web_search_20250305" && t["name"] == "web_search"),
+        "{tools:?}"
+    );
+    assert_eq!(
+        tools.iter().filter(|t| t["name"] == "web_search").count(),
+        1,
+        "no SearXNG tool of the same name"
+    );
+    // The search and its results go back as the API sent them, before the
+    // text and the call they led to.
+    let second = asked[1].json();
+    let assistant = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "assistant")
+        .unwrap();
+    let kinds: Vec<&str> = assistant["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "server_tool_use",
+            "web_search_tool_result",
+            "text",
+            "tool_use"
+        ]
+    );
+    assert_eq!(
+        assistant["content"][0]["input"]["query"],
+        "tokio 1.40 release notes"
+    );
+    assert_eq!(
+        assistant["content"][1]["content"][0]["url"],
+        "https://tokio.rs/blog/2024-10"
+    );
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("the provider searched the web: tokio 1.40 release notes"),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_responses_api_gets_its_search_tool_and_chat_says_it_has_none() {
+    use north_test_support::{openai, responses};
+    let sb = Sandbox::new();
+    provider_search_config(&sb);
+    let server = FakeServer::start().await.unwrap();
+    server.push(Reply::sse(
+        responses::StreamBuilder::new()
+            .web_search("rust 2024 edition")
+            .text(&["It shipped in 1.85."])
+            .build(),
+    ));
+    let mut cmd = sb.north();
+    cmd.env("OPENAI_API_KEY", "sk-test-0000000000000000")
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.url()))
+        .args(["exec", "--provider", "openai", "--model", "gpt-5.2"])
+        .args([
+            "--openai-api",
+            "responses",
+            "when did the 2024 edition ship?",
+        ]);
+    let out = common::output(cmd).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let body = server.requests()[0].json();
+    assert!(
+        body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["type"] == "web_search"),
+        "{body}"
+    );
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("the provider searched the web: rust 2024 edition"),
+        "{err}"
+    );
+    assert!(text(&out.stdout).contains("It shipped in 1.85."));
+
+    let server = FakeServer::start().await.unwrap();
+    server.push(Reply::sse(openai::text_stream(&["ok"])));
+    let mut cmd = sb.north();
+    cmd.env("OPENAI_API_KEY", "sk-test-0000000000000000")
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.url()))
+        .args(["exec", "--provider", "openai", "--model", "gpt-4o"])
+        .args(["--openai-api", "chat", "hi"]);
+    let out = common::output(cmd).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("web_search.provider: openai has no search of its own here"),
+        "{err}"
+    );
+    let body = server.requests()[0].json();
+    assert!(!body.to_string().contains("web_search"), "{body}");
+}

@@ -4,7 +4,7 @@
 //! binary wires it to whatever provides the content.
 
 use futures::future::BoxFuture;
-use north_protocol::{ErrorKind, Event, NoticeKind};
+use north_protocol::{ContentBlock, ErrorKind, Event, NoticeKind};
 use tokio_util::sync::CancellationToken;
 
 use super::{Agent, Emit};
@@ -69,13 +69,15 @@ impl Agent {
         };
         let mut refused = Vec::new();
         for mention in file_mentions(input) {
-            if north_tools::media::image_media_type(mention.path).is_some() {
-                match self.project_image(mention.path) {
-                    Ok(Some(image)) => {
-                        self.pending_images.push(image);
+            let pdf = north_tools::media::is_pdf_path(mention.path);
+            if pdf || north_tools::media::image_media_type(mention.path).is_some() {
+                match self.project_attachment(mention.path) {
+                    Ok(Some(block)) => {
+                        self.push_attachment(block);
+                        let kind = if pdf { "Document" } else { "Image" };
                         text.push_str(&format!(
-                            "\n\n[Image #{}: {}]",
-                            self.pending_images.len(),
+                            "\n\n[{kind} #{}: {}]",
+                            self.pending_attachments(),
                             mention.path
                         ));
                         attached.push(mention.token.to_string());
@@ -117,9 +119,10 @@ impl Agent {
     /// The message block for `mention`: `Ok(None)` when it names no file
     /// (plain text that starts with `@`), `Err` when it names one North
     /// will not read (outside the project, a secret `.env`).
-    /// An image the user named with `@path`, inside the project, ready
-    /// for the request (scaled down when over the providers' limits).
-    fn project_image(&self, path: &str) -> Result<Option<north_tools::media::Image>, String> {
+    /// An image or PDF the user named with `@path`, inside the project,
+    /// ready for the request (an image scaled down when over the
+    /// providers' limits).
+    fn project_attachment(&self, path: &str) -> Result<Option<ContentBlock>, String> {
         let sandbox = self.ctx.sandbox().map_err(|e| e.to_string())?;
         let resolved = match sandbox.resolve_existing(path) {
             Ok(r) => r,
@@ -134,9 +137,7 @@ impl Agent {
             return Err("over 50 MiB".into());
         }
         let bytes = std::fs::read(&resolved.abs).map_err(|e| e.to_string())?;
-        north_tools::media::prepare_image(&bytes)
-            .map(Some)
-            .map_err(|e| e.to_string())
+        super::images::attachment(path, &bytes).map(Some)
     }
 
     fn attach_file(&self, mention: &FileMention<'_>) -> Result<Option<String>, String> {

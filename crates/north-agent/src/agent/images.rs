@@ -1,6 +1,7 @@
-//! Images in a session: attached to the user's message (`@shot.png`,
-//! `--image`), or returned by a tool (`read_file` on a picture) — then
-//! they follow its result, which keeps only a note of them.
+//! Images and PDFs in a session: attached to the user's message
+//! (`@shot.png`, `@doc.pdf`, `--image`), or an image returned by a tool
+//! (`read_file` on a picture) — then it follows its result, which keeps
+//! only a note of it.
 
 use north_protocol::{ContentBlock, Role, ToolOutcome};
 use serde_json::json;
@@ -8,39 +9,43 @@ use serde_json::json;
 use super::Agent;
 
 impl Agent {
-    /// Attaches the picture at `path` — one the user pasted or named
-    /// themselves, wherever it is — to the next prompt.
+    /// Attaches the picture or PDF at `path` — one the user pasted or
+    /// named themselves, wherever it is — to the next prompt.
     pub fn attach_image_file(&mut self, path: &std::path::Path) -> Result<(), String> {
         let size = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
         if size > 50 * 1024 * 1024 {
             return Err(format!("{size} bytes: over 50 MiB"));
         }
         let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
-        let image = north_tools::media::prepare_image(&bytes).map_err(|e| e.to_string())?;
-        self.pending_images.push(image);
+        let block = attachment(&path.to_string_lossy(), &bytes)?;
+        self.pending_images.push(block);
         Ok(())
+    }
+
+    /// How many images and documents wait for the next prompt.
+    pub(super) fn pending_attachments(&self) -> usize {
+        self.pending_images.len()
+    }
+
+    /// Queues an attachment [`attachment`] made.
+    pub(super) fn push_attachment(&mut self, block: ContentBlock) {
+        self.pending_images.push(block);
     }
 
     /// A clear refusal, before any request, when images are attached for
     /// a model the catalogue marks text-only.
     pub(super) fn images_accepted(&self) -> Result<(), String> {
-        if self.pending_images.is_empty() {
+        // A PDF goes as its pages' text where a model reads no documents.
+        let images = self.pending_images.iter().filter(|b| b.is_image()).count();
+        if images == 0 {
             return Ok(());
         }
         match north_llm::catalog::accepts_images(&self.opts.model) {
             Some(false) => Err(format!(
                 "{} reads text only: the attached image{} cannot be sent; remove {} or switch to a model that sees images (/model)",
                 self.opts.model,
-                if self.pending_images.len() == 1 {
-                    ""
-                } else {
-                    "s"
-                },
-                if self.pending_images.len() == 1 {
-                    "it"
-                } else {
-                    "them"
-                },
+                if images == 1 { "" } else { "s" },
+                if images == 1 { "it" } else { "them" },
             )),
             _ => Ok(()),
         }
@@ -53,15 +58,35 @@ impl Agent {
             return;
         }
         if let Some(m) = self.messages.last_mut().filter(|m| m.role == Role::User) {
-            m.content
-                .extend(images.into_iter().map(|i| ContentBlock::Image {
-                    media_type: i.media_type,
-                    data: i.data,
-                }));
+            m.content.extend(images);
             let at = self.messages.len() - 1;
             self.touched(at);
         }
     }
+}
+
+/// The content block for a file the user attached: a PDF (by its
+/// extension or its first bytes) as a document, else an image.
+pub(super) fn attachment(name: &str, bytes: &[u8]) -> Result<ContentBlock, String> {
+    use north_tools::media;
+    if media::is_pdf_path(name) || bytes.starts_with(b"%PDF-") {
+        let pdf = media::prepare_pdf(bytes).map_err(|e| e.to_string())?;
+        let name = std::path::Path::new(name)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| name.to_string());
+        return Ok(ContentBlock::Document {
+            name,
+            media_type: "application/pdf".into(),
+            data: pdf.data,
+            pages: pdf.pages,
+        });
+    }
+    let image = media::prepare_image(bytes).map_err(|e| e.to_string())?;
+    Ok(ContentBlock::Image {
+        media_type: image.media_type,
+        data: image.data,
+    })
 }
 
 /// Splits an image a tool returned (`output.image = {media_type, data}`)

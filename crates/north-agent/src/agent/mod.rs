@@ -111,6 +111,9 @@ pub struct AgentOptions {
     /// Snapshot the working tree before and after each user turn so it can
     /// be undone (see [`crate::undo`]). Library default: off.
     pub snapshots: bool,
+    /// Tools the provider runs itself that requests ask for (the user's
+    /// `web_search.provider`). Library default: none.
+    pub server_tools: Vec<north_protocol::ServerTool>,
 }
 
 impl Default for AgentOptions {
@@ -129,6 +132,7 @@ impl Default for AgentOptions {
             prompt_overrides: None,
             project_trust: crate::trust::ProjectTrust::Untrusted,
             snapshots: false,
+            server_tools: Vec::new(),
         }
     }
 }
@@ -206,8 +210,9 @@ pub struct Agent {
     depth: u32,
     /// Whether this agent's definition lets it start sub-agents.
     delegate_allowed: bool,
-    /// Images for the next user message (`@shot.png`, `--image`).
-    pending_images: Vec<north_tools::media::Image>,
+    /// Images and documents for the next user message (`@shot.png`,
+    /// `@doc.pdf`, `--image`).
+    pending_images: Vec<north_protocol::ContentBlock>,
 }
 
 /// Why an agent could not start.

@@ -58,6 +58,7 @@ impl Agent {
         req.reasoning = self.opts.reasoning;
         req.cache_key = Some(self.session.id.clone());
         if self.opts.tool_protocol == ToolProtocol::Native {
+            req.server_tools = self.opts.server_tools.clone();
             req.tools = self.tools.specs();
             req.tools.extend(self.disclosure.tools());
             req.tools.extend(self.delegation_tools());
@@ -414,9 +415,19 @@ impl Agent {
                 response
                     .content
                     .iter()
-                    .filter(|b| b.is_reasoning())
+                    .filter(|b| b.is_reasoning() || matches!(b, ContentBlock::Hosted { .. }))
                     .cloned(),
             );
+            for query in response
+                .content
+                .iter()
+                .filter_map(ContentBlock::hosted_search_query)
+            {
+                emit(Event::Notice {
+                    kind: NoticeKind::HostedSearch,
+                    message: format!("the provider searched the web: {query}"),
+                });
+            }
         }
         let raw_text = response.text();
         if !raw_text.is_empty() {

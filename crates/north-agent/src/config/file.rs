@@ -61,8 +61,8 @@ pub struct ConfigFile {
 pub struct WebSearchFile {
     /// A SearXNG-compatible endpoint (asked with `q` and `format=json`).
     pub searxng_url: Option<String>,
-    /// Use the model provider's own server-side search (not available yet:
-    /// accepted, and said so).
+    /// Use the model provider's own server-side search where its API has
+    /// one (Anthropic, the OpenAI Responses API).
     pub provider: Option<bool>,
 }
 

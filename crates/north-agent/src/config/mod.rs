@@ -135,7 +135,8 @@ pub struct Config {
     pub hooks: crate::hooks::HookSet,
     /// The SearXNG endpoint `web_search` asks (your own config only).
     pub web_search_url: Option<String>,
-    /// `web_search.provider: true` was asked for (not available yet).
+    /// `web_search.provider: true`: the provider's own search, where its
+    /// API has one (your own config only).
     pub web_search_provider: bool,
     /// Project settings that were not applied, and why.
     pub ignored: Vec<IgnoredSetting>,

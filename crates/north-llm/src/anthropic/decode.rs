@@ -16,7 +16,10 @@ enum BlockKind {
     Text,
     ToolUse,
     Thinking,
-    /// Known but not surfaced (redacted_thinking deltas, server tools).
+    /// A block of a tool the API ran itself (web search), passed on whole
+    /// when it stops.
+    Hosted,
+    /// Known but not surfaced (redacted_thinking deltas).
     Ignored,
     Unknown,
 }
@@ -25,6 +28,9 @@ enum BlockKind {
 #[derive(Debug, Default)]
 pub struct AnthropicDecoder {
     blocks: Vec<(usize, BlockKind)>,
+    /// Hosted blocks being received: index, the block as it started, the
+    /// input's JSON fragments.
+    hosted: Vec<(usize, Value, String)>,
     /// Bytes of thinking text seen, for the reasoning-token estimate (the
     /// API counts thinking inside `output_tokens` without saying how much).
     thinking_bytes: u64,
@@ -166,8 +172,8 @@ impl StreamDecoder for AnthropicDecoder {
                         BlockKind::Ignored
                     }
                     Some("server_tool_use" | "web_search_tool_result") => {
-                        self.stats.ignored += 1;
-                        BlockKind::Ignored
+                        self.hosted.push((index, block.clone(), String::new()));
+                        BlockKind::Hosted
                     }
                     other => {
                         self.stats.unknown_events += 1;
@@ -224,7 +230,13 @@ impl StreamDecoder for AnthropicDecoder {
                             signature: signature.to_string(),
                         });
                     }
-                    (Some(BlockKind::Ignored), _) | (_, Some("citations_delta")) => {
+                    (Some(BlockKind::Hosted), Some("input_json_delta")) => {
+                        if let Some(h) = self.hosted.iter_mut().find(|h| h.0 == index) {
+                            h.2.push_str(str_field(delta, "partial_json").unwrap_or(""));
+                        }
+                    }
+                    (Some(BlockKind::Ignored | BlockKind::Hosted), _)
+                    | (_, Some("citations_delta")) => {
                         self.stats.ignored += 1;
                     }
                     (None, _) => {
@@ -242,6 +254,18 @@ impl StreamDecoder for AnthropicDecoder {
                 let index = index_of(&v)?;
                 if self.kind(index) == Some(BlockKind::ToolUse) {
                     out.push(StreamDelta::ToolCallEnd { index });
+                }
+                if let Some(at) = self.hosted.iter().position(|h| h.0 == index) {
+                    let (_, mut raw, input) = self.hosted.remove(at);
+                    if !input.is_empty() {
+                        raw["input"] = serde_json::from_str(&input).map_err(|e| {
+                            DecodeFailure::Malformed(format!("server tool input: {e}"))
+                        })?;
+                    }
+                    out.push(StreamDelta::Hosted {
+                        api: north_protocol::HostedApi::Anthropic,
+                        raw,
+                    });
                 }
             }
             "message_delta" => {

@@ -1,6 +1,8 @@
 //! Encoding a provider-neutral request as a Messages API body.
 
-use north_protocol::{ChatRequest, ContentBlock, Message, ReasoningEffort, Role, ToolCall};
+use north_protocol::{
+    ChatRequest, ContentBlock, HostedApi, Message, ReasoningEffort, Role, ServerTool, ToolCall,
+};
 use serde_json::{Map, Value, json};
 
 fn ephemeral() -> Value {
@@ -69,9 +71,24 @@ fn encode_block(block: &ContentBlock) -> Option<Value> {
             json!({"type": "redacted_thinking", "data": data})
         }
         ContentBlock::Reasoning { .. } => return None,
+        ContentBlock::Hosted {
+            api: HostedApi::Anthropic,
+            raw,
+        } => raw.clone(),
+        ContentBlock::Hosted { .. } => return None,
         ContentBlock::Image { media_type, data } => json!({
             "type": "image",
             "source": {"type": "base64", "media_type": media_type, "data": data},
+        }),
+        ContentBlock::Document {
+            name,
+            media_type,
+            data,
+            ..
+        } => json!({
+            "type": "document",
+            "source": {"type": "base64", "media_type": media_type, "data": data},
+            "title": name,
         }),
     })
 }
@@ -196,6 +213,14 @@ pub fn encode_request(req: &ChatRequest, stream: bool) -> Value {
             })
             .collect();
         body.insert("tools".into(), Value::Array(tools));
+    }
+    if req.server_tools.contains(&ServerTool::WebSearch) {
+        let tools = body
+            .entry("tools")
+            .or_insert_with(|| Value::Array(Vec::new()));
+        if let Some(tools) = tools.as_array_mut() {
+            tools.push(json!({"type": "web_search_20250305", "name": "web_search", "max_uses": 5}));
+        }
     }
     let thinking = thinking_budget(req.reasoning, req.max_tokens);
     if let Some(budget) = thinking {

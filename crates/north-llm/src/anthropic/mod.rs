@@ -112,6 +112,10 @@ impl Backend for AnthropicBackend {
         P
     }
 
+    fn server_tools(&self) -> &'static [north_protocol::ServerTool] {
+        &[north_protocol::ServerTool::WebSearch]
+    }
+
     fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
         Box::pin(async move {
             let call = self.call(&request, false)?;

@@ -45,6 +45,12 @@ pub fn decode_response(v: &Value) -> Result<ChatResponse, ResponseError> {
             Some("redacted_thinking") => out.content.push(ContentBlock::RedactedThinking {
                 data: text_of(block, "data"),
             }),
+            Some("server_tool_use" | "web_search_tool_result") => {
+                out.content.push(ContentBlock::Hosted {
+                    api: north_protocol::HostedApi::Anthropic,
+                    raw: block.clone(),
+                })
+            }
             other => {
                 tracing::warn!(provider = P, block_type = ?other, "unknown content block in response skipped")
             }

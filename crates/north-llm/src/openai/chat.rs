@@ -27,7 +27,8 @@ pub(crate) fn effort_name(effort: Option<ReasoningEffort>) -> Option<&'static st
     }
 }
 
-/// A user message's content parts: text, and images as data URLs.
+/// A user message's content parts: text, images as data URLs, documents
+/// as the text of their pages.
 fn user_parts(content: &[ContentBlock]) -> Vec<Value> {
     content
         .iter()
@@ -38,6 +39,10 @@ fn user_parts(content: &[ContentBlock]) -> Vec<Value> {
             ContentBlock::Image { media_type, data } => Some(json!({
                 "type": "image_url",
                 "image_url": {"url": format!("data:{media_type};base64,{data}")},
+            })),
+            ContentBlock::Document { name, pages, .. } => Some(json!({
+                "type": "text",
+                "text": ContentBlock::document_text(name, pages),
             })),
             _ => None,
         })
@@ -56,7 +61,12 @@ pub fn encode_request(req: &ChatRequest, stream: bool, official: bool) -> Value 
     for msg in &req.messages {
         match msg.role {
             Role::System => messages.push(json!({"role": "system", "content": msg.text_content()})),
-            Role::User if msg.content.iter().any(ContentBlock::is_image) => {
+            Role::User
+                if msg
+                    .content
+                    .iter()
+                    .any(|b| b.is_image() || matches!(b, ContentBlock::Document { .. })) =>
+            {
                 messages.push(json!({"role": "user", "content": user_parts(&msg.content)}));
             }
             Role::User => messages.push(json!({"role": "user", "content": msg.text_content()})),

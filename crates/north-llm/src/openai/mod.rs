@@ -295,6 +295,14 @@ impl Backend for OpenAiBackend {
         P
     }
 
+    fn server_tools(&self) -> &'static [north_protocol::ServerTool] {
+        match self.api {
+            OpenAiApi::Responses => &[north_protocol::ServerTool::WebSearch],
+            // Chat Completions has no search tool (only search models).
+            OpenAiApi::Chat => &[],
+        }
+    }
+
     fn chat(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatResponse, LlmError>> {
         Box::pin(async move {
             let call = self.call(&request, false)?;

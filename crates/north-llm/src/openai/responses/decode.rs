@@ -224,6 +224,10 @@ impl ResponsesDecoder {
                     out.push(StreamDelta::Text { text });
                 }
             }
+            Some("web_search_call") => out.push(StreamDelta::Hosted {
+                api: north_protocol::HostedApi::Responses,
+                raw: item.clone(),
+            }),
             Some("reasoning") => {
                 self.summary_part = None;
                 let r = reasoning_item(item);

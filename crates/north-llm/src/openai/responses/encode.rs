@@ -1,6 +1,6 @@
 //! Encoding a provider-neutral request as a Responses API body.
 
-use north_protocol::{ChatRequest, ContentBlock, Role};
+use north_protocol::{ChatRequest, ContentBlock, Role, ServerTool};
 use serde_json::{Map, Value, json};
 
 use super::super::chat::{arguments_text, effort_name};
@@ -55,6 +55,16 @@ fn items(role: Role, content: &[ContentBlock], out: &mut Vec<Value>) {
                 "role": "user",
                 "content": [{"type": "input_image", "image_url": format!("data:{media_type};base64,{data}")}],
             })),
+            // The Responses API reads the pages' text, as Chat does.
+            (_, ContentBlock::Document { name, pages, .. }) => out.push(message(
+                "user",
+                "input_text",
+                &ContentBlock::document_text(name, pages),
+            )),
+            // A web search the API ran is not sent back: with `store:
+            // false` it could only be referred to by an id nothing keeps,
+            // and the answer that followed it already says what it found.
+            (_, ContentBlock::Hosted { .. }) => {}
             // Another provider's thinking has no place here.
             (_, ContentBlock::Reasoning { .. })
             | (_, ContentBlock::Thinking { .. })
@@ -87,6 +97,14 @@ pub fn encode_request(req: &ChatRequest, stream: bool) -> Value {
                     .collect(),
             ),
         );
+    }
+    if req.server_tools.contains(&ServerTool::WebSearch) {
+        let tools = body
+            .entry("tools")
+            .or_insert_with(|| Value::Array(Vec::new()));
+        if let Some(tools) = tools.as_array_mut() {
+            tools.push(json!({"type": "web_search"}));
+        }
     }
     body.insert("max_output_tokens".into(), json!(req.max_tokens));
     body.insert("store".into(), json!(false));

@@ -1,0 +1,57 @@
+//! The MCP servers of a run: which are started (the user's; a trusted
+//! project's), how North's inputs reach their prompts and resources.
+
+/// The user's own MCP servers file, beside the global config.
+pub fn user_mcp_file() -> Option<std::path::PathBuf> {
+    north_agent::config::global_config_path().map(|p| p.with_file_name("mcp.json"))
+}
+
+/// The MCP servers of this run: the user's, and the project's when it is
+/// trusted; `None` when there are none. Nothing starts here: call
+/// [`north_mcp::McpHub::start_all`] inside the runtime.
+pub fn mcp_hub(project: &crate::setup::Project) -> Option<std::sync::Arc<north_mcp::McpHub>> {
+    let user = user_mcp_file();
+    let loaded = north_mcp::config::load(&project.root, user.as_deref(), project.trust.applies());
+    for e in &loaded.errors {
+        eprintln!("north: warning: MCP: {e}");
+    }
+    if !loaded.skipped.is_empty() {
+        tracing::info!(servers = ?loaded.skipped, "project MCP servers not started: the project is not trusted");
+    }
+    if loaded.servers.is_empty() {
+        return None;
+    }
+    let mut opts = north_mcp::HubOptions::new(project.root.clone());
+    opts.launcher = crate::sandboxing::mcp_launcher(&project.root);
+    Some(north_mcp::McpHub::new(loaded.servers, opts))
+}
+
+/// Puts MCP prompts (`/mcp__server__prompt …`) and resources
+/// (`@server:uri`) into the user's inputs.
+struct McpExpander(std::sync::Arc<north_mcp::McpHub>);
+
+impl north_agent::InputExpander for McpExpander {
+    fn expand<'a>(
+        &'a self,
+        input: &'a str,
+        cancel: &'a tokio_util::sync::CancellationToken,
+    ) -> futures::future::BoxFuture<
+        'a,
+        Result<Option<north_agent::ExpandedInput>, north_agent::ExpandError>,
+    > {
+        Box::pin(async move {
+            match self.0.expand_input(input, cancel).await {
+                Ok(expanded) => Ok(expanded.map(|e| north_agent::ExpandedInput {
+                    text: e.text,
+                    attached: e.attached,
+                })),
+                Err(e) => Err(north_agent::ExpandError(e.to_string())),
+            }
+        })
+    }
+}
+
+/// Lets `agent` use `hub`'s prompts and resources in user inputs.
+pub fn attach_mcp(agent: &mut north_agent::Agent, hub: &std::sync::Arc<north_mcp::McpHub>) {
+    agent.set_input_expander(std::sync::Arc::new(McpExpander(hub.clone())));
+}
