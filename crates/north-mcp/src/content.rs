@@ -28,8 +28,9 @@ impl McpHub {
                 }
             })?;
         let result = s
-            .request(&self.opts, cancel, |peer| async move {
-                peer.read_resource(params).await
+            .request(&self.opts, cancel, |peer| {
+                let params = params.clone();
+                async move { peer.read_resource(params).await }
             })
             .await?;
         let value = serde_json::to_value(&result).unwrap_or(Value::Null);
@@ -76,8 +77,9 @@ impl McpHub {
                     message: e.to_string(),
                 })?;
         let result = s
-            .request(&self.opts, cancel, |peer| async move {
-                peer.get_prompt(params).await
+            .request(&self.opts, cancel, |peer| {
+                let params = params.clone();
+                async move { peer.get_prompt(params).await }
             })
             .await?;
         let value = serde_json::to_value(&result).unwrap_or(Value::Null);

@@ -103,8 +103,9 @@ impl McpHub {
         }
         let params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
         let result = server
-            .request(&self.opts, cancel, |peer| async move {
-                peer.call_tool(params).await
+            .request(&self.opts, cancel, |peer| {
+                let params = params.clone();
+                async move { peer.call_tool(params).await }
             })
             .await;
         if let Ok(mut l) = server.live.lock() {
@@ -144,6 +145,80 @@ impl McpHub {
             .lock()
             .map(|l| l.prompts.clone())
             .unwrap_or_default())
+    }
+
+    /// Logs in to HTTP server `name` (its browser flow, whatever state it
+    /// is in) and reconnects with the new tokens; returns where they are.
+    pub async fn login(&self, name: &str) -> Result<std::path::PathBuf, McpError> {
+        let server = self.server(name)?;
+        let fail = |message: String| McpError::Start {
+            server: name.into(),
+            message,
+        };
+        let crate::config::Transport::Http { .. } = &server.config.transport else {
+            return Err(fail(
+                "it is a stdio server: logins are for HTTP servers".into(),
+            ));
+        };
+        let store = server
+            .token_file(&self.opts)
+            .ok_or_else(|| fail("North has no state directory to keep tokens in".into()))?;
+        let config = server
+            .config
+            .expanded(&north_secrets::var)
+            .map_err(|e| fail(format!("in its configuration: {e}")))?;
+        let crate::config::Transport::Http { url, .. } = &config.transport else {
+            return Err(fail("not an HTTP server".into()));
+        };
+        // The server's own challenge names its metadata and scopes.
+        let challenge = crate::oauth::probe_challenge(url).await;
+        let target = crate::oauth::LoginTarget {
+            name,
+            url,
+            config: config.oauth.as_ref(),
+            challenge: challenge.as_deref(),
+        };
+        let announce = self.opts.announce.clone();
+        crate::oauth::login(&target, &store, &move |line: &str| announce.say(line))
+            .await
+            .map_err(|e| fail(e.to_string()))?;
+        server.close().await;
+        server.set_state(crate::status::ServerState::Idle, None);
+        Ok(store.path().to_path_buf())
+    }
+
+    /// Forgets the tokens of server `name`; `Ok(false)` when there were none.
+    pub async fn logout(&self, name: &str) -> Result<bool, McpError> {
+        let server = self.server(name)?;
+        let Some(store) = server.token_file(&self.opts) else {
+            return Ok(false);
+        };
+        let removed = store.remove().map_err(|e| McpError::Start {
+            server: name.into(),
+            message: format!("{}: {e}", store.path().display()),
+        })?;
+        server.close().await;
+        Ok(removed)
+    }
+
+    /// From now on `elicitor` answers servers' requests for input.
+    pub fn set_elicitor(&self, elicitor: Arc<dyn crate::elicit::Elicitor>) {
+        self.opts.elicitor.set(elicitor);
+    }
+
+    /// Makes `roots` the directories servers are told of, and tells the
+    /// connected ones they changed (`notifications/roots/list_changed`).
+    pub async fn set_roots(&self, roots: Vec<std::path::PathBuf>) {
+        if !self.opts.roots.replace(roots) {
+            return;
+        }
+        for server in &self.servers {
+            let conn = server.conn.lock().await.clone();
+            if let Some(conn) = conn {
+                #[allow(deprecated)]
+                let _ = conn.service.peer().notify_roots_list_changed().await;
+            }
+        }
     }
 
     /// Stops every server.

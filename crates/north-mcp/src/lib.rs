@@ -21,9 +21,11 @@
 //! Module map, lowest first — each module uses only modules above it, so
 //! there are no import circles:
 //! - `config`: server configuration
-//! - `status`: what a hub and its servers say about themselves (uses `config`)
+//! - `elicit`: answering servers' requests for input and for North's roots (uses `status`)
+//! - `oauth`: logging in to HTTP servers that ask for OAuth, and their tokens (uses `config`)
+//! - `status`: what a hub and its servers say about themselves (uses `config`, `oauth`)
 //! - `stdio`: a stdio server as a child process, with bounded buffers on both of its output streams (uses `config`)
-//! - `server`: one configured server (uses `config`, `status`, `stdio`)
+//! - `server`: one configured server (uses `config`, `elicit`, `oauth`, `status`, `stdio`)
 //! - `hub`: the connections to configured servers (uses `config`, `server`, `status`)
 //! - `result`: an MCP `CallToolResult` as North's tool envelope `{ok, output, error}`
 //! - `content`: what servers offer besides tools (uses `hub`, `result`, `server`, `status`)
@@ -32,7 +34,9 @@
 
 pub mod config;
 mod content;
+pub mod elicit;
 mod hub;
+pub mod oauth;
 pub mod result;
 mod serve;
 mod server;
@@ -44,7 +48,7 @@ pub use content::{Expansion, Offers};
 pub use hub::McpHub;
 pub use serve::{ServeOptions, serve};
 pub use status::{
-    HubOptions, McpError, PromptInfo, RemoteTool, ResourceInfo, ServerState, ServerStatus,
+    Announcer, HubOptions, McpError, PromptInfo, RemoteTool, ResourceInfo, ServerState, ServerStatus,
 };
 pub use tools::SEARCH_TOOL;
 

@@ -25,6 +25,43 @@ pub struct HubOptions {
     /// Past this many tools in all, their definitions are deferred behind
     /// `mcp_tool_search`.
     pub defer_threshold: usize,
+    /// Where OAuth tokens live, and whether a login may start on its own.
+    pub oauth: crate::oauth::OAuthOptions,
+    /// Where what a login needs the user to see goes (the URL to open).
+    pub announce: Announcer,
+    /// Who answers a server's request for input (none: declined).
+    pub elicitor: crate::elicit::ElicitorSlot,
+    /// The roots servers are told of (`roots/list`).
+    pub roots: crate::elicit::Roots,
+}
+
+/// Tells the user something a server's login needs them to see.
+#[derive(Clone)]
+pub struct Announcer(std::sync::Arc<dyn Fn(&str) + Send + Sync>);
+
+impl Announcer {
+    /// Lines go to `say`.
+    pub fn new(say: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        Announcer(std::sync::Arc::new(say))
+    }
+
+    /// Says `line`.
+    pub fn say(&self, line: &str) {
+        (self.0)(line)
+    }
+}
+
+impl Default for Announcer {
+    /// Standard error, prefixed `north: MCP:`.
+    fn default() -> Self {
+        Announcer::new(|line| eprintln!("north: MCP: {line}"))
+    }
+}
+
+impl std::fmt::Debug for Announcer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Announcer")
+    }
 }
 
 impl HubOptions {
@@ -33,11 +70,15 @@ impl HubOptions {
     pub fn new(root: PathBuf) -> Self {
         HubOptions {
             attachments: root.join(".north").join("mcp-attachments"),
+            roots: crate::elicit::Roots::new(&root),
             root,
             launcher: None,
             connect_timeout: Duration::from_secs(30),
             call_timeout: Duration::from_secs(120),
             defer_threshold: 40,
+            oauth: crate::oauth::OAuthOptions::default(),
+            announce: Announcer::default(),
+            elicitor: crate::elicit::ElicitorSlot::default(),
         }
     }
 }
@@ -54,6 +95,8 @@ pub enum ServerState {
     Ready,
     /// It failed to start, or stopped; the next use starts it again.
     Failed,
+    /// It asks for a login (`north mcp login NAME`).
+    NeedsLogin,
     /// Switched off in its configuration.
     Disabled,
 }
@@ -65,6 +108,7 @@ impl std::fmt::Display for ServerState {
             ServerState::Starting => "starting",
             ServerState::Ready => "ready",
             ServerState::Failed => "failed",
+            ServerState::NeedsLogin => "needs login",
             ServerState::Disabled => "disabled",
         })
     }

@@ -30,6 +30,7 @@ fn stdio_server(node: &std::path::Path, modules: &std::path::Path) -> ServerConf
         timeout_secs: None,
         scope: Scope::User,
         disabled: false,
+        oauth: None,
     }
 }
 
@@ -308,6 +309,7 @@ async fn everything_over_streamable_http() {
         timeout_secs: None,
         scope: Scope::User,
         disabled: false,
+        oauth: None,
     };
     let hub = hub_for(config, dir.path());
     exercise(hub, dir.path()).await;

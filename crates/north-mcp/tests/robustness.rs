@@ -33,6 +33,7 @@ fn fake(node: &Path, name: &str, args: &[&str], timeout: Option<u64>) -> ServerC
         timeout_secs: timeout,
         scope: Scope::User,
         disabled: false,
+        oauth: None,
     }
 }
 

@@ -13,17 +13,19 @@
 //! Module map, lowest first — each module uses only modules above it, so
 //! there are no import circles:
 //! - `capability`: capabilities a user grants a session (runtime-contracts §4)
-//! - `stream`: what a model stream yields
-//! - `event`: events the runtime emits and front ends render (uses `stream`)
+//! - `elicit`: a form an MCP server asks the user to fill in, and the answer
 //! - `json`: words for JSON values in messages that say what was found
 //! - `tool`: tool declarations, invocations and results
 //! - `message`: provider-neutral chat messages (uses `tool`)
+//! - `stream`: what a model stream yields (uses `message`)
+//! - `event`: events the runtime emits and front ends render (uses `stream`)
 //! - `mode`: permission modes
 //! - `request`: provider-neutral requests and complete responses (uses `message`, `stream`, `tool`)
 //! - `state`: persisted runtime contracts (uses `capability`, `message`)
 //! - `trace`: trace events (runtime-contracts §6)
 
 mod capability;
+mod elicit;
 mod event;
 mod json;
 mod message;
@@ -35,6 +37,7 @@ mod tool;
 mod trace;
 
 pub use capability::{Capability, CapabilityError};
+pub use elicit::{ElicitAnswer, ElicitField, ElicitForm, FieldKind};
 pub use event::{
     ApprovalDecision, ApprovalKind, ErrorKind, Event, HookEvent, HookOutcome, NoticeKind,
     OutputStream, hook_line,

@@ -55,7 +55,7 @@ impl Factory {
             None => setup::SessionChoice::New,
         };
         let session = project.session(&choice)?;
-        let mcp = crate::mcp_setup::mcp_hub(&project);
+        let mcp = crate::mcp_setup::mcp_hub(&project, false);
         if let Some(hub) = &mcp {
             hub.start_all();
         }

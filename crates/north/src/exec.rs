@@ -114,8 +114,14 @@ async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
         grants: args.grants.clone(),
         explain: true,
     };
-    let mcp = crate::mcp_setup::mcp_hub(&p.project);
+    let mcp = crate::mcp_setup::mcp_hub(&p.project, true);
     if let Some(hub) = &mcp {
+        // Nobody to ask: a server's form is answered with its defaults
+        // only under --yes (and only when they cover what it requires).
+        hub.set_elicitor(Arc::new(north_mcp::elicit::Unattended {
+            accept_defaults: args.approvals.yes,
+            announce: north_mcp::Announcer::default(),
+        }));
         hub.start_all();
     }
     let session_id = session.id.clone();

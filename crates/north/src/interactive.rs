@@ -191,7 +191,7 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
     approver.allow_shell = project.config.allow_shell.value;
     let approver = Arc::new(approver);
     let max_tokens = args.max_tokens;
-    let mcp_hub = crate::mcp_setup::mcp_hub(&project);
+    let mcp_hub = crate::mcp_setup::mcp_hub(&project, false);
     let builder = crate::builder::AgentBuilder::default()
         .mcp(mcp_hub.clone())
         .max_tokens(max_tokens)

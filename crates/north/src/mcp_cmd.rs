@@ -1,5 +1,6 @@
 //! `north mcp`: manage the MCP servers North connects to (`list`, `get`,
-//! `add`, `remove`) and serve North's own tools to MCP clients (`serve`).
+//! `add`, `remove`; `login`, `logout` and `call` in `mcp_use`) and serve
+//! North's own tools to MCP clients (`serve`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -59,6 +60,20 @@ pub enum McpCommand {
     },
     /// Serve North's tools to an MCP client on stdin/stdout.
     Serve(ServeArgs),
+    /// Log in to an HTTP server that asks for OAuth: opens your browser
+    /// ($BROWSER, else xdg-open/open; else prints the URL) and keeps the
+    /// tokens in your state directory (mode 0600).
+    Login {
+        /// The server's name.
+        name: String,
+    },
+    /// Forget a server's login (deletes its tokens).
+    Logout {
+        /// The server's name.
+        name: String,
+    },
+    /// Call one tool of a server and print its result (to try a server).
+    Call(crate::mcp_use::CallArgs),
 }
 
 /// Which configuration file.
@@ -134,7 +149,7 @@ fn trusted(state: TrustState) -> bool {
     matches!(state, TrustState::Trusted | TrustState::NothingToTrust)
 }
 
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -151,18 +166,22 @@ pub fn main(args: McpArgs) -> anyhow::Result<ExitCode> {
         McpCommand::Add(add_args) => add(&root, add_args),
         McpCommand::Remove { name, scope } => remove(&root, &name, scope),
         McpCommand::Serve(serve_args) => serve(&root, serve_args),
+        McpCommand::Login { name } => crate::mcp_use::login(&root, &name),
+        McpCommand::Logout { name } => crate::mcp_use::logout(&root, &name),
+        McpCommand::Call(call) => crate::mcp_use::call(&root, call),
     }
 }
 
 /// The hub over every server of this project (untrusted project servers
 /// are returned apart, never started).
-fn hub(root: &std::path::Path) -> (std::sync::Arc<McpHub>, Vec<String>, Vec<String>) {
+pub(crate) fn hub(root: &std::path::Path) -> (std::sync::Arc<McpHub>, Vec<String>, Vec<String>) {
     let (state, _) = trust_state(root);
     let user = crate::mcp_setup::user_mcp_file();
     let loaded = north_mcp::config::load(root, user.as_deref(), trusted(state));
     let errors = loaded.errors.iter().map(|e| e.to_string()).collect();
     let mut opts = HubOptions::new(root.to_path_buf());
     opts.launcher = crate::setup::mcp_launcher(root);
+    opts.oauth.interactive = north_mcp::oauth::can_open_browser();
     (McpHub::new(loaded.servers, opts), loaded.skipped, errors)
 }
 
@@ -175,6 +194,10 @@ fn status_line(s: &ServerStatus) -> String {
         ServerState::Failed => format!(
             "failed: {}",
             s.last_error.as_deref().unwrap_or("unknown error")
+        ),
+        ServerState::NeedsLogin => format!(
+            "needs login: {}",
+            s.last_error.as_deref().unwrap_or("run `north mcp login`")
         ),
         other => other.to_string(),
     };

@@ -8,8 +8,13 @@ pub fn user_mcp_file() -> Option<std::path::PathBuf> {
 
 /// The MCP servers of this run: the user's, and the project's when it is
 /// trusted; `None` when there are none. Nothing starts here: call
-/// [`north_mcp::McpHub::start_all`] inside the runtime.
-pub fn mcp_hub(project: &crate::setup::Project) -> Option<std::sync::Arc<north_mcp::McpHub>> {
+/// [`north_mcp::McpHub::start_all`] inside the runtime. `login_on_demand`:
+/// a server asking for OAuth starts the browser login when a browser can
+/// be opened (a headless run); else it waits for `north mcp login`.
+pub fn mcp_hub(
+    project: &crate::setup::Project,
+    login_on_demand: bool,
+) -> Option<std::sync::Arc<north_mcp::McpHub>> {
     let user = user_mcp_file();
     let loaded = north_mcp::config::load(&project.root, user.as_deref(), project.trust.applies());
     for e in &loaded.errors {
@@ -23,6 +28,7 @@ pub fn mcp_hub(project: &crate::setup::Project) -> Option<std::sync::Arc<north_m
     }
     let mut opts = north_mcp::HubOptions::new(project.root.clone());
     opts.launcher = crate::sandboxing::mcp_launcher(&project.root);
+    opts.oauth.interactive = login_on_demand && north_mcp::oauth::can_open_browser();
     Some(north_mcp::McpHub::new(loaded.servers, opts))
 }
 

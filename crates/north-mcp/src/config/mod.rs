@@ -11,6 +11,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+mod oauth;
+pub use oauth::OAuthConfig;
+
 /// Where a server was configured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -66,6 +69,9 @@ pub struct ServerConfig {
     pub scope: Scope,
     /// Whether the entry is switched off (`"disabled": true`).
     pub disabled: bool,
+    /// How North logs in to an HTTP server that asks for OAuth (its
+    /// `"oauth"` block); `None`: discovered and registered as it asks.
+    pub oauth: Option<OAuthConfig>,
 }
 
 /// A configuration file that could not be used.
@@ -366,11 +372,19 @@ fn parse_entry(name: &str, entry: &Value, scope: Scope) -> Result<ServerConfig, 
                 .ok_or("`timeout` must be a positive number of seconds")?,
         ),
     };
+    let oauth = match obj.get("oauth") {
+        None | Some(Value::Null) => None,
+        Some(_) if matches!(transport, Transport::Stdio { .. }) => {
+            return Err("`oauth` applies to http servers only".into());
+        }
+        Some(v) => Some(oauth::parse(v)?),
+    };
     Ok(ServerConfig {
         name: name.into(),
         transport,
         timeout_secs,
         scope,
+        oauth,
         disabled: obj
             .get("disabled")
             .and_then(Value::as_bool)
@@ -466,6 +480,11 @@ impl ServerConfig {
                 headers: map(headers)?,
             },
         };
+        if let Some(oauth) = server.oauth.as_mut()
+            && let Some(secret) = oauth.client_secret.as_mut()
+        {
+            *secret = expand(secret, lookup)?;
+        }
         Ok(server)
     }
 
@@ -490,6 +509,9 @@ impl ServerConfig {
             }
             Transport::Http { url, headers } => {
                 let mut line = format!("http {url}");
+                if self.oauth.is_some() {
+                    line.push_str(" (oauth)");
+                }
                 if !headers.is_empty() {
                     line.push_str(&format!(
                         " (headers: {})",
@@ -543,55 +565,4 @@ pub fn load(root: &Path, user_file: Option<&Path>, project_trusted: bool) -> Loa
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn parse(v: Value) -> Result<ServerConfig, String> {
-        parse_entry("s", &v, Scope::Project)
-    }
-
-    #[test]
-    fn stdio_and_http_entries_parse_and_bad_ones_say_what_to_write() {
-        let s = parse(json!({"command": "node", "args": ["x.js", 3], "env": {"A": "b"}})).unwrap();
-        assert!(matches!(s.transport, Transport::Stdio { ref args, .. } if args == &["x.js", "3"]));
-        let h = parse(json!({"type": "http", "url": "http://127.0.0.1:1/mcp", "headers": {"Authorization": "Bearer x"}})).unwrap();
-        assert!(matches!(h.transport, Transport::Http { .. }));
-        assert!(
-            parse(json!({"url": "http://x"}))
-                .unwrap_err()
-                .contains("type")
-        );
-        assert!(
-            parse(json!({"type": "sse", "url": "http://x"}))
-                .unwrap_err()
-                .contains("http")
-        );
-        assert!(parse(json!({"args": []})).unwrap_err().contains("command"));
-        assert!(parse(json!({"command": "x", "timeout": -1})).is_err());
-        assert!(parse_entry("a__b", &json!({"command": "x"}), Scope::User).is_err());
-        assert!(parse_entry("a b", &json!({"command": "x"}), Scope::User).is_err());
-    }
-
-    #[test]
-    fn expansion_uses_defaults_and_never_hands_out_north_keys() {
-        let env = |k: &str| match k {
-            "HOME" => Some("/h".to_string()),
-            "ANTHROPIC_API_KEY" => Some("sk-secret".to_string()),
-            _ => None,
-        };
-        assert_eq!(expand("${HOME}/x", &env).unwrap(), "/h/x");
-        assert_eq!(expand("${NOPE:-d}", &env).unwrap(), "d");
-        let unset = expand("${NOPE}", &env).unwrap_err();
-        assert_eq!(unset, ExpandError::Unset("NOPE".into()));
-        assert!(unset.to_string().contains("not set"), "{unset}");
-        let reserved = expand("${ANTHROPIC_API_KEY}", &env).unwrap_err();
-        assert!(reserved.to_string().contains("never"), "{reserved}");
-        assert!(!reserved.to_string().contains("sk-secret"));
-        assert_eq!(expand("${ANTHROPIC_API_KEY:-none}", &env).unwrap(), "none");
-        assert!(matches!(
-            expand("${open", &env),
-            Err(ExpandError::Unclosed(_))
-        ));
-    }
-}
+mod tests;
