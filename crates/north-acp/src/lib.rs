@@ -16,11 +16,14 @@
 //! Module map, lowest first — each module uses only modules above it, so
 //! there are no import circles:
 //! - `approver`: approvals in the editor
+//! - `setup`: what an editor passes for a session (its MCP servers, its forms)
 //! - `updates`: north events as ACP `session/update`s
-//! - `server`: the connection (uses `approver`, `updates`)
+//! - `server`: the connection (uses `approver`, `setup`, `updates`)
 
 mod approver;
 mod server;
+mod setup;
 mod updates;
 
 pub use server::{OpenError, SessionFactory, serve, serve_on};
+pub use setup::{EditorForms, EditorServer, SessionSetup};

@@ -15,12 +15,14 @@ use agent_client_protocol::v1::schema::{
     SessionModeState, SessionNotification, SessionUpdate, SetSessionModeRequest,
     SetSessionModeResponse, StopReason, TextContent, ToolCall, ToolCallStatus,
 };
+use agent_client_protocol::v1::schema::{McpCapabilities, McpServer};
 use agent_client_protocol::{Agent as AcpRole, Client, ConnectTo, Error, Stdio};
 use north_agent::{Agent, Approver, TurnEnd};
 use north_protocol::{ContentBlock as NorthBlock, Event, PermissionMode, Role};
 use tokio_util::sync::CancellationToken;
 
 use crate::approver::{AcpApprover, TurnCancel};
+use crate::setup::{EditorForms, SessionSetup, editor_servers};
 use crate::updates::{acp_kind, update_for};
 
 /// Why a session could not be opened (shown to the editor).
@@ -38,6 +40,7 @@ pub trait SessionFactory: Send + Sync + 'static {
         cwd: &Path,
         resume: Option<&str>,
         approver: Arc<dyn Approver>,
+        setup: SessionSetup,
     ) -> Result<Agent, OpenError>;
 }
 
@@ -52,6 +55,8 @@ struct Shared {
     sessions: Arc<Mutex<HashMap<String, Session>>>,
     /// The client offered `fs/write_text_file` at `initialize`.
     editor_writes: Arc<std::sync::atomic::AtomicBool>,
+    /// The client said it shows forms (`elicitation.form`) at `initialize`.
+    editor_forms: Arc<std::sync::atomic::AtomicBool>,
 }
 
 fn invalid(message: impl ToString) -> Error {
@@ -100,6 +105,7 @@ impl Shared {
         cx: &ConnectionTo<Client>,
         cwd: &Path,
         resume: Option<&str>,
+        servers: &[McpServer],
     ) -> Result<(String, PermissionMode, Vec<SessionUpdate>), Error> {
         if !cwd.is_absolute() {
             return Err(invalid("cwd must be an absolute path"));
@@ -112,9 +118,20 @@ impl Shared {
             root: cwd.to_path_buf(),
             cancel: cancel.clone(),
         });
+        let forms = self
+            .editor_forms
+            .load(std::sync::atomic::Ordering::Relaxed)
+            .then(|| EditorForms {
+                cx: cx.clone(),
+                session: cell.clone(),
+            });
+        let setup = SessionSetup {
+            servers: editor_servers(servers),
+            forms,
+        };
         let mut agent = self
             .factory
-            .open(cwd, resume, approver)
+            .open(cwd, resume, approver, setup)
             .map_err(|e| internal(e.0))?;
         let id = agent.session_id().to_string();
         let _ = cell.set(id.clone());
@@ -206,8 +223,10 @@ pub async fn serve_on(
         factory,
         sessions: Arc::new(Mutex::new(HashMap::new())),
         editor_writes: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+        editor_forms: Arc::new(std::sync::atomic::AtomicBool::new(false)),
     };
     let writes = shared.editor_writes.clone();
+    let forms = shared.editor_forms.clone();
     let (s_new, s_load, s_prompt, s_cancel, s_mode) = (
         shared.clone(),
         shared.clone(),
@@ -226,9 +245,21 @@ pub async fn serve_on(
                     req.client_capabilities.fs.write_text_file,
                     std::sync::atomic::Ordering::Relaxed,
                 );
+                // Servers' forms go to an editor that shows them.
+                forms.store(
+                    req.client_capabilities
+                        .elicitation
+                        .as_ref()
+                        .is_some_and(|e| e.form.is_some()),
+                    std::sync::atomic::Ordering::Relaxed,
+                );
                 responder.respond(
                     InitializeResponse::new(version)
-                        .agent_capabilities(AgentCapabilities::new().load_session(true))
+                        .agent_capabilities(
+                            AgentCapabilities::new()
+                                .load_session(true)
+                                .mcp_capabilities(McpCapabilities::new().http(true)),
+                        )
                         .agent_info(Implementation::new("north", env!("CARGO_PKG_VERSION"))),
                 )
             },
@@ -236,7 +267,7 @@ pub async fn serve_on(
         )
         .on_receive_request(
             async move |req: NewSessionRequest, responder, cx: ConnectionTo<Client>| match s_new
-                .open(&cx, &req.cwd, None)
+                .open(&cx, &req.cwd, None, &req.mcp_servers)
             {
                 Ok((id, mode, _)) => {
                     responder.respond(NewSessionResponse::new(id).modes(mode_state(mode)))
@@ -248,7 +279,7 @@ pub async fn serve_on(
         .on_receive_request(
             async move |req: LoadSessionRequest, responder, cx: ConnectionTo<Client>| {
                 let id = req.session_id.to_string();
-                match s_load.open(&cx, &req.cwd, Some(&id)) {
+                match s_load.open(&cx, &req.cwd, Some(&id), &req.mcp_servers) {
                     Ok((id, mode, history)) => {
                         for update in history {
                             let _ =

@@ -48,7 +48,8 @@ pub use content::{Expansion, Offers};
 pub use hub::McpHub;
 pub use serve::{ServeOptions, serve};
 pub use status::{
-    Announcer, HubOptions, McpError, PromptInfo, RemoteTool, ResourceInfo, ServerState, ServerStatus,
+    Announcer, HubOptions, McpError, PromptInfo, RemoteTool, ResourceInfo, ServerState,
+    ServerStatus,
 };
 pub use tools::SEARCH_TOOL;
 

@@ -82,7 +82,9 @@ fn strings(v: Option<&Value>) -> Vec<String> {
 }
 
 fn kind_of(prop: &Value) -> FieldKind {
-    let options = strings(prop.get("enum")).into_iter().chain(strings(prop.get("oneOf")));
+    let options = strings(prop.get("enum"))
+        .into_iter()
+        .chain(strings(prop.get("oneOf")));
     let options: Vec<String> = options.collect();
     match prop.get("type").and_then(Value::as_str) {
         Some("array") => {
@@ -111,7 +113,10 @@ impl ElicitForm {
                     .iter()
                     .map(|(name, prop)| ElicitField {
                         name: name.clone(),
-                        title: prop.get("title").and_then(Value::as_str).map(str::to_string),
+                        title: prop
+                            .get("title")
+                            .and_then(Value::as_str)
+                            .map(str::to_string),
                         description: prop
                             .get("description")
                             .and_then(Value::as_str)
@@ -177,9 +182,17 @@ impl ElicitField {
                 .map(|o| Value::String(o.clone()))
                 .ok_or_else(|| format!("{}: one of {}", self.name, options.join(", "))),
             FieldKind::Choices(options) => {
-                let picked: Vec<&str> = t.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+                let picked: Vec<&str> = t
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .collect();
                 match picked.iter().find(|p| !options.iter().any(|o| o == *p)) {
-                    Some(bad) => Err(format!("{}: `{bad}` is not one of {}", self.name, options.join(", "))),
+                    Some(bad) => Err(format!(
+                        "{}: `{bad}` is not one of {}",
+                        self.name,
+                        options.join(", ")
+                    )),
                     None => Ok(Value::from(picked)),
                 }
             }
@@ -192,7 +205,11 @@ impl ElicitField {
             Value::String(s) => s.clone(),
             Value::Array(items) => items
                 .iter()
-                .map(|i| i.as_str().map(str::to_string).unwrap_or_else(|| i.to_string()))
+                .map(|i| {
+                    i.as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| i.to_string())
+                })
                 .collect::<Vec<_>>()
                 .join(", "),
             Value::Null => String::new(),
@@ -219,13 +236,21 @@ mod tests {
         let form = ElicitForm::from_schema("s", "please", &schema);
         assert_eq!(form.fields.len(), 5);
         let kinds: Vec<&FieldKind> = form.fields.iter().map(|f| &f.kind).collect();
-        assert!(kinds.contains(&&FieldKind::Choice(vec!["active".into(), "inactive".into()])));
+        assert!(kinds.contains(&&FieldKind::Choice(vec![
+            "active".into(),
+            "inactive".into()
+        ])));
         assert_eq!(form.defaults().len(), 4);
         assert_eq!(form.required_without_default(), ["score"]);
         let score = form.fields.iter().find(|f| f.name == "score").unwrap();
         assert_eq!(score.parse("95.5").unwrap(), json!(95.5));
         assert!(score.parse("lots").is_err());
         let status = form.fields.iter().find(|f| f.name == "status").unwrap();
-        assert!(status.parse("gone").unwrap_err().contains("one of active, inactive"));
+        assert!(
+            status
+                .parse("gone")
+                .unwrap_err()
+                .contains("one of active, inactive")
+        );
     }
 }

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Args;
-use north_acp::{OpenError, SessionFactory};
+use north_acp::{EditorForms, EditorServer, OpenError, SessionFactory, SessionSetup};
 use north_agent::redact::Redactor;
 use north_agent::{Agent, Approver};
 use north_protocol::{Capability, PermissionMode};
@@ -43,6 +43,7 @@ impl Factory {
         cwd: &Path,
         resume: Option<&str>,
         approver: Arc<dyn Approver>,
+        setup: SessionSetup,
     ) -> anyhow::Result<Agent> {
         let mut model = self.model.clone();
         model.path = Some(cwd.to_path_buf());
@@ -55,8 +56,12 @@ impl Factory {
             None => setup::SessionChoice::New,
         };
         let session = project.session(&choice)?;
-        let mcp = crate::mcp_setup::mcp_hub(&project, false);
+        let editor = setup.servers.into_iter().map(editor_server).collect();
+        let mcp = crate::mcp_setup::mcp_hub_with(&project, false, editor);
         if let Some(hub) = &mcp {
+            if let Some(forms) = setup.forms {
+                hub.set_elicitor(Arc::new(EditorElicitor(forms)));
+            }
             hub.start_all();
         }
         crate::builder::AgentBuilder::default()
@@ -72,14 +77,81 @@ impl Factory {
     }
 }
 
+/// A server the editor passed, as North configures servers.
+fn editor_server(server: EditorServer) -> north_mcp::config::ServerConfig {
+    use north_mcp::config::{Scope, ServerConfig, Transport};
+    let (name, transport) = match server {
+        EditorServer::Stdio {
+            name,
+            command,
+            args,
+            env,
+        } => (
+            name,
+            Transport::Stdio {
+                command: command.display().to_string(),
+                args,
+                env: env.into_iter().collect(),
+                cwd: None,
+            },
+        ),
+        EditorServer::Http { name, url, headers } => (
+            name,
+            Transport::Http {
+                url,
+                headers: headers.into_iter().collect(),
+            },
+        ),
+    };
+    ServerConfig {
+        name: server_name(&name),
+        transport,
+        timeout_secs: None,
+        scope: Scope::Editor,
+        disabled: false,
+        oauth: None,
+    }
+}
+
+/// An editor's server name as North's tool names can carry it
+/// (`mcp__<server>__<tool>`): letters, digits, `-` and `_`, at most 32.
+fn server_name(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        let c = if c.is_ascii_alphanumeric() || c == '-' {
+            c
+        } else {
+            '_'
+        };
+        if !(c == '_' && out.ends_with('_')) {
+            out.push(c);
+        }
+    }
+    let out: String = out.trim_matches('_').chars().take(32).collect();
+    if out.is_empty() { "editor".into() } else { out }
+}
+
+/// Servers' forms, shown by the editor.
+struct EditorElicitor(EditorForms);
+
+impl north_mcp::elicit::Elicitor for EditorElicitor {
+    fn elicit(
+        &self,
+        form: north_protocol::ElicitForm,
+    ) -> futures::future::BoxFuture<'static, north_protocol::ElicitAnswer> {
+        self.0.ask(form)
+    }
+}
+
 impl SessionFactory for Factory {
     fn open(
         &self,
         cwd: &Path,
         resume: Option<&str>,
         approver: Arc<dyn Approver>,
+        setup: SessionSetup,
     ) -> Result<Agent, OpenError> {
-        self.open_agent(cwd, resume, approver).map_err(|e| {
+        self.open_agent(cwd, resume, approver, setup).map_err(|e| {
             let message = self.redactor.scrub(&format!("{e:#}")).into_owned();
             tracing::error!(error = %message, "cannot open a session for the editor");
             OpenError(message)

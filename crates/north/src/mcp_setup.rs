@@ -15,8 +15,21 @@ pub fn mcp_hub(
     project: &crate::setup::Project,
     login_on_demand: bool,
 ) -> Option<std::sync::Arc<north_mcp::McpHub>> {
+    mcp_hub_with(project, login_on_demand, Vec::new())
+}
+
+/// [`mcp_hub`] with the servers an editor passed for the session (`north
+/// acp`): started like the user's own, through the same sandbox, each
+/// call asked for like any server's.
+pub fn mcp_hub_with(
+    project: &crate::setup::Project,
+    login_on_demand: bool,
+    editor: Vec<north_mcp::config::ServerConfig>,
+) -> Option<std::sync::Arc<north_mcp::McpHub>> {
     let user = user_mcp_file();
-    let loaded = north_mcp::config::load(&project.root, user.as_deref(), project.trust.applies());
+    let mut loaded =
+        north_mcp::config::load(&project.root, user.as_deref(), project.trust.applies());
+    loaded.add_editor_servers(editor);
     for e in &loaded.errors {
         eprintln!("north: warning: MCP: {e}");
     }

@@ -76,3 +76,56 @@ fn the_typescript_sdk_client_runs_a_prompt_and_grants_an_edit() {
         "two\n"
     );
 }
+
+#[test]
+fn an_editors_mcp_server_works_in_its_session_and_its_forms_reach_the_editor() {
+    let dir = interop_dir();
+    let Some((node, modules)) = north_test_support::interop::mcp() else {
+        return;
+    };
+    if !dir.join("node_modules/@agentclientprotocol/sdk").is_dir() {
+        eprintln!("skipped: run `npm ci` in tests/interop/acp first (.ci/run does)");
+        return;
+    }
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let base = std::fs::canonicalize(tmp.path()).unwrap();
+    let project = base.join("project");
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    let script = base.join("script.json");
+    std::fs::write(
+        &script,
+        json!({"turns": [
+            {"tool_calls": [{"id": "r1", "name": "mcp__everything__get-roots-list", "args": {}}]},
+            {"tool_calls": [{"id": "e1", "name": "mcp__everything__trigger-elicitation-request", "args": {}}]},
+            {"text": "MCP-DONE"}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let requests = base.join("requests.jsonl");
+    let home = base.join("home");
+    let out = Command::new(&node)
+        .current_dir(&dir)
+        .arg("client-mcp.mjs")
+        .arg(env!("CARGO_BIN_EXE_north"))
+        .arg(&script)
+        .arg(&project)
+        .arg(&requests)
+        .arg(&node)
+        .arg(north_test_support::interop::package_entry(
+            &modules,
+            "server-everything",
+        ))
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_STATE_HOME", home.join("state"))
+        .env("XDG_DATA_HOME", home.join("data"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "checks failed: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

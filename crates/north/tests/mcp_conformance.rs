@@ -76,7 +76,10 @@ fn every_core_client_scenario_passes() {
         "auth/token-endpoint-auth-none",
         "auth/pre-registration",
     ] {
-        assert!(passed.contains(&scenario), "{scenario} did not pass:\n{summary}");
+        assert!(
+            passed.contains(&scenario),
+            "{scenario} did not pass:\n{summary}"
+        );
     }
     assert!(summary.contains(" 0 failed, 0 warnings"), "{summary}");
 }
@@ -88,6 +91,12 @@ fn the_2025_03_26_fallbacks_pass() {
     };
     assert!(ok, "{summary}");
     let passed = passed(&summary);
-    assert!(passed.contains(&"auth/2025-03-26-oauth-metadata-backcompat"), "{summary}");
-    assert!(passed.contains(&"auth/2025-03-26-oauth-endpoint-fallback"), "{summary}");
+    assert!(
+        passed.contains(&"auth/2025-03-26-oauth-metadata-backcompat"),
+        "{summary}"
+    );
+    assert!(
+        passed.contains(&"auth/2025-03-26-oauth-endpoint-fallback"),
+        "{summary}"
+    );
 }

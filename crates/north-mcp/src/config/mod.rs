@@ -22,6 +22,8 @@ pub enum Scope {
     Project,
     /// The user's own `mcp.json` beside North's config.
     User,
+    /// Passed by the user's editor for one session (ACP `session/new`).
+    Editor,
 }
 
 impl fmt::Display for Scope {
@@ -29,6 +31,7 @@ impl fmt::Display for Scope {
         f.write_str(match self {
             Scope::Project => "project",
             Scope::User => "user",
+            Scope::Editor => "editor",
         })
     }
 }
@@ -562,6 +565,18 @@ pub fn load(root: &Path, user_file: Option<&Path>, project_trusted: bool) -> Loa
         loaded.skipped = file.servers().0.into_iter().map(|s| s.name).collect();
     }
     loaded
+}
+
+impl Loaded {
+    /// Adds servers the user's editor passed for this session; each
+    /// replaces a configured one of the same name.
+    pub fn add_editor_servers(&mut self, servers: Vec<ServerConfig>) {
+        for server in servers {
+            self.servers.retain(|s| s.name != server.name);
+            self.skipped.retain(|s| *s != server.name);
+            self.servers.push(server);
+        }
+    }
 }
 
 #[cfg(test)]

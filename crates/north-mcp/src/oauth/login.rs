@@ -25,9 +25,8 @@ fn browser_command() -> Option<String> {
         return Some("open".into());
     }
     if var("DISPLAY").is_some() || var("WAYLAND_DISPLAY").is_some() {
-        let on_path = std::env::var_os("PATH").is_some_and(|p| {
-            std::env::split_paths(&p).any(|d| d.join("xdg-open").is_file())
-        });
+        let on_path = std::env::var_os("PATH")
+            .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("xdg-open").is_file()));
         if on_path {
             return Some("xdg-open".into());
         }
@@ -56,7 +55,12 @@ fn open_browser(url: &str) -> bool {
         .arg(url)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
-    for name in ["DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY", "DBUS_SESSION_BUS_ADDRESS"] {
+    for name in [
+        "DISPLAY",
+        "WAYLAND_DISPLAY",
+        "XAUTHORITY",
+        "DBUS_SESSION_BUS_ADDRESS",
+    ] {
         if let Ok(v) = std::env::var(name) {
             cmd.env(name, v);
         }
@@ -74,7 +78,10 @@ fn open_browser(url: &str) -> bool {
 /// The page the browser shows once North has the code.
 fn page(ok: bool, detail: &str) -> String {
     let (title, body) = if ok {
-        ("Signed in", "North has what it needs. You can close this tab.")
+        (
+            "Signed in",
+            "North has what it needs. You can close this tab.",
+        )
     } else {
         ("Sign-in failed", detail)
     };
@@ -125,7 +132,9 @@ async fn await_callback(
             .unwrap_or("");
         if !target.starts_with("/callback") {
             let _ = stream
-                .write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                .write_all(
+                    b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                )
                 .await;
             continue;
         }

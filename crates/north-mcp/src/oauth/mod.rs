@@ -134,8 +134,9 @@ pub(crate) async fn resolve_metadata(
                 .bytes()
                 .await
                 .map_err(|e| OAuthError::Protocol(format!("{at}: {e}")))?;
-            serde_json::from_slice(&body)
-                .map_err(|e| OAuthError::Protocol(format!("{at}: not authorization server metadata: {e}")))
+            serde_json::from_slice(&body).map_err(|e| {
+                OAuthError::Protocol(format!("{at}: not authorization server metadata: {e}"))
+            })
         }
         Err(e) => Err(OAuthError::from_auth(e)),
     }

@@ -154,7 +154,13 @@ mod tests {
     fn the_file_is_private_and_bound_to_its_url() {
         let dir = tempfile::tempdir().unwrap();
         let file = TokenFile::new(dir.path(), "git hub", "https://mcp.example/mcp");
-        assert!(file.path().file_name().unwrap().to_string_lossy().starts_with("git_hub-"));
+        assert!(
+            file.path()
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("git_hub-")
+        );
         file.set_client_secret(Some("s3cret".into())).unwrap();
         #[cfg(unix)]
         {

@@ -4,16 +4,16 @@
 
 use std::sync::{Arc, Mutex};
 
-use north_tools::shell::LiveOutput;
 use north_protocol::{ElicitAnswer, ElicitForm};
+use north_tools::shell::LiveOutput;
 // Roots are in the 2025-11-25 spec North speaks; rmcp marks them
 // deprecated for a later one.
-#[allow(deprecated)]
-use rmcp::model::{ListRootsResult, Root};
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, Implementation,
     ProgressNotificationParam, ProtocolVersion,
 };
+#[allow(deprecated)]
+use rmcp::model::{ListRootsResult, Root};
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpClientTransportConfig,
@@ -80,7 +80,12 @@ impl ClientHandler for Handler {
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, rmcp::ErrorData> {
         let request = serde_json::to_value(&request).unwrap_or_default();
-        let text = |k: &str| request.get(k).and_then(serde_json::Value::as_str).unwrap_or("");
+        let text = |k: &str| {
+            request
+                .get(k)
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("")
+        };
         // A URL to visit (a login of the server's own) is not a form North
         // shows; it is declined and said so.
         let answer = if request.get("requestedSchema").is_none() || text("mode") == "url" {
@@ -90,12 +95,16 @@ impl ClientHandler for Handler {
             let form = ElicitForm::from_schema(
                 &self.server,
                 text("message"),
-                request.get("requestedSchema").unwrap_or(&serde_json::Value::Null),
+                request
+                    .get("requestedSchema")
+                    .unwrap_or(&serde_json::Value::Null),
             );
             self.elicitor.ask(form).await
         };
         let result = match answer {
-            ElicitAnswer::Accept(content) => serde_json::json!({"action": "accept", "content": content}),
+            ElicitAnswer::Accept(content) => {
+                serde_json::json!({"action": "accept", "content": content})
+            }
             ElicitAnswer::Decline => serde_json::json!({"action": "decline"}),
             ElicitAnswer::Cancel => serde_json::json!({"action": "cancel"}),
         };
@@ -174,10 +183,13 @@ where
     C: StreamableHttpClient + Send + Sync + Clone + 'static,
 {
     let transport = rmcp::transport::StreamableHttpClientTransport::with_client(client, config);
-    handler.serve(transport).await.map_err(|e| match e.auth_challenge() {
-        Some(challenge) => ConnectFailure::Auth(challenge.to_string()),
-        None => ConnectFailure::Other(format!("cannot connect to {url}: {}", short(e))),
-    })
+    handler
+        .serve(transport)
+        .await
+        .map_err(|e| match e.auth_challenge() {
+            Some(challenge) => ConnectFailure::Auth(challenge.to_string()),
+            None => ConnectFailure::Other(format!("cannot connect to {url}: {}", short(e))),
+        })
 }
 
 impl Server {

@@ -343,4 +343,3 @@ impl From<McpError> for Attempt {
         Attempt::Failed(e)
     }
 }
-
