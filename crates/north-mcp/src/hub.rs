@@ -150,6 +150,17 @@ impl McpHub {
     /// Logs in to HTTP server `name` (its browser flow, whatever state it
     /// is in) and reconnects with the new tokens; returns where they are.
     pub async fn login(&self, name: &str) -> Result<std::path::PathBuf, McpError> {
+        self.login_announcing(name, self.opts.announce.clone())
+            .await
+    }
+
+    /// [`McpHub::login`], saying what the user must see (the URL) through
+    /// `announce`.
+    pub async fn login_announcing(
+        &self,
+        name: &str,
+        announce: crate::status::Announcer,
+    ) -> Result<std::path::PathBuf, McpError> {
         let server = self.server(name)?;
         let fail = |message: String| McpError::Start {
             server: name.into(),
@@ -178,7 +189,6 @@ impl McpHub {
             config: config.oauth.as_ref(),
             challenge: challenge.as_deref(),
         };
-        let announce = self.opts.announce.clone();
         crate::oauth::login(&target, &store, &move |line: &str| announce.say(line))
             .await
             .map_err(|e| fail(e.to_string()))?;

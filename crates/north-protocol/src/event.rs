@@ -85,6 +85,8 @@ pub enum NoticeKind {
     HookStopped,
     /// The provider ran its own web search (`web_search.provider`).
     HostedSearch,
+    /// An MCP server's login: the URL to open, then how it went.
+    Login,
 }
 
 /// A point in North's life where the user's hooks run. The names are

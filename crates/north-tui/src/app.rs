@@ -39,6 +39,8 @@ pub struct SessionInfo {
     pub catalog: Option<&'static north_llm::ModelInfo>,
     /// The MCP servers' state, for `/mcp`.
     pub mcp: crate::hooks::McpView,
+    /// `/mcp login NAME` and `/mcp logout NAME`.
+    pub mcp_auth: crate::hooks::McpAuth,
     /// Custom commands (`.north/commands/*.md`, the user's), for the palette.
     pub commands: Vec<north_agent::commands::CustomCommand>,
     /// The project's files, for the `@` picker.
@@ -103,6 +105,8 @@ pub enum Action {
     Ps(Option<String>),
     /// Attach the image on the system clipboard (Ctrl+V).
     PasteImage,
+    /// Log in to an MCP server (`/mcp login NAME`), or out (`true`).
+    McpAuth(String, bool),
 }
 
 /// What a picker chooses.
@@ -190,6 +194,8 @@ pub struct App {
     pub(crate) reasons: HashMap<String, String>,
     /// Long pastes in the composer: (placeholder, text).
     pub(crate) pastes: Vec<(String, String)>,
+    /// Servers' forms waiting for the user, the first on screen.
+    pub(crate) forms: std::collections::VecDeque<crate::form::FormState>,
     /// Image files pasted for the next message (`[Image #1]`).
     pub(crate) images: Vec<PathBuf>,
     /// Background commands running, as of the last turn (`/ps`).
@@ -238,6 +244,7 @@ impl App {
             reasons: HashMap::new(),
             pastes: Vec::new(),
             images: Vec::new(),
+            forms: Default::default(),
             background: 0,
             last_esc: None,
         }
@@ -366,6 +373,10 @@ impl App {
                 });
             }
             UiMsg::Background(n) => self.background = n,
+            UiMsg::Form(form, reply) => {
+                self.forms
+                    .push_back(crate::form::FormState::new(form, reply));
+            }
             UiMsg::ClipboardImage(Ok(path)) => self.attach_image(path),
             UiMsg::ClipboardImage(Err(why)) => self.hint = Some(why),
             UiMsg::Retrying(n) => {

@@ -93,6 +93,12 @@ pub enum UiMsg {
     Retrying(north_llm::RetryNotice),
     /// How many background commands run now (for the status line).
     Background(usize),
+    /// An MCP server asks the user to fill in a form; the answer goes back
+    /// on the sender.
+    Form(
+        north_protocol::ElicitForm,
+        oneshot::Sender<north_protocol::ElicitAnswer>,
+    ),
     /// The clipboard's image saved to this file (Ctrl+V), or why not.
     ClipboardImage(Result<std::path::PathBuf, String>),
     /// A new conversation started (`/new`, `/clear`).

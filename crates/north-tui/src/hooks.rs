@@ -83,3 +83,17 @@ pub type McpLines = dyn Fn() -> Vec<McpServerLine> + Send + Sync;
 
 /// Where `/mcp` reads the servers' state (none: no servers configured).
 pub type McpView = Hook<McpLines>;
+
+/// Logs in to (or, with `true`, out of) the MCP server named; what the
+/// login needs the user to see (the URL to open) goes to the callback.
+/// Returns what happened, or why it failed.
+pub type McpLogin = dyn Fn(
+        String,
+        bool,
+        Arc<dyn Fn(String) + Send + Sync>,
+    ) -> futures::future::BoxFuture<'static, Result<String, String>>
+    + Send
+    + Sync;
+
+/// What `/mcp login NAME` and `/mcp logout NAME` call (none: no servers).
+pub type McpAuth = Hook<McpLogin>;

@@ -80,6 +80,18 @@ impl App {
         }
         self.dirty = true;
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if let Some(form) = self.forms.front_mut() {
+            // Ctrl+C cancels the form and goes on to stop the turn.
+            if ctrl && key.code == KeyCode::Char('c') {
+                form.key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+                self.forms.pop_front();
+                return self.ctrl_c();
+            }
+            if form.key(key) {
+                self.forms.pop_front();
+            }
+            return Vec::new();
+        }
         if ctrl && key.code == KeyCode::Char('c') {
             return self.ctrl_c();
         }

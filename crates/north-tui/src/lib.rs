@@ -22,6 +22,7 @@
 //! - `checklist`: the model's plan as a checklist that updates in place (uses `style`, `wrap`)
 //! - `composer`: the composer (uses `style`, `wrap`)
 //! - `diff`: diffs for review (uses `style`, `wrap`)
+//! - `form`: a server's form (MCP elicitation) on screen (uses `approver`, `style`, `wrap`)
 //! - `hooks`: what the binary plugs into the TUI
 //! - `live`: a running command's output as it arrives (uses `style`)
 //! - `highlight`: syntax highlighting of fenced code with syntect's bundled syntaxes (uses `style`)
@@ -32,7 +33,7 @@
 //! - `transcript`: transcript items (uses `diff`, `markdown`, `style`, `wrap`)
 //! - `replay`: a stored conversation as the timeline showed it live (for `/resume` and resumed sessions) (uses `transcript`)
 //! - `rewind`: `/undo` and `/rewind` (uses `approver`, `diff`, `style`)
-//! - `app`: the UI state machine (uses `approver`, `checklist`, `composer`, `diff`, `hooks`, `live`, `markdown`, `popup`, `prompt`, `replay`, `rewind`, `stream`, `style`, `transcript`)
+//! - `app`: the UI state machine (uses `approver`, `checklist`, `composer`, `diff`, `form`, `hooks`, `live`, `markdown`, `popup`, `prompt`, `replay`, `rewind`, `stream`, `style`, `transcript`)
 //! - `events`: agent events into the timeline (uses `app`, `diff`, `stream`, `transcript`)
 //! - `commit`: what reaches history, once (uses `app`, `markdown`, `stream`, `style`, `transcript`, `wrap`)
 //! - `mcp`: `/mcp` (uses `app`, `style`, `wrap`)
@@ -56,6 +57,7 @@ mod complete;
 mod composer;
 mod diff;
 mod events;
+mod form;
 mod header;
 mod highlight;
 pub mod hooks;
@@ -82,7 +84,8 @@ mod wrap;
 
 pub use app::{Action, App, SessionInfo};
 pub use approver::{FeedbackSlot, Inbox, Prompt, PromptKind, TuiApprover, UiMsg, channel};
-pub use hooks::{FileFinder, McpServerLine, McpView, ModelLister};
+pub use form::FormAsker;
+pub use hooks::{FileFinder, McpAuth, McpServerLine, McpView, ModelLister};
 pub use run::{Ended, Exit, STREAM_FPS, Start, TuiError, draw, restore_terminal, run};
 pub use slash::COMMANDS;
 pub use term::{FrameBackend, InlineTerminal, SharedWriter, TtyBackend};

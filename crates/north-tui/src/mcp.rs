@@ -28,6 +28,34 @@ fn listed(body: &mut Vec<Line<'static>>, what: &str, items: &[(String, String)])
     }
 }
 
+/// `/mcp`, `/mcp login NAME`, `/mcp logout NAME`.
+pub(crate) fn command(app: &mut App, rest: &[&str]) -> Vec<crate::app::Action> {
+    match rest {
+        [verb @ ("login" | "logout"), name] => {
+            if app.info().mcp_auth.0.is_none() {
+                app.push(crate::transcript::Item::Error(
+                    "no MCP servers are configured".into(),
+                ));
+                return Vec::new();
+            }
+            vec![crate::app::Action::McpAuth(
+                name.to_string(),
+                *verb == "logout",
+            )]
+        }
+        [verb @ ("login" | "logout")] => {
+            app.push(crate::transcript::Item::Error(format!(
+                "/mcp {verb} NAME: which server? (/mcp lists them)"
+            )));
+            Vec::new()
+        }
+        _ => {
+            show(app);
+            Vec::new()
+        }
+    }
+}
+
 /// Shows every server: state, tool/resource/prompt counts, last error.
 pub(crate) fn show(app: &mut App) {
     let servers = app.info().mcp.0.as_ref().map(|f| f()).unwrap_or_default();
@@ -69,7 +97,7 @@ pub(crate) fn show(app: &mut App) {
         );
     }
     body.push(Line::from(Span::styled(
-        "Tools are called as mcp__<server>__<tool>; each call asks unless allowed. `north mcp get NAME` lists a server's tools, resources and prompts.",
+        "Tools are called as mcp__<server>__<tool>; each call asks unless allowed. `north mcp get NAME` lists a server's tools, resources and prompts; `/mcp login NAME` logs in to one that asks.",
         style::dim(),
     )));
     let ready = servers.iter().filter(|s| s.state == "ready").count();

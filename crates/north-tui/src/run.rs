@@ -197,6 +197,29 @@ impl Loop {
                 Action::Ps(kill) => {
                     let _ = self.cmds.send(WorkerCmd::Ps(kill));
                 }
+                Action::McpAuth(name, logout) => {
+                    let tx = self.inbox.clone();
+                    if let Some(auth) = self.app.info().mcp_auth.0.clone() {
+                        let say = tx.clone();
+                        let announce: std::sync::Arc<dyn Fn(String) + Send + Sync> =
+                            std::sync::Arc::new(move |line| {
+                                let _ = say.send(UiMsg::Event(north_protocol::Event::Notice {
+                                    kind: north_protocol::NoticeKind::Login,
+                                    message: line,
+                                }));
+                            });
+                        tokio::spawn(async move {
+                            let msg = match auth(name, logout, announce).await {
+                                Ok(done) => UiMsg::Event(north_protocol::Event::Notice {
+                                    kind: north_protocol::NoticeKind::Login,
+                                    message: done,
+                                }),
+                                Err(why) => UiMsg::Failed(why),
+                            };
+                            let _ = tx.send(msg);
+                        });
+                    }
+                }
                 Action::PasteImage => {
                     // The clipboard tool may take a moment: off the UI thread.
                     let tx = self.inbox.clone();

@@ -60,8 +60,8 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "back to the start of turn N: W = code, conversation or both (a picker without N; esc esc too)",
     ),
     (
-        "/mcp",
-        "MCP servers: state, tools, resources, prompts, last error",
+        "/mcp [login|logout NAME]",
+        "MCP servers: state, tools, resources, prompts, last error; log in to one that asks",
     ),
     ("/sessions", "list this project's sessions"),
     (
@@ -134,7 +134,7 @@ pub(crate) fn run(app: &mut App, line: &str) -> Vec<Action> {
         "/allowlist" => allowlist(app),
         "/hooks" => hooks(app),
         "/agents" | "/skills" => agents(app),
-        "/mcp" => crate::mcp::show(app),
+        "/mcp" => return crate::mcp::command(app, &rest),
         "/model" if !rest.is_empty() => {
             if app.is_busy() {
                 app.push(Item::Error("the model changes between turns".into()));

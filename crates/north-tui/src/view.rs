@@ -244,6 +244,11 @@ impl App {
         let fixed = composer_h + 1;
         let room = screen_h.saturating_sub(fixed);
         let panel = match &self.pending {
+            _ if !self.forms.is_empty() => self
+                .forms
+                .front()
+                .map(|f| f.lines(width))
+                .unwrap_or_default(),
             Some(p) => prompt_lines(p, width, room.saturating_sub(1)),
             None if self.picker.is_some() => self.picker_lines(),
             None if self.popup.is_some() => self.popup_lines(),
@@ -443,6 +448,8 @@ impl App {
             .is_some_and(|p| p.awaiting_feedback.is_some())
         {
             " why? North gets your words · enter sends · esc goes back "
+        } else if !self.forms.is_empty() {
+            " fill in the form above "
         } else if self.pending.is_some() {
             " answer the prompt above "
         } else if self.is_busy() {

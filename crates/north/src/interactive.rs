@@ -162,6 +162,35 @@ fn mcp_view(hub: Option<&Arc<north_mcp::McpHub>>) -> north_tui::McpView {
     }))
 }
 
+/// `/mcp login NAME` and `/mcp logout NAME` on `hub`.
+fn mcp_auth(hub: Option<&Arc<north_mcp::McpHub>>) -> north_tui::McpAuth {
+    let Some(hub) = hub.cloned() else {
+        return north_tui::McpAuth::default();
+    };
+    north_tui::McpAuth::new(Arc::new(
+        move |name: String, logout: bool, say: Arc<dyn Fn(String) + Send + Sync>| {
+            let hub = hub.clone();
+            Box::pin(async move {
+                if logout {
+                    return match hub.logout(&name).await {
+                        Ok(true) => Ok(format!("logged out of {name}: its tokens are deleted")),
+                        Ok(false) => Ok(format!("{name} had no stored login")),
+                        Err(e) => Err(e.to_string()),
+                    };
+                }
+                let announce = north_mcp::Announcer::new(move |line| say(line.to_string()));
+                match hub.login_announcing(&name, announce).await {
+                    Ok(path) => Ok(format!(
+                        "logged in to {name}; its tokens are in {} (readable only by you)",
+                        path.display()
+                    )),
+                    Err(e) => Err(e.to_string()),
+                }
+            }) as futures::future::BoxFuture<'static, Result<String, String>>
+        },
+    ))
+}
+
 /// Runs the interactive assistant.
 pub fn main(args: InteractiveArgs) -> ExitCode {
     let redactor = Redactor::from_env();
@@ -192,6 +221,11 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
     let approver = Arc::new(approver);
     let max_tokens = args.max_tokens;
     let mcp_hub = crate::mcp_setup::mcp_hub(&project, false);
+    if let Some(hub) = &mcp_hub {
+        hub.set_elicitor(Arc::new(TuiForms(north_tui::FormAsker::new(
+            inbox.sender(),
+        ))));
+    }
     let builder = crate::builder::AgentBuilder::default()
         .mcp(mcp_hub.clone())
         .max_tokens(max_tokens)
@@ -222,6 +256,7 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
         context_window: Some(project.selected.limits.context_window),
         catalog: north_llm::catalog::lookup(&project.selected.model),
         mcp: mcp_view(mcp_hub.as_ref()),
+        mcp_auth: mcp_auth(mcp_hub.as_ref()),
         commands: setup::custom_commands(&project.root, project.trust.applies()),
         files: setup::file_finder(project.root.clone()),
         trust: Some(trust_line(&project.trust)),
@@ -321,5 +356,17 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
             eprintln!("north: error: {e}");
             ExitCode::from(1)
         }
+    }
+}
+
+/// Servers' forms, filled in in the TUI.
+struct TuiForms(north_tui::FormAsker);
+
+impl north_mcp::elicit::Elicitor for TuiForms {
+    fn elicit(
+        &self,
+        form: north_protocol::ElicitForm,
+    ) -> futures::future::BoxFuture<'static, north_protocol::ElicitAnswer> {
+        self.0.ask(form)
     }
 }
