@@ -57,7 +57,7 @@ impl Factory {
         };
         let session = project.session(&choice)?;
         let editor = setup.servers.into_iter().map(editor_server).collect();
-        let mcp = crate::mcp_setup::mcp_hub_with(&project, false, editor);
+        let mcp = crate::mcp_setup::mcp_hub_with(&project, false, editor, None);
         if let Some(hub) = &mcp {
             if let Some(forms) = setup.forms {
                 hub.set_elicitor(Arc::new(EditorElicitor(forms)));

@@ -220,7 +220,16 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
     approver.allow_shell = project.config.allow_shell.value;
     let approver = Arc::new(approver);
     let max_tokens = args.max_tokens;
-    let mcp_hub = crate::mcp_setup::mcp_hub(&project, false);
+    // A server asking for a login opens the browser when one can be
+    // opened; the URL and the outcome show in the transcript.
+    let login_notices = inbox.sender();
+    let announce = north_mcp::Announcer::new(move |line| {
+        let _ = login_notices.send(north_tui::UiMsg::Event(north_protocol::Event::Notice {
+            kind: north_protocol::NoticeKind::Login,
+            message: line.to_string(),
+        }));
+    });
+    let mcp_hub = crate::mcp_setup::mcp_hub_with(&project, true, Vec::new(), Some(announce));
     if let Some(hub) = &mcp_hub {
         hub.set_elicitor(Arc::new(TuiForms(north_tui::FormAsker::new(
             inbox.sender(),

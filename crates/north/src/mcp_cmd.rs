@@ -173,15 +173,20 @@ pub fn main(args: McpArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// The hub over every server of this project (untrusted project servers
-/// are returned apart, never started).
-pub(crate) fn hub(root: &std::path::Path) -> (std::sync::Arc<McpHub>, Vec<String>, Vec<String>) {
+/// are returned apart, never started). `login_on_demand`: a server asking
+/// for OAuth starts the browser login (`north mcp call`), where listing
+/// only reports it.
+pub(crate) fn hub(
+    root: &std::path::Path,
+    login_on_demand: bool,
+) -> (std::sync::Arc<McpHub>, Vec<String>, Vec<String>) {
     let (state, _) = trust_state(root);
     let user = crate::mcp_setup::user_mcp_file();
     let loaded = north_mcp::config::load(root, user.as_deref(), trusted(state));
     let errors = loaded.errors.iter().map(|e| e.to_string()).collect();
     let mut opts = HubOptions::new(root.to_path_buf());
     opts.launcher = crate::setup::mcp_launcher(root);
-    opts.oauth.interactive = north_mcp::oauth::can_open_browser();
+    opts.oauth.interactive = login_on_demand && north_mcp::oauth::can_open_browser();
     (McpHub::new(loaded.servers, opts), loaded.skipped, errors)
 }
 
@@ -208,7 +213,7 @@ fn status_line(s: &ServerStatus) -> String {
 }
 
 fn list(root: &std::path::Path, json: bool, no_connect: bool) -> anyhow::Result<ExitCode> {
-    let (hub, skipped, errors) = hub(root);
+    let (hub, skipped, errors) = hub(root, false);
     if !no_connect && !hub.is_empty() {
         runtime()?.block_on(async {
             hub.wait_ready(Duration::from_secs(30)).await;
@@ -249,7 +254,7 @@ fn list(root: &std::path::Path, json: bool, no_connect: bool) -> anyhow::Result<
 }
 
 fn get(root: &std::path::Path, name: &str, json: bool) -> anyhow::Result<ExitCode> {
-    let (hub, skipped, _) = hub(root);
+    let (hub, skipped, _) = hub(root, false);
     if skipped.iter().any(|s| s == name) {
         bail!(
             "MCP server `{name}` is in this project's .mcp.json, which is not trusted: review it, then run `north trust`"

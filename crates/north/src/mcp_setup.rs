@@ -15,7 +15,7 @@ pub fn mcp_hub(
     project: &crate::setup::Project,
     login_on_demand: bool,
 ) -> Option<std::sync::Arc<north_mcp::McpHub>> {
-    mcp_hub_with(project, login_on_demand, Vec::new())
+    mcp_hub_with(project, login_on_demand, Vec::new(), None)
 }
 
 /// [`mcp_hub`] with the servers an editor passed for the session (`north
@@ -25,6 +25,7 @@ pub fn mcp_hub_with(
     project: &crate::setup::Project,
     login_on_demand: bool,
     editor: Vec<north_mcp::config::ServerConfig>,
+    announce: Option<north_mcp::Announcer>,
 ) -> Option<std::sync::Arc<north_mcp::McpHub>> {
     let user = user_mcp_file();
     let mut loaded =
@@ -42,6 +43,9 @@ pub fn mcp_hub_with(
     let mut opts = north_mcp::HubOptions::new(project.root.clone());
     opts.launcher = crate::sandboxing::mcp_launcher(&project.root);
     opts.oauth.interactive = login_on_demand && north_mcp::oauth::can_open_browser();
+    if let Some(announce) = announce {
+        opts.announce = announce;
+    }
     Some(north_mcp::McpHub::new(loaded.servers, opts))
 }
 

@@ -37,7 +37,7 @@ fn untrusted(skipped: &[String], name: &str) -> anyhow::Result<()> {
 
 /// `north mcp login NAME`.
 pub fn login(root: &std::path::Path, name: &str) -> anyhow::Result<ExitCode> {
-    let (hub, skipped, _) = hub(root);
+    let (hub, skipped, _) = hub(root, false);
     untrusted(&skipped, name)?;
     let path = runtime()?.block_on(hub.login(name))?;
     eprintln!(
@@ -49,7 +49,7 @@ pub fn login(root: &std::path::Path, name: &str) -> anyhow::Result<ExitCode> {
 
 /// `north mcp logout NAME`.
 pub fn logout(root: &std::path::Path, name: &str) -> anyhow::Result<ExitCode> {
-    let (hub, skipped, _) = hub(root);
+    let (hub, skipped, _) = hub(root, false);
     untrusted(&skipped, name)?;
     if runtime()?.block_on(hub.logout(name))? {
         eprintln!("north: logged out of `{name}`: its tokens are deleted");
@@ -64,7 +64,7 @@ pub fn logout(root: &std::path::Path, name: &str) -> anyhow::Result<ExitCode> {
 pub fn call(root: &std::path::Path, args: CallArgs) -> anyhow::Result<ExitCode> {
     let arguments: Map<String, Value> = serde_json::from_str(&args.args)
         .with_context(|| format!("--args must be a JSON object, got `{}`", args.args))?;
-    let (hub, skipped, _) = hub(root);
+    let (hub, skipped, _) = hub(root, true);
     untrusted(&skipped, &args.name)?;
     hub.set_elicitor(std::sync::Arc::new(north_mcp::elicit::Unattended {
         accept_defaults: args.yes,
