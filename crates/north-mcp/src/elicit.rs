@@ -1,14 +1,13 @@
-//! Answering servers that ask the user for input (`elicitation/create`)
-//! and for North's roots (`roots/list`): the front end in use decides
-//! through an [`Elicitor`]; without one, a request is declined.
+//! What servers ask of the user: input (`elicitation/create`; the front
+//! end in use decides through an [`Elicitor`], without one a request is
+//! declined), North's roots (`roots/list`), and what a login must show
+//! them ([`Announcer`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
 use futures::future::BoxFuture;
 use north_protocol::{ElicitAnswer, ElicitForm};
-
-use crate::status::Announcer;
 
 /// Shows a server's form to the user and returns their answer.
 pub trait Elicitor: Send + Sync {
@@ -42,6 +41,35 @@ impl ElicitorSlot {
 impl std::fmt::Debug for ElicitorSlot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("ElicitorSlot")
+    }
+}
+
+/// Tells the user something a server's login needs them to see.
+#[derive(Clone)]
+pub struct Announcer(std::sync::Arc<dyn Fn(&str) + Send + Sync>);
+
+impl Announcer {
+    /// Lines go to `say`.
+    pub fn new(say: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        Announcer(std::sync::Arc::new(say))
+    }
+
+    /// Says `line`.
+    pub fn say(&self, line: &str) {
+        (self.0)(line)
+    }
+}
+
+impl Default for Announcer {
+    /// Standard error, prefixed `north: MCP:`.
+    fn default() -> Self {
+        Announcer::new(|line| eprintln!("north: MCP: {line}"))
+    }
+}
+
+impl std::fmt::Debug for Announcer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Announcer")
     }
 }
 

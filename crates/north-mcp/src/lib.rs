@@ -21,9 +21,9 @@
 //! Module map, lowest first — each module uses only modules above it, so
 //! there are no import circles:
 //! - `config`: server configuration
-//! - `elicit`: answering servers' requests for input and for North's roots (uses `status`)
+//! - `elicit`: what servers ask of the user (input, roots) and what a login shows them
 //! - `oauth`: logging in to HTTP servers that ask for OAuth, and their tokens (uses `config`)
-//! - `status`: what a hub and its servers say about themselves (uses `config`, `oauth`)
+//! - `status`: what a hub and its servers say about themselves (uses `config`, `elicit`, `oauth`)
 //! - `stdio`: a stdio server as a child process, with bounded buffers on both of its output streams (uses `config`)
 //! - `server`: one configured server (uses `config`, `elicit`, `oauth`, `status`, `stdio`)
 //! - `hub`: the connections to configured servers (uses `config`, `server`, `status`)

@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+pub use crate::elicit::Announcer;
+
 /// How a hub runs its servers.
 #[derive(Debug, Clone)]
 pub struct HubOptions {
@@ -33,35 +35,6 @@ pub struct HubOptions {
     pub elicitor: crate::elicit::ElicitorSlot,
     /// The roots servers are told of (`roots/list`).
     pub roots: crate::elicit::Roots,
-}
-
-/// Tells the user something a server's login needs them to see.
-#[derive(Clone)]
-pub struct Announcer(std::sync::Arc<dyn Fn(&str) + Send + Sync>);
-
-impl Announcer {
-    /// Lines go to `say`.
-    pub fn new(say: impl Fn(&str) + Send + Sync + 'static) -> Self {
-        Announcer(std::sync::Arc::new(say))
-    }
-
-    /// Says `line`.
-    pub fn say(&self, line: &str) {
-        (self.0)(line)
-    }
-}
-
-impl Default for Announcer {
-    /// Standard error, prefixed `north: MCP:`.
-    fn default() -> Self {
-        Announcer::new(|line| eprintln!("north: MCP: {line}"))
-    }
-}
-
-impl std::fmt::Debug for Announcer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Announcer")
-    }
 }
 
 impl HubOptions {

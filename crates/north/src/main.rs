@@ -14,8 +14,8 @@
 //! - `mcp_setup`: the MCP servers of a run and their prompts and resources in inputs (uses `sandboxing`, `setup`)
 //! - `acp_cmd`: `north acp` (uses `args`, `logging`, `setup`)
 //! - `interactive`: `north` with no subcommand (uses `args`, `logging`, `setup`)
+//! - `mcp_use`: `north mcp login`, `logout` and `call` (uses `mcp_setup`)
 //! - `mcp_cmd`: `north mcp` (uses `mcp_setup`, `mcp_use`, `setup`)
-//! - `mcp_use`: `north mcp login`, `logout` and `call` (uses `mcp_cmd`)
 //! - `memory_cmd`: `north memory`
 //! - `output`: headless output shared by `north exec` and `north mesh`
 //! - `mesh_cmd`: `north mesh "goal"` (uses `args`, `logging`, `output`, `setup`)

@@ -6,11 +6,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use crate::mcp_setup::{hub, runtime, trust_state, trusted};
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use north_agent::trust::{TrustState, TrustStore};
 use north_mcp::config::{Scope, ServersFile};
-use north_mcp::{HubOptions, McpHub, ServerState, ServerStatus};
+use north_mcp::{ServerState, ServerStatus};
 use serde_json::{Map, Value, json};
 
 /// `north mcp` options.
@@ -136,27 +137,6 @@ fn root(path: Option<&std::path::Path>) -> anyhow::Result<PathBuf> {
     Ok(north_tools::repo::resolve_root(path, &cwd)?)
 }
 
-fn trust_state(root: &std::path::Path) -> (TrustState, Option<TrustStore>) {
-    let store = TrustStore::user();
-    let state = store
-        .as_ref()
-        .and_then(|s| s.evaluate(root).ok())
-        .map_or(TrustState::Untrusted, |r| r.state);
-    (state, store)
-}
-
-fn trusted(state: TrustState) -> bool {
-    matches!(state, TrustState::Trusted | TrustState::NothingToTrust)
-}
-
-pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("cannot start the runtime")
-}
-
 /// Runs `north mcp`.
 pub fn main(args: McpArgs) -> anyhow::Result<ExitCode> {
     let root = root(args.path.as_deref())?;
@@ -170,24 +150,6 @@ pub fn main(args: McpArgs) -> anyhow::Result<ExitCode> {
         McpCommand::Logout { name } => crate::mcp_use::logout(&root, &name),
         McpCommand::Call(call) => crate::mcp_use::call(&root, call),
     }
-}
-
-/// The hub over every server of this project (untrusted project servers
-/// are returned apart, never started). `login_on_demand`: a server asking
-/// for OAuth starts the browser login (`north mcp call`), where listing
-/// only reports it.
-pub(crate) fn hub(
-    root: &std::path::Path,
-    login_on_demand: bool,
-) -> (std::sync::Arc<McpHub>, Vec<String>, Vec<String>) {
-    let (state, _) = trust_state(root);
-    let user = crate::mcp_setup::user_mcp_file();
-    let loaded = north_mcp::config::load(root, user.as_deref(), trusted(state));
-    let errors = loaded.errors.iter().map(|e| e.to_string()).collect();
-    let mut opts = HubOptions::new(root.to_path_buf());
-    opts.launcher = crate::setup::mcp_launcher(root);
-    opts.oauth.interactive = login_on_demand && north_mcp::oauth::can_open_browser();
-    (McpHub::new(loaded.servers, opts), loaded.skipped, errors)
 }
 
 fn status_line(s: &ServerStatus) -> String {

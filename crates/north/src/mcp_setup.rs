@@ -1,5 +1,9 @@
 //! The MCP servers of a run: which are started (the user's; a trusted
-//! project's), how North's inputs reach their prompts and resources.
+//! project's), how North's inputs reach their prompts and resources, and
+//! the hub `north mcp` commands use.
+
+use anyhow::Context;
+use north_agent::trust::{TrustState, TrustStore};
 
 /// The user's own MCP servers file, beside the global config.
 pub fn user_mcp_file() -> Option<std::path::PathBuf> {
@@ -77,4 +81,47 @@ impl north_agent::InputExpander for McpExpander {
 /// Lets `agent` use `hub`'s prompts and resources in user inputs.
 pub fn attach_mcp(agent: &mut north_agent::Agent, hub: &std::sync::Arc<north_mcp::McpHub>) {
     agent.set_input_expander(std::sync::Arc::new(McpExpander(hub.clone())));
+}
+
+pub(crate) fn trust_state(root: &std::path::Path) -> (TrustState, Option<TrustStore>) {
+    let store = TrustStore::user();
+    let state = store
+        .as_ref()
+        .and_then(|s| s.evaluate(root).ok())
+        .map_or(TrustState::Untrusted, |r| r.state);
+    (state, store)
+}
+
+pub(crate) fn trusted(state: TrustState) -> bool {
+    matches!(state, TrustState::Trusted | TrustState::NothingToTrust)
+}
+
+pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the runtime")
+}
+
+/// The hub over every server of this project (untrusted project servers
+/// are returned apart, never started). `login_on_demand`: a server asking
+/// for OAuth starts the browser login (`north mcp call`), where listing
+/// only reports it.
+pub(crate) fn hub(
+    root: &std::path::Path,
+    login_on_demand: bool,
+) -> (std::sync::Arc<north_mcp::McpHub>, Vec<String>, Vec<String>) {
+    let (state, _) = trust_state(root);
+    let user = crate::mcp_setup::user_mcp_file();
+    let loaded = north_mcp::config::load(root, user.as_deref(), trusted(state));
+    let errors = loaded.errors.iter().map(|e| e.to_string()).collect();
+    let mut opts = north_mcp::HubOptions::new(root.to_path_buf());
+    opts.launcher = crate::setup::mcp_launcher(root);
+    opts.oauth.interactive = login_on_demand && north_mcp::oauth::can_open_browser();
+    (
+        north_mcp::McpHub::new(loaded.servers, opts),
+        loaded.skipped,
+        errors,
+    )
 }

@@ -8,7 +8,7 @@ use clap::Args;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::mcp_cmd::{hub, runtime};
+use crate::mcp_setup::{hub, runtime};
 
 /// `north mcp call` options.
 #[derive(Debug, Args)]

@@ -5,7 +5,7 @@ use rmcp::RoleClient;
 use rmcp::service::RunningService;
 use serde_json::Value;
 
-use super::connect::{ConnectFailure, Handler};
+use super::handler::{ConnectFailure, Handler};
 use crate::status::{PromptInfo, RemoteTool, ResourceInfo};
 
 /// What a connection listed.

@@ -16,9 +16,11 @@ use crate::status::{HubOptions, McpError, RemoteTool, ServerState, ServerStatus}
 use crate::stdio::StderrTail;
 
 mod connect;
+mod handler;
 mod listing;
 
-pub(crate) use connect::{ConnectFailure, Connection};
+pub(crate) use connect::Connection;
+pub(crate) use handler::ConnectFailure;
 pub(crate) use listing::{Listing, exposed_name};
 
 /// One configured server.
