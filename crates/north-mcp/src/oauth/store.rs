@@ -28,19 +28,6 @@ pub struct TokenFile {
     server_url: String,
 }
 
-/// `name` in a file name: what a server name may hold, nothing else.
-fn file_safe(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
 impl TokenFile {
     /// The file of server `name` at `url` under `dir`: one per name and
     /// URL, so changing a server's URL never sends its tokens elsewhere.
@@ -49,7 +36,8 @@ impl TokenFile {
         let hash = sha2::Sha256::digest(url.as_bytes());
         let tag: String = hash[..4].iter().map(|b| format!("{b:02x}")).collect();
         TokenFile {
-            path: dir.join(format!("{}-{tag}.json", file_safe(name))),
+            // The same characters as a tool name: safe in a file name too.
+            path: dir.join(format!("{}-{tag}.json", north_protocol::wire_safe(name))),
             server_url: url.to_string(),
         }
     }
