@@ -159,7 +159,8 @@ pub struct ApprovalArgs {
     /// Run shell commands that are not in .north/allowlist.json.
     #[arg(long)]
     pub allow_shell: bool,
-    /// Both --approve-edits and --allow-shell.
+    /// Both --approve-edits and --allow-shell; an MCP server's form is
+    /// answered with its defaults when they cover every required field.
     #[arg(long, short = 'y')]
     pub yes: bool,
 }
