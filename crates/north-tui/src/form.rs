@@ -45,6 +45,8 @@ pub(crate) struct FormState {
     /// Why the last submit was refused.
     pub error: Option<String>,
     pub reply: Option<oneshot::Sender<ElicitAnswer>>,
+    /// How it was answered, once it was (for the transcript).
+    pub outcome: Option<&'static str>,
 }
 
 impl FormState {
@@ -65,10 +67,16 @@ impl FormState {
             selected: 0,
             error: None,
             reply: Some(reply),
+            outcome: None,
         }
     }
 
     fn answer(&mut self, answer: ElicitAnswer) {
+        self.outcome = Some(match answer {
+            ElicitAnswer::Accept(_) => "submitted",
+            ElicitAnswer::Decline => "declined",
+            ElicitAnswer::Cancel => "cancelled",
+        });
         if let Some(reply) = self.reply.take() {
             let _ = reply.send(answer);
         }

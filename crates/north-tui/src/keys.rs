@@ -82,15 +82,23 @@ impl App {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         if let Some(form) = self.forms.front_mut() {
             // Ctrl+C cancels the form and goes on to stop the turn.
-            if ctrl && key.code == KeyCode::Char('c') {
-                form.key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
-                self.forms.pop_front();
-                return self.ctrl_c();
+            let stop = ctrl && key.code == KeyCode::Char('c');
+            let done = if stop {
+                form.key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE))
+            } else {
+                form.key(key)
+            };
+            if done && let Some(form) = self.forms.pop_front() {
+                self.notice(
+                    format!(
+                        "MCP server {}: form {}",
+                        form.form.server,
+                        form.outcome.unwrap_or("closed")
+                    ),
+                    Vec::new(),
+                );
             }
-            if form.key(key) {
-                self.forms.pop_front();
-            }
-            return Vec::new();
+            return if stop { self.ctrl_c() } else { Vec::new() };
         }
         if ctrl && key.code == KeyCode::Char('c') {
             return self.ctrl_c();

@@ -297,7 +297,7 @@ impl App {
                 vec![Span::styled(format!(" {hint}"), style::notice())]
             } else if self.is_busy() {
                 let frame = (self.elapsed.as_millis() / 100) as usize % SPINNER.len();
-                let what = if self.pending.is_some() {
+                let what = if self.pending.is_some() || !self.forms.is_empty() {
                     "Waiting for your decision"
                 } else if self.interrupting {
                     "Interrupting"
@@ -323,7 +323,7 @@ impl App {
                 spans.extend([Span::styled(
                     if self.interrupting {
                         " · stopping the turn"
-                    } else if self.pending.is_some() {
+                    } else if self.pending.is_some() || !self.forms.is_empty() {
                         // Esc answers the prompt here; Ctrl+C stops the turn.
                         " · ctrl+c stops"
                     } else {

@@ -61,7 +61,12 @@ fn a_form_shows_its_fields_with_defaults_and_sends_the_edited_values() {
     assert_eq!(content["priority"], "high");
     assert_eq!(content["estimate"], 5);
     assert_eq!(content["notify"], true);
-    assert!(!ui.screen().contains("asks for input"), "the form closed");
+    let screen = ui.screen();
+    assert!(!screen.contains("asks for input"), "the form closed");
+    assert!(
+        screen.contains("MCP server tickets: form submitted"),
+        "{screen}"
+    );
 }
 
 #[test]
