@@ -96,6 +96,16 @@ pub fn summary(outcome: &ToolOutcome) -> String {
     if let (Some(a), Some(b)) = (out.get("startLine"), out.get("endLine")) {
         return format!("lines {a}–{b} of `{}`", arg(out, "path").unwrap_or("?"));
     }
+    if let (Some(a), Some(b), Some(n)) = (
+        out.get("startPage"),
+        out.get("endPage"),
+        out.get("totalPages"),
+    ) {
+        return format!(
+            "pages {a}–{b} of {n} of `{}`",
+            arg(out, "path").unwrap_or("?")
+        );
+    }
     match out {
         Value::Array(items) => format!("{} result(s)", items.len()),
         Value::String(t) => short(t, 120),

@@ -116,4 +116,13 @@ fn results_are_summarised_by_their_shape() {
         ),
         "lines 1–9 of `a.rs`"
     );
+    assert_eq!(
+        tools.summary(
+            "read_file",
+            &ToolOutcome::ok(
+                json!({"path": "spec.pdf", "startPage": 1, "endPage": 4, "totalPages": 9})
+            )
+        ),
+        "pages 1–4 of 9 of `spec.pdf`"
+    );
 }

@@ -230,7 +230,7 @@ pub(crate) struct ReadFile;
 impl Handler for ReadFile {
     type Args = ReadFileArgs;
     const NAME: &'static str = "read_file";
-    const DESCRIPTION: &'static str = "Read a text file (or an image, which you then see), optionally lines start..=end (1-based). Returns {path, content, startLine, endLine, totalLines}; long output is cut (truncated:true, with a note saying how to continue: a later range, or `offset` for a very long line).";
+    const DESCRIPTION: &'static str = "Read a text file (or an image, which you then see; or a PDF's text, range = pages), optionally lines start..=end (1-based). Returns {path, content, startLine, endLine, totalLines}; long output is cut (truncated:true, with a note saying how to continue: a later range, or `offset` for a very long line).";
     fn intent(args: &Value) -> String {
         describe::reading(args)
     }
@@ -243,6 +243,9 @@ impl Handler for ReadFile {
         // A picture is read as a picture: the model sees it.
         if crate::media::image_media_type(&resolved.rel).is_some() {
             return read_image(&resolved.abs, &resolved.rel);
+        }
+        if crate::media::is_pdf_path(&resolved.rel) {
+            return read_pdf(&resolved.abs, &resolved.rel, args.range);
         }
         if let Some(offset) = args.offset {
             if args.range.is_some() {
@@ -295,6 +298,59 @@ fn read_image(abs: &std::path::Path, rel: &str) -> Result<Value, Failure> {
         "downscaled": image.downscaled,
         "image": {"media_type": image.media_type, "data": image.data},
     }))
+}
+
+/// Characters of a PDF's text returned at once.
+const PDF_CHARS: usize = 100_000;
+
+/// A PDF's text, page by page (`range` picks pages), each page marked.
+fn read_pdf(abs: &std::path::Path, rel: &str, range: Option<LineRange>) -> Result<Value, Failure> {
+    let size = std::fs::metadata(abs).map(|m| m.len()).unwrap_or(0);
+    if size > crate::media::MAX_PDF_BYTES as u64 {
+        return Err(Failure::new(format!(
+            "{rel} is a PDF of {size} bytes: over {} bytes",
+            crate::media::MAX_PDF_BYTES
+        )));
+    }
+    let bytes = std::fs::read(abs).map_err(|e| Failure::new(format!("cannot read {rel}: {e}")))?;
+    let pdf = crate::media::prepare_pdf(&bytes).map_err(|e| Failure::new(format!("{rel}: {e}")))?;
+    let total = pdf.pages.len();
+    let (start, end) = match range {
+        None => (1, total),
+        Some(r) if r.start == 0 || r.end < r.start => {
+            return Err(Failure::new("range is pages start..=end, 1-based"));
+        }
+        Some(r) => (r.start as usize, (r.end as usize).min(total)),
+    };
+    if start > total {
+        return Err(Failure::new(format!("{rel} has {total} pages")));
+    }
+    let mut content = String::new();
+    let mut last = start;
+    for (i, page) in pdf.pages.iter().enumerate().take(end).skip(start - 1) {
+        let block = format!("--- page {} ---\n{}\n", i + 1, page.trim());
+        if content.len() + block.len() > PDF_CHARS && !content.is_empty() {
+            break;
+        }
+        content.push_str(&block);
+        last = i + 1;
+    }
+    let truncated = last < end;
+    let mut out = serde_json::json!({
+        "path": rel,
+        "content": content,
+        "startPage": start,
+        "endPage": last,
+        "totalPages": total,
+    });
+    if truncated {
+        out["truncated"] = Value::Bool(true);
+        out["note"] = Value::String(format!(
+            "cut at {PDF_CHARS} characters: read pages {}..={end} next",
+            last + 1
+        ));
+    }
+    Ok(out)
 }
 
 /// `read_readme`.
