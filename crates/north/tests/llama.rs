@@ -128,8 +128,10 @@ fn a_native_tool_call_runs_and_its_result_goes_back() {
             "--json",
             "--max-steps",
             "2",
+            // Room for a whole call: the small model fills every argument
+            // of read_file's schema (path, range, offset), ~70 tokens.
             "--max-tokens",
-            "64",
+            "128",
             "Read the file README.md",
         ]);
         let out = run(cmd);
