@@ -187,7 +187,14 @@ fn git_hotfiles(sandbox: &Sandbox, spawner: &crate::Spawner) -> Option<Vec<Hot>>
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let text = repo
         .run(spawner, sandbox.root(), &args)
-        .map_err(|e| tracing::warn!(error = %e, "hotfiles: git log failed"))
+        .map_err(|e| {
+            // A new repository has no history yet: nothing went wrong.
+            if e.to_string().contains("does not have any commits") {
+                tracing::debug!(error = %e, "hotfiles: no commits yet");
+            } else {
+                tracing::warn!(error = %e, "hotfiles: git log failed");
+            }
+        })
         .ok()?;
     let strip = |path: &str| -> String {
         if prefix.is_empty() {
