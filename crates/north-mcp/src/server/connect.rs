@@ -1,6 +1,8 @@
 //! Connecting to a server: a stdio child through North's sandbox, or
 //! streamable HTTP — with the stored OAuth token when there is one.
 
+use std::sync::Arc;
+
 use rmcp::service::RunningService;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpClientTransportConfig,
@@ -9,6 +11,7 @@ use rmcp::{RoleClient, ServiceExt};
 
 use super::handler::{ConnectFailure, Handler};
 use super::listing::{Listing, list};
+use super::observed::{Observed, Seen};
 use super::{Server, short};
 use crate::config::Transport;
 use crate::oauth::{self, TokenFile};
@@ -28,16 +31,26 @@ impl Connection {
     }
 }
 
-/// `handler` over streamable HTTP with `client`.
+/// How long connecting waits for the server to answer the standalone GET
+/// stream (a server without one answers at once, with an error status).
+const STREAM_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// `handler` over streamable HTTP with `client`, what it sees noted in
+/// `seen`.
 async fn serve_http<C>(
     handler: Handler,
     client: C,
     config: StreamableHttpClientTransportConfig,
     url: &str,
+    seen: &Arc<Seen>,
 ) -> Result<RunningService<RoleClient, Handler>, ConnectFailure>
 where
     C: StreamableHttpClient + Send + Sync + Clone + 'static,
 {
+    let client = Observed {
+        inner: client,
+        seen: seen.clone(),
+    };
     let transport = rmcp::transport::StreamableHttpClientTransport::with_client(client, config);
     handler
         .serve(transport)
@@ -116,16 +129,22 @@ impl Server {
                     }
                     _ => None,
                 };
+                let seen = Seen::new();
                 let service = match oauth_client {
-                    Some(client) => serve_http(handler, client, transport_config, url).await?,
+                    Some(client) => {
+                        serve_http(handler, client, transport_config, url, &seen).await?
+                    }
                     None => {
                         if let Some(auth) = auth {
                             transport_config = transport_config.auth_header(auth);
                         }
-                        serve_http(handler, reqwest013::Client::new(), transport_config, url)
-                            .await?
+                        let client = reqwest013::Client::new();
+                        serve_http(handler, client, transport_config, url, &seen).await?
                     }
                 };
+                // The server's own requests travel on the GET stream: no
+                // call goes out before the server has it.
+                seen.stream_ready(STREAM_WAIT).await;
                 (service, None)
             }
         };

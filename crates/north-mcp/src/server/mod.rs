@@ -18,6 +18,7 @@ use crate::stdio::StderrTail;
 mod connect;
 mod handler;
 mod listing;
+mod observed;
 
 pub(crate) use connect::Connection;
 pub(crate) use handler::ConnectFailure;
