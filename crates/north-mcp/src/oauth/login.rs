@@ -43,7 +43,10 @@ pub fn can_open_browser() -> bool {
 /// Opens `url` in the user's browser through North's spawner; the
 /// browser's own variables (display, `$BROWSER`'s PATH) are passed, no key.
 fn open_browser(url: &str) -> bool {
-    let Some(browser) = browser_command() else {
+    // Only a web page: an authorization endpoint from a server's metadata
+    // must not get the desktop to open a local file or a launcher.
+    let web = url::Url::parse(url).is_ok_and(|u| matches!(u.scheme(), "https" | "http"));
+    let Some(browser) = browser_command().filter(|_| web) else {
         return false;
     };
     let cwd = std::env::temp_dir();

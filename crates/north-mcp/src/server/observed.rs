@@ -66,6 +66,31 @@ pub(super) struct Observed<C> {
     pub seen: Arc<Seen>,
 }
 
+type PostResult<E> = Result<StreamableHttpPostResponse, StreamableHttpError<E>>;
+type StreamResult<E> = Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<E>>;
+
+impl<C: StreamableHttpClient + Sync> Observed<C> {
+    /// `posted`, noting a session id in its answer.
+    async fn noting_post(
+        &self,
+        posted: impl Future<Output = PostResult<C::Error>>,
+    ) -> PostResult<C::Error> {
+        let r = posted.await;
+        self.seen.posted(&r);
+        r
+    }
+
+    /// `stream`, noting that a GET stream was answered.
+    async fn noting_stream(
+        &self,
+        stream: impl Future<Output = StreamResult<C::Error>>,
+    ) -> StreamResult<C::Error> {
+        let answered = stream.await;
+        self.seen.opened.send_replace(true);
+        answered
+    }
+}
+
 impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Observed<C> {
     type Error = C::Error;
 
@@ -82,11 +107,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Observed<C> {
         let posted = self
             .inner
             .post_message(uri, message, session_id, auth_header, custom_headers);
-        async move {
-            let r = posted.await;
-            self.seen.posted(&r);
-            r
-        }
+        self.noting_post(posted)
     }
 
     fn post_message_with_max_sse_event_size(
@@ -108,11 +129,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Observed<C> {
             custom_headers,
             max_sse_event_size,
         );
-        async move {
-            let r = posted.await;
-            self.seen.posted(&r);
-            r
-        }
+        self.noting_post(posted)
     }
 
     fn post_message_with_response_limits(
@@ -134,11 +151,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Observed<C> {
             custom_headers,
             limits,
         );
-        async move {
-            let r = posted.await;
-            self.seen.posted(&r);
-            r
-        }
+        self.noting_post(posted)
     }
 
     fn delete_session(
@@ -169,11 +182,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Observed<C> {
         let stream =
             self.inner
                 .get_stream(uri, session_id, last_event_id, auth_header, custom_headers);
-        async move {
-            let answered = stream.await;
-            self.seen.opened.send_replace(true);
-            answered
-        }
+        self.noting_stream(stream)
     }
 
     fn get_stream_with_max_sse_event_size(
@@ -199,10 +208,6 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Observed<C> {
             custom_headers,
             max_sse_event_size,
         );
-        async move {
-            let answered = stream.await;
-            self.seen.opened.send_replace(true);
-            answered
-        }
+        self.noting_stream(stream)
     }
 }
