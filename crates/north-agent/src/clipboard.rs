@@ -62,7 +62,7 @@ pub fn save_image(cwd: &std::path::Path) -> Result<PathBuf, ClipboardError> {
     }
     let mut missing = Vec::new();
     for (program, args) in &tools {
-        let mut cmd = Spawner::unconfined().std_command(OsStr::new(program), cwd);
+        let mut cmd = Spawner::desktop().std_command(OsStr::new(program), cwd);
         cmd.args(*args);
         for name in DISPLAY_VARIABLES {
             if let Some(value) = var(name) {

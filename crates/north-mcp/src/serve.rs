@@ -9,7 +9,6 @@
 //! rest is refused with the reason, since there is no one to ask.
 
 use std::collections::HashMap;
-use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -34,9 +33,9 @@ pub const APPLY_TOOL: &str = "apply_edit";
 pub struct ServeOptions {
     /// The canonical project root every tool is confined to.
     pub root: PathBuf,
-    /// The OS sandbox launcher commands start through (`None`: unconfined,
-    /// where the platform has no sandbox).
-    pub launcher: Option<Vec<OsString>>,
+    /// How commands start (the OS sandbox under the command policy, where
+    /// the platform has one).
+    pub spawner: north_tools::Spawner,
     /// Allow rules of a trusted project (empty otherwise).
     pub rules: AllowRules,
     /// `--allow-shell`: run commands North can verify stay in the project.
@@ -246,10 +245,10 @@ impl ServerHandler for NorthServer {
 /// Serves North's tools on stdin/stdout until the client disconnects.
 pub async fn serve(opts: ServeOptions) -> std::io::Result<()> {
     let mut ctx = ToolContext::for_project(opts.root.clone());
-    if let Some(launcher) = &opts.launcher {
-        ctx.shell = std::sync::Arc::new(north_tools::shell::ShellManager::with_launcher(
+    if opts.spawner.is_confined() {
+        ctx.shell = std::sync::Arc::new(north_tools::shell::ShellManager::with_spawner(
             opts.root.clone(),
-            launcher.clone(),
+            opts.spawner.clone(),
         ));
     }
     let server = NorthServer {

@@ -2,7 +2,6 @@
 //! listings and errors. A leaf module: the hub and each server connection
 //! share these types without depending on each other.
 
-use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -15,9 +14,9 @@ pub use crate::elicit::Announcer;
 pub struct HubOptions {
     /// The project root: stdio servers start there.
     pub root: PathBuf,
-    /// The OS sandbox launcher (`north sandbox … --`) stdio servers start
-    /// through; `None` runs them unconfined.
-    pub launcher: Option<Vec<OsString>>,
+    /// How stdio servers start: the OS sandbox under the MCP server policy
+    /// (unconfined by default, for library users without the launcher).
+    pub spawner: north_tools::Spawner,
     /// How long connecting (start + initialize + listing) may take.
     pub connect_timeout: Duration,
     /// How long one call may take unless the server sets its own `timeout`.
@@ -45,7 +44,7 @@ impl HubOptions {
             attachments: root.join(".north").join("mcp-attachments"),
             roots: crate::elicit::Roots::new(&root),
             root,
-            launcher: None,
+            spawner: north_tools::Spawner::unconfined(),
             connect_timeout: Duration::from_secs(30),
             call_timeout: Duration::from_secs(120),
             defer_threshold: 40,

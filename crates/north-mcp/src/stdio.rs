@@ -5,7 +5,6 @@
 //! the log, keeping only a short tail for `/mcp` and error messages.
 
 use std::collections::VecDeque;
-use std::ffi::OsString;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -84,14 +83,14 @@ impl Drop for ChildGuard {
     }
 }
 
-/// Starts `transport` (stdio) in `root`, through `launcher` (the OS
-/// sandbox) when given, with North's key-free environment plus the
-/// server's own variables.
+/// Starts `transport` (stdio) in `root` through `spawner` (the OS sandbox
+/// when confined), with North's key-free environment plus the server's own
+/// variables.
 pub fn spawn(
     name: &str,
     transport: &Transport,
     root: &Path,
-    launcher: Option<&[OsString]>,
+    spawner: &north_tools::Spawner,
     tail: StderrTail,
 ) -> std::io::Result<ChildServer> {
     let Transport::Stdio {
@@ -108,7 +107,6 @@ pub fn spawn(
         Some(c) => root.join(c),
         None => root.to_path_buf(),
     };
-    let spawner = north_tools::Spawner::confined(launcher.map(<[_]>::to_vec).unwrap_or_default());
     let mut cmd = spawner.tokio_command(std::ffi::OsStr::new(command), &dir);
     cmd.args(args);
     // A server is not a terminal session: drop the shell-only settings.

@@ -428,15 +428,18 @@ fn serve(root: &std::path::Path, args: ServeArgs) -> anyhow::Result<ExitCode> {
     } else {
         north_tools::policy::AllowRules::default()
     };
-    let launcher = if cfg!(target_os = "linux") {
-        let choice = crate::setup::SandboxChoice::for_project(root, None);
-        Some(crate::setup::sandbox_launcher(root, &[], &choice)?)
+    let choice = crate::setup::SandboxChoice::for_project(root, None);
+    let spawner = if cfg!(target_os = "linux") {
+        crate::sandboxing::sandboxed(
+            &choice.settings(root, &[]),
+            north_tools::os_sandbox::ChildKind::Command,
+        )?
     } else {
-        None
+        north_tools::Spawner::unconfined()
     };
     let opts = north_mcp::ServeOptions {
         root: root.to_path_buf(),
-        launcher,
+        spawner,
         rules,
         allow_shell: args.allow_shell,
     };

@@ -1,14 +1,15 @@
 //! `north sandbox -- CMD`: runs any command under the OS sandbox North's
-//! commands get, for inspection (what can it write, can it reach the
-//! network). Says once what the kernel cannot enforce.
+//! children get — the launcher every confined child starts through, and a
+//! way to inspect it (`--explain`). Says once what the kernel cannot
+//! enforce.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::Args;
+use clap::{Args, ValueEnum};
 use north_protocol::Capability;
-use north_tools::os_sandbox::{SandboxSpec, enter};
+use north_tools::os_sandbox::{ChildKind, Network, SandboxPolicy, TempDir, enter};
 
 /// `north sandbox` options.
 #[derive(Debug, Args)]
@@ -16,7 +17,8 @@ pub struct SandboxArgs {
     /// Project root [default: the git root above the current directory, else the current directory].
     #[arg(long, value_name = "DIR")]
     pub path: Option<PathBuf>,
-    /// Grant a capability (`net` allows network sockets); repeatable.
+    /// Grant a capability (`net` allows network sockets; a per-domain
+    /// `net:HOST` never does); repeatable.
     #[arg(long = "grant", value_name = "CAP")]
     pub grants: Vec<Capability>,
     /// Another directory the command may write; repeatable.
@@ -26,6 +28,10 @@ pub struct SandboxArgs {
     /// North always hides); repeatable.
     #[arg(long = "hide", value_name = "PATH")]
     pub hidden: Vec<PathBuf>,
+    /// A path under your home directory the command may read besides the
+    /// built-in allow-list of toolchains and caches; repeatable.
+    #[arg(long = "read", value_name = "PATH")]
+    pub readable: Vec<PathBuf>,
     /// A path under the temp dir the command needs from the real one (the
     /// rest of the temp dir is private to it); repeatable.
     #[arg(long = "keep", value_name = "PATH")]
@@ -43,13 +49,96 @@ pub struct SandboxArgs {
     #[arg(long, value_name = "N", default_value_t = north_tools::os_sandbox::DEFAULT_MAX_PROCESSES,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub max_processes: u64,
-    /// Print what is writable, read-only and hidden, and the kernel features
-    /// in use or missing, then exit (no command needed).
+    /// Print what is writable, read-only and hidden, the network, sockets
+    /// and the kernel features in use or missing, then exit (no command
+    /// needed). Without policy flags it shows the policy North gives a
+    /// child of the `--for` kind in this project, from your config.
     #[arg(long)]
     pub explain: bool,
+    /// With `--explain`: the kind of child whose policy to show.
+    #[arg(long = "for", value_enum, value_name = "KIND", default_value_t = Kind::Command,
+          requires = "explain")]
+    pub kind: Kind,
     /// The command and its arguments (after `--`).
     #[arg(value_name = "CMD", num_args = 1.., required_unless_present = "explain", last = true)]
     pub command: Vec<String>,
+}
+
+/// The kinds of child `--explain --for` shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Kind {
+    /// A command (the shell, a background job, `north tool`, North's own git).
+    Command,
+    /// A hook.
+    Hook,
+    /// A stdio MCP server.
+    Mcp,
+}
+
+impl SandboxArgs {
+    /// Whether any flag shapes the policy (else `--explain` shows the
+    /// configured one).
+    fn shapes_policy(&self) -> bool {
+        !(self.grants.is_empty()
+            && self.writable.is_empty()
+            && self.hidden.is_empty()
+            && self.readable.is_empty()
+            && self.keep.is_empty())
+            || self.shared_tmp
+            || self.unix_sockets
+            || self.max_processes != north_tools::os_sandbox::DEFAULT_MAX_PROCESSES
+    }
+
+    /// The policy these flags say, with paths resolved against `cwd`.
+    fn policy(&self, root: &Path, cwd: &Path) -> anyhow::Result<SandboxPolicy> {
+        let physical = |p: &Path| {
+            north_tools::sandbox::physical_path(cwd, p)
+                .with_context(|| format!("cannot resolve {}", p.display()))
+        };
+        let lenient = |paths: &[PathBuf]| -> Vec<PathBuf> {
+            paths.iter().filter_map(|p| physical(p).ok()).collect()
+        };
+        Ok(SandboxPolicy {
+            root: physical(root)?,
+            writable: self
+                .writable
+                .iter()
+                .map(|p| physical(p))
+                .collect::<anyhow::Result<_>>()?,
+            hidden: lenient(&self.hidden),
+            home_readable: lenient(&self.readable),
+            keep: lenient(&self.keep),
+            network: if self.grants.contains(&Capability::Net) {
+                Network::On
+            } else {
+                Network::Off
+            },
+            unix_sockets: self.unix_sockets,
+            temp: if self.shared_tmp {
+                TempDir::Shared
+            } else {
+                TempDir::Private
+            },
+            max_processes: self.max_processes,
+        })
+    }
+}
+
+/// The policy of the spawner North builds for a child of `kind` in `root`
+/// from the user's config: `--explain` without flags shows the spawner's
+/// own value, not a second derivation of it.
+fn configured(root: &Path, kind: Kind) -> anyhow::Result<SandboxPolicy> {
+    let choice = crate::sandboxing::SandboxChoice::for_project(root, None);
+    let kind = match kind {
+        Kind::Command => ChildKind::Command,
+        Kind::Hook => ChildKind::Hook { network: false },
+        Kind::Mcp => ChildKind::McpServer,
+    };
+    let spawner = crate::sandboxing::sandboxed(&choice.settings(root, &[]), kind)?;
+    spawner
+        .policy()
+        .cloned()
+        .context("the sandboxed spawner has no policy")
 }
 
 /// Confines this process and replaces it with the command; returns only
@@ -57,34 +146,21 @@ pub struct SandboxArgs {
 pub fn main(args: SandboxArgs) -> anyhow::Result<ExitCode> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let root = north_tools::repo::resolve_root(args.path.as_deref(), &cwd)?;
-    let physical = |p: &std::path::Path| {
-        north_tools::sandbox::physical_path(&cwd, p)
-            .with_context(|| format!("cannot resolve {}", p.display()))
+    let policy = if args.explain && !args.shapes_policy() {
+        let root = north_tools::sandbox::physical_path(&cwd, &root)
+            .with_context(|| format!("cannot resolve {}", root.display()))?;
+        configured(&root, args.kind)?
+    } else {
+        args.policy(&root, &cwd)?
     };
-    let spec = SandboxSpec {
-        root: physical(&root)?,
-        writable: args
-            .writable
-            .iter()
-            .map(|p| physical(p))
-            .collect::<anyhow::Result<_>>()?,
-        net: args
-            .grants
-            .iter()
-            .any(|c| matches!(c, Capability::Net | Capability::NetHost(_))),
-        max_processes: args.max_processes,
-        hidden: args
-            .hidden
-            .iter()
-            .filter_map(|p| physical(p).ok())
-            .collect(),
-        unix_sockets: args.unix_sockets,
-        keep: args.keep.iter().filter_map(|p| physical(p).ok()).collect(),
-        private_tmp: !args.shared_tmp,
-    };
-    let protection = enter(&spec)?;
+    if !args.explain {
+        // The supervisor stays outside; only the child comes back.
+        #[cfg(target_os = "linux")]
+        north_tools::os_sandbox::supervise(&policy.root)?;
+    }
+    let protection = enter(&policy)?;
     if args.explain {
-        print!("{}", protection.explain(&spec));
+        print!("{}", protection.explain(&policy));
         return Ok(ExitCode::SUCCESS);
     }
     let gaps = protection.gaps();
@@ -98,4 +174,47 @@ pub fn main(args: SandboxArgs) -> anyhow::Result<ExitCode> {
     let rest: Vec<std::ffi::OsString> = rest.iter().map(Into::into).collect();
     let err = north_tools::Spawner::exec_in_place(program.as_ref(), &rest, &cwd);
     anyhow::bail!("cannot run {program}: {err}")
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: SandboxArgs,
+    }
+
+    /// The spawner's arguments parse back into the policy it was given:
+    /// the launcher applies exactly the policy the spawner decided.
+    #[test]
+    fn the_launcher_reads_back_the_policy_the_spawner_wrote() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let root = base.join("p");
+        std::fs::create_dir_all(&root).unwrap();
+        let mut settings = north_tools::os_sandbox::SandboxSettings::new(root.clone());
+        settings.hidden = vec![base.join("secret")];
+        settings.home_readable = vec![base.join("tools")];
+        settings.unix_sockets = true;
+        settings.network = Network::On;
+        for kind in [
+            ChildKind::Command,
+            ChildKind::Hook { network: true },
+            ChildKind::Hook { network: false },
+            ChildKind::McpServer,
+        ] {
+            let spawner = crate::sandboxing::sandboxed(&settings, kind).unwrap();
+            let mut policy = spawner.policy().unwrap().clone();
+            policy.keep.push(base.join("kept"));
+            let mut argv: Vec<std::ffi::OsString> = vec!["sandbox".into()];
+            argv.extend(policy.to_args());
+            argv.push("true".into());
+            let parsed = Cli::try_parse_from(argv).unwrap().args;
+            assert_eq!(parsed.policy(&root, &base).unwrap(), policy, "{kind:?}");
+        }
+    }
 }

@@ -1,12 +1,14 @@
-//! Where North's commands run: the user's choice about the OS sandbox
-//! (their flag, else their own config), and the `north sandbox` launcher
-//! argv that the shell, MCP stdio servers and `north mcp serve` start
-//! through.
+//! Where North's children run: the user's choice about the OS sandbox
+//! (their flag, else their own config), turned into the project's
+//! [`SandboxSettings`] and a [`Spawner`] per kind of child. The policy each
+//! kind gets is decided in `north_tools::os_sandbox` alone.
 
 use std::path::PathBuf;
 
 use anyhow::Context;
 use north_agent::config::{Config, Overrides};
+use north_tools::Spawner;
+use north_tools::os_sandbox::{ChildKind, Network, SandboxSettings};
 
 /// The user's choice about the OS sandbox: their flag, else their own
 /// config; a project's file never counts.
@@ -16,6 +18,9 @@ pub struct SandboxChoice {
     pub enabled: bool,
     /// Paths hidden besides the secret stores (`sandbox.deny_read`).
     pub hide: Vec<PathBuf>,
+    /// Paths under the home directory readable besides the built-in
+    /// allow-list (`sandbox.allow_read`).
+    pub allow_read: Vec<PathBuf>,
     /// Unix sockets allowed (`sandbox.unix_sockets`).
     pub unix_sockets: bool,
 }
@@ -40,6 +45,7 @@ impl SandboxChoice {
         SandboxChoice {
             enabled,
             hide: config.sandbox_deny_read.value.clone(),
+            allow_read: config.sandbox_allow_read.value.clone(),
             unix_sockets: config.sandbox_unix_sockets.value,
         }
     }
@@ -61,6 +67,7 @@ impl SandboxChoice {
                 SandboxChoice {
                     enabled: flag != Some(crate::args::SandboxSwitch::Off),
                     hide: Vec::new(),
+                    allow_read: Vec::new(),
                     unix_sockets: false,
                 }
             }
@@ -68,115 +75,61 @@ impl SandboxChoice {
     }
 }
 
-/// The sandbox launcher commands start through, or `None` when the user
-/// turned the sandbox off (or the platform has none).
-pub fn confined_launcher(
-    root: &std::path::Path,
-    sandbox: &SandboxChoice,
-    grants: &[north_protocol::Capability],
-) -> Option<Vec<std::ffi::OsString>> {
-    if !sandbox.enabled || !cfg!(target_os = "linux") {
-        tracing::warn!("the OS sandbox is off: commands run unconfined");
-        return None;
-    }
-    match sandbox_launcher(root, grants, sandbox) {
-        Ok(l) => Some(l),
-        Err(e) => {
-            tracing::warn!(error = %e, "no sandbox launcher; commands run unconfined");
-            None
+impl SandboxChoice {
+    /// The project's sandbox settings under `grants`: commands get the
+    /// network only with the whole-network grant `net` — a per-domain
+    /// grant is for North's own fetchers and never opens sockets.
+    pub fn settings(
+        &self,
+        root: &std::path::Path,
+        grants: &[north_protocol::Capability],
+    ) -> SandboxSettings {
+        let mut settings = SandboxSettings::new(root.to_path_buf());
+        settings.hidden = self.hide.clone();
+        settings.home_readable = self.allow_read.clone();
+        settings.unix_sockets = self.unix_sockets;
+        if grants.contains(&north_protocol::Capability::Net) {
+            settings.network = Network::On;
         }
+        settings
+    }
+
+    /// How children of `kind` start for `root`: inside the sandbox under
+    /// their policy, or unconfined when the user turned the sandbox off.
+    pub fn spawner(
+        &self,
+        root: &std::path::Path,
+        grants: &[north_protocol::Capability],
+        kind: ChildKind,
+    ) -> Spawner {
+        if !self.enabled {
+            return Spawner::unconfined();
+        }
+        sandboxed(&self.settings(root, grants), kind).unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "no sandbox launcher; children run unconfined");
+            Spawner::unconfined()
+        })
     }
 }
 
-/// The launcher that starts the shell inside `north sandbox` for `root`,
-/// granting network sockets when a `net` capability is granted.
-pub fn sandbox_launcher(
-    root: &std::path::Path,
-    grants: &[north_protocol::Capability],
-    choice: &SandboxChoice,
-) -> anyhow::Result<Vec<std::ffi::OsString>> {
+/// How stdio MCP servers start: always inside the sandbox (where there is
+/// one) under the MCP server policy, with the user's hidden and readable
+/// paths.
+pub fn mcp_spawner(root: &std::path::Path, choice: &SandboxChoice) -> Spawner {
+    sandboxed(&choice.settings(root, &[]), ChildKind::McpServer).unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "no sandbox launcher; MCP servers run unconfined");
+        Spawner::unconfined()
+    })
+}
+
+/// A spawner that starts children of `kind` inside the sandbox (whatever
+/// the user's choice: the `auto` mode needs one); an error when this
+/// platform has no sandbox or the binary cannot be found.
+pub fn sandboxed(settings: &SandboxSettings, kind: ChildKind) -> anyhow::Result<Spawner> {
+    if !cfg!(target_os = "linux") {
+        anyhow::bail!("the OS sandbox is available on Linux only");
+    }
     let exe =
         std::env::current_exe().context("cannot find the north binary to sandbox commands")?;
-    let mut argv: Vec<std::ffi::OsString> =
-        vec![exe.into(), "sandbox".into(), "--path".into(), root.into()];
-    if grants.iter().any(|c| {
-        matches!(
-            c,
-            north_protocol::Capability::Net | north_protocol::Capability::NetHost(_)
-        )
-    }) {
-        argv.extend(["--grant".into(), "net".into()]);
-    }
-    for path in &choice.hide {
-        argv.push("--hide".into());
-        argv.push(path.into());
-    }
-    if choice.unix_sockets {
-        argv.push("--unix-sockets".into());
-    }
-    argv.push("--".into());
-    Ok(argv)
-}
-
-/// The launcher stdio MCP servers start through: the OS sandbox with the
-/// network on (reaching a service is many servers' job), and the package
-/// managers' caches writable so `npx`/`uvx` servers can install themselves.
-pub fn mcp_launcher(root: &std::path::Path) -> Option<Vec<std::ffi::OsString>> {
-    if !cfg!(target_os = "linux") {
-        return None;
-    }
-    let exe = std::env::current_exe().ok()?;
-    let mut argv: Vec<std::ffi::OsString> = vec![
-        exe.into(),
-        "sandbox".into(),
-        "--path".into(),
-        root.into(),
-        "--grant".into(),
-        "net".into(),
-        // A server the user configured may run from the temp dir.
-        "--shared-tmp".into(),
-    ];
-    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .map(std::path::PathBuf::from)
-        .or_else(|| home.as_ref().map(|h| h.join(".cache")));
-    let mut writable: Vec<std::path::PathBuf> = Vec::new();
-    writable.extend(cache);
-    writable.extend(home.iter().map(|h| h.join(".npm")));
-    for dir in writable.into_iter().filter(|d| d.is_dir()) {
-        argv.push("--write".into());
-        argv.push(dir.into());
-    }
-    argv.push("--".into());
-    Some(argv)
-}
-
-/// The spawner hooks start through: the OS sandbox for the project (its
-/// tree and the shared temp dir writable, so a hook's log or marker is
-/// seen outside), the network only when `network` (the user's own config
-/// said so); unconfined when the user turned the sandbox off.
-pub fn hook_spawner(
-    root: &std::path::Path,
-    choice: &SandboxChoice,
-    network: bool,
-) -> north_tools::Spawner {
-    if !choice.enabled || !cfg!(target_os = "linux") {
-        return north_tools::Spawner::unconfined();
-    }
-    let grants = if network {
-        vec![north_protocol::Capability::Net]
-    } else {
-        Vec::new()
-    };
-    match sandbox_launcher(root, &grants, choice) {
-        Ok(mut argv) => {
-            // Before the closing `--`.
-            argv.insert(argv.len() - 1, "--shared-tmp".into());
-            north_tools::Spawner::confined(argv)
-        }
-        Err(e) => {
-            tracing::warn!(error = %e, "no sandbox launcher; hooks run unconfined");
-            north_tools::Spawner::unconfined()
-        }
-    }
+    Ok(Spawner::sandboxed(exe, settings.policy_for(kind)))
 }

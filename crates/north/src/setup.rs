@@ -16,7 +16,8 @@ use north_tools::{Registry, ToolContext};
 
 use crate::args::{ModelArgs, ProtocolName, RunFlags};
 use crate::provider::{self, Selected};
-pub use crate::sandboxing::{SandboxChoice, confined_launcher, mcp_launcher, sandbox_launcher};
+pub use crate::sandboxing::SandboxChoice;
+use north_tools::os_sandbox::ChildKind;
 
 /// What to do about sessions.
 #[derive(Debug, Clone)]
@@ -77,10 +78,12 @@ pub struct Project {
     pub trust: TrustReport,
     /// The user's trust decisions (None: no config dir to keep them in).
     pub trust_store: Option<TrustStore>,
-    /// Start the shell through this launcher (`north sandbox … --`) so every
-    /// command runs in the OS sandbox — in every mode, unless the user said
-    /// `--sandbox off` (a project cannot).
-    pub shell_launcher: Option<Vec<std::ffi::OsString>>,
+    /// How commands start: inside the OS sandbox under the project's
+    /// command policy — in every mode, unless the user said `--sandbox off`
+    /// (a project cannot).
+    pub commands: north_tools::Spawner,
+    /// The user's startup grants (`--grant`): `net` opens commands' network.
+    pub grants: Vec<north_protocol::Capability>,
     /// Whether commands are confined and what else they may not read.
     pub sandbox: SandboxChoice,
     /// The agents the `agent` tool offers (built in, yours, a trusted
@@ -212,7 +215,7 @@ pub fn project(
         );
     }
     let sandbox = SandboxChoice::new(&config, model.sandbox);
-    let shell_launcher = confined_launcher(&root, &sandbox, &[]);
+    let commands = sandbox.spawner(&root, &[], ChildKind::Command);
     let config_dir = north_agent::config::global_config_path()
         .and_then(|p| p.parent().map(std::path::Path::to_path_buf));
     let agents =
@@ -231,7 +234,8 @@ pub fn project(
         selected,
         trust,
         trust_store,
-        shell_launcher,
+        commands,
+        grants: Vec::new(),
         sandbox,
         agents,
         skills,
@@ -243,19 +247,19 @@ pub fn project(
 /// the shell outside it a stopped command may escalate to once.
 pub fn mode_kit(project: &Project, grants: &[north_protocol::Capability]) -> north_agent::ModeKit {
     let root = project.root.as_path();
-    let sandboxed_shell = match sandbox_launcher(root, grants, &project.sandbox) {
-        Ok(launcher) if cfg!(target_os = "linux") => Some(std::sync::Arc::new(
-            north_tools::shell::ShellManager::with_launcher(root.to_path_buf(), launcher),
+    let settings = project.sandbox.settings(root, grants);
+    let sandboxed_shell = match crate::sandboxing::sandboxed(&settings, ChildKind::Command) {
+        Ok(spawner) => Some(std::sync::Arc::new(
+            north_tools::shell::ShellManager::with_spawner(root.to_path_buf(), spawner),
         )),
-        Ok(_) => None,
         Err(e) => {
             tracing::warn!(error = %e, "no sandboxed shell; the auto mode is unavailable");
             None
         }
     };
     let outside_shell = project
-        .shell_launcher
-        .is_some()
+        .commands
+        .is_confined()
         .then(|| std::sync::Arc::new(north_tools::shell::ShellManager::new(root.to_path_buf())));
     north_agent::ModeKit {
         plan_tools: plan_tools(grants),
@@ -324,9 +328,14 @@ impl Project {
     /// Lets sandboxed commands use the network when `grants` hold a `net`
     /// capability (the user's `--grant`).
     pub fn grant(&mut self, grants: &[north_protocol::Capability]) {
-        if self.shell_launcher.is_some() {
-            self.shell_launcher = sandbox_launcher(&self.root, grants, &self.sandbox).ok();
-        }
+        self.grants = grants.to_vec();
+        self.commands = self.sandbox.spawner(&self.root, grants, ChildKind::Command);
+    }
+
+    /// How children of `kind` start for this project (the one policy,
+    /// configured by the user's choice and grants).
+    pub fn spawner(&self, kind: ChildKind) -> north_tools::Spawner {
+        self.sandbox.spawner(&self.root, &self.grants, kind)
     }
 
     /// Opens or creates the session.
@@ -364,8 +373,8 @@ impl Project {
         north_agent::hooks::Hooks::new(
             self.config.hooks.clone(),
             self.root.clone(),
-            crate::sandboxing::hook_spawner(&self.root, &self.sandbox, false),
-            crate::sandboxing::hook_spawner(&self.root, &self.sandbox, true),
+            self.spawner(ChildKind::Hook { network: false }),
+            self.spawner(ChildKind::Hook { network: true }),
         )
     }
 
@@ -373,10 +382,10 @@ impl Project {
     pub fn tool_context(&self) -> ToolContext {
         let mut ctx = ToolContext::for_project(self.root.clone());
         ctx.net_allowlist = self.config.net_allowlist.value.clone();
-        if let Some(launcher) = &self.shell_launcher {
-            ctx.shell = std::sync::Arc::new(north_tools::shell::ShellManager::with_launcher(
+        if self.commands.is_confined() {
+            ctx.shell = std::sync::Arc::new(north_tools::shell::ShellManager::with_spawner(
                 self.root.clone(),
-                launcher.clone(),
+                self.commands.clone(),
             ));
         }
         ctx

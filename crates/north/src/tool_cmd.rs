@@ -130,9 +130,14 @@ pub fn run(args: ToolArgs) -> anyhow::Result<ExitCode> {
     let mut ctx = ToolContext::for_project(root.clone());
     ctx.capabilities = args.grants.clone();
     let choice = crate::setup::SandboxChoice::for_project(&root, args.sandbox);
-    if let Some(launcher) = crate::setup::confined_launcher(&root, &choice, &args.grants) {
-        ctx.shell = std::sync::Arc::new(north_tools::shell::ShellManager::with_launcher(
-            root, launcher,
+    let commands = choice.spawner(
+        &root,
+        &args.grants,
+        north_tools::os_sandbox::ChildKind::Command,
+    );
+    if commands.is_confined() {
+        ctx.shell = std::sync::Arc::new(north_tools::shell::ShellManager::with_spawner(
+            root, commands,
         ));
     }
     let sandbox = ctx.sandbox().map_err(|e| Usage(e.to_string()))?;

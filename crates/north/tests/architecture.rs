@@ -310,3 +310,46 @@ fn one_spawner_starts_every_child_process() {
         found.join("\n")
     );
 }
+
+/// Every confined child gets its policy from the one place: production code
+/// builds a sandboxed spawner only in the binary's `sandboxing` module
+/// (from `SandboxSettings::policy_for`), and nothing but the policy itself
+/// writes the launcher's flags.
+#[test]
+fn every_spawn_site_passes_through_the_one_policy() {
+    let mut found = Vec::new();
+    for krate in crates() {
+        let mut files = Vec::new();
+        rust_files(&krate.join("src"), &mut files);
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            let production = text.split("#[cfg(test)]").next().unwrap_or_default();
+            let builds_spawner = !file.ends_with("north/src/sandboxing.rs")
+                && !file.ends_with("north-tools/src/spawn/mod.rs")
+                && !file.ends_with("north-tools/src/os_sandbox/policy.rs");
+            let writes_flags = !file.ends_with("north-tools/src/os_sandbox/policy.rs");
+            for (n, line) in production.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or_default();
+                let spawner = builds_spawner
+                    && (code.contains("Spawner::sandboxed(") || code.contains("policy_for("));
+                let flags = writes_flags
+                    && [
+                        "\"--grant\"",
+                        "\"--hide\"",
+                        "\"--shared-tmp\"",
+                        "\"--unix-sockets\"",
+                    ]
+                    .iter()
+                    .any(|f| code.contains(f));
+                if spawner || flags {
+                    found.push(format!("{}:{}: {}", file.display(), n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "derive child policies with SandboxSettings::policy_for in north/src/sandboxing.rs:\n{}",
+        found.join("\n")
+    );
+}

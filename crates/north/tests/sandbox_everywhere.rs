@@ -67,6 +67,16 @@ const STORES: &[&str] = &[
     ".gnupg/private-keys-v1.d/key",
     "config/north/notes.txt",
     "state/north/notes.txt",
+    // Other agents' and tools' credentials, shell histories: no deny-list
+    // names them; the home allow-list keeps them out.
+    ".claude/.credentials.json",
+    ".codex/auth.json",
+    ".bash_history",
+    ".zsh_history",
+    ".config/rclone/rclone.conf",
+    ".local/share/fish/fish_history",
+    // A token in the git config (read through the sandbox's copy).
+    ".gitconfig",
 ];
 
 fn secret_of(store: &str) -> String {
@@ -79,6 +89,16 @@ fn plant_secrets(sb: &Sandbox) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, secret_of(store)).unwrap();
     }
+    // A real git config: the identity reaches commands, the token never.
+    std::fs::write(
+        sb.home().join(".gitconfig"),
+        format!(
+            "[user]\n\tname = Probe User\n\temail = probe@example.org\n\
+             [url \"https://{}@forge.example/\"]\n\tinsteadOf = https://forge.example/\n",
+            secret_of(".gitconfig")
+        ),
+    )
+    .unwrap();
 }
 
 fn available(sb: &Sandbox) -> bool {
@@ -256,7 +276,7 @@ fn north_sandbox_confines_a_command() {
     );
     for want in [
         "hidden (cannot be read)",
-        ".ssh",
+        "hidden but for",
         "PID namespace: in use",
         "unix sockets: refused",
     ] {
@@ -332,7 +352,9 @@ fn the_user_may_allow_unix_sockets_in_their_own_config() {
     std::fs::create_dir_all(config.parent().unwrap()).unwrap();
     std::fs::write(
         &config,
-        json!({"sandbox": {"unix_sockets": true}}).to_string(),
+        // The socket lives in the home directory, which sandboxed commands
+        // see only by allow-list: the user adds it.
+        json!({"sandbox": {"unix_sockets": true, "allow_read": ["~/outside.sock"]}}).to_string(),
     )
     .unwrap();
     let out = sb

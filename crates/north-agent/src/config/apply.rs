@@ -138,16 +138,10 @@ impl Config {
                 self.sandbox_unix_sockets.set(v, src());
             }
             if let Some(paths) = sandbox.deny_read {
-                let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-                let paths = paths
-                    .iter()
-                    .filter_map(|p| match (p.strip_prefix("~/"), &home) {
-                        (Some(rest), Some(h)) => Some(h.join(rest)),
-                        (Some(_), None) => None,
-                        (None, _) => Some(std::path::PathBuf::from(p)),
-                    })
-                    .collect();
-                self.sandbox_deny_read.set(paths, src());
+                self.sandbox_deny_read.set(home_paths(&paths), src());
+            }
+            if let Some(paths) = sandbox.allow_read {
+                self.sandbox_allow_read.set(home_paths(&paths), src());
             }
         }
     }
@@ -155,4 +149,18 @@ impl Config {
     pub(super) fn ignore(&mut self, key: &'static str, because: IgnoredBecause) {
         self.ignored.push(IgnoredSetting { key, because });
     }
+}
+
+/// Paths from a config list, `~/` meaning the home directory (dropped when
+/// there is none).
+fn home_paths(paths: &[String]) -> Vec<std::path::PathBuf> {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    paths
+        .iter()
+        .filter_map(|p| match (p.strip_prefix("~/"), &home) {
+            (Some(rest), Some(h)) => Some(h.join(rest)),
+            (Some(_), None) => None,
+            (None, _) => Some(std::path::PathBuf::from(p)),
+        })
+        .collect()
 }

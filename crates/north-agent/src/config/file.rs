@@ -102,6 +102,9 @@ pub struct SandboxFile {
     pub enabled: Option<bool>,
     /// More paths every sandboxed command may not read (`~/` is your home).
     pub deny_read: Option<Vec<String>>,
+    /// Paths under your home that sandboxed commands may read besides the
+    /// built-in allow-list of toolchains and caches (`~/` is your home).
+    pub allow_read: Option<Vec<String>>,
     /// Let sandboxed commands create Unix sockets (off by default: a socket
     /// outside — tmux, docker, an agent — would run anything for them).
     pub unix_sockets: Option<bool>,

@@ -126,6 +126,9 @@ pub struct Config {
     pub sandbox: Sourced<bool>,
     /// Paths hidden from sandboxed commands besides the secret stores.
     pub sandbox_deny_read: Sourced<Vec<std::path::PathBuf>>,
+    /// Paths under the home directory sandboxed commands may read besides
+    /// the built-in allow-list.
+    pub sandbox_allow_read: Sourced<Vec<std::path::PathBuf>>,
     /// Whether sandboxed commands may create Unix sockets.
     pub sandbox_unix_sockets: Sourced<bool>,
     /// The user's own providers and preset overrides (their config only).
@@ -182,6 +185,7 @@ impl Default for Config {
             thinking: Sourced::default(None),
             sandbox: Sourced::default(true),
             sandbox_deny_read: Sourced::default(Vec::new()),
+            sandbox_allow_read: Sourced::default(Vec::new()),
             sandbox_unix_sockets: Sourced::default(false),
             mode: Sourced::default(north_protocol::PermissionMode::Ask),
             providers: std::collections::BTreeMap::new(),

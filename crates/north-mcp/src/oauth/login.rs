@@ -50,7 +50,7 @@ fn open_browser(url: &str) -> bool {
         return false;
     };
     let cwd = std::env::temp_dir();
-    let mut cmd = north_tools::Spawner::unconfined().std_command("sh".as_ref(), &cwd);
+    let mut cmd = north_tools::Spawner::desktop().std_command("sh".as_ref(), &cwd);
     // `$BROWSER` may carry arguments; the URL goes as one argument.
     cmd.arg("-c")
         .arg(format!("{browser} \"$1\""))

@@ -91,7 +91,7 @@ impl Server {
                     self.name(),
                     &config.transport,
                     &opts.root,
-                    opts.launcher.as_deref(),
+                    &opts.spawner,
                     self.tail.clone(),
                 )
                 .map_err(|e| format!("cannot run `{command}`: {e}"))?;

@@ -10,6 +10,7 @@
 
 mod cache;
 pub mod fetch;
+mod resolve;
 pub mod search;
 pub mod tools;
 
@@ -19,7 +20,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use reqwest::Url;
 
-use crate::policy::{NetAccess, NetDenied};
+use crate::policy::{NetAccess, NetDenied, NetGrant};
 use cache::{Cache, CachedResponse};
 
 /// Limits and defaults of an [`HttpClient`].
@@ -127,6 +128,8 @@ pub struct HttpClient {
     client: OnceLock<Result<reqwest::Client, String>>,
     cache: Mutex<CacheSlot>,
     clock: Clock,
+    /// The answers each hop was checked against.
+    pins: resolve::Pins,
 }
 
 enum CacheSlot {
@@ -160,6 +163,7 @@ impl HttpClient {
             client: OnceLock::new(),
             cache: Mutex::new(CacheSlot::Unopened),
             clock: Arc::new(SystemTime::now),
+            pins: resolve::Pins::default(),
         }
     }
 
@@ -185,7 +189,9 @@ impl HttpClient {
                 .redirect(reqwest::redirect::Policy::none())
                 .timeout(self.config.timeout)
                 .connect_timeout(self.config.connect_timeout)
-                .user_agent(concat!("north/", env!("CARGO_PKG_VERSION")));
+                .user_agent(concat!("north/", env!("CARGO_PKG_VERSION")))
+                // Names resolve to the answers the fetch checked, once.
+                .dns_resolver(Arc::new(self.pins.clone()));
             if !self.config.use_env_proxy {
                 builder = builder.no_proxy();
             }
@@ -296,6 +302,7 @@ impl HttpClient {
                     }
                 }
             };
+            self.pin(&url, access).await?;
             let mut response = client
                 .get(url.clone())
                 .send()
@@ -344,6 +351,28 @@ impl HttpClient {
                 from_cache: false,
                 fetched_at: SystemTime::now(),
             });
+        }
+    }
+}
+
+impl HttpClient {
+    /// Resolves the host of `url` once, refuses a name with a loopback,
+    /// private or metadata answer unless a grant names that host, and pins
+    /// the checked answers for the connection (see [`resolve`]).
+    async fn pin(&self, url: &Url, access: &NetAccess<'_>) -> Result<(), NetError> {
+        let host = crate::policy::net::normalize_host(url.host_str().unwrap_or_default());
+        // A private answer is allowed where a grant names the host, or where
+        // the user configured the endpoint itself (the SearXNG URL).
+        let named =
+            matches!(access.check(&host), Ok(NetGrant::Domain(_))) || !access.private_needs_grant;
+        let port = url.port_or_known_default().unwrap_or(80);
+        match self.pins.check(&host, port, named).await {
+            Ok(()) => Ok(()),
+            Err(resolve::PinError::Private) => Err(NetError::Denied(NetDenied::Private { host })),
+            Err(resolve::PinError::Lookup(reason)) => Err(NetError::Request {
+                url: url.to_string(),
+                reason: format!("cannot resolve {host}: {reason}"),
+            }),
         }
     }
 }

@@ -82,7 +82,7 @@ impl Tool for HttpGet {
             let access = NetAccess {
                 capabilities: &ctx.capabilities,
                 allowlist: ctx.net_allowlist.as_deref(),
-                private_needs_grant: false,
+                private_needs_grant: true,
             };
             let fetch = ctx.http.get(&args.url, args.use_cache, &access);
             let response = tokio::select! {

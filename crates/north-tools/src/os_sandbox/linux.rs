@@ -15,7 +15,7 @@ use seccompiler::{
 };
 
 use super::mounts::{cpath, last_error, mount};
-use super::{OsSandboxError, Protection, SandboxSpec};
+use super::{Network, OsSandboxError, Protection, SandboxPolicy, TempDir};
 
 /// Paths inside the root that commands may read but never change: what
 /// can make git run code or change what it runs, and North's own state.
@@ -31,12 +31,13 @@ const READ_ONLY_IN_ROOT: &[&str] = &[
     ".git/commondir",
 ];
 
-/// Directories git itself creates at `git init` that North creates when
-/// missing (with an empty `config`), so a command cannot create them with
-/// its own content. What else could redirect git (`commondir`, `modules/`)
-/// and a `.git` made where there was none are set aside after the command
-/// by the shell (`shell::gitguard`).
-const CREATED_IN_GIT: &[&str] = &["hooks", "info"];
+/// Directories that configure git which North creates empty when missing
+/// (with an empty `config`), so they are held read-only like the rest and
+/// a command cannot create them with its own content. What else could
+/// redirect git (`commondir`, `config.worktree`) and a `.git` made where
+/// there was none are set aside the moment they appear by the launcher's
+/// supervisor (`super::gitguard`).
+const CREATED_IN_GIT: &[&str] = &["hooks", "info", "modules", "worktrees"];
 
 /// Devices a command may write to (output sinks and terminals).
 const WRITABLE_DEVICES: &[&str] = &[
@@ -47,11 +48,29 @@ const WRITABLE_DEVICES: &[&str] = &[
     "/dev/pts",
 ];
 
+/// Creates what configures git where it is missing (empty), so it can be
+/// held read-only: before the supervisor's first look, so none of it reads
+/// as something a command made.
+pub(super) fn prepare_git(root: &Path) {
+    let git = root.join(".git");
+    if !std::fs::symlink_metadata(&git).is_ok_and(|m| m.file_type().is_dir()) {
+        return;
+    }
+    for name in CREATED_IN_GIT {
+        let _ = std::fs::create_dir(git.join(name));
+    }
+    // An empty config is what git assumes when there is none.
+    let _ = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(git.join("config"));
+}
+
 fn setup(what: &'static str) -> impl Fn(String) -> OsSandboxError {
     move |reason| OsSandboxError::Setup { what, reason }
 }
 
-pub(super) fn enter(spec: &SandboxSpec) -> Result<Protection, OsSandboxError> {
+pub(super) fn enter(spec: &SandboxPolicy) -> Result<Protection, OsSandboxError> {
     let mut protection = Protection {
         // Before the user namespace: the cgroup files belong to the host's root.
         process_limit: super::procs::limit(spec.max_processes).map(|c| match c {
@@ -63,17 +82,7 @@ pub(super) fn enter(spec: &SandboxSpec) -> Result<Protection, OsSandboxError> {
     let git = spec.root.join(".git");
     let git_meta = std::fs::symlink_metadata(&git).ok();
     let git_is_dir = git_meta.as_ref().is_some_and(|m| m.file_type().is_dir());
-    if git_is_dir {
-        for name in CREATED_IN_GIT {
-            let _ = std::fs::create_dir(git.join(name));
-        }
-        // An empty config is what git assumes when there is none; made so
-        // it can be held read-only.
-        let _ = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(git.join("config"));
-    }
+    prepare_git(&spec.root);
     let mut protected: Vec<PathBuf> = READ_ONLY_IN_ROOT
         .iter()
         .map(|d| spec.root.join(d))
@@ -98,6 +107,27 @@ pub(super) fn enter(spec: &SandboxSpec) -> Result<Protection, OsSandboxError> {
     // Without user namespaces the read-only and hidden paths cannot be
     // enforced; that is reported, not fatal (the other layers still apply).
     if let Some(pid_namespace) = enter_namespaces()? {
+        // Covers first: what is bound back (the project among it) is then
+        // the tree the read-only and hidden mounts below apply to.
+        let mut keep = vec![spec.root.clone()];
+        keep.extend(spec.writable.iter().cloned());
+        keep.extend(spec.keep.iter().cloned());
+        keep.extend(std::env::current_dir().ok());
+        let home = super::home::Home::from_env(&spec.home_readable);
+        keep.extend(home.iter().flat_map(|h| h.readable.iter().cloned()));
+        if spec.temp == TempDir::Private {
+            let tmp = std::env::temp_dir();
+            super::private_tmp::cover(&tmp, &keep)
+                .map_err(setup("give the command a private temp dir"))?;
+            protection.private_tmp = Some(tmp);
+        }
+        if let Some(home) = &home {
+            let readable = home
+                .cover(&keep)
+                .map_err(setup("hide the home directory"))?;
+            protection.home = Some(home.dir.clone());
+            protection.home_readable = readable;
+        }
         if git_is_dir {
             // Pinned: a mount point cannot be renamed or removed, so `.git`
             // cannot be moved aside and replaced by one the command wrote.
@@ -106,22 +136,14 @@ pub(super) fn enter(spec: &SandboxSpec) -> Result<Protection, OsSandboxError> {
         for path in &protected {
             bind_read_only(path).map_err(setup("make a path read-only"))?;
         }
+        // What the home cover already took away needs no second cover.
+        hidden.retain(|p| p.symlink_metadata().is_ok());
         for path in &hidden {
             hide(path).map_err(setup("hide a secret store"))?;
         }
         protection.namespaces = true;
         protection.read_only = protected;
         protection.hidden = hidden;
-        let mut keep = vec![spec.root.clone()];
-        keep.extend(spec.writable.iter().cloned());
-        keep.extend(spec.keep.iter().cloned());
-        keep.extend(std::env::current_dir().ok());
-        if spec.private_tmp {
-            let tmp = std::env::temp_dir();
-            super::private_tmp::cover(&tmp, &keep)
-                .map_err(setup("give the command a private temp dir"))?;
-            protection.private_tmp = Some(tmp);
-        }
         if pid_namespace {
             // Only the command's process comes back from here.
             super::pidns::split()?;
@@ -136,7 +158,8 @@ pub(super) fn enter(spec: &SandboxSpec) -> Result<Protection, OsSandboxError> {
     }
     protection.writable = writable_paths(spec);
     protection.landlock_abi = landlock(spec)?;
-    seccomp(spec.net, spec.unix_sockets)?;
+    seccomp(spec.network, spec.unix_sockets)?;
+    super::seccomp_arch::install().map_err(setup("filter system calls (seccomp)"))?;
     protection.seccomp = true;
     Ok(protection)
 }
@@ -222,7 +245,7 @@ fn hide(path: &Path) -> Result<(), String> {
 /// and output devices; everything may be read and executed.
 /// What the command may write: the root, the temp dir, the user's paths
 /// and output devices (those that exist).
-pub(super) fn writable_paths(spec: &SandboxSpec) -> Vec<PathBuf> {
+pub(super) fn writable_paths(spec: &SandboxPolicy) -> Vec<PathBuf> {
     let mut writable: Vec<PathBuf> = vec![spec.root.clone(), std::env::temp_dir()];
     writable.extend(spec.writable.iter().cloned());
     writable.extend(WRITABLE_DEVICES.iter().map(PathBuf::from));
@@ -230,7 +253,7 @@ pub(super) fn writable_paths(spec: &SandboxSpec) -> Vec<PathBuf> {
     writable
 }
 
-fn landlock(spec: &SandboxSpec) -> Result<Option<i32>, OsSandboxError> {
+fn landlock(spec: &SandboxPolicy) -> Result<Option<i32>, OsSandboxError> {
     let abi = ABI::V5;
     let err = |e: landlock::RulesetError| setup("confine writes (Landlock)")(e.to_string());
     let writable = writable_paths(spec);
@@ -259,10 +282,13 @@ fn landlock(spec: &SandboxSpec) -> Result<Option<i32>, OsSandboxError> {
     })
 }
 
-/// Sockets of the internet families fail unless `net`; process inspection,
-/// the keyring, mounts and io_uring (which could open sockets past this
-/// filter) always fail with EPERM.
-fn seccomp(net: bool, unix_sockets: bool) -> Result<(), OsSandboxError> {
+/// Socket families by allow-list — Unix only when the user allows it, the
+/// internet families only with the whole-network grant, every other family
+/// (netlink, packet, vsock, …) never; process inspection, the keyring,
+/// mounts, io_uring (which could open sockets past this filter) and the
+/// ioctls that push input into a terminal (`TIOCSTI`, `TIOCLINUX`) always
+/// fail with EPERM.
+fn seccomp(network: Network, unix_sockets: bool) -> Result<(), OsSandboxError> {
     let err = |e: seccompiler::BackendError| setup("filter system calls (seccomp)")(e.to_string());
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     for call in [
@@ -280,25 +306,41 @@ fn seccomp(net: bool, unix_sockets: bool) -> Result<(), OsSandboxError> {
     ] {
         rules.insert(call, Vec::new());
     }
-    let family = |f: i32| -> Result<SeccompRule, OsSandboxError> {
-        let cond = SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, f as u64)
-            .map_err(err)?;
-        SeccompRule::new(vec![cond]).map_err(err)
+    let arg = |index: u8, op: SeccompCmpOp, value: u64| {
+        SeccompCondition::new(index, SeccompCmpArgLen::Dword, op, value).map_err(err)
     };
-    let mut refused_families = Vec::new();
-    if !net {
-        refused_families.extend([family(libc::AF_INET)?, family(libc::AF_INET6)?]);
-    }
+    // One rule that matches (and so refuses) every family not allowed: the
+    // conditions of a rule must all hold.
+    let mut allowed: Vec<i32> = Vec::new();
     // Pathname Unix sockets reach servers outside the sandbox (a tmux or
     // docker socket, the user's D-Bus, ssh and gpg agents) that would run
     // anything for it; Landlock scopes only abstract ones. `socketpair`
     // (pipes between a command's own processes) stays allowed.
-    if !unix_sockets {
-        refused_families.push(family(libc::AF_UNIX)?);
+    if unix_sockets {
+        allowed.push(libc::AF_UNIX);
     }
-    if !refused_families.is_empty() {
-        rules.insert(libc::SYS_socket, refused_families);
+    if network == Network::On {
+        allowed.extend([libc::AF_INET, libc::AF_INET6]);
     }
+    let socket_rule = if allowed.is_empty() {
+        Vec::new()
+    } else {
+        let conditions = allowed
+            .iter()
+            .map(|f| arg(0, SeccompCmpOp::Ne, *f as u64))
+            .collect::<Result<Vec<_>, _>>()?;
+        vec![SeccompRule::new(conditions).map_err(err)?]
+    };
+    rules.insert(libc::SYS_socket, socket_rule);
+    // Pushing bytes into a terminal's input reaches whatever reads it next:
+    // the user's shell after North, North's own prompts.
+    let ioctl = [libc::TIOCSTI, libc::TIOCLINUX]
+        .iter()
+        .map(|request| {
+            SeccompRule::new(vec![arg(1, SeccompCmpOp::Eq, *request as u64)?]).map_err(err)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    rules.insert(libc::SYS_ioctl, ioctl);
     let arch = std::env::consts::ARCH
         .try_into()
         .map_err(|e: seccompiler::BackendError| err(e))?;

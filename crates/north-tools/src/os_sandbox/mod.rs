@@ -6,71 +6,75 @@
 //! sandbox -- CMD` does exactly that), so everything the command starts
 //! inherits the confinement:
 //!
+//! - **One policy:** every child gets a typed [`SandboxPolicy`], derived
+//!   from the project's [`SandboxSettings`] by its [`ChildKind`]; the
+//!   spawner turns it into the launcher's arguments in one place.
+//! - **Supervisor ([`supervise`]):** the launcher forks before confining;
+//!   the parent stays outside, sets aside git configuration a command
+//!   creates the moment it appears, and dies with North.
 //! - **Filesystem (Landlock):** writes only under the project root, the
 //!   system temp dir, the paths the user adds and a few devices
 //!   (`/dev/null`, ttys).
+//! - **Home (mount namespace):** `$HOME` is an empty tmpfs but for an
+//!   allow-list of toolchains and caches ([`HOME_READABLE`], the `PATH`
+//!   directories, the user's `sandbox.allow_read`) and a git identity
+//!   without credentials.
 //! - **Hidden (mount namespace):** the user's secret stores ([`secret_paths`]:
-//!   `~/.ssh`, `~/.aws`, `~/.gnupg`, `~/.netrc`, North's own config and
-//!   state, …) and the paths the user adds are covered — an empty read-only
-//!   tmpfs over a directory, `/dev/null` over a file — so they cannot be read.
+//!   `~/.ssh`, `~/.aws`, North's own config and state, …) and the paths the
+//!   user adds are covered — an empty read-only tmpfs over a directory,
+//!   `/dev/null` over a file — also where the allow-list would reach them.
 //! - **Read-only inside the root (mount namespace):** what can make git run
 //!   code or change what it runs (`.git/config`, `.git/hooks`, `.git/info`,
-//!   `.git/modules`, a `.git` file) and `.north/` are bind-mounted
-//!   read-only; the rest of `.git` (objects, refs, index) stays writable so
-//!   commits work, and `.git` itself is pinned (it cannot be renamed away
-//!   and replaced).
-//! - **Processes:** at most [`SandboxSpec::max_processes`] more at once
+//!   `.git/modules`, `.git/worktrees`, a `.git` file) and `.north/` are
+//!   bind-mounted read-only (created empty first where missing); the rest
+//!   of `.git` (objects, refs, index) stays writable so commits work, and
+//!   `.git` itself is pinned (it cannot be renamed away and replaced).
+//! - **Processes:** at most [`SandboxPolicy::max_processes`] more at once
 //!   (`RLIMIT_NPROC`, or a `pids` cgroup as root), so a fork bomb stops.
 //! - **Temp dir (mount namespace):** a private tmpfs over the system temp
 //!   dir; what the command needs from the real one is bound back.
 //! - **Processes (PID namespace):** the command is the child of a private
 //!   init with its own `/proc`: it sees only its own processes, and when it
 //!   exits everything it started dies with it.
-//! - **System calls (seccomp):** `socket(AF_INET/AF_INET6)` fails unless
-//!   `net` is granted, `socket(AF_UNIX)` unless Unix sockets are; `ptrace`, `process_vm_readv/writev` and the kernel
-//!   keyring calls always fail with `EPERM`.
+//! - **System calls (seccomp):** socket families by allow-list (`AF_UNIX`
+//!   only when the user allows it, `AF_INET`/`AF_INET6` only with the
+//!   whole-network grant, nothing else); `TIOCSTI`/`TIOCLINUX`, `ptrace`,
+//!   `process_vm_readv/writev`, the keyring, mounts and io_uring always
+//!   fail with `EPERM`; x32 system calls are refused, other architectures
+//!   killed.
 //!
 //! What the kernel cannot do is reported, never claimed: [`Protection`]
 //! says which layers are in force, and [`Protection::gaps`] names the rest.
 //! This module must not spawn processes or talk to the user.
 
+pub(crate) mod gitguard;
+#[cfg(target_os = "linux")]
+mod home;
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "linux")]
 mod mounts;
 #[cfg(target_os = "linux")]
 mod pidns;
+mod policy;
 #[cfg(target_os = "linux")]
 mod private_tmp;
 #[cfg(target_os = "linux")]
 mod procs;
+#[cfg(target_os = "linux")]
+mod seccomp_arch;
+#[cfg(target_os = "linux")]
+mod supervise;
+
+#[cfg(target_os = "linux")]
+pub use supervise::supervise;
 
 use std::path::PathBuf;
 
-/// What to confine a command to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SandboxSpec {
-    /// The project root: writable, except its `.git/` and `.north/`.
-    pub root: PathBuf,
-    /// Further writable directories the user chose.
-    pub writable: Vec<PathBuf>,
-    /// Whether network sockets are allowed (the `net` capability).
-    pub net: bool,
-    /// How many processes the command may run at once.
-    pub max_processes: u64,
-    /// Paths hidden from the command besides [`secret_paths`] (the user's
-    /// `sandbox.deny_read`).
-    pub hidden: Vec<PathBuf>,
-    /// Paths under the temp dir the command needs from the real one (the
-    /// shell's working directory); the rest of the temp dir is private.
-    pub keep: Vec<PathBuf>,
-    /// Whether the temp dir is private to the command (off for services the
-    /// user configured to run from it, such as MCP servers).
-    pub private_tmp: bool,
-    /// Whether Unix sockets may be created (off: a command cannot reach a
-    /// tmux, docker, D-Bus or agent socket outside).
-    pub unix_sockets: bool,
-}
+pub use policy::{
+    ChildKind, DEFAULT_MAX_PROCESSES, HOME_READABLE, Network, SandboxPolicy, SandboxSettings,
+    TempDir,
+};
 
 /// The user's secret stores under `home` (and North's own config and state
 /// directories) that exist: what every sandboxed command is kept from
@@ -143,10 +147,6 @@ impl XdgDirs {
     }
 }
 
-/// The default of [`SandboxSpec::max_processes`]: plenty for a parallel
-/// build, far below what exhausts a machine.
-pub const DEFAULT_MAX_PROCESSES: u64 = 1024;
-
 /// Which layers of the sandbox are in force.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Protection {
@@ -160,6 +160,11 @@ pub struct Protection {
     pub read_only: Vec<PathBuf>,
     /// The paths hidden from the command (secret stores and the user's).
     pub hidden: Vec<PathBuf>,
+    /// The home directory, when every path in it but [`Protection::home_readable`]
+    /// is hidden.
+    pub home: Option<PathBuf>,
+    /// What under the home directory stays readable.
+    pub home_readable: Vec<PathBuf>,
     /// The temp dir covered by a private one, if it is.
     pub private_tmp: Option<PathBuf>,
     /// Whether the command runs in a PID namespace of its own (it sees
@@ -202,7 +207,7 @@ impl Protection {
     /// A report for a person: what the command may write, what is hidden
     /// and read-only, what the network and sockets are, and which kernel
     /// features are in use or missing (`north sandbox --explain`).
-    pub fn explain(&self, spec: &SandboxSpec) -> String {
+    pub fn explain(&self, spec: &SandboxPolicy) -> String {
         let list = |paths: &[PathBuf]| {
             if paths.is_empty() {
                 "  (none)\n".to_owned()
@@ -220,12 +225,22 @@ impl Protection {
         out.push_str(&list(&self.read_only));
         out.push_str("hidden (cannot be read):\n");
         out.push_str(&list(&self.hidden));
+        match &self.home {
+            Some(home) => {
+                out.push_str(&format!(
+                    "home {}: hidden but for (sandbox.allow_read adds more):\n",
+                    home.display()
+                ));
+                out.push_str(&list(&self.home_readable));
+            }
+            None => out.push_str("home: not covered\n"),
+        }
         out.push_str(&format!(
             "network: {}\n",
-            if spec.net {
-                "allowed (granted)"
-            } else {
-                "refused (AF_INET/AF_INET6 sockets fail)"
+            match spec.network {
+                Network::On => "allowed (the whole-network grant `net`)",
+                Network::Off =>
+                    "refused (AF_INET/AF_INET6 sockets fail; a per-domain grant never opens them)",
             }
         ));
         out.push_str(&format!(
@@ -236,6 +251,10 @@ impl Protection {
                 "refused (socketpair between the command's own processes still works)"
             }
         ));
+        out.push_str(
+            "other sockets: refused (netlink, packet, vsock and every other family)\n\
+             terminal: TIOCSTI and TIOCLINUX refused; every child but the shell starts without a controlling terminal\n",
+        );
         out.push_str(&format!(
             "temp dir: {}\n",
             self.private_tmp.as_ref().map_or_else(
@@ -290,7 +309,7 @@ pub enum OsSandboxError {
 /// Confines the current process (see the module documentation). Layers the
 /// kernel lacks are skipped and reported in the returned [`Protection`];
 /// a layer that exists but fails to apply is an error.
-pub fn enter(spec: &SandboxSpec) -> Result<Protection, OsSandboxError> {
+pub fn enter(spec: &SandboxPolicy) -> Result<Protection, OsSandboxError> {
     #[cfg(target_os = "linux")]
     {
         linux::enter(spec)

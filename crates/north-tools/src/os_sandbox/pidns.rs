@@ -93,7 +93,7 @@ fn wait_for(init: libc::pid_t) -> i32 {
 }
 
 /// A wait status as a shell reports it: the exit code, or 128 + signal.
-fn decode(status: i32) -> i32 {
+pub(super) fn decode(status: i32) -> i32 {
     if libc::WIFEXITED(status) {
         libc::WEXITSTATUS(status)
     } else if libc::WIFSIGNALED(status) {

@@ -87,27 +87,49 @@ pub fn is_private_host(host: &str) -> bool {
     }
 }
 
-/// Whether `ip` is loopback, private, link-local, unique-local or
-/// unspecified (IPv4-mapped IPv6 judged as IPv4).
+/// Whether `ip` is not a public unicast address: loopback, private,
+/// link-local (the metadata services), shared (CGNAT), the IETF and
+/// benchmarking blocks, reserved, multicast, unique-local or unspecified.
+/// IPv6 forms that carry an IPv4 address (mapped, compatible, NAT64) are
+/// judged by that address.
 pub fn is_private_ip(ip: std::net::IpAddr) -> bool {
     match ip {
         std::net::IpAddr::V4(v4) => {
+            let [a, b, c, _] = v4.octets();
             v4.is_loopback()
                 || v4.is_private()
                 || v4.is_link_local()
                 || v4.is_unspecified()
                 || v4.is_broadcast()
-                || v4.octets()[0] == 100 && (64..128).contains(&v4.octets()[1])
+                || v4.is_multicast()
+                || a == 0
+                || a == 100 && (64..128).contains(&b)
+                || a == 192 && b == 0 && c == 0
+                || a == 198 && (18..20).contains(&b)
+                || a >= 240
         }
-        std::net::IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => is_private_ip(std::net::IpAddr::V4(v4)),
-            None => {
-                v6.is_loopback()
-                    || v6.is_unspecified()
-                    || (v6.segments()[0] & 0xfe00) == 0xfc00
-                    || (v6.segments()[0] & 0xffc0) == 0xfe80
+        std::net::IpAddr::V6(v6) => {
+            let s = v6.segments();
+            let embedded = || {
+                let o = v6.octets();
+                std::net::Ipv4Addr::new(o[12], o[13], o[14], o[15])
+            };
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return is_private_ip(std::net::IpAddr::V4(v4));
             }
-        },
+            // IPv4-compatible (::a.b.c.d) and NAT64 (64:ff9b::/96).
+            if s[..6] == [0; 6] && !v6.is_loopback() && !v6.is_unspecified()
+                || s[..6] == [0x64, 0xff9b, 0, 0, 0, 0]
+            {
+                return is_private_ip(std::net::IpAddr::V4(embedded()));
+            }
+            v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || (s[0] & 0xfe00) == 0xfc00
+                || (s[0] & 0xffc0) == 0xfe80
+                || (s[0] & 0xffc0) == 0xfec0
+        }
     }
 }
 

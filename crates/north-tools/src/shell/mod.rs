@@ -19,7 +19,7 @@
 pub use crate::spawn::env;
 pub mod background;
 pub mod bgtools;
-mod gitguard;
+use crate::os_sandbox::gitguard;
 mod output;
 mod script;
 mod session;
@@ -168,12 +168,12 @@ impl ShellManager {
         }
     }
 
-    /// A manager whose shell starts through `launcher` (program, then its
-    /// arguments; the shell and its arguments follow them).
-    pub fn with_launcher(root: PathBuf, launcher: Vec<std::ffi::OsString>) -> Self {
+    /// A manager whose shell and background jobs start through `spawner`
+    /// (the OS sandbox under the project's command policy, when confined).
+    pub fn with_spawner(root: PathBuf, spawner: crate::Spawner) -> Self {
         ShellManager {
             root,
-            spawner: crate::Spawner::confined(launcher),
+            spawner,
             session: Mutex::new(SessionSlot::default()),
             jobs: Default::default(),
         }

@@ -1,61 +1,93 @@
 //! The one way North starts a child process.
 //!
-//! Every child — shell sessions, MCP stdio servers, North's own `git` — is
-//! built here, so each gets the same three things: the key-free session
-//! environment (never North's own), the OS sandbox launcher when the
-//! spawner is confined (`north sandbox --path ROOT --`, which execs the
-//! program inside Landlock, seccomp and a private mount namespace), and a
-//! process group of its own so cleanup reaches everything it started.
+//! Every child — shell sessions, background jobs, hooks, MCP stdio
+//! servers, North's own `git`, the desktop helpers — is built here, so each
+//! gets the same things: the key-free session environment (never North's
+//! own), the OS sandbox launcher under one typed [`SandboxPolicy`] when the
+//! spawner is confined (`north sandbox ARGS --`, which execs the program
+//! inside Landlock, seccomp and private namespaces), a session of its own
+//! without a controlling terminal (the PTY shell gets the PTY's instead),
+//! and a parent-death signal so nothing outlives North.
 //!
 //! This module builds commands; it does not decide whether a command may
 //! run (that is [`policy`](crate::policy)) and does not confine the current
 //! process (that is [`os_sandbox`](crate::os_sandbox)).
 
 use std::ffi::{OsStr, OsString};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub mod env;
 
 use env::session_env;
 
-/// Starts child processes: confined through a launcher, or not.
+use crate::os_sandbox::SandboxPolicy;
+
+/// Starts child processes: confined through the sandbox launcher under one
+/// [`SandboxPolicy`], or not.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Spawner {
-    /// The program (and its arguments) children start through; empty when
+    /// The launcher program and the policy its children get; `None` when
     /// they start unconfined.
-    launcher: Vec<OsString>,
+    launcher: Option<Launcher>,
+    /// The child is one of the user's own desktop programs (a browser, a
+    /// clipboard tool): unconfined by design and free to outlive North.
+    desktop: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Launcher {
+    /// The `north` binary (its `sandbox` command confines and executes).
+    exe: PathBuf,
+    policy: SandboxPolicy,
 }
 
 impl Spawner {
-    /// Children start directly (still with the key-free environment).
+    /// Children start directly (still with the key-free environment, in a
+    /// session of their own, dying with North): the user turned the
+    /// sandbox off, or the platform has none.
     pub fn unconfined() -> Self {
         Spawner::default()
     }
 
-    /// Children start through `launcher` (program, then its arguments; the
-    /// child's program and arguments follow them).
-    pub fn confined(launcher: Vec<OsString>) -> Self {
-        Spawner { launcher }
+    /// Children start through `exe sandbox` (the `north` binary) under
+    /// `policy`.
+    pub fn sandboxed(exe: PathBuf, policy: SandboxPolicy) -> Self {
+        Spawner {
+            launcher: Some(Launcher { exe, policy }),
+            desktop: false,
+        }
+    }
+
+    /// For the user's own desktop programs (the browser a login opens, the
+    /// clipboard tool): unconfined — they need the display and run their
+    /// own sandboxes — and not killed with North; still key-free and
+    /// without North's terminal.
+    pub fn desktop() -> Self {
+        Spawner {
+            launcher: None,
+            desktop: true,
+        }
+    }
+
+    /// The policy children get (None: unconfined).
+    pub fn policy(&self) -> Option<&SandboxPolicy> {
+        self.launcher.as_ref().map(|l| &l.policy)
     }
 
     /// This spawner, with `path` (a directory under the temp dir North
     /// made for the child: the shell's scripts, a neutral git dir) kept
     /// visible in the sandbox's otherwise private temp dir.
     pub fn keeping(&self, path: &Path) -> Spawner {
-        let mut launcher = self.launcher.clone();
-        if launcher.last().is_some_and(|l| l == "--") {
-            let at = launcher.len() - 1;
-            launcher.splice(
-                at..at,
-                [OsString::from("--keep"), path.as_os_str().to_owned()],
-            );
+        let mut out = self.clone();
+        if let Some(l) = &mut out.launcher {
+            l.policy.keep.push(path.to_path_buf());
         }
-        Spawner { launcher }
+        out
     }
 
     /// Whether children start inside the OS sandbox.
     pub fn is_confined(&self) -> bool {
-        !self.launcher.is_empty()
+        self.launcher.is_some()
     }
 
     /// The environment every child starts with: safe variables only, never
@@ -67,19 +99,23 @@ impl Spawner {
     /// The program to execute and its arguments for running `program`:
     /// the launcher's when confined.
     pub fn argv(&self, program: &OsStr) -> (OsString, Vec<OsString>) {
-        match self.launcher.split_first() {
-            Some((first, rest)) => {
-                let mut args = rest.to_vec();
+        match &self.launcher {
+            Some(l) => {
+                let mut args: Vec<OsString> = vec!["sandbox".into()];
+                args.extend(l.policy.to_args());
                 args.push(program.to_owned());
-                (first.clone(), args)
+                (l.exe.clone().into(), args)
             }
             None => (program.to_owned(), Vec::new()),
         }
     }
 
-    /// A blocking command for `program` in `cwd`: key-free environment, its
-    /// own process group, standard input closed. Add arguments and
-    /// variables, then run it.
+    /// A blocking command for `program` in `cwd`: key-free environment,
+    /// standard input closed, and a session of its own — no controlling
+    /// terminal, so nothing it starts can read or type into the user's
+    /// terminal, and one process group that cleanup reaches whole. It dies
+    /// with North (parent-death signal) unless it is a desktop program.
+    /// Add arguments and variables, then run it.
     pub fn std_command(&self, program: &OsStr, cwd: &Path) -> std::process::Command {
         let (exe, args) = self.argv(program);
         let mut cmd = std::process::Command::new(exe);
@@ -89,7 +125,23 @@ impl Spawner {
             .current_dir(cwd)
             .stdin(std::process::Stdio::null());
         #[cfg(unix)]
-        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        {
+            let dies_with_north = !self.desktop;
+            // SAFETY: the closure runs between fork and exec and calls only
+            // async-signal-safe functions (setsid, prctl).
+            unsafe {
+                std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || {
+                    if libc::setsid() < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    #[cfg(target_os = "linux")]
+                    if dies_with_north {
+                        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+                    }
+                    Ok(())
+                });
+            }
+        }
         cmd
     }
 
@@ -152,10 +204,12 @@ mod tests {
 
     #[test]
     fn a_confined_spawner_runs_the_program_through_its_launcher() {
-        let s = Spawner::confined(vec!["north".into(), "sandbox".into(), "--".into()]);
+        let s = Spawner::sandboxed("north".into(), SandboxPolicy::new("/p".into()));
         let (exe, args) = s.argv(OsStr::new("git"));
         assert_eq!(exe, "north");
-        assert_eq!(args, ["sandbox", "--", "git"]);
+        assert_eq!(args, ["sandbox", "--path", "/p", "--", "git"]);
+        let kept = s.keeping(Path::new("/tmp/k"));
+        assert_eq!(kept.policy().unwrap().keep, [PathBuf::from("/tmp/k")]);
         let (exe, args) = Spawner::unconfined().argv(OsStr::new("git"));
         assert_eq!(exe, "git");
         assert!(args.is_empty());

@@ -7,9 +7,15 @@
 //! by a `core.fsmonitor` line), or a `commondir`, `config.worktree`,
 //! `modules/` or `worktrees/` entry that points git at such a config. The
 //! user's own git would run that code the next time it is used. So after
-//! every sandboxed command North compares the root's git directory with
-//! what it was before, moves anything new of that kind into
-//! `.north/quarantine/`, and tells the model (and so the user) what it did.
+//! every sandboxed child — the moment it appears, through the launcher's
+//! supervisor ([`super::supervise`]), and again after each foreground
+//! command — North compares the root's git directory with what it was
+//! before, moves anything new of that kind into `.north/quarantine/`, and
+//! tells the model (and so the user) what it did.
+//!
+//! A rebase or cherry-pick the sandbox left in progress is set aside too
+//! when its to-do list holds `exec` lines: the user's `git rebase
+//! --continue` would run them outside the sandbox.
 
 use std::path::{Path, PathBuf};
 
@@ -27,7 +33,12 @@ const WATCHED: &[&str] = &[
 pub(crate) struct GitState {
     existed: bool,
     present: Vec<&'static str>,
+    /// Sequencer directories whose to-do list already ran commands.
+    exec_todos: Vec<&'static str>,
 }
+
+/// Sequencer directories whose to-do lists can run commands.
+const TODOS: &[(&str, &str)] = &[("rebase-merge", "git-rebase-todo"), ("sequencer", "todo")];
 
 /// Looks at `root/.git` now.
 pub(crate) fn observe(root: &Path) -> GitState {
@@ -38,7 +49,48 @@ pub(crate) fn observe(root: &Path) -> GitState {
         .copied()
         .filter(|name| std::fs::symlink_metadata(git.join(name)).is_ok())
         .collect();
-    GitState { existed, present }
+    let exec_todos = TODOS
+        .iter()
+        .map(|(dir, _)| *dir)
+        .filter(|dir| runs_commands(&git, dir))
+        .collect();
+    GitState {
+        existed,
+        present,
+        exec_todos,
+    }
+}
+
+/// Whether the to-do list of `dir` (a sequencer directory) has a line
+/// that runs a command (`exec`, `x`).
+fn runs_commands(git: &Path, dir: &str) -> bool {
+    let Some((_, file)) = TODOS.iter().find(|(d, _)| *d == dir) else {
+        return false;
+    };
+    let Ok(text) = std::fs::read(git.join(dir).join(file)) else {
+        return false;
+    };
+    String::from_utf8_lossy(&text).lines().any(|line| {
+        let word = line.trim_start().split_whitespace().next().unwrap_or("");
+        matches!(word, "exec" | "x")
+    })
+}
+
+/// Where set-aside entries go: `.north/quarantine/<stamp>` when `.north`
+/// is a real directory, else a dot-directory beside `.git` that git never
+/// reads.
+fn quarantine_dir(root: &Path) -> PathBuf {
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    let name = format!("{stamp}-{:04x}", fastrand::u16(..));
+    let state = root.join(crate::repo::STATE_DIR);
+    match std::fs::symlink_metadata(&state) {
+        Ok(m) if m.file_type().is_symlink() || !m.is_dir() => {
+            root.join(format!(".north-quarantine-{name}"))
+        }
+        _ => state.join("quarantine").join(name),
+    }
 }
 
 /// Moves what a command created since `before` into the quarantine and
@@ -49,19 +101,14 @@ pub(crate) fn seal(root: &Path, before: &GitState) -> Option<String> {
     let mut failed: Vec<String> = Vec::new();
     let mut quarantine: Option<PathBuf> = None;
     let mut set_aside = |from: &Path, label: String| {
-        let dir = quarantine.get_or_insert_with(|| {
-            let stamp = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis());
-            root.join(crate::repo::STATE_DIR)
-                .join("quarantine")
-                .join(format!("{stamp}-{:04x}", fastrand::u16(..)))
-        });
+        let dir = quarantine.get_or_insert_with(|| quarantine_dir(root));
         let name = label.replace('/', "_");
         let result =
             std::fs::create_dir_all(&*dir).and_then(|()| std::fs::rename(from, dir.join(name)));
         match result {
             Ok(()) => moved.push(label),
+            // Another guard (the launcher's supervisor) was first.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => {
                 tracing::warn!(error = %e, path = %from.display(), "cannot set aside a git entry");
                 failed.push(label);
@@ -78,6 +125,11 @@ pub(crate) fn seal(root: &Path, before: &GitState) -> Option<String> {
                 set_aside(&git.join(name), format!(".git/{name}"));
             }
         }
+        for (dir, _) in TODOS {
+            if !before.exec_todos.contains(dir) && runs_commands(&git, dir) {
+                set_aside(&git.join(dir), format!(".git/{dir}"));
+            }
+        }
     }
     if moved.is_empty() && failed.is_empty() {
         return None;
@@ -85,7 +137,7 @@ pub(crate) fn seal(root: &Path, before: &GitState) -> Option<String> {
     let mut note = String::new();
     if !moved.is_empty() {
         note.push_str(&format!(
-            "North moved {} into .north/quarantine/: a sandboxed command may not create git configuration, which git would run outside the sandbox. Ask the user to run `git init` (or the git setup) themselves.",
+            "North moved {} into .north/quarantine/: a sandboxed command may not create git configuration or a rebase that runs commands, which git would run outside the sandbox. Ask the user to run `git init` (or the git setup) themselves.",
             moved.join(", ")
         ));
     }

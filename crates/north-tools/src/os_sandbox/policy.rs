@@ -1,0 +1,291 @@
+//! The one sandbox policy: a typed value saying what a child may read,
+//! write and reach, and the one place it becomes the launcher's arguments.
+//!
+//! Every child North starts under the sandbox gets a [`SandboxPolicy`]
+//! derived from the project's [`SandboxSettings`] by its [`ChildKind`]
+//! ([`SandboxSettings::policy_for`]): a shell command, a background job, a
+//! hook, an MCP server and North's own git differ only in the few ways
+//! listed there. The spawner turns the value into `north sandbox` arguments
+//! with [`SandboxPolicy::to_args`]; `north sandbox` parses them back into
+//! the same value, so `north sandbox --explain` shows exactly what a child
+//! gets.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// Whether a child may open internet sockets.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Network {
+    /// `AF_INET`/`AF_INET6` sockets fail (the default).
+    #[default]
+    Off,
+    /// The whole network (only the `net` grant, never a per-domain one).
+    On,
+}
+
+/// Whether the system temp dir the child sees is its own.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TempDir {
+    /// A fresh tmpfs over the temp dir, private to the child (the default).
+    #[default]
+    Private,
+    /// The real temp dir (services the user configured to run from it, and
+    /// hooks whose markers must be seen outside).
+    Shared,
+}
+
+/// What to confine a child to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxPolicy {
+    /// The project root: writable, except what configures git and `.north/`.
+    pub root: PathBuf,
+    /// Further writable directories.
+    pub writable: Vec<PathBuf>,
+    /// Paths hidden besides the secret stores (the user's `sandbox.deny_read`).
+    pub hidden: Vec<PathBuf>,
+    /// Paths under the home directory readable besides the built-in
+    /// allow-list ([`HOME_READABLE`]; the user's `sandbox.allow_read`).
+    pub home_readable: Vec<PathBuf>,
+    /// Paths under the temp dir the child needs from the real one.
+    pub keep: Vec<PathBuf>,
+    /// Internet sockets.
+    pub network: Network,
+    /// Whether Unix sockets may be created.
+    pub unix_sockets: bool,
+    /// The temp dir the child sees.
+    pub temp: TempDir,
+    /// How many processes the child may run at once.
+    pub max_processes: u64,
+}
+
+/// The default of [`SandboxPolicy::max_processes`]: plenty for a parallel
+/// build, far below what exhausts a machine.
+pub const DEFAULT_MAX_PROCESSES: u64 = 1024;
+
+/// What under the home directory a sandboxed child may read: toolchains and
+/// package caches a build needs. Everything else in `$HOME` is hidden (the
+/// user's git identity comes from a copy without credentials). The
+/// directories on `PATH` and the toolchain variables (`CARGO_HOME`, …) that
+/// lie under the home directory are added to this list when a child starts.
+pub const HOME_READABLE: &[&str] = &[
+    ".cargo/bin",
+    ".cargo/registry",
+    ".cargo/git",
+    ".cargo/config.toml",
+    ".cargo/config",
+    ".rustup",
+    ".npm/_cacache",
+    ".npm/_npx",
+    ".node-gyp",
+    ".nvm",
+    ".volta",
+    ".bun/bin",
+    ".deno",
+    ".yarn/berry/cache",
+    ".pnpm-store",
+    ".local/share/pnpm",
+    ".cache",
+    ".local/bin",
+    ".local/lib",
+    ".pyenv",
+    ".rbenv",
+    ".gem",
+    "go/bin",
+    "go/pkg",
+    ".m2/repository",
+    ".gradle/caches",
+    ".gradle/wrapper",
+    ".sdkman",
+    ".opam",
+    ".ghcup",
+    ".elan",
+    ".dotnet",
+    ".nuget/packages",
+];
+
+impl SandboxPolicy {
+    /// The default policy for `root`: private temp dir, no network, no
+    /// Unix sockets, nothing added.
+    pub fn new(root: PathBuf) -> Self {
+        SandboxPolicy {
+            root,
+            writable: Vec::new(),
+            hidden: Vec::new(),
+            home_readable: Vec::new(),
+            keep: Vec::new(),
+            network: Network::Off,
+            unix_sockets: false,
+            temp: TempDir::Private,
+            max_processes: DEFAULT_MAX_PROCESSES,
+        }
+    }
+
+    /// The launcher's arguments for this policy (what follows `north
+    /// sandbox`), ending with `--`: the only place a policy becomes flags.
+    pub fn to_args(&self) -> Vec<OsString> {
+        let mut args: Vec<OsString> = vec!["--path".into(), self.root.clone().into()];
+        let mut each = |flag: &str, paths: &[PathBuf]| {
+            for p in paths {
+                args.push(flag.into());
+                args.push(p.clone().into());
+            }
+        };
+        each("--write", &self.writable);
+        each("--hide", &self.hidden);
+        each("--read", &self.home_readable);
+        each("--keep", &self.keep);
+        if self.network == Network::On {
+            args.extend(["--grant".into(), "net".into()]);
+        }
+        if self.unix_sockets {
+            args.push("--unix-sockets".into());
+        }
+        if self.temp == TempDir::Shared {
+            args.push("--shared-tmp".into());
+        }
+        if self.max_processes != DEFAULT_MAX_PROCESSES {
+            args.extend([
+                "--max-processes".into(),
+                self.max_processes.to_string().into(),
+            ]);
+        }
+        args.push("--".into());
+        args
+    }
+}
+
+/// The kinds of child North starts under the sandbox; each gets its policy
+/// from [`SandboxSettings::policy_for`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChildKind {
+    /// A command the model or the user runs: the persistent shell, a
+    /// background job, `north tool shell_run`; North's own git (the
+    /// hot-files history) runs under the same policy.
+    Command,
+    /// A hook the user or a trusted project configured; `network` when the
+    /// user's own config allows hooks the network.
+    Hook {
+        /// The whole network.
+        network: bool,
+    },
+    /// A stdio MCP server: reaching a service is many servers' job, and
+    /// `npx`/`uvx` servers install themselves into the package caches.
+    McpServer,
+}
+
+impl ChildKind {
+    /// The name `north sandbox --explain --for` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            ChildKind::Command => "command",
+            ChildKind::Hook { .. } => "hook",
+            ChildKind::McpServer => "mcp",
+        }
+    }
+}
+
+/// The project's sandbox as the user configured it: the base every child's
+/// policy derives from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxSettings {
+    /// The project root.
+    pub root: PathBuf,
+    /// The user's hidden paths (`sandbox.deny_read`).
+    pub hidden: Vec<PathBuf>,
+    /// The user's additions to the home allow-list (`sandbox.allow_read`).
+    pub home_readable: Vec<PathBuf>,
+    /// The user's `sandbox.unix_sockets`.
+    pub unix_sockets: bool,
+    /// Commands' network: on only with the whole-network grant.
+    pub network: Network,
+}
+
+impl SandboxSettings {
+    /// Settings for `root` with nothing added.
+    pub fn new(root: PathBuf) -> Self {
+        SandboxSettings {
+            root,
+            hidden: Vec::new(),
+            home_readable: Vec::new(),
+            unix_sockets: false,
+            network: Network::Off,
+        }
+    }
+
+    /// The policy a child of `kind` runs under.
+    pub fn policy_for(&self, kind: ChildKind) -> SandboxPolicy {
+        let mut policy = SandboxPolicy::new(self.root.clone());
+        policy.hidden = self.hidden.clone();
+        policy.home_readable = self.home_readable.clone();
+        policy.unix_sockets = self.unix_sockets;
+        match kind {
+            ChildKind::Command => policy.network = self.network,
+            ChildKind::Hook { network } => {
+                policy.network = if network { Network::On } else { Network::Off };
+                // A hook's log or marker in the temp dir is seen outside.
+                policy.temp = TempDir::Shared;
+            }
+            ChildKind::McpServer => {
+                policy.network = Network::On;
+                policy.temp = TempDir::Shared;
+                policy.writable = package_caches(home().as_deref());
+            }
+        }
+        policy
+    }
+}
+
+fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute())
+}
+
+/// The package managers' caches an MCP server installs itself into.
+fn package_caches(home: Option<&Path>) -> Vec<PathBuf> {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| home.map(|h| h.join(".cache")));
+    let mut out: Vec<PathBuf> = cache.into_iter().collect();
+    out.extend(home.map(|h| h.join(".npm")));
+    out.retain(|d| d.is_dir());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_domain_grant_is_not_the_network() {
+        let settings = SandboxSettings::new(PathBuf::from("/p"));
+        let command = settings.policy_for(ChildKind::Command);
+        assert_eq!(command.network, Network::Off);
+        assert!(!command.to_args().contains(&OsString::from("net")));
+        let hook = settings.policy_for(ChildKind::Hook { network: false });
+        assert_eq!(hook.temp, TempDir::Shared);
+        assert_eq!(hook.network, Network::Off);
+        assert_eq!(
+            settings.policy_for(ChildKind::McpServer).network,
+            Network::On
+        );
+    }
+
+    #[test]
+    fn arguments_end_with_the_separator() {
+        let mut policy = SandboxPolicy::new(PathBuf::from("/p"));
+        policy.hidden.push(PathBuf::from("/s"));
+        policy.max_processes = 7;
+        let args = policy.to_args();
+        assert_eq!(args.last().map(OsString::as_os_str), Some("--".as_ref()));
+        let text: Vec<String> = args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            text,
+            ["--path", "/p", "--hide", "/s", "--max-processes", "7", "--"]
+        );
+    }
+}
