@@ -58,6 +58,13 @@ pub trait Approver: Send + Sync {
         true
     }
 
+    /// Whether a person at North's own terminal answers, who may let a
+    /// command the sandbox stopped run once outside it. Never an editor
+    /// (it may accept such a request on its own) and never flags.
+    fn may_leave_sandbox(&self) -> bool {
+        false
+    }
+
     /// What the user said when refusing call `call_id` ("reject with
     /// feedback"), taken once: it goes to the model with the refusal.
     fn feedback(&self, _call_id: &str) -> Option<String> {

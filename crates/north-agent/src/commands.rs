@@ -123,10 +123,7 @@ pub fn load(
     project_trusted: bool,
 ) -> Vec<CustomCommand> {
     let mut project = Vec::new();
-    let linked = [root.join(".north"), root.join(".north/commands")]
-        .iter()
-        .any(|d| std::fs::symlink_metadata(d).is_ok_and(|m| m.file_type().is_symlink()));
-    if linked {
+    if north_tools::repo::linked_component(root, Path::new(".north/commands")).is_some() {
         tracing::warn!(
             "the project's .north/commands is reached through a link; its commands are skipped"
         );

@@ -53,15 +53,22 @@ impl SkillSet {
     pub fn load(root: &Path, config_dir: Option<&Path>, trusted: bool) -> SkillSet {
         let mut set = SkillSet::default();
         if let Some(dir) = config_dir {
-            set.load_dir(&dir.join("skills"), "yours");
+            set.load_dir(&dir.join("skills"), "yours", true);
         }
         for rel in PROJECT_SKILL_DIRS {
             let dir = root.join(rel);
             if !dir.is_dir() {
                 continue;
             }
+            if let Some(link) = north_tools::repo::linked_component(root, Path::new(rel)) {
+                set.ignored.push(format!(
+                    "{rel}/: {} is a link; North reads a project's skills only from real directories inside it",
+                    link.display()
+                ));
+                continue;
+            }
             if trusted {
-                set.load_dir(&dir, rel);
+                set.load_dir(&dir, rel, false);
             } else {
                 set.ignored.push(format!(
                     "{rel}/: the project is not trusted (a skill's instructions reach the model; run `north trust` after review)"
@@ -71,14 +78,24 @@ impl SkillSet {
         set
     }
 
-    fn load_dir(&mut self, dir: &Path, source: &str) {
+    /// Loads the skill folders of `dir`; folders that are links are
+    /// followed only in the user's own directory (`follow_links`).
+    fn load_dir(&mut self, dir: &Path, source: &str, follow_links: bool) {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return;
         };
+        // A project's skill folder that is a link is not followed: its
+        // files (read by the `skill` tool) would lie outside.
         let mut folders: Vec<PathBuf> = entries
             .flatten()
             .map(|e| e.path())
-            .filter(|p| p.is_dir())
+            .filter(|p| {
+                if follow_links {
+                    p.is_dir()
+                } else {
+                    std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir())
+                }
+            })
             .collect();
         folders.sort();
         for folder in folders {

@@ -170,6 +170,13 @@ impl AgentSet {
             if !dir.is_dir() {
                 continue;
             }
+            if let Some(link) = north_tools::repo::linked_component(root, Path::new(rel)) {
+                set.ignored.push(format!(
+                    "{rel}/: {} is a link; North reads a project's agents only from real directories inside it",
+                    link.display()
+                ));
+                continue;
+            }
             if trusted {
                 set.load_dir(&dir, |p| {
                     AgentOrigin::Project(p.strip_prefix(root).unwrap_or(p).to_path_buf())

@@ -191,6 +191,10 @@ pub fn channel() -> (TuiApprover, Inbox) {
 }
 
 impl Approver for TuiApprover {
+    fn may_leave_sandbox(&self) -> bool {
+        true
+    }
+
     fn decide<'a>(
         &'a self,
         call_id: &'a str,

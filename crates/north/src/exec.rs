@@ -155,12 +155,7 @@ async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
         }
     }
     let cancel = CancellationToken::new();
-    let on_interrupt = cancel.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            on_interrupt.cancel();
-        }
-    });
+    crate::stop::cancel_on_stop(cancel.clone());
     let denied = Arc::new(Mutex::new(false));
     let human = Text::default();
     let json = args.json;

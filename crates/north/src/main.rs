@@ -9,7 +9,7 @@
 //! - `guard`: keeps North's secrets inside North's process
 //! - `logging`: logging (uses `args`, `guard`)
 //! - `provider`: choosing and building a model backend from the effective configuration, and the… (uses `args`)
-//! - `sandboxing`: where North's commands run: the user's sandbox choice and the `north sandbox` launcher (uses `args`)
+//! - `sandboxing`: where North's children run: the user's sandbox choice, the project's sandbox settings and a spawner per kind of child (uses `args`)
 //! - `setup`: setup shared by every command that runs the agent (exec, the TUI, mesh) (uses `args`, `provider`, `sandboxing`)
 //! - `mcp_setup`: the MCP servers of a run and their prompts and resources in inputs (uses `sandboxing`, `setup`)
 //! - `acp_cmd`: `north acp` (uses `args`, `logging`, `setup`)
@@ -18,14 +18,15 @@
 //! - `mcp_cmd`: `north mcp` (uses `mcp_setup`, `mcp_use`, `setup`)
 //! - `memory_cmd`: `north memory`
 //! - `output`: headless output shared by `north exec` and `north mesh`
-//! - `mesh_cmd`: `north mesh "goal"` (uses `args`, `logging`, `output`, `setup`)
-//! - `sandbox_cmd`: `north sandbox -- CMD`
+//! - `stop`: Ctrl+C, SIGTERM and SIGHUP end a headless run cleanly
+//! - `mesh_cmd`: `north mesh "goal"` (uses `args`, `logging`, `output`, `setup`, `stop`)
+//! - `sandbox_cmd`: `north sandbox -- CMD` (uses `sandboxing`)
 //! - `tool_cmd`: `north tool NAME --args JSON [--path DIR] [--apply]` (uses `setup`)
 //! - `trust_cmd`: `north trust [PATH]`
 //! - `undo_cmd`: `north undo`
 //! - `cli`: the command line (uses `acp_cmd`, `args`, `interactive`, `mcp_cmd`, `memory_cmd`, `mesh_cmd`, `sandbox_cmd`, `tool_cmd`, `trust_cmd`, `undo_cmd`)
 //! - `config_cmd`: `north config` (uses `args`, `provider`)
-//! - `exec`: `north exec` (uses `args`, `logging`, `output`, `setup`)
+//! - `exec`: `north exec` (uses `args`, `logging`, `output`, `setup`, `stop`)
 //! - `sessions`: `north sessions list|show` (uses `args`)
 
 mod acp_cmd;
@@ -50,6 +51,7 @@ mod sandbox_cmd;
 mod sandboxing;
 mod sessions;
 mod setup;
+mod stop;
 mod tool_cmd;
 mod trust_cmd;
 mod undo_cmd;

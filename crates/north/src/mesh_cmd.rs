@@ -263,12 +263,7 @@ async fn run(args: &MeshArgs, p: Prepared, redactor: Redactor) -> ExitCode {
         }
     };
     let cancel = CancellationToken::new();
-    let on_interrupt = cancel.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            on_interrupt.cancel();
-        }
-    });
+    crate::stop::cancel_on_stop(cancel.clone());
     let human = Human::default();
     let json = args.json;
     let emit = |event: MeshEvent| {

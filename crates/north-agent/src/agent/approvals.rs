@@ -279,7 +279,14 @@ impl CallEnv<'_> {
             .tools
             .call(&call.name, call.arguments.clone(), self.ctx)
             .await;
-        let outcome = match (self.escalation.clone(), sandbox_denial(&outcome)) {
+        // Only a person at North's own terminal is offered to leave the
+        // sandbox, and only when the failure is one the sandbox's policy
+        // really makes.
+        let policy = self.ctx.shell.spawner().policy().cloned();
+        let evidence = policy
+            .filter(|_| self.approver.may_leave_sandbox())
+            .and_then(|p| sandbox_denial(&outcome, &p));
+        let outcome = match (self.escalation.clone(), evidence) {
             (Some(plain), Some(evidence)) => self.escalate(call, &command, plain, evidence).await,
             _ => outcome,
         };
@@ -412,11 +419,16 @@ impl CallEnv<'_> {
     }
 }
 
-/// What a failed command printed that looks like the sandbox refusing it
-/// (a write outside the project, a read-only directory, a socket), if it
-/// failed. A plain permission error looks the same; then the user is asked
-/// needlessly, never skipped.
-pub(super) fn sandbox_denial(outcome: &ToolOutcome) -> Option<String> {
+/// The sandbox's refusal behind a failed command, if the failure is one
+/// `policy` makes: an error line (stderr only) about a path the policy
+/// refuses to write, or about a socket when the policy has no network. A
+/// permission error the sandbox did not cause (a file the user cannot
+/// write either, a path inside the project) is no evidence, whatever the
+/// command printed.
+pub(super) fn sandbox_denial(
+    outcome: &ToolOutcome,
+    policy: &north_tools::os_sandbox::SandboxPolicy,
+) -> Option<String> {
     const MARKERS: &[&str] = &[
         "Permission denied",
         "Read-only file system",
@@ -427,12 +439,55 @@ pub(super) fn sandbox_denial(outcome: &ToolOutcome) -> Option<String> {
     if code == 0 {
         return None;
     }
-    ["stderr", "stdout"]
-        .iter()
-        .filter_map(|k| out.get(*k).and_then(serde_json::Value::as_str))
-        .flat_map(str::lines)
-        .find(|l| MARKERS.iter().any(|m| l.contains(m)))
-        .map(|l| l.trim().chars().take(200).collect())
+    let stderr = out.get("stderr").and_then(serde_json::Value::as_str)?;
+    stderr
+        .lines()
+        .filter(|l| MARKERS.iter().any(|m| l.contains(m)))
+        .find_map(|line| {
+            let refused = named_paths(line, &policy.root)
+                .into_iter()
+                .find(|p| policy.refuses_write(p));
+            let line: String = line.trim().chars().take(200).collect();
+            match refused {
+                Some(path) => Some(format!(
+                    "the sandbox refuses writes to {} ({line})",
+                    path.display()
+                )),
+                None if policy.network == north_tools::os_sandbox::Network::Off
+                    && line.to_ascii_lowercase().contains("socket") =>
+                {
+                    Some(format!("the sandbox refuses network sockets ({line})"))
+                }
+                None => None,
+            }
+        })
+}
+
+/// The paths an error line names (`touch: cannot touch '/etc/x': …`,
+/// `mkdir: /opt/y: …`), absolute or relative to `root`.
+fn named_paths(line: &str, root: &std::path::Path) -> Vec<std::path::PathBuf> {
+    line.split(|c: char| c.is_whitespace() || matches!(c, '\'' | '"' | '`' | '‘' | '’'))
+        .map(|w| w.trim_end_matches(':'))
+        .filter(|w| w.starts_with('/') || w.starts_with("./") || w.starts_with("../"))
+        .map(|w| {
+            // Lexically: `..` steps out of the root, as the kernel sees it.
+            let mut path = if w.starts_with('/') {
+                std::path::PathBuf::from("/")
+            } else {
+                root.to_path_buf()
+            };
+            for part in std::path::Path::new(w).components() {
+                match part {
+                    std::path::Component::ParentDir => {
+                        path.pop();
+                    }
+                    std::path::Component::Normal(n) => path.push(n),
+                    _ => {}
+                }
+            }
+            path
+        })
+        .collect()
 }
 
 /// Accepted edits written through a front end's [`FileWriter`] (an

@@ -90,30 +90,65 @@ fn shell_quote(word: &str) -> String {
 /// Most bytes of one named file the fingerprint reads.
 const MAX_NAMED_FILE: u64 = 8 * 1024 * 1024;
 
-/// Whether `path` (a file) holds code a program would run: executable, or
-/// a script or source file by its extension. Data files a command or
-/// server merely reads or writes (`hits.txt`, `data.db`) change as they are
-/// used and are not part of what the user trusted.
-fn is_code(path: &Path) -> bool {
-    const CODE: &[&str] = &[
-        "sh", "bash", "zsh", "fish", "js", "mjs", "cjs", "ts", "mts", "cts", "jsx", "tsx", "py",
-        "rb", "pl", "pm", "php", "lua", "tcl", "r", "jl", "ps1", "bat", "cmd", "jar", "wasm", "mk",
-        "exs", "ex", "go", "rs", "java", "kt", "swift", "cs",
-    ];
-    let executable = std::fs::metadata(path)
-        .is_ok_and(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0);
-    executable
-        || path
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| CODE.contains(&e.to_ascii_lowercase().as_str()))
+/// Programs that run what a build file of the project says, and the files
+/// they read it from: `make fmt` runs the Makefile's recipe, `npm test` the
+/// `scripts` of package.json. A trusted setting that runs one of them
+/// trusts those files' content.
+const BUILD_FILES: &[(&str, &[&str])] = &[
+    ("make", &["GNUmakefile", "makefile", "Makefile"]),
+    ("gmake", &["GNUmakefile", "makefile", "Makefile"]),
+    ("just", &["justfile", "Justfile", ".justfile"]),
+    ("npm", &["package.json"]),
+    ("npx", &["package.json"]),
+    ("pnpm", &["package.json"]),
+    ("yarn", &["package.json"]),
+    ("bun", &["package.json"]),
+    ("cargo", &["Cargo.toml", "build.rs", ".cargo/config.toml"]),
+    ("task", &["Taskfile.yml", "Taskfile.yaml"]),
+    ("rake", &["Rakefile"]),
+    (
+        "gradle",
+        &["build.gradle", "build.gradle.kts", "settings.gradle"],
+    ),
+    (
+        "./gradlew",
+        &["build.gradle", "build.gradle.kts", "gradlew"],
+    ),
+    ("mvn", &["pom.xml"]),
+    ("tox", &["tox.ini"]),
+    ("nox", &["noxfile.py"]),
+    ("uv", &["pyproject.toml"]),
+    ("poetry", &["pyproject.toml"]),
+    ("pdm", &["pyproject.toml"]),
+    ("hatch", &["pyproject.toml"]),
+    ("deno", &["deno.json", "deno.jsonc"]),
+];
+
+/// The build files the programs among `words` read, as words naming them.
+fn build_files(words: &[&str]) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for word in words {
+        let name = word.rsplit('/').next().unwrap_or(word);
+        for (program, files) in BUILD_FILES {
+            if *word == *program || name == *program {
+                for file in *files {
+                    if !out.contains(file) {
+                        out.push(file);
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
-/// Feeds the content of every project file of code `words` name (relative
-/// to one of `bases`, or absolute), so a trusted setting cannot change what
-/// it runs by an edit of the file alone. Words naming nothing in the
-/// project (`npx`, `/usr/bin/node`, a package name) or naming data add
-/// nothing.
+/// Feeds the content of every project file `words` name (relative to one
+/// of `bases`, or absolute) — whatever its name: a script need not look
+/// like one (`bash check.hook`) — and the build files of the programs they
+/// run (`make`, `npm`, …), so a trusted setting cannot change what it runs
+/// by an edit of a file alone. Words naming nothing in the project (`npx`,
+/// `/usr/bin/node`, a package name) add nothing; neither does a file a
+/// command writes to (`>> log.txt`).
 pub(super) fn feed_named_files(
     feed: &mut impl FnMut(&str, &[u8]),
     setting: &str,
@@ -122,9 +157,22 @@ pub(super) fn feed_named_files(
     words: &[&str],
 ) {
     let canonical = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let mut named: Vec<&str> = Vec::new();
+    let mut after_redirect = false;
     for word in words {
+        let redirect = word.starts_with('>') || word.ends_with('>') && word.len() <= 3;
+        if !after_redirect && !redirect {
+            named.push(word);
+        }
+        after_redirect = redirect && word.trim_start_matches(['1', '2', '&', '>']).is_empty();
+    }
+    let builds = build_files(&named);
+    named.extend(builds);
+    named.sort_unstable();
+    named.dedup();
+    for word in named {
         // Option values name files too (`--config=./x.json`).
-        let candidate = word.rsplit_once('=').map_or(*word, |(_, v)| v);
+        let candidate = word.rsplit_once('=').map_or(word, |(_, v)| v);
         if candidate.is_empty() || candidate.starts_with('-') {
             continue;
         }
@@ -143,21 +191,63 @@ pub(super) fn feed_named_files(
             if !real.starts_with(&canonical) && !lexically_inside {
                 continue;
             }
-            if !real.is_file() || !is_code(&real) {
+            if !real.is_file() {
                 continue;
             }
             let mut content = real.display().to_string().into_bytes();
             content.push(0);
-            {
-                use std::io::Read;
-                if let Ok(file) = std::fs::File::open(&real) {
-                    let _ = file.take(MAX_NAMED_FILE).read_to_end(&mut content);
-                }
-            }
+            content.extend(read_capped(&real));
             feed(&format!("{setting} named file {candidate}"), &content);
             break;
         }
     }
+}
+
+/// The first [`MAX_NAMED_FILE`] bytes of `path` (empty when unreadable).
+fn read_capped(path: &Path) -> Vec<u8> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    if let Ok(file) = std::fs::File::open(path) {
+        let _ = file.take(MAX_NAMED_FILE).read_to_end(&mut out);
+    }
+    out
+}
+
+/// Most files of one agent or skill folder the fingerprint reads.
+const MAX_FOLDER_FILES: usize = 256;
+
+/// Every regular file under `dir` (not following links), sorted, at most
+/// [`MAX_FOLDER_FILES`]; links are listed with their target so re-pointing
+/// one asks again.
+fn folder_files(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&at) else {
+            continue;
+        };
+        let mut paths: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+        paths.sort();
+        for path in paths {
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            if meta.is_dir() {
+                stack.push(path);
+            } else if meta.file_type().is_symlink() {
+                let target = std::fs::read_link(&path).unwrap_or_default();
+                out.push((path, target.display().to_string().into_bytes()));
+            } else if meta.is_file() {
+                let content = read_capped(&path);
+                out.push((path, content));
+            }
+            if out.len() >= MAX_FOLDER_FILES {
+                return out;
+            }
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
 }
 
 /// The hooks of a project's files: each command is a line of what the
@@ -213,14 +303,6 @@ pub(super) fn scan_definitions(
     feed: &mut impl FnMut(&str, &[u8]),
     wants: &mut Vec<String>,
 ) {
-    let read = |path: &Path| -> Vec<u8> {
-        use std::io::Read;
-        let mut out = Vec::new();
-        if let Ok(file) = std::fs::File::open(path) {
-            let _ = file.take(MAX_NAMED_FILE).read_to_end(&mut out);
-        }
-        out
-    };
     let sorted = |dir: &Path| -> Vec<std::path::PathBuf> {
         let mut all: Vec<_> = std::fs::read_dir(dir)
             .map(|d| d.flatten().map(|e| e.path()).collect())
@@ -228,7 +310,21 @@ pub(super) fn scan_definitions(
         all.sort();
         all
     };
+    let feed_folder = |feed: &mut dyn FnMut(&str, &[u8]), rel: &str, dir: &Path| {
+        for (path, content) in folder_files(dir) {
+            let inner = path
+                .strip_prefix(root)
+                .unwrap_or(&path)
+                .display()
+                .to_string();
+            feed(&format!("{rel} file {inner}"), &content);
+        }
+    };
     for rel in crate::subagents::PROJECT_AGENT_DIRS {
+        // A linked directory is refused by the loader: nothing of it runs.
+        if north_tools::repo::linked_component(root, Path::new(rel)).is_some() {
+            continue;
+        }
         for path in sorted(&root.join(rel)) {
             if path.extension().and_then(|e| e.to_str()) != Some("md") {
                 continue;
@@ -237,23 +333,31 @@ pub(super) fn scan_definitions(
                 .file_name()
                 .and_then(|n| n.to_str())
                 .unwrap_or_default();
-            let at = format!("{rel}/{name}");
             wants.push(format!(
-                "{at}: an agent whose instructions North would follow"
+                "{rel}/{name}: an agent whose instructions North would follow"
             ));
-            feed(&at, &read(&path));
         }
+        // The whole folder: what an agent's instructions point at too.
+        feed_folder(feed, rel, &root.join(rel));
     }
     for rel in crate::skills::PROJECT_SKILL_DIRS {
+        if north_tools::repo::linked_component(root, Path::new(rel)).is_some() {
+            continue;
+        }
         for dir in sorted(&root.join(rel)) {
-            let file = dir.join("SKILL.md");
-            if !file.is_file() {
+            if !std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
+                continue;
+            }
+            if !dir.join("SKILL.md").is_file() {
                 continue;
             }
             let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-            let at = format!("{rel}/{name}/SKILL.md");
-            wants.push(format!("{at}: a skill the model would be offered"));
-            feed(&at, &read(&file));
+            wants.push(format!(
+                "{rel}/{name}/SKILL.md: a skill the model would be offered"
+            ));
+            // Every file of the folder: the scripts a skill tells the model
+            // to run are part of it.
+            feed_folder(feed, rel, &dir);
         }
     }
 }

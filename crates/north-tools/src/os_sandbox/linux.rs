@@ -17,19 +17,7 @@ use seccompiler::{
 use super::mounts::{cpath, last_error, mount};
 use super::{Network, OsSandboxError, Protection, SandboxPolicy, TempDir};
 
-/// Paths inside the root that commands may read but never change: what
-/// can make git run code or change what it runs, and North's own state.
-/// The rest of `.git` (objects, refs, index, logs) stays writable.
-const READ_ONLY_IN_ROOT: &[&str] = &[
-    ".north",
-    ".git/config",
-    ".git/config.worktree",
-    ".git/hooks",
-    ".git/info",
-    ".git/modules",
-    ".git/worktrees",
-    ".git/commondir",
-];
+use super::policy::READ_ONLY_IN_ROOT;
 
 /// Directories that configure git which North creates empty when missing
 /// (with an empty `config`), so they are held read-only like the rest and

@@ -154,6 +154,40 @@ impl SandboxPolicy {
     }
 }
 
+/// Paths inside the root that commands may read but never change: what
+/// can make git run code or change what it runs, and North's own state.
+/// The rest of `.git` (objects, refs, index, logs) stays writable.
+pub const READ_ONLY_IN_ROOT: &[&str] = &[
+    ".north",
+    ".git/config",
+    ".git/config.worktree",
+    ".git/hooks",
+    ".git/info",
+    ".git/modules",
+    ".git/worktrees",
+    ".git/commondir",
+];
+
+impl SandboxPolicy {
+    /// Whether this policy refuses writes to `path` (absolute): outside the
+    /// root, the temp dir and the writable paths, or on what is read-only
+    /// inside the root. The sandbox's own record of what it stops, which
+    /// the escalation offer checks a failure against.
+    pub fn refuses_write(&self, path: &Path) -> bool {
+        if READ_ONLY_IN_ROOT
+            .iter()
+            .any(|rel| path.starts_with(self.root.join(rel)))
+        {
+            return true;
+        }
+        let temp = std::env::temp_dir();
+        let writable = std::iter::once(&self.root)
+            .chain(std::iter::once(&temp))
+            .chain(&self.writable);
+        !writable.into_iter().any(|w| path.starts_with(w)) && !path.starts_with("/dev")
+    }
+}
+
 /// The kinds of child North starts under the sandbox; each gets its policy
 /// from [`SandboxSettings::policy_for`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -60,6 +60,21 @@ pub fn state_dir_is_linked(root: &Path) -> bool {
     std::fs::symlink_metadata(root.join(STATE_DIR)).is_ok_and(|m| m.file_type().is_symlink())
 }
 
+/// The first component of `rel` under `root` that is a link (`.claude`,
+/// then `.claude/skills`, …), if any: a repository's configuration
+/// directories are read only where they really are, never through a link
+/// that points out of the project.
+pub fn linked_component(root: &Path, rel: &Path) -> Option<PathBuf> {
+    let mut at = root.to_path_buf();
+    for part in rel.components() {
+        at.push(part);
+        if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Some(at);
+        }
+    }
+    None
+}
+
 /// Largest file an edit or a full read will load into memory.
 pub const MAX_TEXT_FILE_BYTES: u64 = 16 * 1024 * 1024;
 /// How many leading bytes binary detection looks at.

@@ -5,6 +5,8 @@
 //! and re-encoded; one that still does not fit, or is not an image at
 //! all, is refused with what to do.
 
+pub mod bounds;
+
 use std::io::Cursor;
 
 use base64::Engine;
@@ -68,6 +70,9 @@ pub enum MediaError {
     /// A PDF past the size or page limit.
     #[error("{0}; split it or attach the pages you need")]
     PdfTooLarge(String),
+    /// A document that would inflate past North's bounds (a bomb).
+    #[error("the document is refused: {0}; North reads at most that much of one document")]
+    Unbounded(#[source] bounds::BoundError),
     /// A PDF locked with a password.
     #[error("the PDF is encrypted; save an unlocked copy and attach that")]
     PdfEncrypted,
@@ -90,7 +95,13 @@ pub fn prepare_pdf(bytes: &[u8]) -> Result<Pdf, MediaError> {
             bytes.len()
         )));
     }
-    let doc = lopdf::Document::load_mem(bytes).map_err(|e| MediaError::NotAPdf(e.to_string()))?;
+    bounds::check_pdf_streams(bytes).map_err(MediaError::Unbounded)?;
+    let options = lopdf::LoadOptions {
+        max_decompressed_size: Some(bounds::MAX_STREAM_BYTES),
+        ..lopdf::LoadOptions::default()
+    };
+    let doc = lopdf::Document::load_mem_with_options(bytes, options)
+        .map_err(|e| MediaError::NotAPdf(e.to_string()))?;
     if doc.is_encrypted() {
         return Err(MediaError::PdfEncrypted);
     }
@@ -106,7 +117,7 @@ pub fn prepare_pdf(bytes: &[u8]) -> Result<Pdf, MediaError> {
     let pages = numbers
         .iter()
         .map(|n| {
-            doc.extract_text(&[*n])
+            doc.extract_text_with_limit(&[*n], bounds::MAX_STREAM_BYTES)
                 .map(|t| t.trim().to_string())
                 .unwrap_or_default()
         })
@@ -200,6 +211,8 @@ pub fn prepare_image(bytes: &[u8]) -> Result<Image, MediaError> {
         image::ImageFormat::WebP => "image/webp",
         other => return Err(MediaError::NotAnImage(format!("{other:?}"))),
     };
+    let mut reader = reader;
+    reader.limits(bounds::image_limits());
     let (width, height) = reader
         .into_dimensions()
         .map_err(|e| MediaError::NotAnImage(e.to_string()))?;
@@ -212,7 +225,10 @@ pub fn prepare_image(bytes: &[u8]) -> Result<Image, MediaError> {
             downscaled: false,
         });
     }
-    let decoded = image::load_from_memory_with_format(bytes, format)
+    let mut reader = image::ImageReader::with_format(Cursor::new(bytes), format);
+    reader.limits(bounds::image_limits());
+    let decoded = reader
+        .decode()
         .map_err(|e| MediaError::NotAnImage(e.to_string()))?;
     let scaled = if width.max(height) > TARGET_EDGE {
         decoded.resize(
