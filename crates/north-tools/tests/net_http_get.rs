@@ -169,9 +169,22 @@ async fn denied_without_a_net_capability_and_no_request_is_made() {
 }
 
 #[tokio::test]
-async fn allowed_with_net() {
+async fn allowed_with_net_where_a_grant_names_the_loopback_host() {
     let server = Server::start().await;
+    // `net` alone never reaches loopback: one private-address rule for
+    // every fetcher.
     let f = fixture(&["net"], config());
+    let out = get(&f.ctx, &server.url("/hello"), true).await;
+    assert!(!out.ok);
+    assert!(
+        out.error
+            .as_deref()
+            .unwrap()
+            .contains("loopback or private address"),
+        "{out:?}"
+    );
+    assert_eq!(server.hits(), 0);
+    let f = fixture(&["net", "net:127.0.0.1"], config());
     let out = get(&f.ctx, &server.url("/hello"), true).await;
     assert!(out.ok, "{out:?}");
     assert_eq!(out.output["status"], 200);
@@ -202,23 +215,27 @@ async fn with_an_allowlist_net_allows_only_listed_hosts_and_domain_grants_overri
     f.ctx.net_allowlist = Some(vec!["example.com".to_owned()]);
     let out = get(&f.ctx, &server.url("/hello"), true).await;
     assert!(!out.ok);
-    assert!(out.error.unwrap().contains("allowlist"));
+    assert!(out.error.unwrap().contains("loopback or private address"));
     assert_eq!(server.hits(), 0);
 
+    // Listing a loopback host does not name it: a private address needs
+    // a grant for its host.
     f.ctx.net_allowlist = Some(vec!["example.com".to_owned(), "127.0.0.1".to_owned()]);
-    assert!(get(&f.ctx, &server.url("/hello"), false).await.ok);
+    let out = get(&f.ctx, &server.url("/hello"), false).await;
+    assert!(!out.ok);
+    assert!(out.error.unwrap().contains("loopback or private address"));
 
     // `net:<domain>` overrides the allowlist; without `net` too.
     f.ctx.net_allowlist = Some(vec!["example.com".to_owned()]);
     f.ctx.capabilities = vec![north_protocol::Capability::lenient("net:127.0.0.1")];
     assert!(get(&f.ctx, &server.url("/hello"), false).await.ok);
-    assert_eq!(server.hits(), 2);
+    assert_eq!(server.hits(), 1);
 }
 
 #[tokio::test]
 async fn a_fresh_cache_hit_makes_no_request() {
     let server = Server::start().await;
-    let f = fixture(&["net"], config());
+    let f = fixture(&["net", "net:127.0.0.1"], config());
     let first = get(&f.ctx, &server.url("/hello"), true).await;
     let second = get(&f.ctx, &server.url("/hello"), true).await;
     assert_eq!(server.hits(), 1);
@@ -253,7 +270,10 @@ async fn cache_entries_expire_after_the_ttl() {
     let clock = now_ms.clone();
     let dir = tempfile::tempdir().unwrap();
     let mut ctx = ToolContext::new(dir.path().to_owned());
-    ctx.capabilities = vec![north_protocol::Capability::Net];
+    ctx.capabilities = vec![
+        north_protocol::Capability::Net,
+        north_protocol::Capability::NetHost("127.0.0.1".into()),
+    ];
     let config = HttpConfig {
         ttl: Duration::from_secs(60),
         ..config()
@@ -286,7 +306,7 @@ async fn cache_entries_expire_after_the_ttl() {
 async fn bodies_are_bounded() {
     let server = Server::start().await;
     let f = fixture(
-        &["net"],
+        &["net", "net:127.0.0.1"],
         HttpConfig {
             max_body_bytes: 1000,
             ..config()
@@ -305,7 +325,7 @@ async fn bodies_are_bounded() {
 #[tokio::test]
 async fn binary_bodies_are_flagged_not_inlined() {
     let server = Server::start().await;
-    let f = fixture(&["net"], config());
+    let f = fixture(&["net", "net:127.0.0.1"], config());
     let out = get(&f.ctx, &server.url("/binary"), true).await;
     assert!(out.ok);
     assert_eq!(out.output["body"], Value::Null);
@@ -316,7 +336,7 @@ async fn binary_bodies_are_flagged_not_inlined() {
 #[tokio::test]
 async fn error_statuses_fail_and_are_not_cached() {
     let server = Server::start().await;
-    let f = fixture(&["net"], config());
+    let f = fixture(&["net", "net:127.0.0.1"], config());
     let out = get(&f.ctx, &server.url("/missing"), true).await;
     assert!(!out.ok);
     assert_eq!(out.output["status"], 404);
@@ -353,7 +373,7 @@ async fn redirects_are_followed_only_to_allowed_hosts() {
 
 #[tokio::test]
 async fn only_http_and_https_urls() {
-    let f = fixture(&["net"], config());
+    let f = fixture(&["net", "net:127.0.0.1"], config());
     for url in [
         "file:///etc/passwd",
         "ftp://127.0.0.1/x",
@@ -372,7 +392,7 @@ async fn only_http_and_https_urls() {
 async fn slow_servers_time_out() {
     let server = Server::start().await;
     let f = fixture(
-        &["net"],
+        &["net", "net:127.0.0.1"],
         HttpConfig {
             timeout: Duration::from_millis(300),
             ..config()
@@ -386,7 +406,7 @@ async fn slow_servers_time_out() {
 #[tokio::test]
 async fn cancellation_stops_a_request() {
     let server = Server::start().await;
-    let f = fixture(&["net"], config());
+    let f = fixture(&["net", "net:127.0.0.1"], config());
     let cancel = f.ctx.cancel.clone();
     tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(200)).await;

@@ -212,20 +212,21 @@ fn auto_mode_never_leaves_the_sandbox_headless() {
             {"text": "Done."}
         ]),
     );
-    // The denied command is offered for one unsandboxed run; headless,
-    // nobody can allow that, so it is refused and said so.
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    // Headless, nobody answers in person: no run outside the sandbox is
+    // offered at all; the model sees the sandbox's refusal.
+    assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
-        text(&out.stderr).contains("never leaves the sandbox"),
+        !text(&out.stderr).contains("outside the sandbox"),
         "{}",
         text(&out.stderr)
     );
     assert!(!outside.join("escape.txt").exists());
     let result = sent[1].to_string();
     assert!(
-        result.contains("did not allow running it outside"),
+        result.contains("Permission denied") || result.contains("Read-only file system"),
         "{result}"
     );
+    assert!(!result.contains("unsandboxed"), "{result}");
 }
 
 #[test]

@@ -230,25 +230,6 @@ fn assert_confined(sb: &Sandbox, output: &str, socket_marker: &Path, how: &str) 
     );
 }
 
-fn project_with_git(sb: &Sandbox) {
-    let p = sb.project();
-    git(&p, &["init", "-q"]);
-    git(
-        &p,
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-q",
-            "--allow-empty",
-            "-m",
-            "init",
-        ],
-    );
-}
-
 #[test]
 fn north_sandbox_confines_a_command() {
     let sb = Sandbox::new();
@@ -256,7 +237,7 @@ fn north_sandbox_confines_a_command() {
         return;
     }
     plant_secrets(&sb);
-    project_with_git(&sb);
+    sb.inner.init_git();
     let (socket, marker) = socket_server(&sb);
     let out = sb
         .north()
@@ -292,7 +273,7 @@ fn a_model_command_is_confined_in_every_mode() {
             return;
         }
         plant_secrets(&sb);
-        project_with_git(&sb);
+        sb.inner.init_git();
         let (socket, marker) = socket_server(&sb);
         let command = probe(&sb, &socket);
         // In `ask` and `accept-edits` the user allowed this exact line

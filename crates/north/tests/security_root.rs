@@ -442,14 +442,16 @@ async fn the_users_deny_read_hides_more_paths() {
     let sb = Sandbox::new();
     // A home outside the temp dir, as on a user's machine.
     let home = common::outside_temp_dir("north-home-");
-    let private = home.path().join("work-notes");
+    // Inside a directory the home allow-list opens (`.cache`): only the
+    // user's deny_read hides it there.
+    let private = home.path().join(".cache/work-notes");
     std::fs::create_dir_all(&private).unwrap();
     std::fs::write(private.join("plan.txt"), "PRIVATE-PLAN-7731").unwrap();
     let config = home.path().join("config/north/config.json");
     std::fs::create_dir_all(config.parent().unwrap()).unwrap();
     std::fs::write(
         &config,
-        json!({"sandbox": {"deny_read": ["~/work-notes"]}}).to_string(),
+        json!({"sandbox": {"deny_read": ["~/.cache/work-notes"]}}).to_string(),
     )
     .unwrap();
     let read = format!("cat {}", private.join("plan.txt").display());

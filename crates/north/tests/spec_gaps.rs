@@ -349,6 +349,8 @@ async fn http_get_reaches_the_model_when_net_is_granted_and_the_allowlist_narrow
             .any(|t| t["name"] == "http.get")
     };
 
+    // The local server is loopback: `net` alone never reaches it (one
+    // private-address rule for every fetcher); a grant naming it does.
     let (out, sent) = tokio::task::block_in_place(|| run(Some("net")));
     assert!(
         out.status.success(),
@@ -356,6 +358,22 @@ async fn http_get_reaches_the_model_when_net_is_granted_and_the_allowlist_narrow
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(offered(&sent[0]), "http.get is offered with net granted");
+    let result = &tool_results(&sent[1])[0];
+    assert_eq!(result["ok"], false, "{result}");
+    assert!(
+        result.to_string().contains("loopback or private address"),
+        "{result}"
+    );
+    let (out, sent) = tokio::task::block_in_place(|| run(Some("net:127.0.0.1")));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        offered(&sent[0]),
+        "http.get is offered with net:HOST granted"
+    );
     let result = &tool_results(&sent[1])[0];
     assert_eq!(result["ok"], true, "{result}");
     assert!(result.to_string().contains("from the web"), "{result}");

@@ -440,6 +440,8 @@ pub(super) fn sandbox_denial(
         return None;
     }
     let stderr = out.get("stderr").and_then(serde_json::Value::as_str)?;
+    let lower = stderr.to_ascii_lowercase();
+    let about_sockets = lower.contains("socket") || lower.contains("connect");
     stderr
         .lines()
         .filter(|l| MARKERS.iter().any(|m| l.contains(m)))
@@ -453,8 +455,10 @@ pub(super) fn sandbox_denial(
                     "the sandbox refuses writes to {} ({line})",
                     path.display()
                 )),
+                // seccomp refuses a socket with EPERM.
                 None if policy.network == north_tools::os_sandbox::Network::Off
-                    && line.to_ascii_lowercase().contains("socket") =>
+                    && about_sockets
+                    && line.contains("Operation not permitted") =>
                 {
                     Some(format!("the sandbox refuses network sockets ({line})"))
                 }
@@ -464,11 +468,12 @@ pub(super) fn sandbox_denial(
 }
 
 /// The paths an error line names (`touch: cannot touch '/etc/x': …`,
-/// `mkdir: /opt/y: …`), absolute or relative to `root`.
+/// `bash: .git/hooks/x: Read-only file system`), absolute or relative to
+/// `root`: words with a slash in them.
 fn named_paths(line: &str, root: &std::path::Path) -> Vec<std::path::PathBuf> {
     line.split(|c: char| c.is_whitespace() || matches!(c, '\'' | '"' | '`' | '‘' | '’'))
         .map(|w| w.trim_end_matches(':'))
-        .filter(|w| w.starts_with('/') || w.starts_with("./") || w.starts_with("../"))
+        .filter(|w| w.contains('/') && !w.contains("://"))
         .map(|w| {
             // Lexically: `..` steps out of the root, as the kernel sees it.
             let mut path = if w.starts_with('/') {
@@ -514,4 +519,55 @@ async fn write_through(
     }
     tracing::info!(files = ?written, "edits written through the editor");
     ToolOutcome::ok(json!({"applied": true, "files": written, "through": "editor"}))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use north_tools::os_sandbox::SandboxPolicy;
+
+    fn failed(stdout: &str, stderr: &str) -> ToolOutcome {
+        ToolOutcome::ok(json!({"exitCode": 1, "stdout": stdout, "stderr": stderr}))
+    }
+
+    #[test]
+    fn only_a_refusal_the_policy_makes_is_evidence() {
+        let policy = SandboxPolicy::new("/work/p".into());
+        // A write outside the root, and into the read-only git hooks.
+        let outside = failed("", "touch: cannot touch '/opt/x': Permission denied");
+        assert!(
+            sandbox_denial(&outside, &policy)
+                .unwrap()
+                .contains("/opt/x")
+        );
+        let hooks = failed(
+            "",
+            "bash: line 1: .git/hooks/pre-commit: Read-only file system",
+        );
+        assert!(sandbox_denial(&hooks, &policy).is_some());
+        let up = failed("", "sh: ../../etc/x: Permission denied");
+        assert!(sandbox_denial(&up, &policy).is_some());
+        // Text the command prints on stdout, a path inside the project, a
+        // line naming no path: none of it opens the way out.
+        let stdout = failed("touch: cannot touch '/opt/x': Permission denied", "");
+        assert_eq!(sandbox_denial(&stdout, &policy), None);
+        let inside = failed("", "cat: src/secret: Permission denied");
+        assert_eq!(sandbox_denial(&inside, &policy), None);
+        let vague = failed("", "Permission denied");
+        assert_eq!(sandbox_denial(&vague, &policy), None);
+        // A socket the sandbox refused (Python's traceback names the call
+        // on one line and the error on another).
+        let socket = failed(
+            "",
+            "  File \"<string>\", line 1, in socket.create_connection\nPermissionError: [Errno 1] Operation not permitted",
+        );
+        assert!(
+            sandbox_denial(&socket, &policy)
+                .unwrap()
+                .contains("network")
+        );
+        let ok = ToolOutcome::ok(json!({"exitCode": 0, "stderr": "/opt/x: Permission denied"}));
+        assert_eq!(sandbox_denial(&ok, &policy), None);
+    }
 }

@@ -142,13 +142,38 @@ fn build_files(words: &[&str]) -> Vec<&'static str> {
     out
 }
 
-/// Feeds the content of every project file `words` name (relative to one
-/// of `bases`, or absolute) — whatever its name: a script need not look
-/// like one (`bash check.hook`) — and the build files of the programs they
-/// run (`make`, `npm`, …), so a trusted setting cannot change what it runs
-/// by an edit of a file alone. Words naming nothing in the project (`npx`,
-/// `/usr/bin/node`, a package name) add nothing; neither does a file a
-/// command writes to (`>> log.txt`).
+/// Programs whose next argument is a file of code they run, whatever its
+/// name (`bash .claude/hooks/check.hook`, `node server.mjs`).
+const RUNNERS: &[&str] = &[
+    "sh", "bash", "zsh", "dash", "ksh", "fish", "source", ".", "python", "python3", "node", "deno",
+    "bun", "ruby", "perl", "php", "lua", "tclsh", "Rscript", "pwsh", "awk", "make", "just", "exec",
+];
+
+/// Whether `path` (a file) looks like code by its mode or extension.
+fn is_code(path: &Path) -> bool {
+    const CODE: &[&str] = &[
+        "sh", "bash", "zsh", "fish", "js", "mjs", "cjs", "ts", "mts", "cts", "jsx", "tsx", "py",
+        "rb", "pl", "pm", "php", "lua", "tcl", "r", "jl", "ps1", "bat", "cmd", "jar", "wasm", "mk",
+        "exs", "ex", "go", "rs", "java", "kt", "swift", "cs",
+    ];
+    let executable = std::fs::metadata(path)
+        .is_ok_and(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0);
+    executable
+        || path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| CODE.contains(&e.to_ascii_lowercase().as_str()))
+}
+
+/// Feeds the content of every project file of code `words` name (relative
+/// to one of `bases`, or absolute) — code by its look, the program itself,
+/// or whatever a shell or interpreter is handed (`bash check.hook`, however
+/// it is named) — and the build files of the programs they run (`make`,
+/// `npm`, …), so a trusted setting cannot change what it runs by an edit of
+/// a file alone. Words naming nothing in the project (`npx`,
+/// `/usr/bin/node`, a package name) add nothing; neither does data a
+/// command only reads or writes (`touch ran.txt`, `>> log.txt`), which
+/// changes as it is used.
 pub(super) fn feed_named_files(
     feed: &mut impl FnMut(&str, &[u8]),
     setting: &str,
@@ -157,20 +182,28 @@ pub(super) fn feed_named_files(
     words: &[&str],
 ) {
     let canonical = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-    let mut named: Vec<&str> = Vec::new();
+    // (word, whether it is run whatever it looks like)
+    let mut named: Vec<(&str, bool)> = Vec::new();
     let mut after_redirect = false;
-    for word in words {
+    let mut previous: Option<&str> = None;
+    for (i, word) in words.iter().enumerate() {
         let redirect = word.starts_with('>') || word.ends_with('>') && word.len() <= 3;
         if !after_redirect && !redirect {
-            named.push(word);
+            let runner = previous
+                .map(|p| p.rsplit('/').next().unwrap_or(p))
+                .is_some_and(|p| RUNNERS.contains(&p));
+            named.push((word, i == 0 || runner));
         }
         after_redirect = redirect && word.trim_start_matches(['1', '2', '&', '>']).is_empty();
+        if !word.starts_with('-') {
+            previous = Some(word);
+        }
     }
-    let builds = build_files(&named);
-    named.extend(builds);
+    let plain: Vec<&str> = named.iter().map(|(w, _)| *w).collect();
+    named.extend(build_files(&plain).into_iter().map(|f| (f, true)));
     named.sort_unstable();
     named.dedup();
-    for word in named {
+    for (word, runs) in named {
         // Option values name files too (`--config=./x.json`).
         let candidate = word.rsplit_once('=').map_or(word, |(_, v)| v);
         if candidate.is_empty() || candidate.starts_with('-') {
@@ -191,7 +224,7 @@ pub(super) fn feed_named_files(
             if !real.starts_with(&canonical) && !lexically_inside {
                 continue;
             }
-            if !real.is_file() {
+            if !real.is_file() || !(runs || is_code(&real)) {
                 continue;
             }
             let mut content = real.display().to_string().into_bytes();

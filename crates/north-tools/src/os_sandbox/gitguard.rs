@@ -71,7 +71,7 @@ fn runs_commands(git: &Path, dir: &str) -> bool {
         return false;
     };
     String::from_utf8_lossy(&text).lines().any(|line| {
-        let word = line.trim_start().split_whitespace().next().unwrap_or("");
+        let word = line.split_whitespace().next().unwrap_or("");
         matches!(word, "exec" | "x")
     })
 }

@@ -325,7 +325,10 @@ fn seccomp(network: Network, unix_sockets: bool) -> Result<(), OsSandboxError> {
     let ioctl = [libc::TIOCSTI, libc::TIOCLINUX]
         .iter()
         .map(|request| {
-            SeccompRule::new(vec![arg(1, SeccompCmpOp::Eq, *request as u64)?]).map_err(err)
+            // The request's type differs between C libraries.
+            #[allow(clippy::unnecessary_cast)]
+            let request = *request as u64;
+            SeccompRule::new(vec![arg(1, SeccompCmpOp::Eq, request)?]).map_err(err)
         })
         .collect::<Result<Vec<_>, _>>()?;
     rules.insert(libc::SYS_ioctl, ioctl);

@@ -76,6 +76,35 @@ impl Sandbox {
         (out, recorded(&requests))
     }
 
+    /// Makes the project a git repository with one empty commit, with the
+    /// user's git (no global config).
+    #[allow(dead_code)]
+    pub fn init_git(&self) {
+        for args in [
+            &["init", "-q"][..],
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-q",
+                "--allow-empty",
+                "-m",
+                "init",
+            ],
+        ] {
+            let out = Command::new("git")
+                .args(args)
+                .current_dir(self.project())
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", text(&out.stderr));
+        }
+    }
+
     /// Every file under the sandbox.
     pub fn files(&self) -> Vec<PathBuf> {
         walk(self.dir.path())
