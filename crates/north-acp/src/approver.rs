@@ -47,20 +47,13 @@ impl AcpApprover {
             ApprovalRequest::Shell {
                 command, reason, ..
             } => {
-                let escape = matches!(reason, AskReason::SandboxDenied(_));
+                // Never "run outside the sandbox": an editor may accept
+                // requests on its own (`may_leave_sandbox` is false here).
                 let mut options = vec![(
-                    option(
-                        "allow-once",
-                        if escape {
-                            "Run once outside the sandbox"
-                        } else {
-                            "Allow once"
-                        },
-                        PermissionOptionKind::AllowOnce,
-                    ),
+                    option("allow-once", "Allow once", PermissionOptionKind::AllowOnce),
                     ApprovalDecision::RunOnce,
                 )];
-                if !escape {
+                if !matches!(reason, AskReason::SandboxDenied(_)) {
                     options.push((
                         option(
                             "allow-always",
@@ -179,6 +172,13 @@ impl Approver for AcpApprover {
 
     fn is_interactive(&self) -> bool {
         true
+    }
+
+    /// An editor may answer permission requests on its own (an
+    /// "always allow" setting, an agent of its own): it is never offered a
+    /// run outside the sandbox.
+    fn may_leave_sandbox(&self) -> bool {
+        false
     }
 }
 

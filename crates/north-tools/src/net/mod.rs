@@ -369,11 +369,30 @@ impl HttpClient {
         match self.pins.check(&host, port, named).await {
             Ok(()) => Ok(()),
             Err(resolve::PinError::Private) => Err(NetError::Denied(NetDenied::Private { host })),
+            // Behind a proxy the user configured, names may resolve only
+            // there: the proxy connects, and decides.
+            Err(resolve::PinError::Lookup(_)) if self.behind_proxy(url) => Ok(()),
             Err(resolve::PinError::Lookup(reason)) => Err(NetError::Request {
                 url: url.to_string(),
                 reason: format!("cannot resolve {host}: {reason}"),
             }),
         }
+    }
+}
+
+impl HttpClient {
+    /// Whether requests for `url` go through a proxy from the environment.
+    fn behind_proxy(&self, url: &Url) -> bool {
+        if !self.config.use_env_proxy {
+            return false;
+        }
+        let names: &[&str] = match url.scheme() {
+            "https" => &["HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"],
+            _ => &["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"],
+        };
+        names
+            .iter()
+            .any(|n| std::env::var_os(n).is_some_and(|v| !v.is_empty()))
     }
 }
 

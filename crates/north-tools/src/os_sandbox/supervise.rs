@@ -74,7 +74,9 @@ fn blocked_signals() -> libc::sigset_t {
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
-        for sig in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT] {
+        // SIGCHLD too: read from the signalfd, it wakes the watch the
+        // moment the child ends.
+        for sig in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT, libc::SIGCHLD] {
             libc::sigaddset(&mut set, sig);
         }
         libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
@@ -103,8 +105,9 @@ fn watch(
                 revents: 0,
             });
         }
-        // SAFETY: poll reads and writes the live pollfd array.
-        unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 100) };
+        // SAFETY: poll reads and writes the live pollfd array. The timeout
+        // only matters where the kernel gave no signalfd.
+        unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 1000) };
         if let Some(fd) = &inotify
             && drain(fd)
             && let Some(note) = gitguard::seal(root, before)
@@ -112,7 +115,7 @@ fn watch(
             eprintln!("north: {note}");
         }
         if let Some(fd) = &sigfd
-            && drain(fd)
+            && ending_signal(fd)
         {
             // SAFETY: kill has no memory-safety preconditions.
             unsafe { libc::kill(child, libc::SIGKILL) };
@@ -153,6 +156,23 @@ fn watcher(root: &Path) -> Option<OwnedFd> {
         }
     }
     Some(fd)
+}
+
+/// Reads the pending signals of the signalfd; whether one of them ends the
+/// child (anything but SIGCHLD, which only wakes the watch).
+fn ending_signal(fd: &OwnedFd) -> bool {
+    let mut ending = false;
+    // SAFETY: a zeroed signalfd_siginfo is a valid value to read into.
+    let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
+    let size = std::mem::size_of::<libc::signalfd_siginfo>();
+    loop {
+        // SAFETY: read writes at most `size` bytes into the live struct.
+        let n = unsafe { libc::read(fd.as_raw_fd(), (&raw mut info).cast(), size) };
+        if usize::try_from(n).ok() != Some(size) {
+            return ending;
+        }
+        ending |= info.ssi_signo != libc::SIGCHLD as u32;
+    }
 }
 
 /// Reads everything pending on a non-blocking descriptor; whether there was
