@@ -45,7 +45,7 @@ pub fn mcp_hub_with(
         return None;
     }
     let mut opts = north_mcp::HubOptions::new(project.root.clone());
-    opts.spawner = crate::sandboxing::mcp_spawner(&project.root, &project.sandbox);
+    opts.spawner = crate::sandboxing::mcp_spawner(&project.root, &project.sandbox, &loaded.servers);
     opts.oauth.interactive = login_on_demand && north_mcp::oauth::can_open_browser();
     if let Some(announce) = announce {
         opts.announce = announce;
@@ -117,8 +117,11 @@ pub(crate) fn hub(
     let loaded = north_mcp::config::load(root, user.as_deref(), trusted(state));
     let errors = loaded.errors.iter().map(|e| e.to_string()).collect();
     let mut opts = north_mcp::HubOptions::new(root.to_path_buf());
-    opts.spawner =
-        crate::sandboxing::mcp_spawner(root, &crate::setup::SandboxChoice::for_project(root, None));
+    opts.spawner = crate::sandboxing::mcp_spawner(
+        root,
+        &crate::setup::SandboxChoice::for_project(root, None),
+        &loaded.servers,
+    );
     opts.oauth.interactive = login_on_demand && north_mcp::oauth::can_open_browser();
     (
         north_mcp::McpHub::new(loaded.servers, opts),

@@ -114,12 +114,45 @@ impl SandboxChoice {
 
 /// How stdio MCP servers start: always inside the sandbox (where there is
 /// one) under the MCP server policy, with the user's hidden and readable
-/// paths.
-pub fn mcp_spawner(root: &std::path::Path, choice: &SandboxChoice) -> Spawner {
-    sandboxed(&choice.settings(root, &[]), ChildKind::McpServer).unwrap_or_else(|e| {
+/// paths — and what the user's own servers (their `mcp.json`, their
+/// editor's) name in their home directory (`node ~/tools/mcp-x/index.js`),
+/// never what a project's `.mcp.json` names there.
+pub fn mcp_spawner(
+    root: &std::path::Path,
+    choice: &SandboxChoice,
+    servers: &[north_mcp::config::ServerConfig],
+) -> Spawner {
+    let mut settings = choice.settings(root, &[]);
+    for server in servers {
+        if server.scope == north_mcp::config::Scope::Project {
+            continue;
+        }
+        if let north_mcp::config::Transport::Stdio {
+            command, args, cwd, ..
+        } = &server.transport
+        {
+            let mut words: Vec<String> = vec![command.clone()];
+            words.extend(args.iter().cloned());
+            words.extend(cwd.iter().map(|c| c.display().to_string()));
+            settings.home_readable.extend(named_in_home(&words));
+        }
+    }
+    sandboxed(&settings, ChildKind::McpServer).unwrap_or_else(|e| {
         tracing::warn!(error = %e, "no sandbox launcher; MCP servers run unconfined");
         Spawner::unconfined()
     })
+}
+
+/// What `words` (a command the user configured) name in the home directory.
+pub fn named_in_home(words: &[String]) -> Vec<PathBuf> {
+    let Some(home) = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .and_then(|h| h.canonicalize().ok())
+    else {
+        return Vec::new();
+    };
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    north_tools::os_sandbox::home_paths_named(&words, &home)
 }
 
 /// A spawner that starts children of `kind` inside the sandbox (whatever

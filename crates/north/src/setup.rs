@@ -332,12 +332,6 @@ impl Project {
         self.commands = self.sandbox.spawner(&self.root, grants, ChildKind::Command);
     }
 
-    /// How children of `kind` start for this project (the one policy,
-    /// configured by the user's choice and grants).
-    pub fn spawner(&self, kind: ChildKind) -> north_tools::Spawner {
-        self.sandbox.spawner(&self.root, &self.grants, kind)
-    }
-
     /// Opens or creates the session.
     pub fn session(&self, choice: &SessionChoice) -> anyhow::Result<Session> {
         let store = SessionStore::new(&self.root);
@@ -368,13 +362,33 @@ impl Project {
         }
     }
 
-    /// The configured hooks bound to this project and its sandbox.
+    /// The configured hooks bound to this project and its sandbox. What
+    /// the user's own hooks name in their home directory (`~/bin/notify`)
+    /// stays readable to hooks; what a project's hooks name there does not.
     pub fn hooks(&self) -> north_agent::hooks::Hooks {
+        let words: Vec<String> = self
+            .config
+            .hooks
+            .defs()
+            .iter()
+            .filter(|d| matches!(d.origin, north_agent::hooks::HookOrigin::User(_)))
+            .flat_map(|d| {
+                d.command
+                    .split(|c: char| c.is_whitespace() || matches!(c, ';' | '|' | '&' | '(' | ')'))
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let mut choice = self.sandbox.clone();
+        choice
+            .allow_read
+            .extend(crate::sandboxing::named_in_home(&words));
+        let hook = |network| choice.spawner(&self.root, &self.grants, ChildKind::Hook { network });
         north_agent::hooks::Hooks::new(
             self.config.hooks.clone(),
             self.root.clone(),
-            self.spawner(ChildKind::Hook { network: false }),
-            self.spawner(ChildKind::Hook { network: true }),
+            hook(false),
+            hook(true),
         )
     }
 

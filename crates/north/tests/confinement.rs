@@ -446,3 +446,35 @@ fn explain_shows_the_policy_each_kind_of_child_gets() {
     let mcp = explain("mcp");
     assert!(mcp.contains("network: allowed"), "{mcp}");
 }
+
+#[test]
+fn the_users_own_hook_in_their_home_still_runs_but_reads_no_credentials() {
+    let sb = Sandbox::new();
+    require_sandbox(&sb);
+    let home = sb.home();
+    std::fs::create_dir_all(home.join("hooks")).unwrap();
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    std::fs::write(home.join(".claude/.credentials.json"), "CLAUDE-TOKEN-4242").unwrap();
+    std::fs::write(home.join("hooks/greeting.txt"), "HELLO-FROM-HOME\n").unwrap();
+    std::fs::write(
+        home.join("hooks/notify.sh"),
+        "cat \"$(dirname \"$0\")/greeting.txt\" > \"$NORTH_PROJECT_DIR/notified.txt\"\n\
+         cat ~/.claude/.credentials.json >> \"$NORTH_PROJECT_DIR/notified.txt\" 2>&1\n",
+    )
+    .unwrap();
+    let dir = home.join("config/north");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("config.json"),
+        json!({"hooks": {"UserPromptSubmit": [{"hooks": [
+            {"type": "command", "command": "sh ~/hooks/notify.sh"}
+        ]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    let (out, _) = sb.exec_scripted(&json!([{"text": "hi"}]), &[], &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let written = std::fs::read_to_string(sb.project().join("notified.txt")).unwrap();
+    assert!(written.contains("HELLO-FROM-HOME"), "{written}");
+    assert!(!written.contains("CLAUDE-TOKEN-4242"), "{written}");
+}

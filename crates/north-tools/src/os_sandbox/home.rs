@@ -38,9 +38,13 @@ impl Home {
     /// From this process's environment, with `extra` (absolute paths)
     /// added; `None` when there is no home to cover (none set, `/`).
     pub fn from_env(extra: &[PathBuf]) -> Option<Home> {
+        // Physical, as the project root is: a home reached through a link
+        // (`/home` → `/usr/home`) must not cover a project it holds.
         let dir = std::env::var_os("HOME")
             .map(PathBuf::from)
-            .filter(|h| h.is_absolute() && h.parent().is_some() && h.is_dir())?;
+            .filter(|h| h.is_absolute() && h.parent().is_some() && h.is_dir())?
+            .canonicalize()
+            .ok()?;
         let mut readable: Vec<PathBuf> = super::HOME_READABLE
             .iter()
             .map(|rel| dir.join(rel))
@@ -55,9 +59,20 @@ impl Home {
                 .filter_map(std::env::var_os)
                 .map(PathBuf::from),
         );
-        readable.retain(|p| {
-            p.is_absolute() && p.starts_with(&dir) && p != &dir && p.symlink_metadata().is_ok()
-        });
+        // A path given through a linked home is judged by where it is.
+        let readable: Vec<PathBuf> = readable
+            .into_iter()
+            .filter(|p| p.is_absolute())
+            .filter_map(|p| {
+                if p.starts_with(&dir) {
+                    Some(p)
+                } else {
+                    p.canonicalize().ok().filter(|c| c.starts_with(&dir))
+                }
+            })
+            .collect();
+        let mut readable = readable;
+        readable.retain(|p| p != &dir && p.symlink_metadata().is_ok());
         readable.sort();
         readable.dedup();
         Some(Home { dir, readable })

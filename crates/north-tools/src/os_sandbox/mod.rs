@@ -73,7 +73,7 @@ use std::path::PathBuf;
 
 pub use policy::{
     ChildKind, DEFAULT_MAX_PROCESSES, HOME_READABLE, Network, SandboxPolicy, SandboxSettings,
-    TempDir,
+    TempDir, home_paths_named,
 };
 
 /// The user's secret stores under `home` (and North's own config and state

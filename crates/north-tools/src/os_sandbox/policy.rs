@@ -101,7 +101,63 @@ pub const HOME_READABLE: &[&str] = &[
     ".elan",
     ".dotnet",
     ".nuget/packages",
+    ".local/share/uv",
+    ".local/pipx",
+    ".local/share/pipx",
 ];
+
+/// Files a project of code is recognised by: a script the user's own hook
+/// or MCP server names is readable with the project it belongs to (its
+/// `node_modules`, its virtualenv), not alone.
+const PROJECT_MARKERS: &[&str] = &[
+    "package.json",
+    "pyproject.toml",
+    "Cargo.toml",
+    "go.mod",
+    "requirements.txt",
+    ".git",
+];
+
+/// What under `home` the words of a command the user configured (their
+/// own hook, their MCP server: program, arguments, working directory)
+/// name: `~/x`, `$HOME/x` or an absolute path there — the directory itself,
+/// or for a file the project of code it lies in (else its directory). So a
+/// user's `~/.config/hooks/notify.sh` or `node ~/tools/mcp-x/build/index.js`
+/// keeps working under the home allow-list without opening the rest.
+pub fn home_paths_named(words: &[&str], home: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for word in words {
+        let word = word.trim_matches(|c| c == '"' || c == '\'');
+        let word = word.rsplit_once('=').map_or(word, |(_, v)| v);
+        let path = ["~/", "$HOME/", "${HOME}/"]
+            .iter()
+            .find_map(|prefix| word.strip_prefix(prefix).map(|rest| home.join(rest)))
+            .unwrap_or_else(|| PathBuf::from(word));
+        if !path.is_absolute() || !path.starts_with(home) || path == home {
+            continue;
+        }
+        let Ok(meta) = std::fs::metadata(&path) else {
+            continue;
+        };
+        let named = if meta.is_dir() {
+            path
+        } else {
+            let project = path
+                .ancestors()
+                .skip(1)
+                .take_while(|a| a.starts_with(home) && *a != home)
+                .find(|a| PROJECT_MARKERS.iter().any(|m| a.join(m).exists()));
+            match project {
+                Some(p) => p.to_path_buf(),
+                None => path.parent().map_or(path.clone(), Path::to_path_buf),
+            }
+        };
+        if named != home && !out.contains(&named) {
+            out.push(named);
+        }
+    }
+    out
+}
 
 impl SandboxPolicy {
     /// The default policy for `root`: private temp dir, no network, no
