@@ -178,7 +178,8 @@ fn in_a_terminal(sb: &Sandbox, inner: &str) -> String {
             pixel_height: 0,
         })
         .unwrap();
-    let mut cmd = CommandBuilder::new("sh");
+    // bash: its `read -t` takes what is typed into the terminal.
+    let mut cmd = CommandBuilder::new("bash");
     cmd.args(["-c", inner]);
     cmd.env_clear();
     cmd.env("PATH", std::env::var("PATH").unwrap_or_default());

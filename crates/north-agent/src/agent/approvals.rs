@@ -448,7 +448,7 @@ pub(super) fn sandbox_denial(
         .find_map(|line| {
             let refused = named_paths(line, &policy.root)
                 .into_iter()
-                .find(|p| policy.refuses_write(p));
+                .find(|p| policy.stops_write(p));
             let line: String = line.trim().chars().take(200).collect();
             match refused {
                 Some(path) => Some(format!(
@@ -533,29 +533,55 @@ mod tests {
 
     #[test]
     fn only_a_refusal_the_policy_makes_is_evidence() {
-        let policy = SandboxPolicy::new("/work/p".into());
-        // A write outside the root, and into the read-only git hooks.
-        let outside = failed("", "touch: cannot touch '/opt/x': Permission denied");
+        // Outside the temp dir, which the sandbox lets commands write.
+        let target = concat!(env!("CARGO_MANIFEST_DIR"), "/../../target");
+        std::fs::create_dir_all(target).unwrap();
+        let dir = tempfile::tempdir_in(target).unwrap();
+        let root = dir.path().join("p");
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        let policy = SandboxPolicy::new(root.clone());
+        let line = |path: &std::path::Path| {
+            format!(
+                "touch: cannot touch '{}': Permission denied",
+                path.display()
+            )
+        };
+        // A write outside the root (one the user could make), and into the
+        // read-only git hooks.
+        let out_path = dir.path().join("outside.txt");
+        let outside = failed("", &line(&out_path));
         assert!(
             sandbox_denial(&outside, &policy)
                 .unwrap()
-                .contains("/opt/x")
+                .contains("outside.txt")
         );
         let hooks = failed(
             "",
             "bash: line 1: .git/hooks/pre-commit: Read-only file system",
         );
         assert!(sandbox_denial(&hooks, &policy).is_some());
-        let up = failed("", "sh: ../../etc/x: Permission denied");
+        let up = failed("", "sh: ../sibling.txt: Permission denied");
         assert!(sandbox_denial(&up, &policy).is_some());
+        // A path the user could not write outside either is no evidence
+        // (root writes anywhere: then it is).
+        let locked = dir.path().join("locked");
+        std::fs::create_dir_all(&locked).unwrap();
+        std::fs::set_permissions(&locked, std::os::unix::fs::PermissionsExt::from_mode(0o555))
+            .unwrap();
+        let is_root = std::fs::write(locked.join("probe"), "x").is_ok();
+        let locked_line = failed("", &line(&locked.join("x")));
+        assert_eq!(sandbox_denial(&locked_line, &policy).is_some(), is_root);
         // Text the command prints on stdout, a path inside the project, a
-        // line naming no path: none of it opens the way out.
-        let stdout = failed("touch: cannot touch '/opt/x': Permission denied", "");
+        // line naming no path, a command that succeeded: none of it opens
+        // the way out.
+        let stdout = failed(&line(&out_path), "");
         assert_eq!(sandbox_denial(&stdout, &policy), None);
         let inside = failed("", "cat: src/secret: Permission denied");
         assert_eq!(sandbox_denial(&inside, &policy), None);
         let vague = failed("", "Permission denied");
         assert_eq!(sandbox_denial(&vague, &policy), None);
+        let ok = ToolOutcome::ok(json!({"exitCode": 0, "stderr": line(&out_path)}));
+        assert_eq!(sandbox_denial(&ok, &policy), None);
         // A socket the sandbox refused (Python's traceback names the call
         // on one line and the error on another).
         let socket = failed(
@@ -567,7 +593,5 @@ mod tests {
                 .unwrap()
                 .contains("network")
         );
-        let ok = ToolOutcome::ok(json!({"exitCode": 0, "stderr": "/opt/x: Permission denied"}));
-        assert_eq!(sandbox_denial(&ok, &policy), None);
     }
 }

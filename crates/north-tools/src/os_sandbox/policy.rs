@@ -244,6 +244,38 @@ impl SandboxPolicy {
     }
 }
 
+impl SandboxPolicy {
+    /// Whether the sandbox is what stops a write to `path`: this policy
+    /// refuses it, and outside the sandbox the user could make it (the
+    /// nearest existing directory on the way is writable to them). A path
+    /// the user cannot write either is an ordinary permission error.
+    pub fn stops_write(&self, path: &Path) -> bool {
+        self.refuses_write(path) && writable_outside(path)
+    }
+}
+
+/// Whether this process may write `path`, or create it in the nearest
+/// existing directory above it.
+fn writable_outside(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let Some(existing) = path.ancestors().find(|a| a.symlink_metadata().is_ok()) else {
+            return false;
+        };
+        let Ok(c) = std::ffi::CString::new(existing.as_os_str().as_bytes()) else {
+            return false;
+        };
+        // SAFETY: access reads a live C string.
+        unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
+}
+
 /// The kinds of child North starts under the sandbox; each gets its policy
 /// from [`SandboxSettings::policy_for`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
