@@ -203,7 +203,10 @@ fn auto_mode_never_leaves_the_sandbox_headless() {
         return;
     }
     let outside = t.base.join("outside");
-    let command = format!("echo escape > {}/escape.txt", outside.display());
+    let command = format!(
+        "echo BEFORE-THE-WRITE; echo escape > {}/escape.txt",
+        outside.display()
+    );
     let (out, sent) = exec(
         &t,
         "auto",
@@ -227,6 +230,9 @@ fn auto_mode_never_leaves_the_sandbox_headless() {
         "{result}"
     );
     assert!(!result.contains("unsandboxed"), "{result}");
+    // The model gets the command's output and the sandbox's denial together.
+    assert!(result.contains("sandboxDenied"), "{result}");
+    assert!(result.contains("BEFORE-THE-WRITE"), "{result}");
 }
 
 #[test]

@@ -279,16 +279,22 @@ impl CallEnv<'_> {
             .tools
             .call(&call.name, call.arguments.clone(), self.ctx)
             .await;
-        // Only a person at North's own terminal is offered to leave the
-        // sandbox, and only when the failure is one the sandbox's policy
-        // really makes.
+        // When the sandbox's policy is what stopped the command, the model
+        // gets its output and the denial together; only a person at North's
+        // own terminal is offered to leave the sandbox.
         let policy = self.ctx.shell.spawner().policy().cloned();
-        let evidence = policy
-            .filter(|_| self.approver.may_leave_sandbox())
-            .and_then(|p| sandbox_denial(&outcome, &p));
+        let evidence = policy.and_then(|p| sandbox_denial(&outcome, &p));
         let outcome = match (self.escalation.clone(), evidence) {
-            (Some(plain), Some(evidence)) => self.escalate(call, &command, plain, evidence).await,
-            _ => outcome,
+            (Some(plain), Some(evidence)) if self.approver.may_leave_sandbox() => {
+                self.escalate(call, &command, outcome, plain, evidence)
+                    .await
+            }
+            (_, Some(evidence)) => with_denial(
+                outcome,
+                &evidence,
+                "no run outside the sandbox is offered here (only a person at North's terminal may allow one)",
+            ),
+            (_, None) => outcome,
         };
         self.ctx.approved = None;
         outcome
@@ -300,6 +306,7 @@ impl CallEnv<'_> {
         &mut self,
         call: &ToolCall,
         command: &str,
+        confined: ToolOutcome,
         plain: std::sync::Arc<north_tools::shell::ShellManager>,
         evidence: String,
     ) -> ToolOutcome {
@@ -320,16 +327,21 @@ impl CallEnv<'_> {
             decision,
             ApprovalDecision::RunOnce | ApprovalDecision::Always
         ) {
-            return ToolOutcome::err(format!(
-                "`{command}` failed inside the sandbox ({evidence}) and the user did not allow running it outside; do not retry it unchanged"
-            ));
+            return with_denial(
+                confined,
+                &evidence,
+                "the user did not allow running it outside the sandbox; do not retry it unchanged",
+            );
         }
-        let sandboxed = std::mem::replace(&mut self.ctx.shell, plain);
+        // The unconfined shell goes into a context of this call alone: the
+        // session's context keeps the sandboxed one whatever happens during
+        // the call (a panic included).
+        let mut outside = self.ctx.clone();
+        outside.shell = plain;
         let mut outcome = self
             .tools
-            .call(&call.name, call.arguments.clone(), self.ctx)
+            .call(&call.name, call.arguments.clone(), &outside)
             .await;
-        self.ctx.shell = sandboxed;
         if let Some(out) = outcome.output.as_object_mut() {
             out.insert("unsandboxed".into(), json!(true));
         }
@@ -419,6 +431,26 @@ impl CallEnv<'_> {
     }
 }
 
+/// `outcome` (a command's output, kept whole) with the sandbox's denial and
+/// what follows from it, for the model.
+fn with_denial(mut outcome: ToolOutcome, evidence: &str, next: &str) -> ToolOutcome {
+    match outcome.output.as_object_mut() {
+        Some(out) => {
+            out.insert("sandboxDenied".into(), json!(evidence));
+            out.insert(
+                "note".into(),
+                json!(format!("the OS sandbox stopped this command; {next}")),
+            );
+        }
+        None => {
+            outcome.error = Some(format!(
+                "the OS sandbox stopped this command ({evidence}); {next}"
+            ));
+        }
+    }
+    outcome
+}
+
 /// The sandbox's refusal behind a failed command, if the failure is one
 /// `policy` makes: an error line (stderr only) about a path the policy
 /// refuses to write, or about a socket when the policy has no network. A
@@ -435,7 +467,11 @@ pub(super) fn sandbox_denial(
         "Operation not permitted",
     ];
     let out = outcome.output.as_object()?;
-    let code = out.get("exitCode").and_then(serde_json::Value::as_i64)?;
+    // `shell_run` says `exitCode`, `shell.exec` (runtime-contracts) `exit_code`.
+    let code = out
+        .get("exitCode")
+        .or_else(|| out.get("exit_code"))
+        .and_then(serde_json::Value::as_i64)?;
     if code == 0 {
         return None;
     }
