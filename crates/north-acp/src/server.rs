@@ -146,7 +146,8 @@ impl Shared {
         }
         let mode = agent.mode();
         let history = replay(agent.messages(), &agent.all_tools());
-        self.sessions
+        let replaced = self
+            .sessions
             .lock()
             .map_err(|_| internal("session table poisoned"))?
             .insert(
@@ -156,8 +157,38 @@ impl Shared {
                     cancel,
                 },
             );
+        // Loading a session that is open ends the old one first.
+        if let Some(old) = replaced {
+            tokio::spawn(end(old));
+        }
         Ok((id, mode, history))
     }
+
+    /// Ends every open session (the editor went away): turns cancelled,
+    /// background jobs killed, SessionEnd hooks run.
+    async fn end_all(&self) {
+        let sessions: Vec<Session> = match self.sessions.lock() {
+            Ok(mut map) => map.drain().map(|(_, s)| s).collect(),
+            Err(_) => Vec::new(),
+        };
+        for session in sessions {
+            end(session).await;
+        }
+    }
+}
+
+/// Ends one session: its turn is cancelled, then the agent ends its
+/// session the ordinary way.
+async fn end(session: Session) {
+    if let Ok(cancel) = session.cancel.lock() {
+        cancel.cancel();
+    }
+    session
+        .agent
+        .lock()
+        .await
+        .end_session(north_agent::SessionEndReason::Exit, &|_| {})
+        .await;
 }
 
 /// A saved conversation as updates, as `session/load` replays it; each
@@ -227,6 +258,7 @@ pub async fn serve_on(
     };
     let writes = shared.editor_writes.clone();
     let forms = shared.editor_forms.clone();
+    let ended = shared.clone();
     let (s_new, s_load, s_prompt, s_cancel, s_mode) = (
         shared.clone(),
         shared.clone(),
@@ -234,7 +266,7 @@ pub async fn serve_on(
         shared.clone(),
         shared,
     );
-    AcpRole
+    let served = AcpRole
         .v1()
         .name("north")
         .on_receive_request(
@@ -377,5 +409,8 @@ pub async fn serve_on(
             agent_client_protocol::on_receive_request!(),
         )
         .connect_to(transport)
-        .await
+        .await;
+    // The editor went away: every session it opened ends here.
+    ended.end_all().await;
+    served
 }

@@ -64,9 +64,12 @@ impl Factory {
             }
             hub.start_all();
         }
+        // Sub-agents with a `model:` of their own start it, as in the
+        // terminal.
         crate::builder::AgentBuilder::default()
             .grants(&self.grants)
             .mcp(mcp)
+            .models(&model)
             .build(
                 &project,
                 approver,

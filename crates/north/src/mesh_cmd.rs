@@ -262,6 +262,13 @@ async fn run(args: &MeshArgs, p: Prepared, redactor: Redactor) -> ExitCode {
             );
         }
     };
+    // The user's hooks (and a trusted project's) run around the mesh's
+    // commands as in every other front end.
+    let mesh = if p.project.config.hooks.is_empty() {
+        mesh
+    } else {
+        mesh.with_hooks(Arc::new(p.project.hooks()))
+    };
     let cancel = CancellationToken::new();
     crate::stop::cancel_on_stop(cancel.clone());
     let human = Human::default();

@@ -478,3 +478,46 @@ async fn an_editor_with_buffers_gets_accepted_edits_through_fs_write_text_file()
         "one\n"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_end_hook_runs_when_the_editor_goes_away() {
+    let p = project();
+    let config = p.base.join("home/config/north");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.json"),
+        json!({"hooks": {"SessionEnd": [{"hooks": [{"type": "command",
+            "command": "cat > \"$NORTH_PROJECT_DIR/session-ended.json\""}]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let root = p.root.clone();
+    client(
+        agent(&p, json!([{"text": "hello"}])),
+        &p.root,
+        Answer::AcceptEditsRejectCommands,
+        seen,
+        async move |cx| {
+            let session = cx
+                .send_request(NewSessionRequest::new(root))
+                .block_task()
+                .await?;
+            cx.send_request(PromptRequest::new(session.session_id, text("hi")))
+                .block_task()
+                .await?;
+            Ok(())
+        },
+    )
+    .await;
+    // The connection is closed: North ends the session on its way out.
+    let marker = p.root.join("session-ended.json");
+    for _ in 0..200 {
+        if marker.exists() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let payload = std::fs::read_to_string(&marker).expect("the SessionEnd hook ran");
+    assert!(payload.contains("SessionEnd"), "{payload}");
+}

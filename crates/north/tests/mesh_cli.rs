@@ -572,3 +572,41 @@ fn model_and_workdir_come_from_the_environment() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn the_users_hooks_run_around_the_meshs_commands() {
+    let sb = Sandbox::new();
+    let dir = sb.home().join("config/north");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("config.json"),
+        json!({"hooks": {
+            "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
+                "command": "grep -q 'rm -rf' && { echo 'no deleting here' >&2; exit 2; }; exit 0"}]}],
+            "SessionEnd": [{"hooks": [{"type": "command", "command": "touch \"$NORTH_PROJECT_DIR/mesh-ended.txt\""}]}]
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let script = json!([
+        plan(&[("Clean up", Some("bash"))]),
+        bash("c1", "rm -rf src"),
+        say("Cleaned."),
+        say(SUMMARY),
+    ]);
+    let out = output(sb.mesh(&script, &["--allow-shell", GOAL]));
+    let stderr = text(&out.stderr);
+    assert!(
+        sb.project().join("src/main.rs").exists(),
+        "the blocking hook did not block: {stderr}"
+    );
+    let sent: String = sb.requests().iter().map(Value::to_string).collect();
+    assert!(
+        sent.contains("no deleting here"),
+        "the model is told why: {sent}"
+    );
+    assert!(
+        sb.project().join("mesh-ended.txt").exists(),
+        "the SessionEnd hook ran: {stderr}"
+    );
+}

@@ -145,6 +145,9 @@ pub struct Mesh {
     prompts: Prompts,
     extra_tools: Vec<(Arc<dyn Tool>, Arc<dyn ToolRule>)>,
     agents: Vec<Arc<dyn MeshAgent>>,
+    /// The user's (and a trusted project's) hooks, run around the
+    /// executor's tool calls as in every other front end.
+    hooks: Option<Arc<crate::hooks::Hooks>>,
 }
 
 impl std::fmt::Debug for Mesh {
@@ -190,6 +193,7 @@ impl Mesh {
             opts,
             prompts: Prompts::new()?,
             extra_tools: Vec::new(),
+            hooks: None,
             agents: Vec::new(),
         })
     }
@@ -199,6 +203,14 @@ impl Mesh {
     #[must_use]
     pub fn with_tool(mut self, tool: Arc<dyn Tool>, rule: impl ToolRule + 'static) -> Self {
         self.extra_tools.push((tool, Arc::new(rule)));
+        self
+    }
+
+    /// Runs `hooks` around the executor's tool calls (PreToolUse can block
+    /// a step's command) and at its session's start and end.
+    #[must_use]
+    pub fn with_hooks(mut self, hooks: Arc<crate::hooks::Hooks>) -> Self {
+        self.hooks = Some(hooks);
         self
     }
 
@@ -279,7 +291,7 @@ impl Mesh {
         session: crate::store::Session,
         audit: Arc<Audit>,
     ) -> Result<Agent, AgentError> {
-        Agent::new(
+        let mut agent = Agent::new(
             self.backend.clone(),
             self.tools(audit),
             self.ctx.clone(),
@@ -290,6 +302,10 @@ impl Mesh {
                 role: Some(EXECUTOR_ROLE.to_string()),
                 ..self.opts.agent.clone()
             },
-        )
+        )?;
+        if let Some(hooks) = &self.hooks {
+            agent.set_hooks(hooks.clone());
+        }
+        Ok(agent)
     }
 }

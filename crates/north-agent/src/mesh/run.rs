@@ -300,10 +300,12 @@ impl Mesh {
         });
         let refused = Mutex::new(false);
         let mut step_limit = false;
+        let mut stopped: Option<MeshStatus> = None;
         for (i, step) in plan.iter().enumerate() {
             let index = i + 1;
             if cancel.is_cancelled() {
-                return finish(report, MeshStatus::Interrupted);
+                stopped = Some(MeshStatus::Interrupted);
+                break;
             }
             note(MeshNote::StepStarted {
                 index,
@@ -349,11 +351,23 @@ impl Mesh {
             match end {
                 TurnEnd::Done => {}
                 TurnEnd::StepLimit => step_limit = true,
-                TurnEnd::Interrupted => return finish(report, MeshStatus::Interrupted),
+                TurnEnd::Interrupted => {
+                    stopped = Some(MeshStatus::Interrupted);
+                    break;
+                }
                 TurnEnd::ProviderFailed(message) | TurnEnd::PromptFailed(message) => {
-                    return finish(report, MeshStatus::ProviderFailed { message });
+                    stopped = Some(MeshStatus::ProviderFailed { message });
+                    break;
                 }
             }
+        }
+        // The executor's session ends here however the steps ended: its
+        // background jobs stop and the SessionEnd hooks run.
+        agent
+            .end_session(crate::SessionEndReason::Other, &|_| {})
+            .await;
+        if let Some(status) = stopped {
+            return finish(report, status);
         }
 
         // 3. Extra agents.
