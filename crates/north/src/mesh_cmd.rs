@@ -37,6 +37,10 @@ pub struct MeshArgs {
     /// Approval flags (after the policy: a refusal cannot be overridden).
     #[command(flatten)]
     pub approvals: crate::args::ApprovalArgs,
+    /// Grant a capability (`tool:mcp__SERVER` for an MCP server's tools);
+    /// repeatable.
+    #[arg(long = "grant", value_name = "CAP")]
+    pub grants: Vec<north_protocol::Capability>,
     /// Policy file [default: policy.json at the project root].
     #[arg(long, value_name = "FILE", conflicts_with = "preset")]
     pub policy: Option<PathBuf>,
@@ -237,16 +241,19 @@ async fn run(args: &MeshArgs, p: Prepared, redactor: Redactor) -> ExitCode {
     let approver = FlagApprover {
         approve_edits: p.project.config.approve_edits.value,
         allow_shell: p.project.config.allow_shell.value,
-        grants: Vec::new(),
+        grants: args.grants.clone(),
         explain: true,
     };
     let opts = MeshOptions {
         agent: p.project.agent_options(args.max_tokens),
         ..MeshOptions::default()
     };
+    // What the user granted counts for the mesh's tools as for exec's.
+    let mut ctx = p.project.tool_context();
+    ctx.capabilities = args.grants.clone();
     let mesh = match Mesh::new(
         p.project.selected.backend.clone(),
-        p.project.tool_context(),
+        ctx,
         p.policy,
         Arc::new(approver),
         redactor,
@@ -263,11 +270,25 @@ async fn run(args: &MeshArgs, p: Prepared, redactor: Redactor) -> ExitCode {
         }
     };
     // The user's hooks (and a trusted project's) run around the mesh's
-    // commands as in every other front end.
+    // commands, and their MCP servers' tools are offered, as in every other
+    // front end.
     let mesh = if p.project.config.hooks.is_empty() {
         mesh
     } else {
         mesh.with_hooks(Arc::new(p.project.hooks()))
+    };
+    let mcp = crate::mcp_setup::mcp_hub(&p.project, false);
+    let mesh = match &mcp {
+        Some(hub) => {
+            // Nobody to ask: a server's form is declined.
+            hub.set_elicitor(Arc::new(north_mcp::elicit::Unattended {
+                accept_defaults: false,
+                announce: north_mcp::Announcer::default(),
+            }));
+            hub.start_all();
+            mesh.with_tool_source(hub.tool_source())
+        }
+        None => mesh,
     };
     let cancel = CancellationToken::new();
     crate::stop::cancel_on_stop(cancel.clone());
@@ -281,6 +302,9 @@ async fn run(args: &MeshArgs, p: Prepared, redactor: Redactor) -> ExitCode {
         }
     };
     let report = mesh.run(session, &p.goal, &emit, &cancel).await;
+    if let Some(hub) = &mcp {
+        hub.shutdown().await;
+    }
     let id = &report.session_id;
     if !json {
         human.text.finish();

@@ -31,6 +31,7 @@ mod actions;
 mod approvals;
 mod condensing;
 mod delegate;
+mod denial;
 mod diff;
 mod disclosure;
 pub(crate) mod dispatch;

@@ -465,3 +465,28 @@ impl WriteTool for Gated {
             .unwrap_or_else(|| applied.to_json())
     }
 }
+
+/// A source of tools found at run time (an MCP hub's servers), each tool
+/// behind the policy's audit like every mesh tool. Such tools carry their
+/// own approval policy (the approver decides, as in every front end).
+pub(crate) struct GatedSource {
+    pub inner: Arc<dyn north_tools::ToolSource>,
+    pub shared: Arc<Shared>,
+}
+
+impl north_tools::ToolSource for GatedSource {
+    fn specs(&self) -> Vec<ToolSpec> {
+        self.inner.specs()
+    }
+
+    fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        let inner = self.inner.get(name)?;
+        let audited_only: Arc<dyn ToolRule> =
+            Arc::new(|_: &Value, _: &MeshPolicy, _: &ToolContext| Ok(()));
+        Some(Arc::new(Gated {
+            inner,
+            kind: Kind::Custom(audited_only),
+            shared: self.shared.clone(),
+        }))
+    }
+}

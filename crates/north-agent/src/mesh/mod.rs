@@ -148,6 +148,8 @@ pub struct Mesh {
     /// The user's (and a trusted project's) hooks, run around the
     /// executor's tool calls as in every other front end.
     hooks: Option<Arc<crate::hooks::Hooks>>,
+    /// Tools found at run time (the user's MCP servers).
+    sources: Vec<Arc<dyn north_tools::ToolSource>>,
 }
 
 impl std::fmt::Debug for Mesh {
@@ -194,6 +196,7 @@ impl Mesh {
             prompts: Prompts::new()?,
             extra_tools: Vec::new(),
             hooks: None,
+            sources: Vec::new(),
             agents: Vec::new(),
         })
     }
@@ -211,6 +214,14 @@ impl Mesh {
     #[must_use]
     pub fn with_hooks(mut self, hooks: Arc<crate::hooks::Hooks>) -> Self {
         self.hooks = Some(hooks);
+        self
+    }
+
+    /// Offers the executor the tools of `source` (an MCP hub's), each
+    /// audited like the built-in ones and approved as its spec says.
+    #[must_use]
+    pub fn with_tool_source(mut self, source: Arc<dyn north_tools::ToolSource>) -> Self {
+        self.sources.push(source);
         self
     }
 
@@ -272,6 +283,12 @@ impl Mesh {
                 shared: shared.clone(),
             }));
         }
+        for source in &self.sources {
+            registry.add_source(Arc::new(gate::GatedSource {
+                inner: source.clone(),
+                shared: shared.clone(),
+            }));
+        }
         registry
     }
 
@@ -305,6 +322,10 @@ impl Mesh {
         )?;
         if let Some(hooks) = &self.hooks {
             agent.set_hooks(hooks.clone());
+        }
+        // The user's grants (`--grant`) hold for the executor as for exec.
+        for cap in &self.ctx.capabilities {
+            agent.grant(cap);
         }
         Ok(agent)
     }
