@@ -36,6 +36,8 @@ pub struct ServeOptions {
     /// How commands start (the OS sandbox under the command policy, where
     /// the platform has one).
     pub spawner: north_tools::Spawner,
+    /// What runs around every call (the user's hooks), if anything.
+    pub gate: Option<std::sync::Arc<dyn north_tools::CallGate>>,
     /// Allow rules of a trusted project (empty otherwise).
     pub rules: AllowRules,
     /// `--allow-shell`: run commands North can verify stay in the project.
@@ -51,6 +53,7 @@ struct NorthServer {
     policy: ShellPolicy,
     proposals: Mutex<HashMap<String, (String, Proposal)>>,
     next: AtomicU64,
+    gate: Option<std::sync::Arc<dyn north_tools::CallGate>>,
 }
 
 fn text_result(outcome: ToolOutcome) -> CallToolResult {
@@ -237,7 +240,19 @@ impl ServerHandler for NorthServer {
             .unwrap_or_else(|| json!({}));
         let mut ctx = self.ctx.clone();
         ctx.cancel = context.ct.clone();
-        let outcome = self.call(&request.name, args, &ctx).await;
+        let id = format!("mcp-{}", self.next.fetch_add(1, Ordering::Relaxed));
+        if let Some(gate) = &self.gate
+            && let Err(reason) = gate.before(&request.name, &args, &id).await
+        {
+            return Ok(text_result(ToolOutcome::err(format!(
+                "a PreToolUse hook blocked this call, so it did not run: {reason}"
+            )))
+            .into());
+        }
+        let mut outcome = self.call(&request.name, args.clone(), &ctx).await;
+        if let Some(gate) = &self.gate {
+            gate.after(&request.name, &args, &id, &mut outcome).await;
+        }
         Ok(text_result(outcome).into())
     }
 }
@@ -257,6 +272,7 @@ pub async fn serve(opts: ServeOptions) -> std::io::Result<()> {
         ctx,
         proposals: Mutex::new(HashMap::new()),
         next: AtomicU64::new(0),
+        gate: opts.gate.clone(),
     };
     let running = server
         .serve(rmcp::transport::stdio())

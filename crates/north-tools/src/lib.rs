@@ -49,5 +49,5 @@ pub mod tools;
 
 pub use sandbox::Sandbox;
 pub use spawn::Spawner;
-pub use tool::{FileWriter, Registry, Tool, ToolContext, ToolSource, WriteTool};
+pub use tool::{CallGate, FileWriter, Registry, Tool, ToolContext, ToolSource, WriteTool};
 pub use tools::{all_tools, contracts_tools, mesh_tools, north_tools};

@@ -150,6 +150,28 @@ pub trait ToolSource: Send + Sync {
     fn get(&self, name: &str) -> Option<Arc<dyn Tool>>;
 }
 
+/// What runs around a tool call a front end makes itself (`north tool`,
+/// `north mcp serve`): the user's hooks, as the agent runs them around its
+/// own calls. The agent's turn loop uses the same implementation.
+pub trait CallGate: Send + Sync + std::fmt::Debug {
+    /// Before `name` runs with `args` (call `id`): `Err(reason)` blocks it.
+    fn before<'a>(
+        &'a self,
+        name: &'a str,
+        args: &'a Value,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<(), String>>;
+
+    /// After it ran: may add what the hooks said to `outcome`.
+    fn after<'a>(
+        &'a self,
+        name: &'a str,
+        args: &'a Value,
+        id: &'a str,
+        outcome: &'a mut ToolOutcome,
+    ) -> BoxFuture<'a, ()>;
+}
+
 /// Tools by name.
 #[derive(Default, Clone)]
 pub struct Registry {

@@ -148,7 +148,26 @@ pub fn run(args: ToolArgs) -> anyhow::Result<ExitCode> {
         eprintln!("north tool: warning: {e:#}");
     }
 
-    let outcome = match approval {
+    // The user's hooks (and a trusted project's) run around the call as
+    // around the agent's own.
+    let gate = crate::setup::hook_gate(&ctx.root, trust.applies(), &choice, &args.grants);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let call_id = format!("north-tool-{}", std::process::id());
+    let hook_args = tool_args.clone();
+    use north_tools::CallGate;
+    if let Some(gate) = &gate
+        && let Err(reason) = runtime.block_on(gate.before(name, &hook_args, &call_id))
+    {
+        let blocked = ToolOutcome::err(format!(
+            "a PreToolUse hook blocked this call, so it did not run: {reason}"
+        ));
+        print_json(&serde_json::to_value(&blocked)?)?;
+        return Ok(ExitCode::from(1));
+    }
+    let mut outcome = match approval {
         ApprovalPolicy::Write => {
             let write = tool.as_write().with_context(|| {
                 format!("tool `{name}` declares write approval but cannot propose")
@@ -175,6 +194,9 @@ pub fn run(args: ToolArgs) -> anyhow::Result<ExitCode> {
             call(&tools, name, tool_args, &ctx)?
         }
     };
+    if let Some(gate) = &gate {
+        runtime.block_on(gate.after(name, &hook_args, &call_id, &mut outcome));
+    }
     print_json(&serde_json::to_value(&outcome)?)?;
     Ok(if outcome.ok {
         ExitCode::SUCCESS

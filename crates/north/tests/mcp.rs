@@ -402,6 +402,17 @@ async fn north_serves_its_tools_to_the_typescript_sdk_client() {
     let project = sb.project();
     std::fs::create_dir_all(project.join("src")).unwrap();
     std::fs::write(project.join("src/haystack.txt"), "hay hay needle hay\n").unwrap();
+    // The user's hooks run around the calls a client makes, as around the
+    // agent's own.
+    let config = sb.home().join("config/north");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.json"),
+        json!({"hooks": {"PostToolUse": [{"matcher": "Grep", "hooks": [{"type": "command",
+            "command": "cat > \"$NORTH_PROJECT_DIR/searched.json\""}]}]}})
+        .to_string(),
+    )
+    .unwrap();
     let mut cmd = Command::new(node);
     cmd.arg(interop::interop_dir().join("serve-client.mjs"))
         .arg(env!("CARGO_BIN_EXE_north"))
@@ -430,6 +441,8 @@ async fn north_serves_its_tools_to_the_typescript_sdk_client() {
         std::fs::read_to_string(project.join("src/new.txt")).unwrap(),
         "made by the batch\n"
     );
+    let hook = std::fs::read_to_string(project.join("searched.json")).unwrap();
+    assert!(hook.contains("search_text"), "{hook}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -430,3 +430,51 @@ fn the_mesh_disk_quota_stops_a_command_writing_past_it() {
         "the model is told why: {big}"
     );
 }
+
+#[test]
+fn the_users_hooks_run_around_a_tool_called_from_the_command_line() {
+    let (_d, root) = project();
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("config/north");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.json"),
+        json!({"hooks": {
+            "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
+                "command": "grep -q 'rm -rf' && { echo 'no deleting here' >&2; exit 2; }; exit 0"}]}],
+            "PostToolUse": [{"matcher": "Read", "hooks": [{"type": "command",
+                "command": "echo 'read noted' >&2; exit 2"}]}]
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let tool = |name: &str, args: Value, extra: &[&str]| {
+        let out = Command::new(assert_cmd::cargo::cargo_bin("north"))
+            .env_remove("GIT_DIR")
+            .env("HOME", home.path())
+            .env("XDG_CONFIG_HOME", home.path().join("config"))
+            .env("XDG_STATE_HOME", home.path().join("state"))
+            .args(["tool", name, "--args", &args.to_string(), "--path"])
+            .arg(&root)
+            .args(extra)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            serde_json::from_slice::<Value>(&out.stdout).unwrap_or(Value::Null),
+        )
+    };
+    let (code, result) = tool("shell_run", json!({"command": "rm -rf src"}), &["--yes"]);
+    assert_eq!(code, Some(1), "{result}");
+    assert!(
+        result["error"]
+            .as_str()
+            .unwrap()
+            .contains("no deleting here"),
+        "{result}"
+    );
+    assert!(root.join("src/main.rs").exists(), "the blocked command ran");
+    let (code, result) = tool("read_file", json!({"path": "src/main.rs"}), &[]);
+    assert_eq!(code, Some(0), "{result}");
+    assert_eq!(result["output"]["hook_feedback"], "read noted", "{result}");
+}

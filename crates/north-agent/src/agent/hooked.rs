@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 
 use super::malformed::Planned;
 use super::{Agent, Emit, TurnEnd};
-use crate::hooks::{HookSession, HookVerdict, Hooks, hook_tool_input};
+use crate::hooks::{HookSession, HookVerdict, Hooks};
 
 /// Why a session ends, as `SessionEnd` hooks are told (Claude Code's words).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,17 +122,20 @@ impl Agent {
 
     /// `PreToolUse` for `call`.
     pub(super) async fn pre_tool_hooks(&self, call: &ToolCall, emit: &Emit<'_>) -> HookVerdict {
-        self.fire(
-            HookEvent::PreToolUse,
-            Some(&call.name),
-            fields([
-                ("tool_name", json!(call.name)),
-                ("tool_input", hook_tool_input(&call.arguments)),
-                ("tool_use_id", json!(call.id)),
-            ]),
-            emit,
-        )
-        .await
+        match &self.hooks {
+            Some(hooks) => {
+                hooks
+                    .pre_tool_use(
+                        &self.hook_session(),
+                        &call.name,
+                        &call.arguments,
+                        &call.id,
+                        emit,
+                    )
+                    .await
+            }
+            None => HookVerdict::default(),
+        }
     }
 
     /// Records that a `PreToolUse` hook blocked `call`: the model reads
@@ -153,35 +156,17 @@ impl Agent {
         outcome: &mut ToolOutcome,
         emit: &Emit<'_>,
     ) -> Option<String> {
-        if !outcome.ok {
-            return None;
-        }
-        let verdict = self
-            .fire(
-                HookEvent::PostToolUse,
-                Some(&call.name),
-                fields([
-                    ("tool_name", json!(call.name)),
-                    ("tool_input", hook_tool_input(&call.arguments)),
-                    ("tool_response", outcome.output.clone()),
-                    ("tool_use_id", json!(call.id)),
-                ]),
+        let hooks = self.hooks.as_ref()?;
+        hooks
+            .post_tool_use(
+                &self.hook_session(),
+                &call.name,
+                &call.arguments,
+                &call.id,
+                outcome,
                 emit,
             )
-            .await;
-        let feedback: Vec<String> = verdict.block.into_iter().chain(verdict.context).collect();
-        if !feedback.is_empty() {
-            let note = json!(feedback.join("\n"));
-            match outcome.output.as_object_mut() {
-                Some(out) => {
-                    out.insert("hook_feedback".into(), note);
-                }
-                None => {
-                    outcome.output = json!({"result": outcome.output, "hook_feedback": note});
-                }
-            }
-        }
-        verdict.halt
+            .await
     }
 
     /// `Stop`: `Some(reason)` when a hook wants the turn to go on, with the

@@ -22,10 +22,12 @@
 mod names;
 mod parse;
 mod run;
+mod tool_call;
 
 pub use names::{claude_names, hook_tool_input};
 pub use parse::DEFAULT_TIMEOUT;
 pub use run::MAX_OUTPUT;
+pub use tool_call::HookGate;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
