@@ -10,18 +10,19 @@
 //! - `logging`: logging (uses `args`, `guard`)
 //! - `provider`: choosing and building a model backend from the effective configuration, and the… (uses `args`)
 //! - `sandboxing`: where North's children run: the user's sandbox choice, the project's sandbox settings and a spawner per kind of child (uses `args`)
-//! - `setup`: setup shared by every command that runs the agent (exec, the TUI, mesh) (uses `args`, `provider`, `sandboxing`)
+//! - `hooking`: the user's hooks bound to a project, for every front end (uses `sandboxing`)
+//! - `setup`: setup shared by every command that runs the agent (exec, the TUI, mesh) (uses `args`, `hooking`, `provider`, `sandboxing`)
 //! - `mcp_setup`: the MCP servers of a run and their prompts and resources in inputs (uses `sandboxing`, `setup`)
 //! - `acp_cmd`: `north acp` (uses `args`, `logging`, `setup`)
 //! - `interactive`: `north` with no subcommand (uses `args`, `logging`, `setup`)
 //! - `mcp_use`: `north mcp login`, `logout` and `call` (uses `mcp_setup`)
-//! - `mcp_cmd`: `north mcp` (uses `mcp_setup`, `mcp_use`, `setup`)
+//! - `mcp_cmd`: `north mcp` (uses `hooking`, `mcp_setup`, `mcp_use`, `setup`)
 //! - `memory_cmd`: `north memory`
 //! - `output`: headless output shared by `north exec` and `north mesh`
 //! - `stop`: Ctrl+C, SIGTERM and SIGHUP end a headless run cleanly
 //! - `mesh_cmd`: `north mesh "goal"` (uses `args`, `logging`, `output`, `setup`, `stop`)
 //! - `sandbox_cmd`: `north sandbox -- CMD` (uses `sandboxing`)
-//! - `tool_cmd`: `north tool NAME --args JSON [--path DIR] [--apply]` (uses `setup`)
+//! - `tool_cmd`: `north tool NAME --args JSON [--path DIR] [--apply]` (uses `hooking`, `setup`)
 //! - `trust_cmd`: `north trust [PATH]`
 //! - `undo_cmd`: `north undo`
 //! - `cli`: the command line (uses `acp_cmd`, `args`, `interactive`, `mcp_cmd`, `memory_cmd`, `mesh_cmd`, `sandbox_cmd`, `tool_cmd`, `trust_cmd`, `undo_cmd`)
@@ -37,6 +38,7 @@ mod config_cmd;
 mod endpoint;
 mod exec;
 mod guard;
+mod hooking;
 mod interactive;
 mod logging;
 mod mcp_cmd;

@@ -437,7 +437,7 @@ fn serve(root: &std::path::Path, args: ServeArgs) -> anyhow::Result<ExitCode> {
     } else {
         north_tools::Spawner::unconfined()
     };
-    let gate = crate::setup::hook_gate(root, args.trust || trusted(state), &choice, &[])
+    let gate = crate::hooking::hook_gate(root, args.trust || trusted(state), &choice, &[])
         .map(|g| std::sync::Arc::new(g) as std::sync::Arc<dyn north_tools::CallGate>);
     let opts = north_mcp::ServeOptions {
         root: root.to_path_buf(),

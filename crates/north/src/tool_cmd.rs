@@ -150,7 +150,7 @@ pub fn run(args: ToolArgs) -> anyhow::Result<ExitCode> {
 
     // The user's hooks (and a trusted project's) run around the call as
     // around the agent's own.
-    let gate = crate::setup::hook_gate(&ctx.root, trust.applies(), &choice, &args.grants);
+    let gate = crate::hooking::hook_gate(&ctx.root, trust.applies(), &choice, &args.grants);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -1,0 +1,75 @@
+//! The user's hooks (and a trusted project's) bound to a project and its
+//! sandbox, the one way every front end gets them: the agent's sessions,
+//! and as a gate around the calls `north tool` and `north mcp serve` make.
+
+use north_agent::config::Config;
+use north_tools::os_sandbox::ChildKind;
+
+use crate::sandboxing::SandboxChoice;
+
+/// The hooks of `config` bound to `root` and its sandbox: what every front
+/// end runs them with. What the user's own hooks name in their home
+/// directory (`~/bin/notify`) stays readable to hooks; what a project's
+/// hooks name there does not.
+pub fn hooks_for(
+    root: &std::path::Path,
+    config: &Config,
+    sandbox: &SandboxChoice,
+    grants: &[north_protocol::Capability],
+) -> north_agent::hooks::Hooks {
+    let words: Vec<String> = config
+        .hooks
+        .defs()
+        .iter()
+        .filter(|d| matches!(d.origin, north_agent::hooks::HookOrigin::User(_)))
+        .flat_map(|d| {
+            d.command
+                .split(|c: char| c.is_whitespace() || matches!(c, ';' | '|' | '&' | '(' | ')'))
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let mut choice = sandbox.clone();
+    choice
+        .allow_read
+        .extend(crate::sandboxing::named_in_home(&words));
+    let hook = |network| choice.spawner(root, grants, ChildKind::Hook { network });
+    north_agent::hooks::Hooks::new(
+        config.hooks.clone(),
+        root.to_path_buf(),
+        hook(false),
+        hook(true),
+    )
+}
+
+/// The hooks of the user's config (and a trusted project's) as a gate
+/// around the call; `None` when there are none.
+pub fn hook_gate(
+    root: &std::path::Path,
+    trusted: bool,
+    choice: &SandboxChoice,
+    grants: &[north_protocol::Capability],
+) -> Option<north_agent::hooks::HookGate> {
+    let global = north_agent::config::global_config_path();
+    let config = north_agent::config::Config::load(
+        root,
+        global.as_deref(),
+        north_secrets::var,
+        &north_agent::config::Overrides::default(),
+        trusted,
+    )
+    .ok()?;
+    if config.hooks.is_empty() {
+        return None;
+    }
+    let hooks = hooks_for(root, &config, choice, grants);
+    Some(north_agent::hooks::HookGate::new(
+        std::sync::Arc::new(hooks),
+        north_agent::hooks::HookSession {
+            session_id: format!("north-{}", std::process::id()),
+            // A single call has no transcript.
+            transcript_path: std::path::PathBuf::new(),
+            permission_mode: north_protocol::PermissionMode::Ask,
+        },
+    ))
+}
