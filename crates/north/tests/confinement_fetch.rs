@@ -229,3 +229,50 @@ fn a_pdf_bomb_is_refused_under_the_memory_bound() {
     assert!(all.contains("inflates past"), "{all}");
     assert!(peak < MEMORY_BOUND_KIB, "@report.pdf peaked at {peak} KiB");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_users_search_endpoint_may_be_local_but_not_where_it_redirects() {
+    let server = FakeServer::start().await.unwrap();
+    let port = server.url().rsplit(':').next().unwrap().to_string();
+    server.set_responder(move |req| {
+        if req.path.starts_with("/search") {
+            Reply::json(302, "").header(
+                "location",
+                &format!("http://localhost:{port}/metadata/credentials"),
+            )
+        } else {
+            Reply::json(200, r#"{"results": [{"title": "LEAKED-CREDENTIALS-881"}]}"#)
+        }
+    });
+    let endpoint = format!("{}/search", server.url());
+    let (out, requests) = tokio::task::spawn_blocking(move || {
+        let sb = Sandbox::new();
+        let dir = sb.home().join("config/north");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("config.json"),
+            json!({"web_search": {"searxng_url": endpoint}}).to_string(),
+        )
+        .unwrap();
+        sb.exec_scripted(
+            &json!([
+                {"tool_calls": [{"id": "s1", "name": "web_search", "args": {"query": "rust"}}]},
+                {"text": "done"}
+            ]),
+            &["--grant", "net"],
+            &[],
+        )
+    })
+    .await
+    .unwrap();
+    let told = requests
+        .get(1)
+        .map(Value::to_string)
+        .unwrap_or_else(|| text(&out.stderr));
+    assert!(!told.contains("LEAKED-CREDENTIALS-881"), "{told}");
+    assert!(
+        server.requests_to("/metadata/credentials").is_empty(),
+        "the redirect from the search endpoint was followed"
+    );
+    assert_eq!(server.requests().len(), 1, "the endpoint itself was asked");
+}

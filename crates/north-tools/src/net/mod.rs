@@ -302,7 +302,7 @@ impl HttpClient {
                     }
                 }
             };
-            self.pin(&url, access).await?;
+            self.pin(&url, access, redirects == 0).await?;
             let mut response = client
                 .get(url.clone())
                 .send()
@@ -359,12 +359,21 @@ impl HttpClient {
     /// Resolves the host of `url` once, refuses a name with a loopback,
     /// private or metadata answer unless a grant names that host, and pins
     /// the checked answers for the connection (see [`resolve`]).
-    async fn pin(&self, url: &Url, access: &NetAccess<'_>) -> Result<(), NetError> {
+    async fn pin(
+        &self,
+        url: &Url,
+        access: &NetAccess<'_>,
+        first_hop: bool,
+    ) -> Result<(), NetError> {
         let host = crate::policy::net::normalize_host(url.host_str().unwrap_or_default());
-        // A private answer is allowed where a grant names the host, or where
-        // the user configured the endpoint itself (the SearXNG URL).
-        let named =
-            matches!(access.check(&host), Ok(NetGrant::Domain(_))) || !access.private_needs_grant;
+        // A private answer is allowed where a grant names the host, or for
+        // the endpoint the user configured itself (the SearXNG URL) — never
+        // for where that endpoint redirects.
+        let named = matches!(access.check(&host), Ok(NetGrant::Domain(_)))
+            || (first_hop && !access.private_needs_grant);
+        if !named && crate::policy::net::is_private_host(&host) {
+            return Err(NetError::Denied(NetDenied::Private { host }));
+        }
         let port = url.port_or_known_default().unwrap_or(80);
         match self.pins.check(&host, port, named).await {
             Ok(()) => Ok(()),
