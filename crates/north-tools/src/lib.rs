@@ -11,6 +11,9 @@
 //! This crate must not talk to a model, render UI, or write a file outside an
 //! explicit, reviewed apply step: write tools return proposals.
 //!
+//! The spawner and the OS sandbox live in `north-sandbox` (re-exported here
+//! as [`Spawner`], `spawn` and `os_sandbox`).
+//!
 //! Module map, lowest first — each module uses only modules above it, so
 //! there are no import circles:
 //! - `args`: tool arguments
@@ -22,10 +25,8 @@
 //! - `edit`: the edit pipeline (spec §7) (uses `repo`, `sandbox`)
 //! - `policy`: command and network policy (uses `repo`, `sandbox`)
 //! - `net`: `http.get` with capability gating and a SQLite TTL cache (runtime-contracts §4) (uses `args`, `describe`, `policy`)
-//! - `os_sandbox`: the OS sandbox a command runs in (Linux)
-//! - `spawn`: the one way North starts a child process
-//! - `git`: North's own git, with the repository's config neutralised (uses `spawn`)
-//! - `shell`: the project's persistent PTY shell (spec §3.1.6, §6.4) (uses `args`, `describe`, `policy`, `spawn`)
+//! - `git`: North's own git, with the repository's config neutralised (uses `north-sandbox`'s spawner)
+//! - `shell`: the project's persistent PTY shell (spec §3.1.6, §6.4) (uses `args`, `describe`, `policy`; `north-sandbox`'s spawner and git guard)
 //! - `snapshot`: snapshots of a working tree, for undo (uses `edit`, `repo`)
 //! - `tool`: the Tool contract, the per-call context, and the registry (uses `args`, `describe`, `edit`, `net`, `sandbox`, `shell`)
 //! - `tools`: the built-in tools and the registries (profiles) that group them (uses `args`, `describe`, `edit`, `git`, `media`, `net`, `policy`, `repo`, `sandbox`, `shell`, `tool`)
@@ -36,18 +37,16 @@ pub mod edit;
 pub mod git;
 pub mod media;
 pub mod net;
-pub mod os_sandbox;
 pub mod owner;
 pub mod policy;
 pub mod repo;
 pub mod sandbox;
 pub mod shell;
 pub mod snapshot;
-pub mod spawn;
 mod tool;
 pub mod tools;
 
+pub use north_sandbox::{Spawner, os_sandbox, spawn};
 pub use sandbox::Sandbox;
-pub use spawn::Spawner;
 pub use tool::{CallGate, FileWriter, Registry, Tool, ToolContext, ToolSource, WriteTool};
 pub use tools::{all_tools, contracts_tools, mesh_tools, north_tools};

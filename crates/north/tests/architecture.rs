@@ -287,7 +287,7 @@ fn one_spawner_starts_every_child_process() {
         let mut files = Vec::new();
         rust_files(&krate.join("src"), &mut files);
         for file in files {
-            if file.ends_with("north-tools/src/spawn/mod.rs") {
+            if file.ends_with("north-sandbox/src/spawn/mod.rs") {
                 continue;
             }
             let text = std::fs::read_to_string(&file).unwrap();
@@ -325,9 +325,9 @@ fn every_spawn_site_passes_through_the_one_policy() {
             let text = std::fs::read_to_string(&file).unwrap();
             let production = text.split("#[cfg(test)]").next().unwrap_or_default();
             let builds_spawner = !file.ends_with("north/src/sandboxing.rs")
-                && !file.ends_with("north-tools/src/spawn/mod.rs")
-                && !file.ends_with("north-tools/src/os_sandbox/policy.rs");
-            let writes_flags = !file.ends_with("north-tools/src/os_sandbox/policy.rs");
+                && !file.ends_with("north-sandbox/src/spawn/mod.rs")
+                && !file.ends_with("north-sandbox/src/os_sandbox/policy.rs");
+            let writes_flags = !file.ends_with("north-sandbox/src/os_sandbox/policy.rs");
             for (n, line) in production.lines().enumerate() {
                 let code = line.split("//").next().unwrap_or_default();
                 let spawner = builds_spawner
@@ -352,4 +352,37 @@ fn every_spawn_site_passes_through_the_one_policy() {
         "derive child policies with SandboxSettings::policy_for in north/src/sandboxing.rs:\n{}",
         found.join("\n")
     );
+}
+
+/// The sandbox crate is the one way North starts a child and nothing more:
+/// it depends on no agent, tool, model or network crate (so a newcomer
+/// asking "where is the sandbox?" finds one crate, and its fuzzing and
+/// review need nothing else).
+#[test]
+fn the_sandbox_crate_stands_alone() {
+    let manifest =
+        std::fs::read_to_string(workspace().join("crates/north-sandbox/Cargo.toml")).unwrap();
+    let deps = manifest
+        .split("[dependencies]")
+        .nth(1)
+        .unwrap_or_default()
+        .split("\n[")
+        .next()
+        .unwrap_or_default();
+    for forbidden in [
+        "north-agent",
+        "north-tools",
+        "north-llm",
+        "north-mcp",
+        "north-protocol",
+        "reqwest",
+        "rusqlite",
+        "image",
+        "lopdf",
+    ] {
+        assert!(
+            !deps.lines().any(|l| l.trim_start().starts_with(forbidden)),
+            "north-sandbox depends on {forbidden}"
+        );
+    }
 }

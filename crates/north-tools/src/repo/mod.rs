@@ -13,7 +13,7 @@ pub use files::FileIndex;
 pub use flock::try_lock_exclusive;
 
 /// North's per-project state directory, relative to the project root.
-pub const STATE_DIR: &str = ".north";
+pub const STATE_DIR: &str = north_sandbox::STATE_DIR;
 
 /// What `.north/.gitignore` says: North's own state (sessions, logs, caches,
 /// apply journals) stays out of the user's repository; the files a team

@@ -30,7 +30,7 @@ const WATCHED: &[&str] = &[
 
 /// The root's git directory as it was before a command.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct GitState {
+pub struct GitState {
     existed: bool,
     present: Vec<&'static str>,
     /// Sequencer directories whose to-do list already ran commands.
@@ -41,7 +41,7 @@ pub(crate) struct GitState {
 const TODOS: &[(&str, &str)] = &[("rebase-merge", "git-rebase-todo"), ("sequencer", "todo")];
 
 /// Looks at `root/.git` now.
-pub(crate) fn observe(root: &Path) -> GitState {
+pub fn observe(root: &Path) -> GitState {
     let git = root.join(".git");
     let existed = std::fs::symlink_metadata(&git).is_ok();
     let present = WATCHED
@@ -84,7 +84,7 @@ fn quarantine_dir(root: &Path) -> PathBuf {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis());
     let name = format!("{stamp}-{:04x}", fastrand::u16(..));
-    let state = root.join(crate::repo::STATE_DIR);
+    let state = root.join(crate::STATE_DIR);
     match std::fs::symlink_metadata(&state) {
         Ok(m) if m.file_type().is_symlink() || !m.is_dir() => {
             root.join(format!(".north-quarantine-{name}"))
@@ -95,7 +95,7 @@ fn quarantine_dir(root: &Path) -> PathBuf {
 
 /// Moves what a command created since `before` into the quarantine and
 /// says so; `None` when nothing changed.
-pub(crate) fn seal(root: &Path, before: &GitState) -> Option<String> {
+pub fn seal(root: &Path, before: &GitState) -> Option<String> {
     let git = root.join(".git");
     let mut moved: Vec<String> = Vec::new();
     let mut failed: Vec<String> = Vec::new();

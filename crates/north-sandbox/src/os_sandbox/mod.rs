@@ -47,7 +47,7 @@
 //! says which layers are in force, and [`Protection::gaps`] names the rest.
 //! This module must not spawn processes or talk to the user.
 
-pub(crate) mod gitguard;
+pub mod gitguard;
 #[cfg(target_os = "linux")]
 mod home;
 #[cfg(target_os = "linux")]
