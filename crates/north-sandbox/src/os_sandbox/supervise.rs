@@ -27,6 +27,7 @@ pub fn supervise(root: &Path) -> Result<(), OsSandboxError> {
     // thread before `north sandbox` runs), so fork is safe; getpid has no
     // preconditions.
     let supervisor = unsafe { libc::getpid() };
+    let north = unsafe { libc::getppid() };
     let child = unsafe { libc::fork() };
     if child < 0 {
         return Err(OsSandboxError::Setup {
@@ -51,6 +52,10 @@ pub fn supervise(root: &Path) -> Result<(), OsSandboxError> {
     // SAFETY: as above.
     unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0);
+        // North may have gone before the signal was armed.
+        if libc::getppid() != north {
+            libc::kill(child, libc::SIGKILL);
+        }
     }
     // SIGINT stays blocked and unread: a Ctrl+C meant for the command in
     // the PTY shell must not end the shell.
