@@ -16,14 +16,14 @@ pub fn mcp() -> Option<(PathBuf, PathBuf)> {
     match (node, modules) {
         (Some(node), Some(modules)) => Some((node, modules)),
         (None, _) => {
-            eprintln!(
-                "SKIPPED: Node.js (`node`) is not on PATH; install Node.js 20+ to run the MCP interop tests"
+            crate::missing(
+                "Node.js (`node`) is not on PATH; install Node.js 20+ to run the MCP interop tests",
             );
             None
         }
         (_, None) => {
-            eprintln!(
-                "SKIPPED: tests/interop/mcp/node_modules is missing; run `npm ci` in tests/interop/mcp (`.ci/run` does)"
+            crate::missing(
+                "tests/interop/mcp/node_modules is missing; run `npm ci` in tests/interop/mcp (`.ci/run` does)",
             );
             None
         }

@@ -18,12 +18,14 @@ fn interop_dir() -> PathBuf {
 fn the_typescript_sdk_client_runs_a_prompt_and_grants_an_edit() {
     let dir = interop_dir();
     if Command::new("node").arg("--version").output().is_err() {
-        eprintln!("skipped: node is not installed (the ACP interop test needs Node.js 20+)");
+        north_test_support::missing(
+            "node is not installed (the ACP interop test needs Node.js 20+)",
+        );
         return;
     }
     if !dir.join("node_modules/@agentclientprotocol/sdk").is_dir() {
-        eprintln!(
-            "skipped: run `npm ci` in tests/interop/acp first (.ci/run does) to install @agentclientprotocol/sdk"
+        north_test_support::missing(
+            "run `npm ci` in tests/interop/acp first (.ci/run does) to install @agentclientprotocol/sdk",
         );
         return;
     }
@@ -84,7 +86,7 @@ fn an_editors_mcp_server_works_in_its_session_and_its_forms_reach_the_editor() {
         return;
     };
     if !dir.join("node_modules/@agentclientprotocol/sdk").is_dir() {
-        eprintln!("skipped: run `npm ci` in tests/interop/acp first (.ci/run does)");
+        north_test_support::missing("run `npm ci` in tests/interop/acp first (.ci/run does)");
         return;
     }
     let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();

@@ -21,8 +21,8 @@ fn run_suite(name: &str) -> Option<(String, bool)> {
     let node = dir.join("node_modules/.bin/node");
     let suite = dir.join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
     if !node.exists() || !suite.exists() {
-        eprintln!(
-            "skipped: run `npm ci` in tests/interop/mcp-conformance first (.ci/run does) to install the suite and Node 22"
+        north_test_support::missing(
+            "run `npm ci` in tests/interop/mcp-conformance first (.ci/run does) to install the suite and Node 22",
         );
         return None;
     }

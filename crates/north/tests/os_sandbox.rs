@@ -66,7 +66,7 @@ fn skip_reason(t: &Tree) -> Option<String> {
 fn writes_outside_the_project_are_refused_in_every_form() {
     let t = tree();
     if let Some(why) = skip_reason(&t) {
-        eprintln!("skipped: {why}");
+        north_test_support::missing(&why);
         return;
     }
     let o = t.outside.display();
@@ -101,7 +101,7 @@ fn writes_outside_the_project_are_refused_in_every_form() {
 fn git_hooks_and_north_state_are_read_only_inside_the_project() {
     let t = tree();
     if let Some(why) = skip_reason(&t) {
-        eprintln!("skipped: {why}");
+        north_test_support::missing(&why);
         return;
     }
     for attempt in [
@@ -126,7 +126,7 @@ fn git_hooks_and_north_state_are_read_only_inside_the_project() {
 fn the_network_is_off_unless_granted() {
     let t = tree();
     if let Some(why) = skip_reason(&t) {
-        eprintln!("skipped: {why}");
+        north_test_support::missing(&why);
         return;
     }
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -161,7 +161,7 @@ fn the_network_is_off_unless_granted() {
 fn process_inspection_and_mounts_are_refused() {
     let t = tree();
     if let Some(why) = skip_reason(&t) {
-        eprintln!("skipped: {why}");
+        north_test_support::missing(&why);
         return;
     }
     // The filter is installed, and the calls it covers fail.
@@ -190,7 +190,7 @@ fn process_inspection_and_mounts_are_refused() {
 fn work_inside_the_project_and_temp_still_works() {
     let t = tree();
     if let Some(why) = skip_reason(&t) {
-        eprintln!("skipped: {why}");
+        north_test_support::missing(&why);
         return;
     }
     let out = sandboxed(
@@ -215,7 +215,7 @@ fn work_inside_the_project_and_temp_still_works() {
 fn processes_outside_cannot_be_read_or_signalled() {
     let t = tree();
     if let Some(why) = skip_reason(&t) {
-        eprintln!("skipped: {why}");
+        north_test_support::missing(&why);
         return;
     }
     // Stands in for North: a process outside the sandbox holding a secret
@@ -256,7 +256,7 @@ fn processes_outside_cannot_be_read_or_signalled() {
 fn a_fork_bomb_stops_at_the_process_ceiling() {
     let t = tree();
     if let Some(why) = skip_reason(&t) {
-        eprintln!("skipped: {why}");
+        north_test_support::missing(&why);
         return;
     }
     // A bounded bomb: 500 background processes wanted, 48 allowed. (An

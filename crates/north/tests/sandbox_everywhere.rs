@@ -105,7 +105,9 @@ fn available(sb: &Sandbox) -> bool {
     let out = sb.north().args(["sandbox", "--", "true"]).output().unwrap();
     let err = text(&out.stderr);
     if !out.status.success() || err.contains("sandbox: partial") {
-        eprintln!("skipped: the kernel sandbox is not fully available here: {err}");
+        north_test_support::missing(&format!(
+            "the kernel sandbox is not fully available here: {err}"
+        ));
         return false;
     }
     true

@@ -71,7 +71,7 @@ fn assert_whole(term: &Term, tag: &str, n: usize) {
 
 fn session(paragraphs: bool, resize: bool) {
     if !available() {
-        eprintln!("tmux not installed: skipped");
+        north_test_support::missing("tmux is not installed (.ci/run installs it)");
         return;
     }
     let rt = tokio::runtime::Runtime::new().unwrap();
@@ -132,7 +132,7 @@ fn a_resize_mid_paragraph_leaves_every_line_once_and_no_live_area_behind() {
 #[test]
 fn exit_and_quit_leave_with_the_live_area_erased() {
     if !available() {
-        eprintln!("tmux not installed: skipped");
+        north_test_support::missing("tmux is not installed (.ci/run installs it)");
         return;
     }
     let rt = tokio::runtime::Runtime::new().unwrap();
@@ -177,7 +177,7 @@ fn scripted(sb: &Sandbox, turns: serde_json::Value) -> (Term, std::path::PathBuf
 #[test]
 fn a_failed_command_shows_its_stderr_and_a_failure_mark() {
     if !available() {
-        eprintln!("tmux not installed: skipped");
+        north_test_support::missing("tmux is not installed (.ci/run installs it)");
         return;
     }
     let sb = Sandbox::new();
@@ -204,7 +204,7 @@ fn a_failed_command_shows_its_stderr_and_a_failure_mark() {
 #[test]
 fn esc_at_an_edit_prompt_ends_the_turn_with_no_further_request() {
     if !available() {
-        eprintln!("tmux not installed: skipped");
+        north_test_support::missing("tmux is not installed (.ci/run installs it)");
         return;
     }
     let sb = Sandbox::new();
@@ -234,7 +234,7 @@ fn esc_at_an_edit_prompt_ends_the_turn_with_no_further_request() {
 #[test]
 fn a_bang_command_runs_without_a_prompt_and_shows_its_output() {
     if !available() {
-        eprintln!("tmux not installed: skipped");
+        north_test_support::missing("tmux is not installed (.ci/run installs it)");
         return;
     }
     let sb = Sandbox::new();
@@ -253,7 +253,7 @@ fn a_bang_command_runs_without_a_prompt_and_shows_its_output() {
 #[test]
 fn after_resume_the_exit_line_names_the_resumed_session() {
     if !available() {
-        eprintln!("tmux not installed: skipped");
+        north_test_support::missing("tmux is not installed (.ci/run installs it)");
         return;
     }
     let sb = Sandbox::new();
@@ -295,7 +295,7 @@ fn after_resume_the_exit_line_names_the_resumed_session() {
 #[test]
 fn the_composer_takes_typing_while_the_server_hangs() {
     if !available() {
-        eprintln!("tmux not installed: skipped");
+        north_test_support::missing("tmux is not installed (.ci/run installs it)");
         return;
     }
     // Accepts connections and never answers.
@@ -325,7 +325,7 @@ fn the_composer_takes_typing_while_the_server_hangs() {
 #[test]
 fn retries_show_in_the_status_line_while_north_waits() {
     if !available() {
-        eprintln!("tmux not installed: skipped");
+        north_test_support::missing("tmux is not installed (.ci/run installs it)");
         return;
     }
     // A port nothing listens on: every attempt is refused.
@@ -346,7 +346,7 @@ fn retries_show_in_the_status_line_while_north_waits() {
 #[test]
 fn rewind_after_undo_rewinds_the_conversation() {
     if !available() {
-        eprintln!("tmux not installed: skipped");
+        north_test_support::missing("tmux is not installed (.ci/run installs it)");
         return;
     }
     let sb = Sandbox::new();
