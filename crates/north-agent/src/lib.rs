@@ -10,9 +10,9 @@
 //! [`store::SessionStore`] (atomic checkpoints and JSONL traces under
 //! `.north/sessions/<id>/`), [`memory::MemoryFile`] (memory with BM25
 //! retrieval), [`blocks::BlockFilter`] and [`textcalls`] (the NOTES and
-//! text tool-call protocols), and [`mesh::Mesh`] (planner → executor →
-//! memory under a policy), and [`undo`] (per-turn snapshots of the working
-//! tree; undo and rewind of code and conversation).
+//! text tool-call protocols), and [`undo`] (per-turn snapshots of the
+//! working tree; undo and rewind of code and conversation). The mesh
+//! (planner → executor → memory) is built on this crate in `north-mesh`.
 //!
 //! This crate must not render anything or read the terminal: front ends
 //! submit actions and render the events it emits.
@@ -39,7 +39,6 @@
 //! - `undo`: undo and rewind (uses `store`)
 //! - `agent`: the agent (uses `approval`, `blocks`, `condense`, `config`, `context`, `intent`, `memory`, `notes`, `redact`, `store`, `textcalls`, `trust`, `undo`)
 //! - `commands`: custom slash commands
-//! - `mesh`: the mesh (`north mesh "goal"`, spec/mesh.md) (uses `approval`, `blocks`, `intent`, `memory`, `redact`, `store`, `trust`)
 
 mod agent;
 pub mod approval;
@@ -53,7 +52,6 @@ pub mod frontmatter;
 pub mod hooks;
 pub mod intent;
 pub mod memory;
-pub mod mesh;
 pub mod notes;
 pub mod recovery;
 pub mod redact;

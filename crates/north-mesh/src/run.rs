@@ -17,9 +17,9 @@ use super::{
     AgentNote, Audit, ExecutionLog, Mesh, MeshError, MeshEvent, MeshNote, MeshPhase, MeshStatus,
     Step, StepLog,
 };
-use crate::TurnEnd;
-use crate::memory::MemoryEntry;
-use crate::store::{Session, Tracer};
+use north_agent::TurnEnd;
+use north_agent::memory::MemoryEntry;
+use north_agent::store::{Session, Tracer};
 
 /// What a run did.
 #[derive(Debug, Clone)]
@@ -173,7 +173,7 @@ impl Mesh {
                 json!({"purpose": "memory", "usage": resp.usage}),
             );
         }
-        let (text, _) = crate::blocks::split_blocks(&resp.text());
+        let (text, _) = north_agent::blocks::split_blocks(&resp.text());
         let text = text.trim();
         let summary = if text.is_empty() {
             fallback_summary(log)
@@ -364,7 +364,7 @@ impl Mesh {
         // The executor's session ends here however the steps ended: its
         // background jobs stop and the SessionEnd hooks run.
         agent
-            .end_session(crate::SessionEndReason::Other, &|_| {})
+            .end_session(north_agent::SessionEndReason::Other, &|_| {})
             .await;
         if let Some(status) = stopped {
             return finish(report, status);

@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use super::gate::AuditEntry;
 use super::prompts::Step;
-use crate::memory::MemoryEntry;
-use crate::redact::Redactor;
+use north_agent::memory::MemoryEntry;
+use north_agent::redact::Redactor;
 
 /// One thing a mesh run reports.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -88,12 +88,12 @@ pub use prompts::{
 pub use role::{MeshAgent, RoleAgent};
 pub use run::MeshReport;
 
-use crate::approval::Approver;
-use crate::memory::{MemoryEntry, MemoryFile};
-use crate::redact::Redactor;
-use crate::store::StoreError;
-use crate::{Agent, AgentError, AgentOptions};
 use gate::{Gated, Kind, Shared};
+use north_agent::approval::Approver;
+use north_agent::memory::{MemoryEntry, MemoryFile};
+use north_agent::redact::Redactor;
+use north_agent::store::StoreError;
+use north_agent::{Agent, AgentError, AgentOptions};
 
 /// How many recent memories the executor sees (the spec's context window).
 pub const MEMORY_CONTEXT: usize = 5;
@@ -147,7 +147,7 @@ pub struct Mesh {
     agents: Vec<Arc<dyn MeshAgent>>,
     /// The user's (and a trusted project's) hooks, run around the
     /// executor's tool calls as in every other front end.
-    hooks: Option<Arc<crate::hooks::Hooks>>,
+    hooks: Option<Arc<north_agent::hooks::Hooks>>,
     /// Tools found at run time (the user's MCP servers).
     sources: Vec<Arc<dyn north_tools::ToolSource>>,
 }
@@ -177,7 +177,7 @@ impl std::fmt::Debug for Mesh {
 impl Mesh {
     /// A mesh working in `ctx.root` under `policy`. `approver` decides
     /// commands the policy allows and edits the policy enables (headless:
-    /// [`crate::FlagApprover`] from `--allow-shell`, `--approve-edits`, `--yes`).
+    /// [`north_agent::FlagApprover`] from `--allow-shell`, `--approve-edits`, `--yes`).
     pub fn new(
         backend: Arc<dyn Backend>,
         ctx: ToolContext,
@@ -212,7 +212,7 @@ impl Mesh {
     /// Runs `hooks` around the executor's tool calls (PreToolUse can block
     /// a step's command) and at its session's start and end.
     #[must_use]
-    pub fn with_hooks(mut self, hooks: Arc<crate::hooks::Hooks>) -> Self {
+    pub fn with_hooks(mut self, hooks: Arc<north_agent::hooks::Hooks>) -> Self {
         self.hooks = Some(hooks);
         self
     }
@@ -305,7 +305,7 @@ impl Mesh {
 
     fn executor(
         &self,
-        session: crate::store::Session,
+        session: north_agent::store::Session,
         audit: Arc<Audit>,
     ) -> Result<Agent, AgentError> {
         let mut agent = Agent::new(

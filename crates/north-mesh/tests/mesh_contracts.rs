@@ -13,11 +13,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mesh_common::*;
 use north_agent::memory::{MemoryFile, memory_id};
-use north_agent::mesh::{MEMORY_ROLE, Mesh, MeshOptions, MeshStatus, PLANNER_ROLE, Verdict};
 use north_agent::redact::Redactor;
 use north_agent::trust::{ProjectTrust, TrustStore};
 use north_agent::{AgentOptions, Approver};
 use north_llm::Backend;
+use north_mesh::{MEMORY_ROLE, Mesh, MeshOptions, MeshStatus, PLANNER_ROLE, Verdict};
 use north_tools::policy::MeshPolicy;
 use north_tools::policy::mesh::DEFAULT_TIMEOUT_SECONDS;
 use north_tools::shell::tools::Bash;

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use mesh_common::*;
 use north_agent::FlagApprover;
 use north_agent::memory::MemoryFile;
-use north_agent::mesh::{Audit, MeshStatus, Verdict};
+use north_mesh::{Audit, MeshStatus, Verdict};
 use north_protocol::ToolOutcome;
 use north_tools::policy::{MeshPolicy, PolicyPreset};
 use north_tools::{Registry, ToolContext};
@@ -64,7 +64,7 @@ impl Gate {
             .map_err(|o| o.error.unwrap_or_default())
     }
 
-    fn last(&self) -> north_agent::mesh::AuditEntry {
+    fn last(&self) -> north_mesh::AuditEntry {
         self.audit.entries().last().cloned().unwrap()
     }
 }

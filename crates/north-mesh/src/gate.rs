@@ -30,9 +30,9 @@ use north_tools::{Tool, ToolContext, WriteTool};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::approval::{ApprovalRequest, Approver};
-use crate::intent::trace_args;
-use crate::store::Tracer;
+use north_agent::approval::{ApprovalRequest, Approver};
+use north_agent::intent::trace_args;
+use north_agent::store::Tracer;
 
 /// A custom tool's rule refused a call; the message is what the model sees
 /// (and what the audit records).
@@ -209,7 +209,7 @@ pub(crate) enum Kind {
 /// What every gated tool of a run shares.
 pub(crate) struct Shared {
     pub policy: MeshPolicy,
-    pub trust: crate::trust::ProjectTrust,
+    pub trust: north_agent::trust::ProjectTrust,
     pub audit: Arc<Audit>,
     pub approver: Arc<dyn Approver>,
     pub calls: AtomicU64,

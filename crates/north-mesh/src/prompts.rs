@@ -10,7 +10,7 @@ use north_tools::policy::MeshPolicy;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::memory::MemoryEntry;
+use north_agent::memory::MemoryEntry;
 
 use super::MeshError;
 

@@ -10,11 +10,11 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use mesh_common::*;
 use north_agent::memory::{MemoryEntry, MemoryFile};
-use north_agent::mesh::{
+use north_llm::LlmError;
+use north_mesh::{
     ExecutionLog, MeshAgent, MeshNote, MeshPhase, MeshStatus, PLANNER_ROLE, RoleAgent, Step,
     Verdict,
 };
-use north_llm::LlmError;
 use north_protocol::{ApprovalPolicy, ToolOutcome, ToolSpec};
 use north_tools::policy::MeshPolicy;
 use north_tools::{Tool, ToolContext};

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use mesh_common::*;
 use north_agent::memory::{MemoryFile, memory_id};
-use north_agent::mesh::MeshStatus;
 use north_llm::{AnthropicBackend, AnthropicConfig, ApiKey, RetryPolicy, TransportConfig};
+use north_mesh::MeshStatus;
 use north_test_support::{FakeServer, Reply, anthropic};
 use serde_json::Value;
 

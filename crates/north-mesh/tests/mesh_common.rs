@@ -5,11 +5,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use north_agent::mesh::{Mesh, MeshEvent, MeshNote, MeshOptions, MeshReport};
 use north_agent::redact::Redactor;
 use north_agent::store::SessionStore;
 use north_agent::{AgentOptions, Approver, FlagApprover};
 use north_llm::{Backend, ScriptedBackend};
+use north_mesh::{Mesh, MeshEvent, MeshNote, MeshOptions, MeshReport};
 use north_tools::ToolContext;
 use north_tools::policy::MeshPolicy;
 use serde_json::Value;
