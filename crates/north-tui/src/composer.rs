@@ -101,6 +101,24 @@ impl Composer {
         self.area.insert_newline();
     }
 
+    /// Whether the character before the cursor is a backslash: Enter then
+    /// continues the line (the shell's habit, and Claude Code's) instead of
+    /// sending.
+    pub fn backslash_before_cursor(&self) -> bool {
+        let (row, col) = self.cursor();
+        self.area
+            .lines()
+            .get(row)
+            .and_then(|line| line.chars().nth(col.checked_sub(1)?))
+            == Some('\\')
+    }
+
+    /// Replaces the backslash before the cursor with a line break.
+    pub fn continue_line(&mut self) {
+        self.area.delete_char();
+        self.area.insert_newline();
+    }
+
     /// Inserts text (a paste), line breaks included, without sending.
     pub fn insert(&mut self, text: &str) {
         let text = text.replace("\r\n", "\n").replace('\r', "\n");

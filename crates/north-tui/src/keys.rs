@@ -162,6 +162,10 @@ impl App {
             {
                 self.composer.newline()
             }
+            // `line a\` + Enter: a line break, not a message ending in `\`.
+            KeyCode::Enter if self.composer.backslash_before_cursor() => {
+                self.composer.continue_line();
+            }
             KeyCode::Enter => return self.submit(),
             KeyCode::Char('j') if ctrl => self.composer.newline(),
             // A screenshot copied to the clipboard (the text paste is the

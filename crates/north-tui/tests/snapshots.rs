@@ -496,6 +496,22 @@ fn enter_sends_while_newline_keys_and_paste_do_not() {
 }
 
 #[test]
+fn backslash_then_enter_continues_the_line() {
+    let mut ui = Ui::new(60, 10);
+    ui.typed("line a\\");
+    assert!(
+        ui.key(KeyCode::Enter).is_empty(),
+        "a trailing backslash does not send"
+    );
+    assert_eq!(ui.app.composer_text(), "line a\n");
+    ui.typed("line b");
+    assert_eq!(
+        ui.key(KeyCode::Enter),
+        vec![Action::Submit("line a\nline b".into())]
+    );
+}
+
+#[test]
 fn input_while_busy_is_queued_and_sent_when_the_turn_ends() {
     let mut ui = Ui::new(60, 10);
     ui.app.start_turn("one");
