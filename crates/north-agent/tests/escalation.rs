@@ -71,7 +71,16 @@ async fn a_panic_in_an_escalated_run_leaves_the_next_command_confined() {
     let root = project.path().canonicalize().unwrap();
     // Outside the project and the temp dir: a write the sandbox refuses
     // and the user could make.
-    let scratch = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let tmp = std::env::temp_dir();
+    let base = [
+        Some(std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))),
+        std::env::var_os("HOME").map(std::path::PathBuf::from),
+    ]
+    .into_iter()
+    .flatten()
+    .find(|p| !p.starts_with(&tmp) && std::fs::create_dir_all(p).is_ok())
+    .expect("a writable directory outside the temp dir");
+    let scratch = tempfile::tempdir_in(base).unwrap();
     let outside = scratch.path().join("outside.txt");
     let confined = Arc::new(Mutex::new(Vec::new()));
     let mut tools = Registry::new();

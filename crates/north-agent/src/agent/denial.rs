@@ -118,10 +118,19 @@ mod tests {
 
     #[test]
     fn only_a_refusal_the_policy_makes_is_evidence() {
-        // Outside the temp dir, which the sandbox lets commands write.
-        let target = concat!(env!("CARGO_MANIFEST_DIR"), "/../../target");
-        std::fs::create_dir_all(target).unwrap();
-        let dir = tempfile::tempdir_in(target).unwrap();
+        // Outside the temp dir, which the sandbox lets commands write: the
+        // build's target dir, or (a checkout under the temp dir) the home.
+        let tmp = std::env::temp_dir();
+        let target = std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../target"));
+        let base = [
+            Some(target),
+            std::env::var_os("HOME").map(std::path::PathBuf::from),
+        ]
+        .into_iter()
+        .flatten()
+        .find(|p| !p.starts_with(&tmp) && std::fs::create_dir_all(p).is_ok())
+        .expect("a writable directory outside the temp dir");
+        let dir = tempfile::tempdir_in(base).unwrap();
         let root = dir.path().join("p");
         std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
         let policy = SandboxPolicy::new(root.clone());
