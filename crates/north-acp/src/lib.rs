@@ -4,8 +4,9 @@
 //! own UI.
 //!
 //! Main types: [`serve`] (one editor connection on stdin/stdout) and
-//! [`SessionFactory`] (how the binary opens a North [`Agent`](north_agent::Agent) for a session;
-//! it owns configuration, trust and providers). Inside, `updates` turns
+//! [`AcpRuntime`] (the user's flags each session's project is opened with,
+//! through North's session runtime: configuration, trust and providers are
+//! `north-runtime`'s business). Inside, `updates` turns
 //! North [`Event`](north_protocol::Event)s into `session/update`
 //! notifications and `approver` asks the editor through
 //! `session/request_permission`.
@@ -17,13 +18,16 @@
 //! there are no import circles:
 //! - `approver`: approvals in the editor
 //! - `setup`: what an editor passes for a session (its MCP servers, its forms)
+//! - `open`: a session for the editor, opened through the runtime (uses `setup`)
 //! - `updates`: north events as ACP `session/update`s
-//! - `server`: the connection (uses `approver`, `setup`, `updates`)
+//! - `server`: the connection (uses `approver`, `open`, `setup`, `updates`)
 
 mod approver;
+mod open;
 mod server;
 mod setup;
 mod updates;
 
-pub use server::{OpenError, SessionFactory, serve, serve_on};
+pub use open::{AcpRuntime, OpenError};
+pub use server::{serve, serve_on};
 pub use setup::{EditorForms, EditorServer, SessionSetup};

@@ -17,41 +17,26 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::schema::{McpCapabilities, McpServer};
 use agent_client_protocol::{Agent as AcpRole, Client, ConnectTo, Error, Stdio};
-use north_agent::{Agent, Approver, TurnEnd};
+use north_agent::TurnEnd;
 use north_protocol::{ContentBlock as NorthBlock, Event, PermissionMode, Role};
+use north_runtime::{LiveSession, Sessions};
 use tokio_util::sync::CancellationToken;
 
 use crate::approver::{AcpApprover, TurnCancel};
+use crate::open::{AcpRuntime, EditorSession};
 use crate::setup::{EditorForms, SessionSetup, editor_servers};
 use crate::updates::{acp_kind, update_for};
 
-/// Why a session could not be opened (shown to the editor).
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct OpenError(pub String);
-
-/// How the binary opens North sessions for the editor: configuration,
-/// workspace trust, provider and tools are its business.
-pub trait SessionFactory: Send + Sync + 'static {
-    /// An agent on a new session (`resume: None`) or the saved session
-    /// `resume`, for the project at `cwd`, asking `approver`.
-    fn open(
-        &self,
-        cwd: &Path,
-        resume: Option<&str>,
-        approver: Arc<dyn Approver>,
-        setup: SessionSetup,
-    ) -> Result<Agent, OpenError>;
-}
-
 struct Session {
-    agent: Arc<tokio::sync::Mutex<Agent>>,
+    agent: Arc<tokio::sync::Mutex<LiveSession>>,
+    /// The project's sessions: its MCP servers stop when this one ends.
+    sessions: Arc<Sessions>,
     cancel: TurnCancel,
 }
 
 #[derive(Clone)]
 struct Shared {
-    factory: Arc<dyn SessionFactory>,
+    runtime: Arc<AcpRuntime>,
     sessions: Arc<Mutex<HashMap<String, Session>>>,
     /// The client offered `fs/write_text_file` at `initialize`.
     editor_writes: Arc<std::sync::atomic::AtomicBool>,
@@ -88,7 +73,10 @@ fn mode_state(current: PermissionMode) -> SessionModeState {
 }
 
 impl Shared {
-    fn session(&self, id: &str) -> Result<(Arc<tokio::sync::Mutex<Agent>>, TurnCancel), Error> {
+    fn session(
+        &self,
+        id: &str,
+    ) -> Result<(Arc<tokio::sync::Mutex<LiveSession>>, TurnCancel), Error> {
         let sessions = self
             .sessions
             .lock()
@@ -129,8 +117,11 @@ impl Shared {
             servers: editor_servers(servers),
             forms,
         };
-        let mut agent = self
-            .factory
+        let EditorSession {
+            sessions: project_sessions,
+            live: mut agent,
+        } = self
+            .runtime
             .open(cwd, resume, approver, setup)
             .map_err(|e| internal(e.0))?;
         let id = agent.session_id().to_string();
@@ -154,6 +145,7 @@ impl Shared {
                 id.clone(),
                 Session {
                     agent: Arc::new(tokio::sync::Mutex::new(agent)),
+                    sessions: Arc::new(project_sessions),
                     cancel,
                 },
             );
@@ -177,8 +169,8 @@ impl Shared {
     }
 }
 
-/// Ends one session: its turn is cancelled, then the agent ends its
-/// session the ordinary way.
+/// Ends one session: its turn is cancelled, then the session closes the
+/// ordinary way and its project's MCP servers stop.
 async fn end(session: Session) {
     if let Ok(cancel) = session.cancel.lock() {
         cancel.cancel();
@@ -187,8 +179,9 @@ async fn end(session: Session) {
         .agent
         .lock()
         .await
-        .end_session(north_agent::SessionEndReason::Exit, &|_| {})
+        .close(north_agent::SessionEndReason::Exit, &|_| {})
         .await;
+    session.sessions.shutdown().await;
 }
 
 /// A saved conversation as updates, as `session/load` replays it; each
@@ -241,17 +234,17 @@ fn prompt_text(blocks: &[ContentBlock]) -> String {
 }
 
 /// Serves one editor connection on stdin/stdout until it closes.
-pub async fn serve(factory: Arc<dyn SessionFactory>) -> Result<(), Error> {
-    serve_on(factory, Stdio::new()).await
+pub async fn serve(runtime: Arc<AcpRuntime>) -> Result<(), Error> {
+    serve_on(runtime, Stdio::new()).await
 }
 
 /// Serves one editor connection on `transport`.
 pub async fn serve_on(
-    factory: Arc<dyn SessionFactory>,
+    runtime: Arc<AcpRuntime>,
     transport: impl ConnectTo<AcpRole> + 'static,
 ) -> Result<(), Error> {
     let shared = Shared {
-        factory,
+        runtime,
         sessions: Arc::new(Mutex::new(HashMap::new())),
         editor_writes: Arc::new(std::sync::atomic::AtomicBool::new(false)),
         editor_forms: Arc::new(std::sync::atomic::AtomicBool::new(false)),

@@ -115,7 +115,7 @@ fn answer(response: &Value) -> ElicitAnswer {
     }
 }
 
-/// What the binary opens a session with besides its directory.
+/// What a session is opened with besides its directory.
 #[derive(Clone, Default)]
 pub struct SessionSetup {
     /// The editor's MCP servers for this session.

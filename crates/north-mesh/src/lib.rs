@@ -89,11 +89,12 @@ pub use role::{MeshAgent, RoleAgent};
 pub use run::MeshReport;
 
 use gate::{Gated, Kind, Shared};
+use north_agent::AgentOptions;
 use north_agent::approval::Approver;
 use north_agent::memory::{MemoryEntry, MemoryFile};
 use north_agent::redact::Redactor;
 use north_agent::store::StoreError;
-use north_agent::{Agent, AgentError, AgentOptions};
+use north_runtime::{AgentParts, LiveSession, RuntimeError};
 
 /// How many recent memories the executor sees (the spec's context window).
 pub const MEMORY_CONTEXT: usize = 5;
@@ -307,26 +308,23 @@ impl Mesh {
         &self,
         session: north_agent::store::Session,
         audit: Arc<Audit>,
-    ) -> Result<Agent, AgentError> {
-        let mut agent = Agent::new(
-            self.backend.clone(),
-            self.tools(audit),
-            self.ctx.clone(),
-            self.approver.clone(),
+    ) -> Result<LiveSession, RuntimeError> {
+        // The user's hooks and grants (`--grant`) hold for the executor as
+        // for exec: the runtime puts the agent together the one way.
+        AgentParts {
+            backend: self.backend.clone(),
+            tools: self.tools(audit),
+            ctx: self.ctx.clone(),
+            approver: self.approver.clone(),
             session,
-            self.redactor.clone(),
-            AgentOptions {
+            redactor: self.redactor.clone(),
+            options: AgentOptions {
                 role: Some(EXECUTOR_ROLE.to_string()),
                 ..self.opts.agent.clone()
             },
-        )?;
-        if let Some(hooks) = &self.hooks {
-            agent.set_hooks(hooks.clone());
+            hooks: self.hooks.clone(),
+            grants: self.ctx.capabilities.clone(),
         }
-        // The user's grants (`--grant`) hold for the executor as for exec.
-        for cap in &self.ctx.capabilities {
-            agent.grant(cap);
-        }
-        Ok(agent)
+        .build()
     }
 }

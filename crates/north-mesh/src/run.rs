@@ -364,7 +364,7 @@ impl Mesh {
         // The executor's session ends here however the steps ended: its
         // background jobs stop and the SessionEnd hooks run.
         agent
-            .end_session(north_agent::SessionEndReason::Other, &|_| {})
+            .close(north_agent::SessionEndReason::Other, &|_| {})
             .await;
         if let Some(status) = stopped {
             return finish(report, status);

@@ -90,4 +90,4 @@ pub use run::{Ended, Exit, STREAM_FPS, Start, TuiError, draw, restore_terminal, 
 pub use slash::COMMANDS;
 pub use term::{FrameBackend, InlineTerminal, SharedWriter, TtyBackend};
 pub use transcript::Item;
-pub use worker::{ModelSwitcher, OpenSessionError, SessionOpener};
+pub use worker::SessionSource;

@@ -10,7 +10,7 @@ use crossterm::event::{
     PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
 };
 use crossterm::{cursor, execute, terminal};
-use north_agent::{Agent, TurnEnd};
+use north_agent::TurnEnd;
 use ratatui::layout::Size;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -19,7 +19,7 @@ use crate::app::{Action, App, SessionInfo};
 use crate::approver::{Inbox, UiMsg};
 use crate::input::Input;
 use crate::term::{FrameBackend, InlineTerminal, TtyBackend};
-use crate::worker::{ModelSwitcher, SessionOpener, WorkerCmd, worker};
+use crate::worker::{SessionSource, WorkerCmd, worker};
 
 /// Frames per second while text streams in: fast enough to read as
 /// continuous, slow enough that a fast model does not flood the terminal.
@@ -93,11 +93,9 @@ pub struct Start {
     /// Session shown in the status line.
     pub info: SessionInfo,
     /// The agent, on its session.
-    pub agent: Agent,
-    /// Opens other sessions for `/resume`.
-    pub opener: SessionOpener,
-    /// Builds model switches for `/model NAME` (None: the model is fixed).
-    pub switcher: Option<ModelSwitcher>,
+    pub agent: north_runtime::LiveSession,
+    /// Where `/new`, `/resume` and `/model` open sessions and models.
+    pub sessions: SessionSource,
     /// Where prompts and events arrive (from [`crate::approver::channel`]).
     pub inbox: Inbox,
 }
@@ -380,8 +378,7 @@ pub async fn run(start: Start) -> Result<Ended, TuiError> {
 
     let Start {
         agent,
-        opener,
-        switcher,
+        sessions,
         mut inbox,
         ..
     } = start;
@@ -389,7 +386,7 @@ pub async fn run(start: Start) -> Result<Ended, TuiError> {
     let agent_tools = agent.describer();
     let usage = agent.total_usage();
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
-    let mut worker = tokio::spawn(worker(agent, opener, switcher, cmd_rx, inbox.sender()));
+    let mut worker = tokio::spawn(worker(agent, sessions, cmd_rx, inbox.sender()));
     if !history.is_empty() {
         let id = app.info().session_id.clone();
         app.handle_msg(UiMsg::Resumed {

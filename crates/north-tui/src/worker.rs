@@ -3,36 +3,42 @@
 //! `/undo`, `/compact`, `/model`, `/diff`, mode changes) one at a time,
 //! sending events and answers back.
 
-use north_agent::{Agent, TurnEnd};
+use north_agent::TurnEnd;
+use north_runtime::LiveSession;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::approver::UiMsg;
 
-/// Opens another session: `Some(id)` for `/resume`, `None` for a new one
-/// (`/new`, `/clear`); the binary's setup behind a closure.
-pub type SessionOpener = Box<dyn FnMut(Option<&str>) -> Result<Agent, OpenSessionError> + Send>;
-
-/// Builds the switch to another model for `/model NAME` (its backend and
-/// limits): the binary's provider setup behind a closure.
-pub type ModelSwitcher =
-    Box<dyn FnMut(&str) -> Result<north_agent::ModelSwitch, OpenSessionError> + Send>;
-
-/// A session `/resume` asked for could not be opened; the message says why
-/// (shown to the user as "cannot resume ID: …").
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct OpenSessionError {
-    /// What failed, with its causes.
-    pub message: String,
+/// Where `/new`, `/resume` and `/model NAME` open what they open: the
+/// project's sessions in North's runtime, with the approver and redactor
+/// every session of this terminal uses.
+pub struct SessionSource {
+    /// The project's sessions.
+    pub sessions: std::sync::Arc<north_runtime::Sessions>,
+    /// Who answers approvals (this UI).
+    pub approver: std::sync::Arc<dyn north_agent::Approver>,
+    /// What is scrubbed from logs and transcripts.
+    pub redactor: north_agent::redact::Redactor,
 }
 
-impl OpenSessionError {
-    /// An error with this message.
-    pub fn new(message: impl Into<String>) -> Self {
-        OpenSessionError {
-            message: message.into(),
-        }
+impl SessionSource {
+    /// Opens another session in `mode` (the mode is the user's choice, not
+    /// the session's): `Some(id)` for `/resume`, `None` for a new one.
+    fn open(
+        &self,
+        id: Option<&str>,
+        mode: north_protocol::PermissionMode,
+    ) -> Result<LiveSession, north_runtime::RuntimeError> {
+        self.sessions.open(north_runtime::SessionSpec {
+            choice: match id {
+                Some(id) => north_runtime::SessionChoice::Resume(id.to_string()),
+                None => north_runtime::SessionChoice::New,
+            },
+            approver: self.approver.clone(),
+            redactor: self.redactor.clone(),
+            mode: Some(mode),
+        })
     }
 }
 
@@ -100,18 +106,9 @@ fn ps_info(jobs: &[north_agent::JobSummary], killed: Option<&str>) -> UiMsg {
     }
 }
 
-/// Continues on another session's agent, in the mode the user has now
-/// (the mode is the user's choice, not the session's).
-fn switch_session(agent: &mut Agent, next: Agent) {
-    let mode = agent.mode();
-    *agent = next;
-    let _ = agent.set_mode(mode);
-}
-
 pub(crate) async fn worker(
-    mut agent: Agent,
-    mut opener: SessionOpener,
-    mut switcher: Option<ModelSwitcher>,
+    mut agent: LiveSession,
+    source: SessionSource,
     mut cmds: mpsc::UnboundedReceiver<WorkerCmd>,
     tx: mpsc::UnboundedSender<UiMsg>,
 ) {
@@ -172,33 +169,25 @@ pub(crate) async fn worker(
                 };
                 let _ = tx.send(UiMsg::TurnDone(end));
             }
-            WorkerCmd::SwitchModel(name) => {
-                let built = match switcher.as_mut() {
-                    Some(switch) => switch(&name),
-                    None => Err(OpenSessionError::new(
-                        "this session's model is fixed (scripted provider)",
-                    )),
-                };
-                match built {
-                    Ok(switch) => {
-                        let context_window = switch.context_budget;
-                        let events = tx.clone();
-                        let emit = move |e| {
-                            let _ = events.send(UiMsg::Event(e));
-                        };
-                        agent.switch_model(switch, &emit);
-                        let model = agent.model();
-                        let _ = tx.send(UiMsg::ModelSet {
-                            provider: model.provider,
-                            model: model.model,
-                            context_window,
-                        });
-                    }
-                    Err(e) => {
-                        let _ = tx.send(UiMsg::Failed(format!("cannot switch to {name}: {e}")));
-                    }
+            WorkerCmd::SwitchModel(name) => match source.sessions.switch_model(&name) {
+                Ok(switch) => {
+                    let context_window = switch.context_budget;
+                    let events = tx.clone();
+                    let emit = move |e| {
+                        let _ = events.send(UiMsg::Event(e));
+                    };
+                    agent.switch_model(switch, &emit);
+                    let model = agent.model();
+                    let _ = tx.send(UiMsg::ModelSet {
+                        provider: model.provider,
+                        model: model.model,
+                        context_window,
+                    });
                 }
-            }
+                Err(e) => {
+                    let _ = tx.send(UiMsg::Failed(format!("cannot switch to {name}: {e}")));
+                }
+            },
             WorkerCmd::Diff => {
                 let _ = tx.send(match agent.session_diff().await {
                     Ok(d) if d.paths.is_empty() => UiMsg::Info {
@@ -227,20 +216,20 @@ pub(crate) async fn worker(
             }
             WorkerCmd::End => {
                 agent
-                    .end_session(north_agent::SessionEndReason::Exit, &|_| {})
+                    .close(north_agent::SessionEndReason::Exit, &|_| {})
                     .await;
                 break;
             }
-            WorkerCmd::New => match opener(None) {
+            WorkerCmd::New => match source.open(None, agent.mode()) {
                 Ok(next) => {
                     let events = tx.clone();
                     let emit = move |e| {
                         let _ = events.send(UiMsg::Event(e));
                     };
                     agent
-                        .end_session(north_agent::SessionEndReason::Clear, &emit)
+                        .close(north_agent::SessionEndReason::Clear, &emit)
                         .await;
-                    switch_session(&mut agent, next);
+                    agent = next;
                     let _ = tx.send(UiMsg::Started {
                         session_id: agent.session_id().to_string(),
                     });
@@ -251,9 +240,9 @@ pub(crate) async fn worker(
                     )));
                 }
             },
-            WorkerCmd::Resume(id) => match opener(Some(&id)) {
+            WorkerCmd::Resume(id) => match source.open(Some(&id), agent.mode()) {
                 Ok(next) => {
-                    switch_session(&mut agent, next);
+                    agent = next;
                     let _ = tx.send(UiMsg::Resumed {
                         session_id: agent.session_id().to_string(),
                         messages: agent.messages().to_vec(),

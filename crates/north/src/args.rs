@@ -287,3 +287,56 @@ pub struct RunFlags {
     /// Tool protocol.
     pub tool_protocol: Option<ProtocolName>,
 }
+
+impl ModelArgs {
+    /// The model these flags ask for.
+    pub fn choice(&self) -> north_runtime::ModelChoice {
+        north_runtime::ModelChoice {
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            openai_api: self.openai_api.map(Into::into),
+            thinking: self.thinking.map(Into::into),
+            script: self.script.clone(),
+            record_requests: self.record_requests.clone(),
+        }
+    }
+
+    /// How to open the project these flags, `flags` and `grants` describe.
+    pub fn project_options(
+        &self,
+        flags: &RunFlags,
+        grants: &[north_protocol::Capability],
+    ) -> north_runtime::ProjectOptions {
+        north_runtime::ProjectOptions {
+            path: self.path.clone(),
+            model: self.choice(),
+            trust: self.trust,
+            sandbox: self.sandbox.map(SandboxSwitch::enabled),
+            overrides: north_agent::config::Overrides {
+                approve_edits: flags.approve_edits.then_some(true),
+                allow_shell: flags.allow_shell.then_some(true),
+                max_steps: flags.max_steps,
+                tool_protocol: flags.tool_protocol.map(|p| match p {
+                    ProtocolName::Native => north_agent::config::ToolProtocol::Native,
+                    ProtocolName::Text => north_agent::config::ToolProtocol::Text,
+                }),
+                ..Default::default()
+            },
+            grants: grants.to_vec(),
+        }
+    }
+}
+
+impl SandboxSwitch {
+    /// Whether commands run inside the sandbox.
+    pub fn enabled(self) -> bool {
+        self == SandboxSwitch::On
+    }
+}
+
+/// Prints what opening a project or its sessions had to say.
+pub fn print_notices(notices: &[String]) {
+    for notice in notices {
+        eprintln!("north: {notice}");
+    }
+}

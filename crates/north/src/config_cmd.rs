@@ -58,8 +58,12 @@ pub fn main(args: ConfigArgs) -> anyhow::Result<ExitCode> {
     }
     // What the settings above amount to for the model: its id, window and
     // per-request output (a local server is asked for its window).
-    let model = crate::provider::model_name(&config);
-    let limits = crate::provider::model_limits(&config, &model, crate::provider::Probe::Fresh);
+    let model = north_runtime::provider::model_name(&config);
+    let limits = north_runtime::provider::model_limits(
+        &config,
+        &model,
+        north_runtime::provider::Probe::Fresh,
+    );
     println!("effective model = {model}");
     println!(
         "effective context window = {} tokens  ({})",

@@ -12,12 +12,13 @@ use north_protocol::{ApprovalDecision, ErrorKind, Event};
 use tokio_util::sync::CancellationToken;
 
 use crate::args::ExecArgs;
+use crate::logging;
 use crate::output::{
     EXIT_DENIED, EXIT_INTERRUPTED, EXIT_PROVIDER, EXIT_STEP_LIMIT, EXIT_USAGE, Text, emit_json,
     fail,
 };
-use crate::{logging, setup};
 use north_protocol::PermissionMode;
+use north_runtime::{McpSetup, Project, SessionChoice, SessionSpec, Sessions};
 
 /// Runs `north exec`.
 pub fn main(args: ExecArgs) -> ExitCode {
@@ -52,7 +53,7 @@ pub fn main(args: ExecArgs) -> ExitCode {
 }
 
 struct Prepared {
-    project: setup::Project,
+    project: Project,
     /// None: continue the resumed session's unfinished turn.
     prompt: Option<String>,
 }
@@ -63,8 +64,8 @@ fn prepare(args: &ExecArgs) -> anyhow::Result<Prepared> {
         tool_protocol: args.tool_protocol,
         ..args.approvals.run_flags()
     };
-    let mut project = setup::project(&args.model, &flags, None)?;
-    project.grant(&args.grants);
+    let project = Project::open(&args.model.project_options(&flags, &args.grants), None)?;
+    crate::args::print_notices(&project.notices);
     let prompt = read_prompt(args)?;
     Ok(Prepared { project, prompt })
 }
@@ -99,11 +100,10 @@ fn read_prompt(args: &ExecArgs) -> anyhow::Result<Option<String>> {
 
 async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
     let choice =
-        setup::SessionChoice::from_flags(args.resume.as_ref(), args.continue_latest, args.fork);
-    let session = match choice.and_then(|choice| p.project.session(&choice)) {
-        Ok(s) => s,
-        Err(e) => return fail(args.json, ErrorKind::Config, &format!("{e:#}"), EXIT_USAGE),
-    };
+        match SessionChoice::from_flags(args.resume.as_ref(), args.continue_latest, args.fork) {
+            Ok(c) => c,
+            Err(e) => return fail(args.json, ErrorKind::Config, &e.to_string(), EXIT_USAGE),
+        };
     let mode = args
         .mode
         .map(PermissionMode::from)
@@ -114,33 +114,37 @@ async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
         grants: args.grants.clone(),
         explain: true,
     };
-    let mcp = crate::mcp_setup::mcp_hub(&p.project, true);
-    if let Some(hub) = &mcp {
-        // Nobody to ask: a server's form is answered with its defaults
-        // only under --yes (and only when they cover what it requires).
-        hub.set_elicitor(Arc::new(north_mcp::elicit::Unattended {
-            accept_defaults: args.approvals.yes,
-            announce: north_mcp::Announcer::default(),
-        }));
-        hub.start_all();
-    }
-    let session_id = session.id.clone();
-    let built = crate::builder::AgentBuilder::default()
-        .grants(&args.grants)
-        .mcp(mcp.clone())
-        .max_tokens(args.max_tokens)
-        .models(&args.model)
-        .build(
-            &p.project,
-            Arc::new(approver),
-            session,
-            redactor,
-            Some(mode),
-        );
-    let mut agent = match built {
+    // Nobody to ask: a server's form is answered with its defaults only
+    // under --yes (and only when they cover what it requires).
+    let forms = Arc::new(north_mcp::elicit::Unattended {
+        accept_defaults: args.approvals.yes,
+        announce: north_mcp::Announcer::default(),
+    });
+    let sessions = Sessions::start(
+        p.project,
+        args.model.choice(),
+        args.max_tokens,
+        McpSetup {
+            login_on_demand: true,
+            forms: Some(forms),
+            ..McpSetup::default()
+        },
+    );
+    crate::args::print_notices(sessions.notices());
+    let opened = sessions.open(SessionSpec {
+        choice,
+        approver: Arc::new(approver),
+        redactor,
+        mode: Some(mode),
+    });
+    let mut agent = match opened {
         Ok(a) => a,
-        Err(e) => return fail(args.json, ErrorKind::Config, &format!("{e:#}"), EXIT_USAGE),
+        Err(e) => {
+            sessions.shutdown().await;
+            return fail(args.json, ErrorKind::Config, &e.to_string(), EXIT_USAGE);
+        }
     };
+    let session_id = agent.session_id().to_string();
     for path in &args.images {
         match agent.attach_image_file(path) {
             Ok(()) => {}
@@ -177,30 +181,26 @@ async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
     };
     emit(Event::SessionStarted {
         session_id: session_id.clone(),
-        provider: p.project.selected.provider.clone(),
-        model: p.project.selected.model.clone(),
+        provider: sessions.project().selected.provider.clone(),
+        model: sessions.project().selected.model.clone(),
     });
-    if let Some(hub) = &mcp {
-        // A headless run gets one first request: let it carry the servers'
-        // tools (each server has its connect timeout; a failed one is
-        // reported and left out).
-        hub.wait_ready(std::time::Duration::from_secs(60)).await;
-        for status in hub.statuses() {
-            if let Some(error) = &status.last_error {
-                eprintln!("north: MCP server `{}`: {error}", status.name);
-            }
-        }
+    // A headless run gets one first request: let it carry the servers'
+    // tools (each server has its connect timeout; a failed one is reported
+    // and left out).
+    for (name, error) in sessions
+        .wait_ready(std::time::Duration::from_secs(60))
+        .await
+    {
+        eprintln!("north: MCP server `{name}`: {error}");
     }
     let end = match &p.prompt {
         Some(prompt) => agent.run_turn(prompt, &emit, &cancel).await,
         None => agent.continue_turn(&emit, &cancel).await,
     };
     agent
-        .end_session(north_agent::SessionEndReason::Other, &emit)
+        .close(north_agent::SessionEndReason::Other, &emit)
         .await;
-    if let Some(hub) = &mcp {
-        hub.shutdown().await;
-    }
+    sessions.shutdown().await;
     if !json {
         human.finish();
         eprintln!("north: session {session_id} (resume with --resume {session_id})");

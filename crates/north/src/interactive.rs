@@ -9,8 +9,10 @@ use clap::Args;
 use north_agent::redact::Redactor;
 use north_tui::{Exit, SessionInfo, Start, TuiError};
 
+use north_runtime::{McpSetup, Project, SessionChoice, SessionSpec, Sessions};
+
 use crate::args::ModelArgs;
-use crate::{logging, setup};
+use crate::logging;
 
 const EXIT_USAGE: u8 = 2;
 const EXIT_TERMINATED: u8 = 143;
@@ -197,10 +199,13 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
     let log = logging::init(args.model.log_level, &redactor);
     tracing::info!(version = env!("CARGO_PKG_VERSION"), log = ?log, "north starting");
     let ask = |report: &north_agent::trust::TrustReport| ask_trust(report);
-    let project = match setup::project(&args.model, &crate::args::RunFlags::default(), Some(&ask)) {
+    let options = args
+        .model
+        .project_options(&crate::args::RunFlags::default(), &[]);
+    let project = match Project::open(&options, Some(&ask)) {
         Ok(p) => p,
         Err(e) => {
-            let message = redactor.scrub(&format!("{e:#}")).into_owned();
+            let message = redactor.scrub(&e.to_string()).into_owned();
             let hint = if message.contains("API_KEY") {
                 "\nnorth: set the key in the environment, pick another provider (--provider openai with OPENAI_BASE_URL for a local server), or try North with no model at all: north --script examples/hello.json"
             } else {
@@ -209,17 +214,24 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
             return usage_error(&format!("{message}{hint}"));
         }
     };
+    crate::args::print_notices(&project.notices);
     let choice =
-        setup::SessionChoice::from_flags(args.resume.as_ref(), args.continue_latest, args.fork);
-    let session = match choice.and_then(|choice| project.session(&choice)) {
-        Ok(s) => s,
-        Err(e) => return usage_error(&format!("{e:#}")),
+        match SessionChoice::from_flags(args.resume.as_ref(), args.continue_latest, args.fork) {
+            Ok(c) => c,
+            Err(e) => return usage_error(&e.to_string()),
+        };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => return usage_error(&format!("cannot start the runtime: {e}")),
     };
     let (mut approver, inbox) = north_tui::channel();
     approver.approve_edits = project.config.approve_edits.value;
     approver.allow_shell = project.config.allow_shell.value;
     let approver = Arc::new(approver);
-    let max_tokens = args.max_tokens;
     // A server asking for a login opens the browser when one can be
     // opened; the URL and the outcome show in the transcript.
     let login_notices = inbox.sender();
@@ -229,27 +241,35 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
             message: line.to_string(),
         }));
     });
-    let mcp_hub = crate::mcp_setup::mcp_hub_with(&project, true, Vec::new(), Some(announce));
-    if let Some(hub) = &mcp_hub {
-        hub.set_elicitor(Arc::new(TuiForms(north_tui::FormAsker::new(
-            inbox.sender(),
-        ))));
-    }
-    let builder = crate::builder::AgentBuilder::default()
-        .mcp(mcp_hub.clone())
-        .max_tokens(max_tokens)
-        .models(&args.model);
-    let agent = builder.build(
-        &project,
-        approver.clone(),
-        session,
-        redactor.clone(),
-        Some(project.config.mode.value),
-    );
-    let agent = match agent {
-        Ok(a) => a,
-        Err(e) => return usage_error(&format!("{e:#}")),
+    let forms = Arc::new(TuiForms(north_tui::FormAsker::new(inbox.sender())));
+    // The servers start in the background: the first prompt never waits.
+    let sessions = {
+        let _entered = runtime.enter();
+        Sessions::start(
+            project,
+            args.model.choice(),
+            args.max_tokens,
+            McpSetup {
+                login_on_demand: true,
+                forms: Some(forms),
+                announce: Some(announce),
+                ..McpSetup::default()
+            },
+        )
     };
+    crate::args::print_notices(sessions.notices());
+    let opened = sessions.open(SessionSpec {
+        choice,
+        approver: approver.clone(),
+        redactor: redactor.clone(),
+        mode: None,
+    });
+    let agent = match opened {
+        Ok(a) => a,
+        Err(e) => return usage_error(&e.to_string()),
+    };
+    let project = sessions.project();
+    let mcp_hub = sessions.mcp().cloned();
     let modes: Vec<north_protocol::PermissionMode> = north_protocol::PermissionMode::ALL
         .into_iter()
         .filter(|m| agent.mode_available(*m).is_ok())
@@ -266,8 +286,8 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
         catalog: north_llm::catalog::lookup(&project.selected.model),
         mcp: mcp_view(mcp_hub.as_ref()),
         mcp_auth: mcp_auth(mcp_hub.as_ref()),
-        commands: setup::custom_commands(&project.root, project.trust.applies()),
-        files: setup::file_finder(project.root.clone()),
+        commands: custom_commands(&project.root, project.trust.applies()),
+        files: file_finder(project.root.clone()),
         trust: Some(trust_line(&project.trust)),
         global_memory: north_agent::memory::MemoryFile::global().map(|m| m.path().to_path_buf()),
         hooks: project.config.hooks.clone(),
@@ -292,45 +312,11 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
             .cloned()
             .collect(),
     };
-    let switch_config = project.config.clone();
-    let switch_args = args.model.clone();
-    let switcher: north_tui::ModelSwitcher = Box::new(move |name: &str| {
-        setup::model_switch(&switch_config, &switch_args, max_tokens, name)
-            .map_err(|e| north_tui::OpenSessionError::new(format!("{e:#}")))
-    });
-    let opener_redactor = redactor.clone();
-    let opener: north_tui::SessionOpener = Box::new(move |id: Option<&str>| {
-        let choice = match id {
-            Some(id) => setup::SessionChoice::Resume(id.to_string()),
-            None => setup::SessionChoice::New,
-        };
-        let session = project
-            .session(&choice)
-            .map_err(|e| north_tui::OpenSessionError::new(format!("{e:#}")))?;
-        // The worker carries the current mode over to the new session.
-        builder
-            .build(
-                &project,
-                approver.clone(),
-                session,
-                opener_redactor.clone(),
-                None,
-            )
-            .map_err(|e| north_tui::OpenSessionError::new(format!("{e:#}")))
-    });
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => return usage_error(&format!("cannot start the runtime: {e}")),
+    let sessions = north_tui::SessionSource {
+        sessions: Arc::new(sessions),
+        approver,
+        redactor,
     };
-    if let Some(hub) = &mcp_hub {
-        // In the background: the first prompt never waits for a server.
-        let _entered = runtime.enter();
-        hub.start_all();
-    }
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         restore_stderr();
@@ -342,8 +328,7 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
     let result = runtime.block_on(north_tui::run(Start {
         info,
         agent,
-        opener,
-        switcher: Some(switcher),
+        sessions,
         inbox,
     }));
     restore_stderr();
@@ -378,4 +363,73 @@ impl north_mcp::elicit::Elicitor for TuiForms {
     ) -> futures::future::BoxFuture<'static, north_protocol::ElicitAnswer> {
         self.0.ask(form)
     }
+}
+
+/// The custom slash commands of `root` and of the user's config dir (the
+/// user's win over an untrusted project's).
+pub fn custom_commands(
+    root: &std::path::Path,
+    project_trusted: bool,
+) -> Vec<north_agent::commands::CustomCommand> {
+    let config_dir = north_agent::config::global_config_path()
+        .and_then(|p| p.parent().map(std::path::Path::to_path_buf));
+    let builtin: Vec<&str> = north_tui::COMMANDS
+        .iter()
+        .filter_map(|(c, _)| c.split_whitespace().next())
+        .collect();
+    north_agent::commands::load(root, config_dir.as_deref(), &builtin, project_trusted)
+}
+
+/// How old the `@` picker's file list may get before a query rebuilds it
+/// (in the background; the old list answers meanwhile).
+const FILE_INDEX_TTL: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// The `@` picker's files: the project's file list, walked in the
+/// background at start and again when it is older than a few seconds.
+pub fn file_finder(root: std::path::PathBuf) -> north_tui::FileFinder {
+    use north_tools::repo::FileIndex;
+    use std::sync::{Arc, Mutex};
+    use std::time::Instant;
+    #[derive(Default)]
+    struct State {
+        index: Option<Arc<FileIndex>>,
+        built: Option<Instant>,
+        building: bool,
+    }
+    let state = Arc::new(Mutex::new(State::default()));
+    let rebuild = {
+        let state = state.clone();
+        move || {
+            if let Ok(mut s) = state.lock() {
+                if s.building {
+                    return;
+                }
+                s.building = true;
+            }
+            let state = state.clone();
+            let root = root.clone();
+            std::thread::spawn(move || {
+                let index = Arc::new(FileIndex::build(&root));
+                if let Ok(mut s) = state.lock() {
+                    s.index = Some(index);
+                    s.built = Some(Instant::now());
+                    s.building = false;
+                }
+            });
+        }
+    };
+    rebuild();
+    north_tui::FileFinder::new(Arc::new(move |query: &str, limit: usize| {
+        let (index, stale) = match state.lock() {
+            Ok(s) => (
+                s.index.clone(),
+                s.built.is_some_and(|b| b.elapsed() > FILE_INDEX_TTL),
+            ),
+            Err(_) => (None, false),
+        };
+        if stale {
+            rebuild();
+        }
+        index.map(|i| i.find(query, limit)).unwrap_or_default()
+    }))
 }

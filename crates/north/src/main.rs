@@ -3,61 +3,53 @@
 //! `--version` and `--help` are answered by clap before anything else runs:
 //! no runtime, no thread pool, no config read, no model call.
 //!
+//! Sessions are opened and closed through `north-runtime` (project, trust,
+//! configuration, provider, sandbox, hooks, MCP servers); the modules here
+//! turn flags into its options and render what it returns.
+//!
 //! Module map, lowest first — each module uses only modules above it, so
 //! there are no import circles:
 //! - `args`: options several commands share (model and provider selection, approval flags,…
 //! - `guard`: keeps North's secrets inside North's process
 //! - `logging`: logging (uses `args`, `guard`)
-//! - `provider`: choosing and building a model backend from the effective configuration, and the… (uses `args`)
-//! - `sandboxing`: where North's children run: the user's sandbox choice, the project's sandbox settings and a spawner per kind of child (uses `args`)
-//! - `hooking`: the user's hooks bound to a project, for every front end (uses `sandboxing`)
-//! - `setup`: setup shared by every command that runs the agent (exec, the TUI, mesh) (uses `args`, `hooking`, `provider`, `sandboxing`)
-//! - `mcp_setup`: the MCP servers of a run and their prompts and resources in inputs (uses `sandboxing`, `setup`)
-//! - `acp_cmd`: `north acp` (uses `args`, `logging`, `setup`)
-//! - `interactive`: `north` with no subcommand (uses `args`, `logging`, `setup`)
-//! - `mcp_use`: `north mcp login`, `logout` and `call` (uses `mcp_setup`)
-//! - `mcp_cmd`: `north mcp` (uses `hooking`, `mcp_setup`, `mcp_use`, `setup`)
+//! - `acp_cmd`: `north acp` (uses `args`, `logging`)
+//! - `models_cmd`: `north models` (uses `args`)
+//! - `interactive`: `north` with no subcommand (uses `args`, `logging`, `models_cmd`)
+//! - `mcp_use`: `north mcp login`, `logout` and `call`
+//! - `mcp_cmd`: `north mcp` (uses `mcp_use`)
 //! - `memory_cmd`: `north memory`
 //! - `output`: headless output shared by `north exec` and `north mesh`
 //! - `stop`: Ctrl+C, SIGTERM and SIGHUP end a headless run cleanly
-//! - `mesh_cmd`: `north mesh "goal"` (uses `args`, `logging`, `output`, `setup`, `stop`)
-//! - `sandbox_cmd`: `north sandbox -- CMD` (uses `sandboxing`)
-//! - `tool_cmd`: `north tool NAME --args JSON [--path DIR] [--apply]` (uses `hooking`, `setup`)
+//! - `mesh_cmd`: `north mesh "goal"` (uses `args`, `logging`, `output`, `stop`)
+//! - `sandbox_cmd`: `north sandbox -- CMD`
+//! - `tool_cmd`: `north tool NAME --args JSON [--path DIR] [--apply]` (uses `args`)
 //! - `trust_cmd`: `north trust [PATH]`
 //! - `undo_cmd`: `north undo`
 //! - `cli`: the command line (uses `acp_cmd`, `args`, `interactive`, `mcp_cmd`, `memory_cmd`, `mesh_cmd`, `sandbox_cmd`, `tool_cmd`, `trust_cmd`, `undo_cmd`)
-//! - `config_cmd`: `north config` (uses `args`, `provider`)
-//! - `exec`: `north exec` (uses `args`, `logging`, `output`, `setup`, `stop`)
+//! - `config_cmd`: `north config` (uses `args`)
+//! - `exec`: `north exec` (uses `args`, `logging`, `output`, `stop`)
 //! - `sessions`: `north sessions list|show` (uses `args`)
 
 mod acp_cmd;
 mod args;
-mod builder;
 mod cli;
 mod config_cmd;
-mod endpoint;
 mod exec;
 mod guard;
-mod hooking;
 mod interactive;
 mod logging;
 mod mcp_cmd;
-mod mcp_setup;
 mod mcp_use;
 mod memory_cmd;
 mod mesh_cmd;
 mod models_cmd;
 mod output;
-mod provider;
 mod sandbox_cmd;
-mod sandboxing;
 mod sessions;
-mod setup;
 mod stop;
 mod tool_cmd;
 mod trust_cmd;
 mod undo_cmd;
-mod windows;
 
 use std::process::ExitCode;
 

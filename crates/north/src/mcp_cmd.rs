@@ -6,12 +6,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::mcp_setup::{hub, runtime, trust_state, trusted};
+use crate::mcp_use::runtime;
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use north_agent::trust::{TrustState, TrustStore};
 use north_mcp::config::{Scope, ServersFile};
 use north_mcp::{ServerState, ServerStatus};
+use north_runtime::{project_hub as hub, trust_state, trusted};
 use serde_json::{Map, Value, json};
 
 /// `north mcp` options.
@@ -300,7 +301,7 @@ fn file_for(root: &std::path::Path, scope: ScopeArg) -> anyhow::Result<ServersFi
             ServersFile::load(&root.join(ServersFile::PROJECT_FILE), Scope::Project)?
         }
         ScopeArg::User => {
-            let path = crate::mcp_setup::user_mcp_file().context(
+            let path = north_runtime::user_mcp_file().context(
                 "no config directory for your own servers (set HOME or XDG_CONFIG_HOME)",
             )?;
             ServersFile::load(&path, Scope::User)?
@@ -414,7 +415,9 @@ fn remove(root: &std::path::Path, name: &str, scope: Option<ScopeArg>) -> anyhow
 }
 
 fn serve(root: &std::path::Path, args: ServeArgs) -> anyhow::Result<ExitCode> {
-    crate::setup::settle_interrupted_edits(root)?;
+    let mut notices = Vec::new();
+    north_runtime::settle_interrupted_edits(root, &mut notices)?;
+    crate::args::print_notices(&notices);
     let (state, store) = trust_state(root);
     if args.trust
         && let Some(store) = &store
@@ -428,16 +431,16 @@ fn serve(root: &std::path::Path, args: ServeArgs) -> anyhow::Result<ExitCode> {
     } else {
         north_tools::policy::AllowRules::default()
     };
-    let choice = crate::setup::SandboxChoice::for_project(root, None);
+    let choice = north_runtime::SandboxChoice::for_project(root, None);
     let spawner = if cfg!(target_os = "linux") {
-        crate::sandboxing::sandboxed(
+        north_runtime::sandboxing::sandboxed(
             &choice.settings(root, &[]),
             north_tools::os_sandbox::ChildKind::Command,
         )?
     } else {
         north_tools::Spawner::unconfined()
     };
-    let gate = crate::hooking::hook_gate(root, args.trust || trusted(state), &choice, &[])
+    let gate = north_runtime::hooking::hook_gate(root, args.trust || trusted(state), &choice, &[])
         .map(|g| std::sync::Arc::new(g) as std::sync::Arc<dyn north_tools::CallGate>);
     let opts = north_mcp::ServeOptions {
         root: root.to_path_buf(),

@@ -8,7 +8,7 @@ use clap::Args;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::mcp_setup::{hub, runtime};
+use north_runtime::project_hub as hub;
 
 /// `north mcp call` options.
 #[derive(Debug, Args)]
@@ -91,4 +91,13 @@ pub fn call(root: &std::path::Path, args: CallArgs) -> anyhow::Result<ExitCode> 
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The runtime `north mcp` commands run their calls on.
+pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the runtime")
 }

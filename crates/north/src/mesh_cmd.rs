@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::Context;
 use clap::Args;
 use north_agent::FlagApprover;
 use north_agent::redact::Redactor;
@@ -16,11 +15,12 @@ use north_tools::policy::{MeshPolicy, PolicyPreset};
 use tokio_util::sync::CancellationToken;
 
 use crate::args::{ModelArgs, ProtocolName};
+use crate::logging;
 use crate::output::{
     EXIT_DENIED, EXIT_INTERRUPTED, EXIT_PROVIDER, EXIT_STEP_LIMIT, EXIT_USAGE, Text, emit_json,
     fail,
 };
-use crate::{logging, setup};
+use north_runtime::{McpSetup, Project, SessionChoice, Sessions};
 
 /// `north mesh` options.
 #[derive(Debug, Args)]
@@ -97,7 +97,7 @@ pub fn main(args: MeshArgs) -> ExitCode {
 }
 
 struct Prepared {
-    project: setup::Project,
+    project: Project,
     policy: MeshPolicy,
     goal: String,
 }
@@ -124,7 +124,9 @@ fn prepare(args: &MeshArgs) -> anyhow::Result<Prepared> {
         tool_protocol: args.tool_protocol,
         ..args.approvals.run_flags()
     };
-    let project = setup::project(&mesh_model_args(&args.model), &flags, None)?;
+    let options = mesh_model_args(&args.model).project_options(&flags, &args.grants);
+    let project = Project::open(&options, None)?;
+    crate::args::print_notices(&project.notices);
     let mut policy = match (&args.policy, &args.preset) {
         (Some(path), _) => {
             anyhow::ensure!(
@@ -230,13 +232,12 @@ impl Human {
 }
 
 async fn run(args: &MeshArgs, p: Prepared, redactor: Redactor) -> ExitCode {
-    let session = match p
-        .project
-        .session(&setup::SessionChoice::New)
-        .context("cannot create the session")
-    {
+    let session = match p.project.session(&SessionChoice::New) {
         Ok(s) => s,
-        Err(e) => return fail(args.json, ErrorKind::Config, &format!("{e:#}"), EXIT_USAGE),
+        Err(e) => {
+            let message = format!("cannot create the session: {e}");
+            return fail(args.json, ErrorKind::Config, &message, EXIT_USAGE);
+        }
     };
     let approver = FlagApprover {
         approve_edits: p.project.config.approve_edits.value,
@@ -277,17 +278,23 @@ async fn run(args: &MeshArgs, p: Prepared, redactor: Redactor) -> ExitCode {
     } else {
         mesh.with_hooks(Arc::new(p.project.hooks()))
     };
-    let mcp = crate::mcp_setup::mcp_hub(&p.project, false);
-    let mesh = match &mcp {
-        Some(hub) => {
-            // Nobody to ask: a server's form is declined.
-            hub.set_elicitor(Arc::new(north_mcp::elicit::Unattended {
-                accept_defaults: false,
-                announce: north_mcp::Announcer::default(),
-            }));
-            hub.start_all();
-            mesh.with_tool_source(hub.tool_source())
-        }
+    // Nobody to ask: a server's form is declined.
+    let forms = Arc::new(north_mcp::elicit::Unattended {
+        accept_defaults: false,
+        announce: north_mcp::Announcer::default(),
+    });
+    let sessions = Sessions::start(
+        p.project,
+        args.model.choice(),
+        args.max_tokens,
+        McpSetup {
+            forms: Some(forms),
+            ..McpSetup::default()
+        },
+    );
+    crate::args::print_notices(sessions.notices());
+    let mesh = match sessions.mcp() {
+        Some(hub) => mesh.with_tool_source(hub.tool_source()),
         None => mesh,
     };
     let cancel = CancellationToken::new();
@@ -302,9 +309,7 @@ async fn run(args: &MeshArgs, p: Prepared, redactor: Redactor) -> ExitCode {
         }
     };
     let report = mesh.run(session, &p.goal, &emit, &cancel).await;
-    if let Some(hub) = &mcp {
-        hub.shutdown().await;
-    }
+    sessions.shutdown().await;
     let id = &report.session_id;
     if !json {
         human.text.finish();

@@ -10,7 +10,7 @@ use clap::Args;
 use north_agent::config::{Config, Overrides, Provider, global_config_path};
 use north_llm::catalog::{self, Family};
 
-use crate::endpoint::Endpoint;
+use north_runtime::Endpoint;
 
 /// `north models` options.
 #[derive(Debug, Clone, Args)]
@@ -41,7 +41,7 @@ pub fn main(args: ModelsArgs) -> anyhow::Result<ExitCode> {
         false,
     )?;
     let provider = config.provider.value.clone();
-    let default = crate::provider::model_name(&config);
+    let default = north_runtime::provider::model_name(&config);
     let (mut models, served) = known_models(&config)?;
     if let Some(backend) = served {
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -84,7 +84,7 @@ fn known_models(
         }
         Provider::OpenAi => {
             models.extend(family(Family::OpenAi));
-            let cfg = crate::provider::openai_config(config);
+            let cfg = north_runtime::provider::openai_config(config);
             Some(north_llm::OpenAiBackend::new(cfg)?)
         }
         Provider::Preset(_) | Provider::Custom => {
@@ -100,7 +100,7 @@ fn known_models(
             // An Anthropic-compatible server is listed from the config only.
             (endpoint.api != north_agent::config::ProviderApi::Anthropic)
                 .then(|| {
-                    let cfg = crate::provider::endpoint_openai_config(&endpoint, config)?;
+                    let cfg = north_runtime::provider::endpoint_openai_config(&endpoint, config)?;
                     anyhow::Ok(north_llm::OpenAiBackend::new(cfg)?)
                 })
                 .transpose()?

@@ -128,13 +128,13 @@ impl SandboxArgs {
 /// from the user's config: `--explain` without flags shows the spawner's
 /// own value, not a second derivation of it.
 fn configured(root: &Path, kind: Kind) -> anyhow::Result<SandboxPolicy> {
-    let choice = crate::sandboxing::SandboxChoice::for_project(root, None);
+    let choice = north_runtime::SandboxChoice::for_project(root, None);
     let kind = match kind {
         Kind::Command => ChildKind::Command,
         Kind::Hook => ChildKind::Hook { network: false },
         Kind::Mcp => ChildKind::McpServer,
     };
-    let spawner = crate::sandboxing::sandboxed(&choice.settings(root, &[]), kind)?;
+    let spawner = north_runtime::sandboxing::sandboxed(&choice.settings(root, &[]), kind)?;
     spawner
         .policy()
         .cloned()
@@ -207,7 +207,7 @@ mod tests {
             ChildKind::Hook { network: false },
             ChildKind::McpServer,
         ] {
-            let spawner = crate::sandboxing::sandboxed(&settings, kind).unwrap();
+            let spawner = north_runtime::sandboxing::sandboxed(&settings, kind).unwrap();
             let mut policy = spawner.policy().unwrap().clone();
             policy.keep.push(base.join("kept"));
             let mut argv: Vec<std::ffi::OsString> = vec!["sandbox".into()];

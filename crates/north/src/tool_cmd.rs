@@ -117,7 +117,9 @@ pub fn run(args: ToolArgs) -> anyhow::Result<ExitCode> {
     }
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let root = repo::resolve_root(args.path.as_deref(), &cwd).map_err(|e| Usage(e.to_string()))?;
-    let (trust, _) = crate::setup::decide_trust(&root, args.trust, None)?;
+    let mut notices = Vec::new();
+    let (trust, _) = north_runtime::decide_trust(&root, args.trust, None, &mut notices)?;
+    crate::args::print_notices(&notices);
     // The mesh's tools obey the project's policy.json, as in `north mesh`.
     let mut tools = tools;
     tools.extend(&mesh_tools_with(&MeshPolicy::load_project(
@@ -129,7 +131,10 @@ pub fn run(args: ToolArgs) -> anyhow::Result<ExitCode> {
     };
     let mut ctx = ToolContext::for_project(root.clone());
     ctx.capabilities = args.grants.clone();
-    let choice = crate::setup::SandboxChoice::for_project(&root, args.sandbox);
+    let choice = north_runtime::SandboxChoice::for_project(
+        &root,
+        args.sandbox.map(crate::args::SandboxSwitch::enabled),
+    );
     let commands = choice.spawner(
         &root,
         &args.grants,
@@ -144,13 +149,15 @@ pub fn run(args: ToolArgs) -> anyhow::Result<ExitCode> {
 
     // Finish any apply a killed process left half done before looking at
     // files, as every entry point does.
-    if let Err(e) = crate::setup::settle_interrupted_edits(sandbox.root()) {
-        eprintln!("north tool: warning: {e:#}");
+    let mut settled = Vec::new();
+    match north_runtime::settle_interrupted_edits(sandbox.root(), &mut settled) {
+        Ok(()) => crate::args::print_notices(&settled),
+        Err(e) => eprintln!("north tool: warning: {e}"),
     }
 
     // The user's hooks (and a trusted project's) run around the call as
     // around the agent's own.
-    let gate = crate::hooking::hook_gate(&ctx.root, trust.applies(), &choice, &args.grants);
+    let gate = north_runtime::hooking::hook_gate(&ctx.root, trust.applies(), &choice, &args.grants);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -4,16 +4,11 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
-use north_agent::redact::Redactor;
 use north_agent::store::SessionStore;
 use north_agent::undo::{RewindScope, UndoError};
-use north_agent::{Agent, AgentOptions, FlagApprover};
-use north_llm::scripted::{Script, ScriptedBackend};
-use north_tools::{Registry, ToolContext};
 
 /// `north undo` options.
 #[derive(Debug, Args)]
@@ -78,18 +73,7 @@ pub fn main(args: UndoArgs) -> anyhow::Result<ExitCode> {
     let id = session.id.clone();
     // The agent holds the session's lock and does the rewinding; it never
     // talks to a model here.
-    let mut agent = Agent::new(
-        Arc::new(ScriptedBackend::new(Script { turns: Vec::new() })),
-        Registry::default(),
-        ToolContext::new(root),
-        Arc::new(FlagApprover::default()),
-        session,
-        Redactor::from_env(),
-        AgentOptions {
-            snapshots: true,
-            ..AgentOptions::default()
-        },
-    )?;
+    let mut agent = north_runtime::LiveSession::for_rewind(&root, session)?;
     if args.list {
         if agent.turns().is_empty() {
             println!("session {id} has no turns with snapshots");

@@ -312,7 +312,7 @@ fn one_spawner_starts_every_child_process() {
 }
 
 /// Every confined child gets its policy from the one place: production code
-/// builds a sandboxed spawner only in the binary's `sandboxing` module
+/// builds a sandboxed spawner only in the runtime's `sandboxing` module
 /// (from `SandboxSettings::policy_for`), and nothing but the policy itself
 /// writes the launcher's flags.
 #[test]
@@ -324,7 +324,7 @@ fn every_spawn_site_passes_through_the_one_policy() {
         for file in files {
             let text = std::fs::read_to_string(&file).unwrap();
             let production = text.split("#[cfg(test)]").next().unwrap_or_default();
-            let builds_spawner = !file.ends_with("north/src/sandboxing.rs")
+            let builds_spawner = !file.ends_with("north-runtime/src/sandboxing.rs")
                 && !file.ends_with("north-sandbox/src/spawn/mod.rs")
                 && !file.ends_with("north-sandbox/src/os_sandbox/policy.rs");
             let writes_flags = !file.ends_with("north-sandbox/src/os_sandbox/policy.rs");
@@ -349,7 +349,7 @@ fn every_spawn_site_passes_through_the_one_policy() {
     }
     assert!(
         found.is_empty(),
-        "derive child policies with SandboxSettings::policy_for in north/src/sandboxing.rs:\n{}",
+        "derive child policies with SandboxSettings::policy_for in north-runtime/src/sandboxing.rs:\n{}",
         found.join("\n")
     );
 }
@@ -385,4 +385,116 @@ fn the_sandbox_crate_stands_alone() {
             "north-sandbox depends on {forbidden}"
         );
     }
+}
+
+/// Lines of production code (a file's test module and comments left out)
+/// in `krate`'s sources that contain one of `needles`.
+fn production_lines_with(krate: &Path, needles: &[&str]) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut files = Vec::new();
+    rust_files(&krate.join("src"), &mut files);
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let production = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for (n, line) in production.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or_default();
+            if needles.iter().any(|x| code.contains(x)) {
+                found.push(format!("{}:{}: {}", file.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    found
+}
+
+/// A session is put together and taken apart in one place, the runtime
+/// crate: nothing else constructs an agent (the agent crate builds its own
+/// sub-agents), starts an MCP hub, attaches hooks, delegation or permission
+/// modes, or ends a session (its `SessionEnd` hooks). Front ends open and
+/// close sessions through `north_runtime` only.
+#[test]
+fn only_the_runtime_assembles_and_ends_sessions() {
+    let mut found = Vec::new();
+    for krate in crates() {
+        let name = krate.file_name().unwrap().to_string_lossy().into_owned();
+        if name == "north-runtime" {
+            continue;
+        }
+        let mut needles = vec!["McpHub::new(", ".start_all()"];
+        if name != "north-agent" {
+            needles.extend([
+                "Agent::new(",
+                ".end_session(",
+                ".set_hooks(",
+                ".set_delegation(",
+                ".set_mode_kit(",
+            ]);
+        }
+        if name == "north-mcp" {
+            // The hub's own crate defines and starts it.
+            needles.retain(|n| !n.contains("McpHub") && !n.contains("start_all"));
+        }
+        found.extend(production_lines_with(&krate, &needles));
+    }
+    // `RoleAgent::new` is the mesh's planner/reviewer, not a North agent.
+    found.retain(|l| !l.contains("RoleAgent::new("));
+    assert!(
+        found.is_empty(),
+        "open, build and close sessions through north_runtime (Sessions, AgentParts, LiveSession::close):\n{}",
+        found.join("\n")
+    );
+}
+
+/// No crate depends on the binary, and every front-end crate reaches
+/// sessions through the runtime crate directly (no closures back into the
+/// binary).
+#[test]
+fn front_ends_depend_on_the_runtime_and_nothing_on_the_binary() {
+    for krate in crates() {
+        let manifest = std::fs::read_to_string(krate.join("Cargo.toml")).unwrap();
+        let deps = manifest.split("[dependencies]").nth(1).unwrap_or_default();
+        assert!(
+            !deps
+                .lines()
+                .any(|l| l.trim_start().starts_with("north.")
+                    || l.trim_start().starts_with("north =")),
+            "{} depends on the binary",
+            krate.display()
+        );
+    }
+    for front in ["north-tui", "north-acp", "north-mesh", "north"] {
+        let manifest =
+            std::fs::read_to_string(workspace().join("crates").join(front).join("Cargo.toml"))
+                .unwrap();
+        assert!(
+            manifest.contains("north-runtime"),
+            "{front} opens sessions through north-runtime"
+        );
+    }
+    let removed = ["SessionFactory", "SessionOpener", "ModelSwitcher"];
+    let mut found = Vec::new();
+    for front in ["north-tui", "north-acp", "north"] {
+        found.extend(production_lines_with(
+            &workspace().join("crates").join(front),
+            &removed,
+        ));
+    }
+    assert!(
+        found.is_empty(),
+        "front ends call the runtime, not closures the binary hands them:\n{}",
+        found.join("\n")
+    );
+}
+
+/// The check above sees an agent built outside the runtime.
+#[test]
+fn the_session_check_sees_an_agent_built_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::write(
+        dir.path().join("src/lib.rs"),
+        "fn f() { let a = Agent::new(b, t); }\n#[cfg(test)]\nmod tests { fn g() { Agent::new(); } }\n",
+    )
+    .unwrap();
+    let found = production_lines_with(dir.path(), &["Agent::new("]);
+    assert_eq!(found.len(), 1, "{found:?}");
 }

@@ -2,10 +2,10 @@
 //! and the model's limits: its context window (the user's setting, what a
 //! local server reports, the catalogue, or a default) and output limit.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context;
 use north_agent::config::{Config, Provider, ProviderApi};
 use north_llm::catalog::{self, DEFAULT_CONTEXT_WINDOW};
 use north_llm::{
@@ -13,7 +13,7 @@ use north_llm::{
     ScriptedBackend,
 };
 
-use crate::args::ModelArgs;
+use crate::RuntimeError;
 use crate::endpoint::Endpoint;
 
 /// How long a local server may take to say how large its context is.
@@ -21,6 +21,24 @@ const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// The scripted provider has no window of its own; it behaves like a large model.
 const SCRIPTED_CONTEXT_WINDOW: u64 = 200_000;
+
+/// The model the user asked for on the command line (or an editor's
+/// connection): what overrides the configuration's provider and model.
+#[derive(Debug, Clone, Default)]
+pub struct ModelChoice {
+    /// `--provider`.
+    pub provider: Option<String>,
+    /// `--model`.
+    pub model: Option<String>,
+    /// `--openai-api`.
+    pub openai_api: Option<north_llm::OpenAiApi>,
+    /// `--thinking`.
+    pub thinking: Option<north_protocol::ReasoningEffort>,
+    /// `--script`: the scripted provider's script.
+    pub script: Option<PathBuf>,
+    /// `--record-requests`: where the scripted provider records requests.
+    pub record_requests: Option<PathBuf>,
+}
 
 /// A backend ready to use, with the provider and model it answers as.
 pub struct Selected {
@@ -158,27 +176,24 @@ pub fn model_limits(config: &Config, model: &str, probe: Probe) -> ModelLimits {
 }
 
 /// Builds the backend the configuration names.
-pub fn select(config: &Config, args: &ModelArgs) -> anyhow::Result<Selected> {
+pub fn select(config: &Config, choice: &ModelChoice) -> Result<Selected, RuntimeError> {
     let provider = config.provider.value.as_str();
     let model = model_name(config);
     let backend: Arc<dyn Backend> = match config.provider_kind()? {
         Provider::Preset(_) | Provider::Custom => {
+            // A preset or one of the user's providers always has one.
             let endpoint = Endpoint::of(config)?
-                .context("internal: a preset or custom provider without an endpoint")?;
-            anyhow::ensure!(
-                !model.is_empty(),
-                "provider `{provider}` has no default model: name one with --model (`north models --provider {provider}` lists them)"
-            );
+                .ok_or_else(|| RuntimeError::NoBaseUrl(provider.to_string()))?;
+            if model.is_empty() {
+                return Err(RuntimeError::NoDefaultModel(provider.to_string()));
+            }
             endpoint_backend(&endpoint, config)?
         }
         Provider::OpenAi => Arc::new(OpenAiBackend::new(openai_config(config))?),
         Provider::Scripted => {
-            let path = args
-                .script
-                .as_ref()
-                .context("the scripted provider needs --script FILE")?;
+            let path = choice.script.as_ref().ok_or(RuntimeError::NoScript)?;
             let mut b = ScriptedBackend::from_file(path)?;
-            if let Some(rec) = &args.record_requests {
+            if let Some(rec) = &choice.record_requests {
                 b = b.record_to(rec)?;
             }
             Arc::new(b)
@@ -222,7 +237,7 @@ pub fn openai_config(config: &Config) -> OpenAiConfig {
 pub fn endpoint_openai_config(
     endpoint: &Endpoint,
     config: &Config,
-) -> anyhow::Result<OpenAiConfig> {
+) -> Result<OpenAiConfig, RuntimeError> {
     Ok(OpenAiConfig {
         base_url: endpoint.base_url.clone(),
         api_key: endpoint.key()?,
@@ -244,7 +259,10 @@ pub fn endpoint_openai_config(
 }
 
 /// The backend for a preset or one of the user's providers.
-pub fn endpoint_backend(endpoint: &Endpoint, config: &Config) -> anyhow::Result<Arc<dyn Backend>> {
+pub fn endpoint_backend(
+    endpoint: &Endpoint,
+    config: &Config,
+) -> Result<Arc<dyn Backend>, RuntimeError> {
     Ok(match endpoint.api {
         ProviderApi::Anthropic => Arc::new(AnthropicBackend::new(AnthropicConfig {
             api_key: endpoint.key()?,

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
+use crate::RuntimeError;
 use north_agent::config::{Config, Overrides};
 use north_tools::Spawner;
 use north_tools::os_sandbox::{ChildKind, Network, SandboxSettings};
@@ -26,22 +26,10 @@ pub struct SandboxChoice {
 }
 
 impl SandboxChoice {
-    /// From the effective configuration and the `--sandbox` flag.
-    pub fn new(config: &Config, flag: Option<crate::args::SandboxSwitch>) -> Self {
-        let enabled = match flag {
-            Some(crate::args::SandboxSwitch::On) => true,
-            Some(crate::args::SandboxSwitch::Off) => false,
-            None => config.sandbox.value,
-        };
-        if config
-            .ignored
-            .iter()
-            .any(|i| i.because == north_agent::config::IgnoredBecause::SandboxFromProject)
-        {
-            eprintln!(
-                "north: ignored `sandbox` in .north/project.json: only your own config or --sandbox shapes the OS sandbox"
-            );
-        }
+    /// From the effective configuration and the `--sandbox` flag (`Some(true)`:
+    /// on, `Some(false)`: off).
+    pub fn new(config: &Config, flag: Option<bool>) -> Self {
+        let enabled = flag.unwrap_or(config.sandbox.value);
         SandboxChoice {
             enabled,
             hide: config.sandbox_deny_read.value.clone(),
@@ -52,7 +40,7 @@ impl SandboxChoice {
 
     /// For a command that loads no configuration of its own (`north tool`):
     /// the user's config, read for this alone.
-    pub fn for_project(root: &std::path::Path, flag: Option<crate::args::SandboxSwitch>) -> Self {
+    pub fn for_project(root: &std::path::Path, flag: Option<bool>) -> Self {
         let global = north_agent::config::global_config_path();
         match Config::load(
             root,
@@ -65,7 +53,7 @@ impl SandboxChoice {
             Err(e) => {
                 tracing::warn!(error = %e, "config unreadable; the sandbox stays on");
                 SandboxChoice {
-                    enabled: flag != Some(crate::args::SandboxSwitch::Off),
+                    enabled: flag != Some(false),
                     hide: Vec::new(),
                     allow_read: Vec::new(),
                     unix_sockets: false,
@@ -158,11 +146,10 @@ pub fn named_in_home(words: &[String]) -> Vec<PathBuf> {
 /// A spawner that starts children of `kind` inside the sandbox (whatever
 /// the user's choice: the `auto` mode needs one); an error when this
 /// platform has no sandbox or the binary cannot be found.
-pub fn sandboxed(settings: &SandboxSettings, kind: ChildKind) -> anyhow::Result<Spawner> {
+pub fn sandboxed(settings: &SandboxSettings, kind: ChildKind) -> Result<Spawner, RuntimeError> {
     if !cfg!(target_os = "linux") {
-        anyhow::bail!("the OS sandbox is available on Linux only");
+        return Err(RuntimeError::NoOsSandbox);
     }
-    let exe =
-        std::env::current_exe().context("cannot find the north binary to sandbox commands")?;
+    let exe = std::env::current_exe().map_err(RuntimeError::NoLauncher)?;
     Ok(Spawner::sandboxed(exe, settings.policy_for(kind)))
 }

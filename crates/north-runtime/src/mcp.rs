@@ -1,56 +1,69 @@
 //! The MCP servers of a run: which are started (the user's; a trusted
-//! project's), how North's inputs reach their prompts and resources, and
-//! the hub `north mcp` commands use.
+//! project's; an editor's), how North's inputs reach their prompts and
+//! resources, and the hub `north mcp` commands use.
 
-use anyhow::Context;
+use std::sync::Arc;
+
 use north_agent::trust::{TrustState, TrustStore};
+
+use crate::project::Project;
 
 /// The user's own MCP servers file, beside the global config.
 pub fn user_mcp_file() -> Option<std::path::PathBuf> {
     north_agent::config::global_config_path().map(|p| p.with_file_name("mcp.json"))
 }
 
-/// The MCP servers of this run: the user's, and the project's when it is
-/// trusted; `None` when there are none. Nothing starts here: call
-/// [`north_mcp::McpHub::start_all`] inside the runtime. `login_on_demand`:
-/// a server asking for OAuth starts the browser login when a browser can
-/// be opened (a headless run); else it waits for `north mcp login`.
-pub fn mcp_hub(
-    project: &crate::setup::Project,
-    login_on_demand: bool,
-) -> Option<std::sync::Arc<north_mcp::McpHub>> {
-    mcp_hub_with(project, login_on_demand, Vec::new(), None)
+/// How a front end wants the project's MCP servers run.
+#[derive(Default)]
+pub struct McpSetup {
+    /// A server asking for OAuth starts the browser login when a browser
+    /// can be opened (else it waits for `north mcp login`).
+    pub login_on_demand: bool,
+    /// Servers an editor passed for the session (`north acp`): started like
+    /// the user's own, through the same sandbox, each call asked for like
+    /// any server's.
+    pub editor: Vec<north_mcp::config::ServerConfig>,
+    /// Who fills in servers' forms (None: the hub's default, which declines).
+    pub forms: Option<Arc<dyn north_mcp::elicit::Elicitor>>,
+    /// Where login progress is told (None: the log).
+    pub announce: Option<north_mcp::Announcer>,
 }
 
-/// [`mcp_hub`] with the servers an editor passed for the session (`north
-/// acp`): started like the user's own, through the same sandbox, each
-/// call asked for like any server's.
-pub fn mcp_hub_with(
-    project: &crate::setup::Project,
-    login_on_demand: bool,
-    editor: Vec<north_mcp::config::ServerConfig>,
-    announce: Option<north_mcp::Announcer>,
-) -> Option<std::sync::Arc<north_mcp::McpHub>> {
+/// The MCP servers of this run (the user's, the project's when it is
+/// trusted, the editor's), started in the background — call inside a Tokio
+/// runtime; `None` when there are none. Also what the user should hear
+/// about servers that could not be configured.
+pub(crate) fn start_hub(
+    project: &Project,
+    setup: McpSetup,
+) -> (Option<Arc<north_mcp::McpHub>>, Vec<String>) {
     let user = user_mcp_file();
     let mut loaded =
         north_mcp::config::load(&project.root, user.as_deref(), project.trust.applies());
-    loaded.add_editor_servers(editor);
-    for e in &loaded.errors {
-        eprintln!("north: warning: MCP: {e}");
-    }
+    loaded.add_editor_servers(setup.editor);
+    let notices = loaded
+        .errors
+        .iter()
+        .map(|e| format!("warning: MCP: {e}"))
+        .collect();
     if !loaded.skipped.is_empty() {
         tracing::info!(servers = ?loaded.skipped, "project MCP servers not started: the project is not trusted");
     }
     if loaded.servers.is_empty() {
-        return None;
+        return (None, notices);
     }
     let mut opts = north_mcp::HubOptions::new(project.root.clone());
     opts.spawner = crate::sandboxing::mcp_spawner(&project.root, &project.sandbox, &loaded.servers);
-    opts.oauth.interactive = login_on_demand && north_mcp::oauth::can_open_browser();
-    if let Some(announce) = announce {
+    opts.oauth.interactive = setup.login_on_demand && north_mcp::oauth::can_open_browser();
+    if let Some(announce) = setup.announce {
         opts.announce = announce;
     }
-    Some(north_mcp::McpHub::new(loaded.servers, opts))
+    let hub = north_mcp::McpHub::new(loaded.servers, opts);
+    if let Some(forms) = setup.forms {
+        hub.set_elicitor(forms);
+    }
+    hub.start_all();
+    (Some(hub), notices)
 }
 
 /// Puts MCP prompts (`/mcp__server__prompt …`) and resources
@@ -79,11 +92,13 @@ impl north_agent::InputExpander for McpExpander {
 }
 
 /// Lets `agent` use `hub`'s prompts and resources in user inputs.
-pub fn attach_mcp(agent: &mut north_agent::Agent, hub: &std::sync::Arc<north_mcp::McpHub>) {
+pub(crate) fn attach_mcp(agent: &mut north_agent::Agent, hub: &std::sync::Arc<north_mcp::McpHub>) {
     agent.set_input_expander(std::sync::Arc::new(McpExpander(hub.clone())));
 }
 
-pub(crate) fn trust_state(root: &std::path::Path) -> (TrustState, Option<TrustStore>) {
+/// The user's trust decision about `root` as `north mcp` reads it (never
+/// asking), and the store it came from.
+pub fn trust_state(root: &std::path::Path) -> (TrustState, Option<TrustStore>) {
     let store = TrustStore::user();
     let state = store
         .as_ref()
@@ -92,34 +107,28 @@ pub(crate) fn trust_state(root: &std::path::Path) -> (TrustState, Option<TrustSt
     (state, store)
 }
 
-pub(crate) fn trusted(state: TrustState) -> bool {
+/// Whether `state` lets the project's own settings apply.
+pub fn trusted(state: TrustState) -> bool {
     matches!(state, TrustState::Trusted | TrustState::NothingToTrust)
 }
 
-pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("cannot start the runtime")
-}
-
-/// The hub over every server of this project (untrusted project servers
-/// are returned apart, never started). `login_on_demand`: a server asking
-/// for OAuth starts the browser login (`north mcp call`), where listing
-/// only reports it.
-pub(crate) fn hub(
+/// The hub over every server of this project, not started (untrusted
+/// project servers are returned apart, never started), with the names of
+/// the servers skipped and the configuration errors. `login_on_demand`: a
+/// server asking for OAuth starts the browser login (`north mcp call`),
+/// where listing only reports it.
+pub fn project_hub(
     root: &std::path::Path,
     login_on_demand: bool,
-) -> (std::sync::Arc<north_mcp::McpHub>, Vec<String>, Vec<String>) {
+) -> (Arc<north_mcp::McpHub>, Vec<String>, Vec<String>) {
     let (state, _) = trust_state(root);
-    let user = crate::mcp_setup::user_mcp_file();
+    let user = user_mcp_file();
     let loaded = north_mcp::config::load(root, user.as_deref(), trusted(state));
     let errors = loaded.errors.iter().map(|e| e.to_string()).collect();
     let mut opts = north_mcp::HubOptions::new(root.to_path_buf());
     opts.spawner = crate::sandboxing::mcp_spawner(
         root,
-        &crate::setup::SandboxChoice::for_project(root, None),
+        &crate::sandboxing::SandboxChoice::for_project(root, None),
         &loaded.servers,
     );
     opts.oauth.interactive = login_on_demand && north_mcp::oauth::can_open_browser();

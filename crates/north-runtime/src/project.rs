@@ -1,23 +1,37 @@
-//! Setup shared by every command that runs the agent (exec, the TUI, mesh):
-//! project root, effective configuration, model backend, session, tool
-//! context and agent.
+//! A project opened once for every session in it: root, trust, effective
+//! configuration, model backend, sandbox, grants, agents and skills.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use anyhow::Context;
-use north_agent::config::{Config, Overrides, ToolProtocol};
-use north_agent::redact::Redactor;
+use north_agent::AgentOptions;
+use north_agent::config::{Config, Overrides};
 use north_agent::store::{Session, SessionStore};
 use north_agent::trust::{ProjectTrust, TrustReport, TrustState, TrustStore};
-use north_agent::{Agent, AgentOptions, Approver};
 use north_llm::ModelLimits;
-use north_tools::{Registry, ToolContext};
-
-use crate::args::{ModelArgs, ProtocolName, RunFlags};
-use crate::provider::{self, Selected};
-pub use crate::sandboxing::SandboxChoice;
+use north_tools::ToolContext;
 use north_tools::os_sandbox::ChildKind;
+
+use crate::RuntimeError;
+use crate::provider::{self, ModelChoice, Selected};
+use crate::sandboxing::SandboxChoice;
+
+/// How to open a project: everything a front end knows before it starts.
+#[derive(Debug, Clone, Default)]
+pub struct ProjectOptions {
+    /// `--path` (None: the git root above the current directory).
+    pub path: Option<PathBuf>,
+    /// The model asked for.
+    pub model: ModelChoice,
+    /// `--trust`: trust the project and remember it.
+    pub trust: bool,
+    /// `--sandbox on|off` (None: the user's config).
+    pub sandbox: Option<bool>,
+    /// Overrides of the configuration by flags (approvals, steps, tool
+    /// protocol); provider, model, API and thinking come from `model`.
+    pub overrides: Overrides,
+    /// The user's grants (`--grant`): `net` opens commands' network.
+    pub grants: Vec<north_protocol::Capability>,
+}
 
 /// What to do about sessions.
 #[derive(Debug, Clone)]
@@ -40,16 +54,14 @@ impl SessionChoice {
         resume: Option<&String>,
         latest: bool,
         fork: bool,
-    ) -> anyhow::Result<SessionChoice> {
+    ) -> Result<SessionChoice, RuntimeError> {
         Ok(match (resume, latest, fork) {
             (Some(id), _, false) => SessionChoice::Resume(id.clone()),
             (Some(id), _, true) => SessionChoice::Fork(id.clone()),
             (None, true, false) => SessionChoice::Latest,
             (None, true, true) => SessionChoice::ForkLatest,
             (None, false, false) => SessionChoice::New,
-            (None, false, true) => anyhow::bail!(
-                "--fork continues a session as a new one: name it with --resume ID, or use --continue for the latest"
-            ),
+            (None, false, true) => return Err(RuntimeError::ForkWithoutSession),
         })
     }
 }
@@ -91,6 +103,10 @@ pub struct Project {
     pub agents: north_agent::subagents::AgentSet,
     /// The skills (yours, a trusted project's).
     pub skills: north_agent::skills::SkillSet,
+    /// What the user should be told about opening it (settings ignored,
+    /// edits settled, hooks skipped): each line once, for the front end to
+    /// show where it shows such things.
+    pub notices: Vec<String>,
 }
 
 /// Asks the user whether to trust a project (the interactive assistant
@@ -98,12 +114,14 @@ pub struct Project {
 pub type TrustPrompt<'a> = &'a dyn Fn(&TrustReport) -> bool;
 
 /// Decides trust for `root`: the recorded decision, `--trust`, or the
-/// user's answer to `ask`. Prints the one notice about what stays ignored.
+/// user's answer to `ask`. Adds the one notice about what stays ignored to
+/// `notices`.
 pub fn decide_trust(
     root: &std::path::Path,
     trust_flag: bool,
     ask: Option<TrustPrompt<'_>>,
-) -> anyhow::Result<(TrustReport, Option<TrustStore>)> {
+    notices: &mut Vec<String>,
+) -> Result<(TrustReport, Option<TrustStore>), RuntimeError> {
     let store = TrustStore::user();
     // Without a config dir nothing can be remembered; a scratch store keeps
     // the same rules for this run.
@@ -122,52 +140,96 @@ pub fn decide_trust(
         };
         tracing::info!(root = %report.root.display(), "project trusted by the user");
     }
-    if let Some(notice) = report.notice() {
-        eprintln!("north: {notice}");
-    }
+    notices.extend(report.notice());
     tracing::info!(state = ?report.state, wants = report.wants.len(), "workspace trust");
     Ok((report, store))
 }
 
 /// Settles an edit batch a killed process left half applied, before anything
-/// reads or edits a file, and says what became of each file.
-pub fn settle_interrupted_edits(root: &std::path::Path) -> anyhow::Result<()> {
+/// reads or edits a file; what became of each file goes to `notices`.
+pub fn settle_interrupted_edits(
+    root: &std::path::Path,
+    notices: &mut Vec<String>,
+) -> Result<(), RuntimeError> {
     let sandbox = north_tools::Sandbox::new(root)?;
-    let recovery = north_tools::edit::recover(&sandbox).with_context(|| {
-        format!(
-            "an edit batch in {} was interrupted and could not be settled",
-            root.display()
-        )
-    })?;
+    let recovery =
+        north_tools::edit::recover(&sandbox).map_err(|source| RuntimeError::Interrupted {
+            root: root.to_path_buf(),
+            source,
+        })?;
     if !recovery.settled.is_empty() || !recovery.foreign.is_empty() {
-        eprintln!("north: {recovery}");
+        notices.push(recovery.to_string());
     }
     let sessions = SessionStore::new(root);
     let foreign = sessions.foreign();
     if !foreign.is_empty() {
-        eprintln!(
-            "north: ignored {} session(s) in {} that your North did not create here (they came with the repository; they are never resumed or undone): {}",
+        notices.push(format!(
+            "ignored {} session(s) in {} that your North did not create here (they came with the repository; they are never resumed or undone): {}",
             foreign.len(),
             sessions.dir().display(),
             foreign.join(", ")
-        );
+        ));
     }
     sessions.clean_stale_temps();
     Ok(())
 }
 
-/// Resolves the root, decides trust, loads configuration and builds the
-/// backend.
-pub fn project(
-    model: &ModelArgs,
-    flags: &RunFlags,
-    ask: Option<TrustPrompt<'_>>,
-) -> anyhow::Result<Project> {
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let root = north_tools::repo::resolve_root(model.path.as_deref(), &cwd)?;
-    tracing::info!(root = %root.display(), "repo root");
-    settle_interrupted_edits(&root)?;
-    let (trust, trust_store) = decide_trust(&root, model.trust, ask)?;
+impl Project {
+    /// Opens the project `opts` describe: resolves the root, settles an
+    /// interrupted edit batch, decides trust (asking `ask` when given),
+    /// loads the configuration, builds the backend and the sandbox, loads
+    /// agents and skills. What the user should hear is in `notices`.
+    pub fn open(
+        opts: &ProjectOptions,
+        ask: Option<TrustPrompt<'_>>,
+    ) -> Result<Project, RuntimeError> {
+        let cwd = std::env::current_dir().map_err(RuntimeError::CurrentDir)?;
+        let root = north_tools::repo::resolve_root(opts.path.as_deref(), &cwd)?;
+        tracing::info!(root = %root.display(), "repo root");
+        let mut notices = Vec::new();
+        settle_interrupted_edits(&root, &mut notices)?;
+        let (trust, trust_store) = decide_trust(&root, opts.trust, ask, &mut notices)?;
+        let config = load_config(&root, opts, trust.applies())?;
+        let selected = provider::select(&config, &opts.model)?;
+        notices.extend(config_notices(&config, &selected));
+        let sandbox = SandboxChoice::new(&config, opts.sandbox);
+        let commands = sandbox.spawner(&root, &opts.grants, ChildKind::Command);
+        let config_dir = north_agent::config::global_config_path()
+            .and_then(|p| p.parent().map(std::path::Path::to_path_buf));
+        let agents =
+            north_agent::subagents::AgentSet::load(&root, config_dir.as_deref(), trust.applies());
+        let skills =
+            north_agent::skills::SkillSet::load(&root, config_dir.as_deref(), trust.applies());
+        // An untrusted project's agents and skills are named by the trust
+        // notice; what else was not taken is said here, once.
+        for ignored in agents.ignored.iter().chain(&skills.ignored) {
+            if trust.applies() || !ignored.contains("not trusted") {
+                notices.push(ignored.clone());
+            }
+        }
+        Ok(Project {
+            root,
+            config,
+            selected,
+            trust,
+            trust_store,
+            commands,
+            grants: opts.grants.clone(),
+            sandbox,
+            agents,
+            skills,
+            notices,
+        })
+    }
+}
+
+/// The effective configuration of `root` under the user's flags.
+fn load_config(
+    root: &std::path::Path,
+    opts: &ProjectOptions,
+    trusted: bool,
+) -> Result<Config, RuntimeError> {
+    let model = &opts.model;
     let provider = match (&model.provider, &model.script) {
         (Some(p), _) => Some(p.clone()),
         (None, Some(_)) => Some("scripted".into()),
@@ -176,27 +238,36 @@ pub fn project(
     let overrides = Overrides {
         provider,
         model: model.model.clone(),
-        approve_edits: flags.approve_edits.then_some(true),
-        allow_shell: flags.allow_shell.then_some(true),
-        max_steps: flags.max_steps,
-        tool_protocol: flags.tool_protocol.map(|p| match p {
-            ProtocolName::Native => ToolProtocol::Native,
-            ProtocolName::Text => ToolProtocol::Text,
-        }),
-        openai_api: model.openai_api.map(Into::into),
-        thinking: model.thinking.map(Into::into),
+        openai_api: model.openai_api,
+        thinking: model.thinking,
+        ..opts.overrides.clone()
     };
     let global = north_agent::config::global_config_path();
-    let config = Config::load(
-        &root,
+    Ok(Config::load(
+        root,
         global.as_deref(),
         north_secrets::var,
         &overrides,
-        trust.applies(),
-    )?;
-    let selected = provider::select(&config, model)?;
-    for skipped in &config.hooks.skipped {
-        eprintln!("north: hooks: {skipped}");
+        trusted,
+    )?)
+}
+
+/// What the configuration asks for that this run does not do.
+fn config_notices(config: &Config, selected: &Selected) -> Vec<String> {
+    let mut notices: Vec<String> = config
+        .hooks
+        .skipped
+        .iter()
+        .map(|skipped| format!("hooks: {skipped}"))
+        .collect();
+    if config
+        .ignored
+        .iter()
+        .any(|i| i.because == north_agent::config::IgnoredBecause::SandboxFromProject)
+    {
+        notices.push(
+            "ignored `sandbox` in .north/project.json: only your own config or --sandbox shapes the OS sandbox".into(),
+        );
     }
     if config.web_search_provider
         && !selected
@@ -204,49 +275,25 @@ pub fn project(
             .server_tools()
             .contains(&north_protocol::ServerTool::WebSearch)
     {
-        eprintln!(
-            "north: web_search.provider: {} has no search of its own here (Anthropic and the OpenAI Responses API do){}",
+        notices.push(format!(
+            "web_search.provider: {} has no search of its own here (Anthropic and the OpenAI Responses API do){}",
             selected.provider,
             if config.web_search_url.is_some() {
                 "; web_search uses your searxng_url"
             } else {
                 "; set web_search.searxng_url to a SearXNG endpoint to offer web_search"
             }
-        );
+        ));
     }
-    let sandbox = SandboxChoice::new(&config, model.sandbox);
-    let commands = sandbox.spawner(&root, &[], ChildKind::Command);
-    let config_dir = north_agent::config::global_config_path()
-        .and_then(|p| p.parent().map(std::path::Path::to_path_buf));
-    let agents =
-        north_agent::subagents::AgentSet::load(&root, config_dir.as_deref(), trust.applies());
-    let skills = north_agent::skills::SkillSet::load(&root, config_dir.as_deref(), trust.applies());
-    // An untrusted project's agents and skills are named by the trust
-    // notice; what else was not taken is said here, once.
-    for ignored in agents.ignored.iter().chain(&skills.ignored) {
-        if trust.applies() || !ignored.contains("not trusted") {
-            eprintln!("north: {ignored}");
-        }
-    }
-    Ok(Project {
-        root,
-        config,
-        selected,
-        trust,
-        trust_store,
-        commands,
-        grants: Vec::new(),
-        sandbox,
-        agents,
-        skills,
-    })
+    notices
 }
 
 /// What the permission modes need: `plan`'s read-only tools, where the
 /// OS sandbox works a shell started inside `north sandbox` for `auto`, and
 /// the shell outside it a stopped command may escalate to once.
-pub fn mode_kit(project: &Project, grants: &[north_protocol::Capability]) -> north_agent::ModeKit {
+pub fn mode_kit(project: &Project) -> north_agent::ModeKit {
     let root = project.root.as_path();
+    let grants = &project.grants;
     let settings = project.sandbox.settings(root, grants);
     let sandboxed_shell = match crate::sandboxing::sandboxed(&settings, ChildKind::Command) {
         Ok(spawner) => Some(std::sync::Arc::new(
@@ -325,27 +372,16 @@ fn add_http_get(tools: &mut north_tools::Registry, grants: &[north_protocol::Cap
 }
 
 impl Project {
-    /// Lets sandboxed commands use the network when `grants` hold a `net`
-    /// capability (the user's `--grant`).
-    pub fn grant(&mut self, grants: &[north_protocol::Capability]) {
-        self.grants = grants.to_vec();
-        self.commands = self.sandbox.spawner(&self.root, grants, ChildKind::Command);
-    }
-
     /// Opens or creates the session.
-    pub fn session(&self, choice: &SessionChoice) -> anyhow::Result<Session> {
+    pub fn session(&self, choice: &SessionChoice) -> Result<Session, RuntimeError> {
         let store = SessionStore::new(&self.root);
         Ok(match choice {
             SessionChoice::New => store.create()?,
             SessionChoice::Resume(id) => store.open(id)?,
-            SessionChoice::Latest => store
-                .latest()?
-                .context("no session to continue in this project")?,
+            SessionChoice::Latest => store.latest()?.ok_or(RuntimeError::NoSession)?,
             SessionChoice::Fork(id) => store.fork(id)?,
             SessionChoice::ForkLatest => {
-                let latest = store
-                    .latest()?
-                    .context("no session to continue in this project")?;
+                let latest = store.latest()?.ok_or(RuntimeError::NoSession)?;
                 store.fork(&latest.id)?
             }
         })
@@ -425,95 +461,6 @@ impl Project {
             ..AgentOptions::default()
         }
     }
-
-    /// An agent with `tools` on `session`.
-    pub fn agent(
-        &self,
-        tools: Registry,
-        approver: Arc<dyn Approver>,
-        session: Session,
-        redactor: Redactor,
-        max_tokens: Option<u32>,
-    ) -> anyhow::Result<Agent> {
-        Ok(Agent::new(
-            self.selected.backend.clone(),
-            tools,
-            self.tool_context(),
-            approver,
-            session,
-            redactor,
-            self.agent_options(max_tokens),
-        )?)
-    }
-}
-
-/// The custom slash commands of `root` and of the user's config dir (the
-/// user's win over an untrusted project's).
-pub fn custom_commands(
-    root: &std::path::Path,
-    project_trusted: bool,
-) -> Vec<north_agent::commands::CustomCommand> {
-    let config_dir = north_agent::config::global_config_path()
-        .and_then(|p| p.parent().map(std::path::Path::to_path_buf));
-    let builtin: Vec<&str> = north_tui::COMMANDS
-        .iter()
-        .filter_map(|(c, _)| c.split_whitespace().next())
-        .collect();
-    north_agent::commands::load(root, config_dir.as_deref(), &builtin, project_trusted)
-}
-
-/// How old the `@` picker's file list may get before a query rebuilds it
-/// (in the background; the old list answers meanwhile).
-const FILE_INDEX_TTL: std::time::Duration = std::time::Duration::from_secs(15);
-
-/// The `@` picker's files: the project's file list, walked in the
-/// background at start and again when it is older than a few seconds.
-pub fn file_finder(root: std::path::PathBuf) -> north_tui::FileFinder {
-    use north_tools::repo::FileIndex;
-    use std::sync::{Arc, Mutex};
-    use std::time::Instant;
-    #[derive(Default)]
-    struct State {
-        index: Option<Arc<FileIndex>>,
-        built: Option<Instant>,
-        building: bool,
-    }
-    let state = Arc::new(Mutex::new(State::default()));
-    let rebuild = {
-        let state = state.clone();
-        move || {
-            if let Ok(mut s) = state.lock() {
-                if s.building {
-                    return;
-                }
-                s.building = true;
-            }
-            let state = state.clone();
-            let root = root.clone();
-            std::thread::spawn(move || {
-                let index = Arc::new(FileIndex::build(&root));
-                if let Ok(mut s) = state.lock() {
-                    s.index = Some(index);
-                    s.built = Some(Instant::now());
-                    s.building = false;
-                }
-            });
-        }
-    };
-    rebuild();
-    north_tui::FileFinder::new(Arc::new(move |query: &str, limit: usize| {
-        let (index, stale) = match state.lock() {
-            Ok(s) => (
-                s.index.clone(),
-                s.built.is_some_and(|b| b.elapsed() > FILE_INDEX_TTL),
-            ),
-            Err(_) => (None, false),
-        };
-        if stale {
-            rebuild();
-        }
-        index.map(|i| i.find(query, limit)).unwrap_or_default()
-    }))
 }
 
 /// The switch to another model for `/model NAME`: `provider:model`, or a
@@ -522,10 +469,10 @@ pub fn file_finder(root: std::path::PathBuf) -> north_tui::FileFinder {
 /// environment, as at start.
 pub fn model_switch(
     config: &Config,
-    args: &crate::args::ModelArgs,
+    choice: &ModelChoice,
     max_tokens: Option<u32>,
     name: &str,
-) -> anyhow::Result<north_agent::ModelSwitch> {
+) -> Result<north_agent::ModelSwitch, RuntimeError> {
     let name = name.trim();
     let (provider, model) = match name.split_once(':') {
         Some((p, m)) if ["anthropic", "openai"].contains(&p) => (p.to_string(), m.to_string()),
@@ -538,17 +485,15 @@ pub fn model_switch(
         }
     };
     if model.is_empty() {
-        anyhow::bail!("name a model: /model NAME or /model PROVIDER:NAME");
+        return Err(RuntimeError::NoModelNamed);
     }
     if provider == "scripted" {
-        anyhow::bail!(
-            "the scripted provider plays its script; name a real model with its provider, e.g. /model openai:{model}"
-        );
+        return Err(RuntimeError::ScriptedSwitch(model));
     }
     let mut config = config.clone();
     config.provider.value = provider;
     config.model.value = Some(model);
-    let selected = crate::provider::select(&config, args)?;
+    let selected = crate::provider::select(&config, choice)?;
     let limits = &selected.limits;
     let max_tokens = limits.max_tokens(max_tokens);
     Ok(north_agent::ModelSwitch {

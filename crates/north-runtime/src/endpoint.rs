@@ -2,9 +2,10 @@
 //! one of the user's own `providers` — resolved into what a backend needs:
 //! base URL, API, the variable holding the key, how it is sent, headers.
 
-use anyhow::Context;
 use north_agent::config::{Config, Provider, ProviderApi};
 use north_llm::{ApiKey, KeyHeader};
+
+use crate::RuntimeError;
 
 /// A provider other than North's own, resolved.
 #[derive(Debug, Clone)]
@@ -33,7 +34,7 @@ pub struct Endpoint {
 impl Endpoint {
     /// The endpoint `config` names, when it names a preset or one of the
     /// user's providers; `None` for North's own providers.
-    pub fn of(config: &Config) -> anyhow::Result<Option<Endpoint>> {
+    pub fn of(config: &Config) -> Result<Option<Endpoint>, RuntimeError> {
         let name = config.provider.value.as_str();
         let user = config.providers.get(name).cloned().unwrap_or_default();
         let headers = |base: &[(&str, &str)]| -> Vec<(String, String)> {
@@ -69,9 +70,10 @@ impl Endpoint {
             }),
             Provider::Custom => Some(Endpoint {
                 name: name.to_string(),
-                base_url: user.base_url.clone().with_context(|| {
-                    format!("provider `{name}` in your config has no `base_url`")
-                })?,
+                base_url: user
+                    .base_url
+                    .clone()
+                    .ok_or_else(|| RuntimeError::NoBaseUrl(name.to_string()))?,
                 api: user.api.unwrap_or(ProviderApi::Chat),
                 key_var: user.api_key_env.clone(),
                 key_header: KeyHeader::Bearer,
@@ -84,16 +86,16 @@ impl Endpoint {
     }
 
     /// Its key, or an error naming the variable to set.
-    pub fn key(&self) -> anyhow::Result<Option<ApiKey>> {
+    pub fn key(&self) -> Result<Option<ApiKey>, RuntimeError> {
         let Some(var) = &self.key_var else {
             return Ok(None);
         };
         match ApiKey::from_env(var) {
             Some(key) => Ok(Some(key)),
-            None => anyhow::bail!(
-                "provider `{}` needs a key: set {var} (or name another variable with `api_key_env` in your config's `providers`)",
-                self.name
-            ),
+            None => Err(RuntimeError::MissingKey {
+                provider: self.name.clone(),
+                var: var.clone(),
+            }),
         }
     }
 }

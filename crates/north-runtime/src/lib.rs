@@ -1,0 +1,47 @@
+//! North's session runtime: what every front end (the TUI, `north exec`,
+//! `north acp`, `north mesh`, `north mcp serve`, `north tool`, `north undo`,
+//! and the server mode) opens and closes sessions through.
+//!
+//! - [`Project::open`] resolves once what a project is: root, trust,
+//!   effective configuration, model backend, sandbox policy, grants, agents
+//!   and skills ([`ProjectOptions`] is everything a front end knows first).
+//! - [`Sessions::start`] starts the project's MCP servers;
+//!   [`Sessions::open`] gives a [`LiveSession`] (new, resumed or forked)
+//!   whose agent has the tools, hooks, grants, model factory and permission
+//!   modes, all from one [`SessionSpec`] — no setter order to get wrong.
+//!   [`LiveSession::close`] runs the `SessionEnd` hooks and stops background
+//!   jobs; [`Sessions::shutdown`] stops the MCP servers.
+//! - [`AgentParts`] is the one constructor of an agent outside the agent
+//!   crate (the mesh's executor and `north undo` use it too).
+//! - `sandboxing`, `hooking`, `provider`: the spawner per kind of child, the
+//!   hooks bound to a project, the model backend and its limits.
+//!
+//! Module map, lowest first (each uses only those above it): `error`,
+//! `windows`, `endpoint`, `provider` (uses `endpoint`, `windows`),
+//! `sandboxing`, `hooking` (uses `sandboxing`), `project` (uses `provider`,
+//! `sandboxing`, `hooking`), `mcp` (uses `project`, `sandboxing`), `session`
+//! (uses `mcp`, `project`).
+//!
+//! It must not render anything, read the terminal or print: what the user
+//! should hear comes back as notices for the front end to show.
+
+mod endpoint;
+mod error;
+pub mod hooking;
+mod mcp;
+mod project;
+pub mod provider;
+pub mod sandboxing;
+mod session;
+mod windows;
+
+pub use endpoint::Endpoint;
+pub use error::RuntimeError;
+pub use mcp::{McpSetup, project_hub, trust_state, trusted, user_mcp_file};
+pub use project::{
+    Project, ProjectOptions, SessionChoice, TrustPrompt, decide_trust, model_switch, plan_tools,
+    settle_interrupted_edits,
+};
+pub use provider::ModelChoice;
+pub use sandboxing::SandboxChoice;
+pub use session::{AgentParts, LiveSession, SessionSpec, Sessions};
