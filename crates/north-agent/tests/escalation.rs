@@ -11,7 +11,7 @@ use futures::future::BoxFuture;
 use north_agent::{AgentOptions, ApprovalRequest, Approver, ModeKit};
 use north_protocol::{ApprovalDecision, ApprovalPolicy, PermissionMode, ToolOutcome, ToolSpec};
 use north_tools::os_sandbox::SandboxPolicy;
-use north_tools::shell::ShellManager;
+use north_tools::shell::{Naming, ShellManager, ShellResult, sandbox_denial};
 use north_tools::{Registry, Spawner, Tool, ToolContext};
 use serde_json::{Value, json};
 use support::{agent_with_tools, scripted};
@@ -56,11 +56,25 @@ impl Tool for Shell {
             let confined = ctx.shell.spawner().is_confined();
             self.confined.lock().unwrap().push(confined);
             assert!(confined, "a bug in the tool, only when unconfined");
-            ToolOutcome::ok(json!({
-                "exitCode": 1,
-                "stdout": "OUTPUT-BEFORE-THE-DENIAL\n",
-                "stderr": format!("touch: cannot touch '{}': Permission denied\n", self.outside.display()),
-            }))
+            // As the real shell tools do: the result typed, the denial judged
+            // against the policy the shell runs under.
+            let stderr = format!(
+                "touch: cannot touch '{}': Permission denied\n",
+                self.outside.display()
+            );
+            let denied = ctx
+                .shell
+                .spawner()
+                .policy()
+                .and_then(|p| sandbox_denial(Some(1), &stderr, p));
+            let result = ShellResult {
+                stdout: "OUTPUT-BEFORE-THE-DENIAL\n".into(),
+                stderr,
+                exit_code: Some(1),
+                sandbox_denied: denied.map(|d| d.to_string()),
+                ..ShellResult::default()
+            };
+            ToolOutcome::ok(result.to_json(Naming::Camel))
         })
     }
 }

@@ -15,7 +15,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use north_protocol::{ApprovalPolicy, ToolOutcome};
 use north_tools::edit::{self, Proposal};
-use north_tools::policy::{AllowRules, Consent, ShellPolicy, Verdict};
+use north_tools::policy::orchestrate::{self, Before, PolicyWord};
+use north_tools::policy::{AllowRules, ShellPolicy, Verdict};
 use north_tools::{Registry, ToolContext};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
@@ -152,12 +153,17 @@ impl NorthServer {
                     .get("cwd")
                     .and_then(Value::as_str)
                     .map(|c| ctx.root.join(c));
-                match self.policy.approve(command, cwd.as_deref(), Consent::None) {
+                // Nobody to ask: the one sequence, unattended.
+                let verdict = self.policy.decide(command, cwd.as_deref());
+                let step = orchestrate::unattended(PolicyWord::from(&verdict));
+                let approved = match step {
+                    Before::Run(consent) => self.policy.approve(command, cwd.as_deref(), consent),
+                    Before::Ask | Before::Refuse(_) => Err(verdict),
+                };
+                match approved {
                     Ok(approved) => {
-                        let ctx = ToolContext {
-                            approved: Some(approved),
-                            ..ctx.clone()
-                        };
+                        let mut ctx = ctx.for_call(ctx.capabilities.clone());
+                        ctx.approved = Some(approved);
                         tool.call(args, &ctx).await
                     }
                     Err(Verdict::Ask(reason)) => ToolOutcome::err(format!(

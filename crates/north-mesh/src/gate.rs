@@ -22,9 +22,12 @@ use std::sync::{Arc, Mutex};
 use futures::future::BoxFuture;
 use north_protocol::{ApprovalDecision, ApprovalPolicy, ToolOutcome, ToolSpec, TraceKind};
 use north_tools::edit::{Applied, Proposal};
+use north_tools::policy::orchestrate::{
+    self, Before, CallFacts, Decider, HookWord, PolicyWord, Reply,
+};
 use north_tools::policy::{
-    AllowRules, ApprovedCommand, Consent, MeshPolicy, PolicyDenial, ProjectAllowlist, ShellPolicy,
-    Verdict as ShellVerdict,
+    AllowRules, ApprovedCommand, AskReason, MeshPolicy, PolicyDenial, ProjectAllowlist,
+    ShellPolicy, Verdict as ShellVerdict,
 };
 use north_tools::{Tool, ToolContext, WriteTool};
 use serde::{Deserialize, Serialize};
@@ -315,15 +318,27 @@ impl Gated {
             rules,
             self.shared.approver.auto_approves_shell(),
         );
-        let reason = match policy.decide(cmd, None) {
-            ShellVerdict::Allow(_) => {
-                return Ok(("approval", policy.approve(cmd, None, Consent::None).ok()));
+        // The one sequence: the mesh has no modes and no one in person; its
+        // approver (flags) answers what the policy asks about.
+        let verdict = policy.decide(cmd, None);
+        let facts = CallFacts {
+            mode: north_protocol::PermissionMode::Ask,
+            decider: Decider::Unattended,
+            hook: HookWord::Silent,
+            policy: PolicyWord::from(&verdict),
+            typed_by_user: false,
+            sandboxed: false,
+        };
+        let reason = match (orchestrate::before(&facts), verdict) {
+            (Before::Run(consent), _) => {
+                return Ok(("approval", policy.approve(cmd, None, consent).ok()));
             }
-            ShellVerdict::Deny(denial @ PolicyDenial::Paths(_)) => {
+            (_, ShellVerdict::Deny(denial @ PolicyDenial::Paths(_))) => {
                 return Err(("paths", denial.to_string()));
             }
-            ShellVerdict::Deny(denial) => return Err(("command", denial.to_string())),
-            ShellVerdict::Ask(reason) => reason,
+            (_, ShellVerdict::Deny(denial)) => return Err(("command", denial.to_string())),
+            (_, ShellVerdict::Ask(reason)) => reason,
+            (_, ShellVerdict::Allow(_)) => AskReason::Hook("asked".into()),
         };
         let n = self.shared.calls.fetch_add(1, Ordering::Relaxed) + 1;
         let id = format!("mesh-bash-{n}");
@@ -339,16 +354,19 @@ impl Gated {
                 },
             )
             .await;
-        let consented = || policy.approve(cmd, None, Consent::Person).ok();
-        match decision {
-            ApprovalDecision::RunOnce => Ok(("approval", consented())),
+        let reply = match decision {
+            ApprovalDecision::RunOnce => Reply::Yes,
             ApprovalDecision::Always => {
                 match allowlist.add(cmd) {
                     Ok(_) => self.shared.trust.after_own_write(&ctx.root),
                     Err(e) => tracing::warn!(error = %e, "cannot persist allow rule"),
                 }
-                Ok(("approval", consented()))
+                Reply::Yes
             }
+            _ => Reply::No,
+        };
+        match orchestrate::answered(reply) {
+            Before::Run(consent) => Ok(("approval", policy.approve(cmd, None, consent).ok())),
             _ => Err((
                 "approval",
                 format!(

@@ -132,6 +132,19 @@ impl ToolContext {
         }
     }
 
+    /// The context of one call, by value: this context's services with the
+    /// call's own capabilities, no approval yet and no live output. Whatever
+    /// the call sets on it (the approved command, an unconfined shell for
+    /// one escalated run) ends with it, a panic included.
+    pub fn for_call(&self, capabilities: Vec<north_protocol::Capability>) -> ToolContext {
+        ToolContext {
+            capabilities,
+            live_output: None,
+            approved: None,
+            ..self.clone()
+        }
+    }
+
     /// The sandbox for this context's root.
     pub fn sandbox(&self) -> Result<Sandbox, SandboxError> {
         Sandbox::new(&self.root)

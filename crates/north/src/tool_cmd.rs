@@ -16,8 +16,9 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::Args;
 use north_protocol::{ApprovalPolicy, ToolOutcome};
+use north_tools::policy::orchestrate::{self, Before, PolicyWord};
 use north_tools::policy::{
-    AllowRules, ApprovedCommand, Consent, MeshPolicy, ProjectAllowlist, ShellPolicy, Verdict,
+    AllowRules, ApprovedCommand, MeshPolicy, ProjectAllowlist, ShellPolicy, Verdict,
 };
 use north_tools::tools::mesh_tools_with;
 use north_tools::{Registry, ToolContext, all_tools, edit, repo};
@@ -260,20 +261,24 @@ fn shell_gate(
         .get("cwd")
         .and_then(Value::as_str)
         .and_then(|d| north_tools::sandbox::physical_path(&root, std::path::Path::new(d)).ok());
-    // Nobody is asked here: only what the policy allows runs.
-    Ok(
-        match policy.approve(command, cwd.as_deref(), Consent::None) {
+    // Nobody is asked here: the one sequence, unattended — only what the
+    // policy allows runs.
+    let verdict = policy.decide(command, cwd.as_deref());
+    let step = orchestrate::unattended(PolicyWord::from(&verdict));
+    Ok(match (step, verdict) {
+        (Before::Run(consent), _) => match policy.approve(command, cwd.as_deref(), consent) {
             Ok(approved) => Ok(Some(approved)),
-            Err(Verdict::Ask(reason)) => Err(ToolOutcome::err(format!(
-                "`{name}` was {}",
-                north_agent::approval::shell_refusal(command, &reason, yes)
+            Err(verdict) => Err(ToolOutcome::err(format!(
+                "`{name}` was not run: {verdict:?}"
             ))),
-            Err(verdict) => Err(ToolOutcome::err(match verdict {
-                Verdict::Deny(denial) => denial.to_string(),
-                other => format!("`{name}` was not run: {other:?}"),
-            })),
         },
-    )
+        (_, Verdict::Ask(reason)) => Err(ToolOutcome::err(format!(
+            "`{name}` was {}",
+            north_agent::approval::shell_refusal(command, &reason, yes)
+        ))),
+        (_, Verdict::Deny(denial)) => Err(ToolOutcome::err(denial.to_string())),
+        (_, other) => Err(ToolOutcome::err(format!("`{name}` was not run: {other:?}"))),
+    })
 }
 
 fn parse_args(text: &str) -> anyhow::Result<Value> {

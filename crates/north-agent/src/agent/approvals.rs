@@ -3,14 +3,17 @@
 //! and recorded in the session state.
 
 use north_protocol::{
-    ApprovalDecision, ApprovalKind, Capability, Event, PermissionMode, ToolCall, ToolOutcome,
-    TraceKind,
+    ApprovalDecision, ApprovalKind, Capability, Event, ToolCall, ToolOutcome, TraceKind,
 };
 use north_tools::describe::command_of;
+use north_tools::policy::orchestrate::{
+    self, After, Attempt, Before, CallFacts, Decider, HookWord, PolicyWord, Reply,
+};
 use north_tools::policy::{AllowRules, AskReason, Consent, ProjectAllowlist, ShellPolicy, Verdict};
+use north_tools::shell::ShellResult;
 use serde_json::json;
 
-use super::denial::{sandbox_denial, with_denial};
+use super::denial::with_denial;
 
 use super::dispatch::CallEnv;
 use crate::approval::ApprovalRequest;
@@ -126,23 +129,121 @@ impl CallEnv<'_> {
                 ));
             }
         }
-        tool.call(call.arguments.clone(), self.ctx).await
+        tool.call(call.arguments.clone(), &self.ctx).await
     }
 
-    /// A shell command under the one command policy: run what it allows,
-    /// put the rest to the approver, and remember an "Always".
+    /// A shell command through the one sequence
+    /// ([`north_tools::policy::orchestrate`]): the hook's word, the command
+    /// policy, the mode, then whoever decides; the attempt inside the
+    /// sandbox; a run outside it only when a person at the terminal says so.
     pub(super) async fn shell(&mut self, call: &ToolCall) -> ToolOutcome {
         let Some(command) = command_of(&call.arguments).map(str::to_string) else {
             // Let the tool report the missing field in its own words.
             return self
                 .tools
-                .call(&call.name, call.arguments.clone(), self.ctx)
+                .call(&call.name, call.arguments.clone(), &self.ctx)
                 .await;
         };
-        let mut allowlist = match ProjectAllowlist::load(&self.ctx.root) {
-            Ok(a) => a,
-            Err(e) => return ToolOutcome::err(format!("cannot read the allowlist: {e}")),
+        let (policy, mut allowlist) = match self.shell_policy() {
+            Ok(p) => p,
+            Err(outcome) => return outcome,
         };
+        let cwd = call
+            .arguments
+            .get("cwd")
+            .and_then(serde_json::Value::as_str)
+            .map(|dir| {
+                north_tools::sandbox::physical_path(policy.root(), std::path::Path::new(dir))
+            })
+            .transpose()
+            .unwrap_or(None);
+        let verdict = policy.decide(&command, cwd.as_deref());
+        let facts = CallFacts {
+            mode: self.mode,
+            decider: self.decider(),
+            hook: self.hook_word(),
+            policy: PolicyWord::from(&verdict),
+            typed_by_user: self.typed_by_user,
+            sandboxed: self.escalation.is_some(),
+        };
+        let consent = match (orchestrate::before(&facts), verdict) {
+            (Before::Run(consent), verdict) => {
+                self.record_unasked(&call.id, &command, consent, &verdict);
+                consent
+            }
+            (_, Verdict::Deny(denial)) => return ToolOutcome::err(denial.to_string()),
+            (_, verdict) => {
+                let reason = match verdict {
+                    Verdict::Ask(reason) => reason,
+                    _ => AskReason::Hook("a PreToolUse hook asked".into()),
+                };
+                match self
+                    .ask_shell(call, &command, &reason, &mut allowlist)
+                    .await
+                {
+                    Ok(consent) => consent,
+                    Err(refused) => return refused,
+                }
+            }
+        };
+        // The one value the shell tool runs from; the policy makes it.
+        let approved = match policy.approve(&command, cwd.as_deref(), consent) {
+            Ok(approved) => approved,
+            Err(Verdict::Deny(denial)) => return ToolOutcome::err(denial.to_string()),
+            Err(verdict) => {
+                return ToolOutcome::err(format!(
+                    "`{command}` was not run: the command policy did not allow it ({verdict:?})"
+                ));
+            }
+        };
+        // On this call's own context: the approval ends with the call.
+        self.ctx.approved = Some(approved);
+        let outcome = self
+            .tools
+            .call(&call.name, call.arguments.clone(), &self.ctx)
+            .await;
+        self.after_attempt(call, &command, facts.decider, outcome)
+            .await
+    }
+
+    /// What follows a command's attempt: its result, or — the sandbox's
+    /// typed denial in it — its output and the denial together, or (a
+    /// person at North's own terminal) the offer to run it once outside.
+    async fn after_attempt(
+        &mut self,
+        call: &ToolCall,
+        command: &str,
+        decider: Decider,
+        outcome: ToolOutcome,
+    ) -> ToolOutcome {
+        let evidence = ShellResult::read(&outcome.output).and_then(|r| r.sandbox_denied);
+        let attempt = match evidence {
+            Some(_) => Attempt::Stopped,
+            None => Attempt::Ran,
+        };
+        match (
+            orchestrate::after(decider, attempt, self.escalation.is_some()),
+            self.escalation.clone(),
+            evidence,
+        ) {
+            (After::OfferOutside, Some(plain), Some(evidence)) => {
+                self.escalate(call, command, outcome, plain, evidence).await
+            }
+            (After::Done, ..) | (_, _, None) => outcome,
+            (_, _, Some(evidence)) => with_denial(
+                outcome,
+                &evidence,
+                "no run outside the sandbox is offered here (only a person at North's terminal may allow one)",
+            ),
+        }
+    }
+
+    /// The assistant's command policy for this project (the trusted
+    /// project's rules and this session's), and the allowlist "Always"
+    /// answers are kept in.
+    fn shell_policy(&self) -> Result<(ShellPolicy, ProjectAllowlist), ToolOutcome> {
+        let allowlist = ProjectAllowlist::load(&self.ctx.root)
+            .map_err(|e| ToolOutcome::err(format!("cannot read the allowlist: {e}")))?;
         let mut rules = if self.trust.applies() {
             AllowRules::from_allowlist(&allowlist)
         } else {
@@ -158,148 +259,112 @@ impl CallEnv<'_> {
             .canonicalize()
             .unwrap_or_else(|_| self.ctx.root.clone());
         let policy = ShellPolicy::assistant(&root, rules, self.approver.auto_approves_shell());
-        let cwd = call
-            .arguments
-            .get("cwd")
-            .and_then(serde_json::Value::as_str)
-            .map(|dir| north_tools::sandbox::physical_path(&root, std::path::Path::new(dir)))
-            .transpose()
-            .unwrap_or(None);
-        let mut verdict = policy.decide(&command, cwd.as_deref());
-        // A hook that asks makes even an allowed command wait for the user.
-        if let (Some(HookPermission::Ask(why)), Verdict::Allow(_)) =
-            (&self.hook_permission, &verdict)
-        {
-            verdict = Verdict::Ask(AskReason::Hook(why.clone()));
+        Ok((policy, allowlist))
+    }
+
+    /// Who decides here: a person at North's terminal, one in an editor, or
+    /// nobody in person (flags).
+    fn decider(&self) -> Decider {
+        if self.approver.may_leave_sandbox() {
+            Decider::Terminal
+        } else if self.approver.is_interactive() {
+            Decider::Editor
+        } else {
+            Decider::Unattended
         }
-        let hook_asks = self.hook_asks();
-        let consent = match verdict {
-            Verdict::Ask(reason) if self.hook_allows() => {
-                self.tracer.record(
-                    TraceKind::Approval,
-                    json!({"call_id": call.id, "kind": ApprovalKind::Shell, "subject": command, "decision": "auto", "by": "a PreToolUse hook", "reason": reason.to_string()}),
-                );
-                Consent::Hook
+    }
+
+    /// The hook's word on this call.
+    fn hook_word(&self) -> HookWord {
+        match self.hook_permission {
+            Some(HookPermission::Allow(_)) => HookWord::Allow,
+            Some(HookPermission::Ask(_)) => HookWord::Ask,
+            None => HookWord::Silent,
+        }
+    }
+
+    /// Records in the trace why a command ran without asking.
+    fn record_unasked(&self, call_id: &str, command: &str, consent: Consent, verdict: &Verdict) {
+        let by = match (consent, verdict) {
+            (Consent::Hook, _) => "a PreToolUse hook".to_string(),
+            (Consent::SandboxedMode, _) => "mode auto (sandboxed)".to_string(),
+            (Consent::TypedByPerson, _) => "typed by the user".to_string(),
+            (_, Verdict::Allow(by)) => format!("{by:?}"),
+            (consent, _) => format!("{consent:?}"),
+        };
+        let mut entry = json!({"call_id": call_id, "kind": ApprovalKind::Shell, "subject": command, "decision": "auto", "by": by});
+        if let Verdict::Ask(reason) = verdict {
+            entry["reason"] = json!(reason.to_string());
+        }
+        self.tracer.record(TraceKind::Approval, entry);
+    }
+
+    /// Asks the decider about `command`; an "Always" is remembered as the
+    /// policy offers it. The refusal is what the model is told.
+    async fn ask_shell(
+        &mut self,
+        call: &ToolCall,
+        command: &str,
+        reason: &AskReason,
+        allowlist: &mut ProjectAllowlist,
+    ) -> Result<Consent, ToolOutcome> {
+        // Decided here, never taken from the front end: only what the
+        // policy would offer can be stored.
+        let prefix = north_tools::policy::suggested_prefix(command);
+        let decision = self
+            .ask(
+                &call.id,
+                ApprovalKind::Shell,
+                command.to_string(),
+                ApprovalRequest::Shell {
+                    command,
+                    reason,
+                    prefix: prefix.as_deref(),
+                },
+            )
+            .await;
+        let reply = match decision {
+            ApprovalDecision::RunOnce => Reply::Yes,
+            ApprovalDecision::Always => {
+                self.session_rules.exact.push(command.to_string());
+                match allowlist.add(command) {
+                    Ok(_) => self.trust.after_own_write(&self.ctx.root),
+                    Err(e) => tracing::warn!(error = %e, "cannot persist allow rule"),
+                }
+                Reply::Yes
             }
-            // In `auto` the shell itself is inside the OS sandbox: what the
-            // policy would ask about runs there without asking.
-            Verdict::Ask(reason)
-                if self.mode == PermissionMode::Auto && self.escalation.is_some() && !hook_asks =>
-            {
-                self.tracer.record(
-                    TraceKind::Approval,
-                    json!({"call_id": call.id, "kind": ApprovalKind::Shell, "subject": command, "decision": "auto", "by": "mode auto (sandboxed)", "reason": reason.to_string()}),
-                );
-                Consent::SandboxedMode
-            }
-            Verdict::Ask(reason) if self.typed_by_user && !hook_asks => {
-                self.tracer.record(
-                    TraceKind::Approval,
-                    json!({"call_id": call.id, "kind": ApprovalKind::Shell, "subject": command, "decision": "auto", "by": "typed by the user", "reason": reason.to_string()}),
-                );
-                Consent::TypedByPerson
-            }
-            Verdict::Allow(by) => {
-                self.tracer.record(
-                    TraceKind::Approval,
-                    json!({"call_id": call.id, "kind": ApprovalKind::Shell, "subject": command, "decision": "auto", "by": format!("{by:?}")}),
-                );
-                Consent::None
-            }
-            Verdict::Deny(denial) => return ToolOutcome::err(denial.to_string()),
-            Verdict::Ask(reason) => {
-                // Decided here, never taken from the front end: only what
-                // the policy would offer can be stored.
-                let prefix = north_tools::policy::suggested_prefix(&command);
-                let decision = self
-                    .ask(
-                        &call.id,
-                        ApprovalKind::Shell,
-                        command.clone(),
-                        ApprovalRequest::Shell {
-                            command: &command,
-                            reason: &reason,
-                            prefix: prefix.as_deref(),
-                        },
-                    )
-                    .await;
-                match decision {
-                    ApprovalDecision::RunOnce => Consent::Person,
-                    ApprovalDecision::Always => {
-                        self.session_rules.exact.push(command.clone());
-                        match allowlist.add(&command) {
-                            Ok(_) => self.trust.after_own_write(&self.ctx.root),
-                            Err(e) => tracing::warn!(error = %e, "cannot persist allow rule"),
-                        }
-                        Consent::Person
-                    }
-                    ApprovalDecision::AlwaysPrefix => {
-                        if let Some(prefix) = prefix {
-                            self.session_rules.prefixes.push(prefix.clone());
-                            match allowlist.add_prefix(&prefix) {
-                                Ok(_) => self.trust.after_own_write(&self.ctx.root),
-                                Err(e) => tracing::warn!(error = %e, "cannot persist prefix rule"),
-                            }
-                        }
-                        Consent::Person
-                    }
-                    _ if self.approver.is_interactive() => {
-                        return ToolOutcome::err(match self.approver.feedback(&call.id) {
-                            Some(why) => {
-                                format!("the user denied running `{command}` and said: {why}")
-                            }
-                            None => format!(
-                                "the user denied running `{command}`; do not run it again this turn"
-                            ),
-                        });
-                    }
-                    _ => {
-                        return ToolOutcome::err(format!(
-                            "{}; do not retry it",
-                            crate::approval::shell_refusal(
-                                &command,
-                                &reason,
-                                self.approver.auto_approves_shell()
-                            )
-                        ));
+            ApprovalDecision::AlwaysPrefix => {
+                if let Some(prefix) = prefix {
+                    self.session_rules.prefixes.push(prefix.clone());
+                    match allowlist.add_prefix(&prefix) {
+                        Ok(_) => self.trust.after_own_write(&self.ctx.root),
+                        Err(e) => tracing::warn!(error = %e, "cannot persist prefix rule"),
                     }
                 }
+                Reply::Yes
             }
+            _ => Reply::No,
         };
-        // The one value the shell tool runs from; the policy makes it.
-        let approved = match policy.approve(&command, cwd.as_deref(), consent) {
-            Ok(approved) => approved,
-            Err(Verdict::Deny(denial)) => return ToolOutcome::err(denial.to_string()),
-            Err(verdict) => {
-                return ToolOutcome::err(format!(
-                    "`{command}` was not run: the command policy did not allow it ({verdict:?})"
-                ));
-            }
-        };
-        self.ctx.approved = Some(approved);
-        let outcome = self
-            .tools
-            .call(&call.name, call.arguments.clone(), self.ctx)
-            .await;
-        // When the sandbox's policy is what stopped the command, the model
-        // gets its output and the denial together; only a person at North's
-        // own terminal is offered to leave the sandbox.
-        let policy = self.ctx.shell.spawner().policy().cloned();
-        let evidence = policy.and_then(|p| sandbox_denial(&outcome, &p));
-        let outcome = match (self.escalation.clone(), evidence) {
-            (Some(plain), Some(evidence)) if self.approver.may_leave_sandbox() => {
-                self.escalate(call, &command, outcome, plain, evidence)
-                    .await
-            }
-            (_, Some(evidence)) => with_denial(
-                outcome,
-                &evidence,
-                "no run outside the sandbox is offered here (only a person at North's terminal may allow one)",
-            ),
-            (_, None) => outcome,
-        };
-        self.ctx.approved = None;
-        outcome
+        match orchestrate::answered(reply) {
+            Before::Run(consent) => Ok(consent),
+            _ => Err(self.shell_refused(call, command, reason)),
+        }
+    }
+
+    /// What the model is told when the decider said no.
+    fn shell_refused(&self, call: &ToolCall, command: &str, reason: &AskReason) -> ToolOutcome {
+        if self.approver.is_interactive() {
+            return ToolOutcome::err(match self.approver.feedback(&call.id) {
+                Some(why) => format!("the user denied running `{command}` and said: {why}"),
+                None => {
+                    format!("the user denied running `{command}`; do not run it again this turn")
+                }
+            });
+        }
+        ToolOutcome::err(format!(
+            "{}; do not retry it",
+            crate::approval::shell_refusal(command, reason, self.approver.auto_approves_shell())
+        ))
     }
 
     /// A command the sandbox stopped: the user may let it run once outside
@@ -353,7 +418,7 @@ impl CallEnv<'_> {
     pub(super) async fn write(&mut self, call: &ToolCall) -> ToolOutcome {
         let proposal = match self
             .tools
-            .propose(&call.name, call.arguments.clone(), self.ctx)
+            .propose(&call.name, call.arguments.clone(), &self.ctx)
         {
             Ok(p) => p,
             Err(outcome) => return outcome,

@@ -12,7 +12,9 @@ use crate::store::Tracer;
 /// Everything a call needs from the agent, borrowed for its duration.
 pub(crate) struct CallEnv<'a> {
     pub tools: &'a Registry,
-    pub ctx: &'a mut ToolContext,
+    /// This call's own context (by value): what the call sets on it ends
+    /// with the call.
+    pub ctx: ToolContext,
     pub approver: &'a dyn Approver,
     pub state: &'a mut State,
     pub tracer: &'a Tracer,
@@ -65,12 +67,8 @@ impl CallEnv<'_> {
         if let Value::String(raw) = &call.arguments {
             return ToolOutcome::err(format!("arguments are not a valid JSON object: {raw}"));
         }
-        self.ctx.capabilities = self.state.capabilities_granted.clone();
-        // An approval is for one call: none is left from a call that ended
-        // early (a panic, an error), whatever this call is.
-        self.ctx.approved = None;
         match tool.spec().approval {
-            ApprovalPolicy::None => tool.call(call.arguments.clone(), self.ctx).await,
+            ApprovalPolicy::None => tool.call(call.arguments.clone(), &self.ctx).await,
             ApprovalPolicy::Shell => self.shell(call).await,
             ApprovalPolicy::Write => self.write(call).await,
             ApprovalPolicy::External => self.external(&tool, call).await,
@@ -85,7 +83,7 @@ impl CallEnv<'_> {
                 // which; the user is asked about it and the call runs again.
                 let mut asked = Vec::new();
                 loop {
-                    let outcome = tool.call(call.arguments.clone(), self.ctx).await;
+                    let outcome = tool.call(call.arguments.clone(), &self.ctx).await;
                     let wanted = outcome
                         .output
                         .get("needs_grant")

@@ -336,7 +336,8 @@ impl Agent {
         Ok(agent)
     }
 
-    /// Everything a tool call borrows from the agent.
+    /// Everything a tool call borrows from the agent, and the call's own
+    /// context (the session's services, the grants as they stand).
     fn call_env<'a>(&'a mut self, emit: &'a Emit<'a>) -> dispatch::CallEnv<'a> {
         let escalation = self.escalation_shell();
         let hook_session = self.hook_session();
@@ -348,7 +349,7 @@ impl Agent {
             hooks: self.hooks.as_ref(),
             hook_session,
             tools: &self.tools,
-            ctx: &mut self.ctx,
+            ctx: self.ctx.for_call(self.state.capabilities_granted.clone()),
             approver: &*self.approver,
             state: &mut self.state,
             tracer: &self.tracer,

@@ -490,7 +490,6 @@ impl Agent {
             // A running command's output reaches the front end as it
             // is produced (Event::ToolOutput), while the call runs.
             let (live, mut output) = tokio::sync::mpsc::unbounded_channel();
-            self.ctx.live_output = Some(live);
             let forward = |(stream, text)| {
                 emit(Event::ToolOutput {
                     call_id: call.id.clone(),
@@ -501,6 +500,7 @@ impl Agent {
             let outcome = {
                 let mut env = self.call_env(emit);
                 env.hook_permission = permission;
+                env.ctx.live_output = Some(live);
                 let run = env.run(call);
                 tokio::pin!(run);
                 loop {
@@ -510,7 +510,6 @@ impl Agent {
                     }
                 }
             };
-            self.ctx.live_output = None;
             while let Ok(chunk) = output.try_recv() {
                 forward(chunk);
             }

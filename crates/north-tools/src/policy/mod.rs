@@ -17,6 +17,7 @@ pub mod approved;
 pub mod command;
 pub mod mesh;
 pub mod net;
+pub mod orchestrate;
 pub mod shell;
 
 pub use allowlist::{AllowlistError, ProjectAllowlist};

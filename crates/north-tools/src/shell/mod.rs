@@ -20,12 +20,16 @@ pub use crate::spawn::env;
 pub mod background;
 pub mod bgtools;
 use crate::os_sandbox::gitguard;
+mod denial;
 mod output;
+mod result;
 mod script;
 mod session;
 pub mod tools;
 
+pub use denial::{SandboxDenial, sandbox_denial};
 pub use output::truncate_chars;
+pub use result::{DENIED_NOTE, Naming, ShellResult};
 
 use crate::policy::ApprovedCommand;
 use std::path::{Path, PathBuf};

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::output::truncate_chars;
-use super::{RunOptions, RunResult};
+use super::{DENIED_NOTE, Naming, RunOptions, RunResult, ShellResult};
 use crate::args::ArgsSchema;
 use crate::describe;
 use crate::policy::{MeshPolicy, dangerous_substring};
@@ -123,17 +123,8 @@ impl Tool for ShellRun {
                 Ok(result) => result,
                 Err(outcome) => return outcome,
             };
-            let mut output = json!({
-                "stdout": result.stdout,
-                "stderr": result.stderr,
-                "exitCode": result.exit_code,
-                "durationMs": millis(result.duration),
-                "timedOut": result.timed_out,
-                "truncated": result.truncated,
-            });
-            if let (Some(notice), Some(obj)) = (&result.notice, output.as_object_mut()) {
-                obj.insert("notice".to_owned(), json!(notice));
-            }
+            let output =
+                ShellResult::from_run(&result, ctx.shell.spawner().policy()).to_json(Naming::Camel);
             interrupted_outcome(&result, timeout, output)
         })
     }
@@ -220,15 +211,10 @@ impl Tool for ShellExec {
                 Ok(result) => result,
                 Err(outcome) => return outcome,
             };
-            let output = json!({
-                "stdout": result.stdout,
-                "stderr": result.stderr,
-                "exit_code": result.exit_code,
-                "timed_out": result.timed_out,
-                "truncated": result.truncated,
-                "duration_ms": millis(result.duration),
-            });
-            interrupted_outcome(&result, timeout, output)
+            let mut shell = ShellResult::from_run(&result, ctx.shell.spawner().policy());
+            // The contract's result has no `notice`.
+            shell.notice = None;
+            interrupted_outcome(&result, timeout, shell.to_json(Naming::Snake))
         })
     }
 }
@@ -385,6 +371,14 @@ impl Tool for Bash {
                         " [stopped: disk quota exceeded, no file may grow past {bytes} bytes (max_disk_bytes)]"
                     ));
                 }
+            }
+            if let Some(denied) =
+                ShellResult::from_run(&result, ctx.shell.spawner().policy()).sandbox_denied
+            {
+                if !text.is_empty() && !text.ends_with('\n') {
+                    text.push('\n');
+                }
+                text.push_str(&format!("[{DENIED_NOTE}: {denied}]"));
             }
             let (text, _) = truncate_chars(&text, self.max_output_chars);
             interrupted_outcome(&result, self.timeout, Value::String(text))
