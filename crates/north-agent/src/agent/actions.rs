@@ -31,44 +31,7 @@ impl Agent {
         let mut actions = Vec::new();
         for block in blocks {
             match block.kind {
-                BlockKind::Notes => {
-                    let parsed = if block.terminated {
-                        NotesPatch::parse(&block.body).map_err(|e| e.to_string())
-                    } else {
-                        Err(crate::notes::NotesError::Unterminated.to_string())
-                    };
-                    match parsed {
-                        Ok(patch) => {
-                            let before = (self.state.goals.clone(), self.state.open_loops.clone());
-                            patch.apply(&mut self.state);
-                            if before != (self.state.goals.clone(), self.state.open_loops.clone()) {
-                                emit(Event::Plan {
-                                    goals: self.state.goals.clone(),
-                                    open_loops: self.state.open_loops.clone(),
-                                });
-                            }
-                            self.tracer.record(TraceKind::NotesPatch, json!({"ok": true, "unknown_keys": patch.unknown_keys, "state": self.state}));
-                            actions.extend(patch.actions);
-                        }
-                        Err(e) => {
-                            self.tracer
-                                .record(TraceKind::NotesPatch, json!({"ok": false, "error": e}));
-                            // The model believes its notes were saved; the
-                            // next request tells it they were not, and why.
-                            self.push_results(vec![ContentBlock::text(format!(
-                                "NOTES_JSON rejected, your notes were not changed: {e}. Send the patch again as one JSON object between {} and {}.",
-                                crate::blocks::NOTES.0,
-                                crate::blocks::NOTES.1
-                            ))]);
-                            emit(Event::Notice {
-                                kind: NoticeKind::MalformedNotes,
-                                message: format!(
-                                    "the model's NOTES block was rejected ({e}); its notes are unchanged and it was told"
-                                ),
-                            });
-                        }
-                    }
-                }
+                BlockKind::Notes => actions.extend(self.apply_notes(block, emit)),
                 BlockKind::ToolCalls => {
                     let parsed = if block.terminated {
                         textcalls::parse(&block.body).map_err(|e| e.to_string())
@@ -104,6 +67,51 @@ impl Agent {
             self.run_actions(actions, emit).await;
         }
         TextCalls { calls, rejected }
+    }
+
+    /// A NOTES block applied to the session state (a change of plan shown);
+    /// a malformed one answered with why. Returns the actions it asked for.
+    fn apply_notes(&mut self, block: &crate::blocks::Block, emit: &Emit<'_>) -> Vec<Action> {
+        let parsed = if block.terminated {
+            NotesPatch::parse(&block.body).map_err(|e| e.to_string())
+        } else {
+            Err(crate::notes::NotesError::Unterminated.to_string())
+        };
+        match parsed {
+            Ok(patch) => {
+                let before = (self.state.goals.clone(), self.state.open_loops.clone());
+                patch.apply(&mut self.state);
+                if before != (self.state.goals.clone(), self.state.open_loops.clone()) {
+                    emit(Event::Plan {
+                        goals: self.state.goals.clone(),
+                        open_loops: self.state.open_loops.clone(),
+                    });
+                }
+                self.tracer.record(
+                    TraceKind::NotesPatch,
+                    json!({"ok": true, "unknown_keys": patch.unknown_keys, "state": self.state}),
+                );
+                patch.actions
+            }
+            Err(e) => {
+                self.tracer
+                    .record(TraceKind::NotesPatch, json!({"ok": false, "error": e}));
+                // The model believes its notes were saved; the
+                // next request tells it they were not, and why.
+                self.push_results(vec![ContentBlock::text(format!(
+                    "NOTES_JSON rejected, your notes were not changed: {e}. Send the patch again as one JSON object between {} and {}.",
+                    crate::blocks::NOTES.0,
+                    crate::blocks::NOTES.1
+                ))]);
+                emit(Event::Notice {
+                    kind: NoticeKind::MalformedNotes,
+                    message: format!(
+                        "the model's NOTES block was rejected ({e}); its notes are unchanged and it was told"
+                    ),
+                });
+                Vec::new()
+            }
+        }
     }
 
     async fn run_actions(&mut self, actions: Vec<Action>, emit: &Emit<'_>) {

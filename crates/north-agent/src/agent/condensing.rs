@@ -93,34 +93,10 @@ impl Agent {
         emit: &Emit<'_>,
         cancel: &CancellationToken,
     ) -> Result<bool, TurnEnd> {
-        let budget = self.opts.context_budget;
         let Some(cut) = split_point(&self.messages, keep) else {
             return Ok(false);
         };
-        let mut prompt = String::new();
-        if let Some(focus) = focus {
-            prompt.push_str(&format!(
-                "The user asked the summary to keep above all: {focus}\n\n"
-            ));
-        }
-        if !self.state.episode_summary.is_empty() {
-            prompt.push_str(&format!(
-                "Summary so far:\n{}\n\n",
-                self.state.episode_summary
-            ));
-        }
-        // The summarizer's own request must fit the window too: its
-        // transcript keeps the most recent part that fits half the budget.
-        let mut dropped = transcript(&self.messages[..cut]);
-        let room = usize::try_from(budget * 2).unwrap_or(usize::MAX);
-        if dropped.len() > room {
-            let mut start = dropped.len() - room;
-            while !dropped.is_char_boundary(start) {
-                start += 1;
-            }
-            dropped = format!("[earlier part omitted]\n{}", &dropped[start..]);
-        }
-        prompt.push_str(&dropped);
+        let prompt = self.summary_prompt(cut, focus);
         let mut req = ChatRequest::new(self.opts.model.clone(), vec![Message::user(prompt)]);
         req.system = Some(SUMMARY_INSTRUCTIONS.into());
         req.max_tokens = self.opts.max_tokens.min(1024);
@@ -137,51 +113,7 @@ impl Agent {
                 );
                 let (summary, _) = crate::blocks::split_blocks(&resp.text());
                 self.state.episode_summary = summary.trim().to_string();
-                let request = self.messages[..cut]
-                    .iter()
-                    .rev()
-                    .find(|m| crate::condense::is_user_input(m))
-                    .map(Message::text_content);
-                // The log is brought level first, so the condensation is one
-                // appended record: the condensed messages stay in the
-                // transcript, only the model's view loses them.
-                let level = self.checkpoint().is_ok();
-                self.messages.drain(..cut);
-                let mut lead = None;
-                // Providers want a user message first; restate the request
-                // the kept messages belong to.
-                if self.messages.first().is_some_and(|m| m.role != Role::User) {
-                    let note = match request {
-                        // Condensed before: the note already restates the request.
-                        Some(r) if r.starts_with("[Earlier messages were condensed") => r,
-                        Some(r) => format!(
-                            "[Earlier messages were condensed into the session summary.] The request being worked on: {r}"
-                        ),
-                        None => "[Earlier messages were condensed into the session summary.]"
-                            .to_string(),
-                    };
-                    lead = Some(Message::user(note));
-                }
-                if let Some(note) = &lead {
-                    self.messages.insert(0, note.clone());
-                }
-                self.revision += 1;
-                match level
-                    && self
-                        .log
-                        .condensed(self.revision, cut, lead.as_ref())
-                        .is_ok()
-                {
-                    true => self.clean = self.messages.len(),
-                    // The whole view is written again instead: nothing lost.
-                    false => self.touched(0),
-                }
-                let after = estimate_tokens(&self.messages);
-                self.tracer.record(
-                    TraceKind::Condense,
-                    json!({"tokens_before": used, "tokens_after": after, "dropped_messages": cut}),
-                );
-                self.save(emit);
+                self.drop_condensed(cut, used, emit);
                 Ok(true)
             }
             Err(e) if e.is_cancelled() => Err(interrupted(emit, Usage::default())),
@@ -194,5 +126,83 @@ impl Agent {
                 Ok(false)
             }
         }
+    }
+
+    /// What the summarizer is asked: the user's focus, the summary so far
+    /// and the transcript of the first `cut` messages — its most recent part
+    /// that fits half the budget, so the summarizer's own request fits too.
+    fn summary_prompt(&self, cut: usize, focus: Option<&str>) -> String {
+        let mut prompt = String::new();
+        if let Some(focus) = focus {
+            prompt.push_str(&format!(
+                "The user asked the summary to keep above all: {focus}\n\n"
+            ));
+        }
+        if !self.state.episode_summary.is_empty() {
+            prompt.push_str(&format!(
+                "Summary so far:\n{}\n\n",
+                self.state.episode_summary
+            ));
+        }
+        let mut dropped = transcript(&self.messages[..cut]);
+        let room = usize::try_from(self.opts.context_budget * 2).unwrap_or(usize::MAX);
+        if dropped.len() > room {
+            let mut start = dropped.len() - room;
+            while !dropped.is_char_boundary(start) {
+                start += 1;
+            }
+            dropped = format!("[earlier part omitted]\n{}", &dropped[start..]);
+        }
+        prompt.push_str(&dropped);
+        prompt
+    }
+
+    /// Drops the first `cut` messages from the model's view (the summary
+    /// holds them), restating the request the kept ones belong to.
+    fn drop_condensed(&mut self, cut: usize, used: u64, emit: &Emit<'_>) {
+        let request = self.messages[..cut]
+            .iter()
+            .rev()
+            .find(|m| crate::condense::is_user_input(m))
+            .map(Message::text_content);
+        // The log is brought level first, so the condensation is one
+        // appended record: the condensed messages stay in the transcript,
+        // only the model's view loses them.
+        let level = self.checkpoint().is_ok();
+        self.messages.drain(..cut);
+        let mut lead = None;
+        // Providers want a user message first; restate the request the
+        // kept messages belong to.
+        if self.messages.first().is_some_and(|m| m.role != Role::User) {
+            let note = match request {
+                // Condensed before: the note already restates the request.
+                Some(r) if r.starts_with("[Earlier messages were condensed") => r,
+                Some(r) => format!(
+                    "[Earlier messages were condensed into the session summary.] The request being worked on: {r}"
+                ),
+                None => "[Earlier messages were condensed into the session summary.]".to_string(),
+            };
+            lead = Some(Message::user(note));
+        }
+        if let Some(note) = &lead {
+            self.messages.insert(0, note.clone());
+        }
+        self.revision += 1;
+        match level
+            && self
+                .log
+                .condensed(self.revision, cut, lead.as_ref())
+                .is_ok()
+        {
+            true => self.clean = self.messages.len(),
+            // The whole view is written again instead: nothing lost.
+            false => self.touched(0),
+        }
+        let after = estimate_tokens(&self.messages);
+        self.tracer.record(
+            TraceKind::Condense,
+            json!({"tokens_before": used, "tokens_after": after, "dropped_messages": cut}),
+        );
+        self.save(emit);
     }
 }

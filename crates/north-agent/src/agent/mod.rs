@@ -1,6 +1,7 @@
 //! The agent: one session's tool loop.
 //!
-//! A turn at a glance ([`Agent::run_turn`], in `turn.rs`):
+//! A turn at a glance ([`Agent::run_turn`], in `turn.rs`; the loop is a
+//! step function in `step.rs`, each step ending in a typed `Step`):
 //!
 //! 1. the user input is appended and the checkpoint saved (`history.rs`);
 //! 2. the system prompt is built from the product rules, the project card,
@@ -43,6 +44,7 @@ mod malformed;
 mod model;
 mod modes;
 mod rewind;
+mod step;
 mod stream;
 mod system;
 mod turn;
@@ -303,37 +305,44 @@ impl Agent {
             agent.recovered = Some(recovery);
         }
         if let Some(cp) = resumed {
-            agent.state = cp.state;
-            agent.state.normalize();
-            // Capabilities are the user's to grant in this run: a checkpoint
-            // (which a repository could have shipped or edited) never
-            // widens them. What was granted before is asked for again.
-            let carried = std::mem::take(&mut agent.state.capabilities_granted);
-            if !carried.is_empty() {
-                tracing::info!(
-                    dropped = carried.len(),
-                    "grants of the resumed session not carried over"
-                );
-            }
-            agent.revision = cp.revision;
-            agent.messages = cp.messages;
-            agent.total = cp.usage.unwrap_or_default();
-            // What came from the log is on disk as it is; an old session's
-            // history (from its checkpoint) is written to the log at the first sync.
-            agent.clean = agent.log.messages_on_disk();
-            agent.close_interrupted_calls();
-            let mut dropped = 0;
-            if let Some(previous) = cp.model.filter(|m| *m != agent.model()) {
-                dropped = agent.drop_reasoning();
-                agent.resumed_from = Some((previous, dropped));
-            }
-            agent.tracer.record(
-                TraceKind::Resume,
-                json!({"revision": agent.revision, "messages": agent.messages.len(), "model_changed": agent.resumed_from.is_some(), "dropped_reasoning": dropped}),
-            );
+            agent.resume(cp);
         }
         agent.ctx.capabilities = agent.state.capabilities_granted.clone();
         Ok(agent)
+    }
+
+    /// Takes up a saved session: its state (never its grants), messages,
+    /// usage; calls a killed process left open are closed, and reasoning
+    /// another model wrote is dropped.
+    fn resume(&mut self, cp: north_protocol::Checkpoint) {
+        self.state = cp.state;
+        self.state.normalize();
+        // Capabilities are the user's to grant in this run: a checkpoint
+        // (which a repository could have shipped or edited) never
+        // widens them. What was granted before is asked for again.
+        let carried = std::mem::take(&mut self.state.capabilities_granted);
+        if !carried.is_empty() {
+            tracing::info!(
+                dropped = carried.len(),
+                "grants of the resumed session not carried over"
+            );
+        }
+        self.revision = cp.revision;
+        self.messages = cp.messages;
+        self.total = cp.usage.unwrap_or_default();
+        // What came from the log is on disk as it is; an old session's
+        // history (from its checkpoint) is written to the log at the first sync.
+        self.clean = self.log.messages_on_disk();
+        self.close_interrupted_calls();
+        let mut dropped = 0;
+        if let Some(previous) = cp.model.filter(|m| *m != self.model()) {
+            dropped = self.drop_reasoning();
+            self.resumed_from = Some((previous, dropped));
+        }
+        self.tracer.record(
+            TraceKind::Resume,
+            json!({"revision": self.revision, "messages": self.messages.len(), "model_changed": self.resumed_from.is_some(), "dropped_reasoning": dropped}),
+        );
     }
 
     /// Everything a tool call borrows from the agent, and the call's own

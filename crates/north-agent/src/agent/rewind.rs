@@ -218,30 +218,7 @@ impl Agent {
             }
         }
         if wants_history {
-            match past {
-                Some(mut past) => {
-                    past.messages.truncate(n);
-                    report.messages_dropped = Some(self.messages.len().saturating_sub(n));
-                    self.messages = past.messages.clone();
-                    self.revision += 1;
-                    match self.log.restored(self.revision, &past) {
-                        Ok(()) => self.clean = self.messages.len(),
-                        Err(_) => self.touched(0),
-                    }
-                }
-                None => {
-                    report.messages_dropped = Some(self.messages.len() - n);
-                    self.messages.truncate(n);
-                    self.touched(n);
-                }
-            }
-            self.state = record.state_before.clone();
-            self.ctx.capabilities = self.state.capabilities_granted.clone();
-            self.checkpoint().map_err(|e| UndoError::Log {
-                op: "save the session after rewinding",
-                path: self.session.dir.clone(),
-                message: e.to_string(),
-            })?;
+            report.messages_dropped = Some(self.restore_history(n, past, &record.state_before)?);
         }
         self.tracer.record(
             TraceKind::Undo,
@@ -255,5 +232,40 @@ impl Agent {
             }),
         );
         Ok(report)
+    }
+
+    /// The conversation back to its first `n` messages (from `past` when it
+    /// was condensed since) and the session state to `state`; saved.
+    /// Returns how many messages were dropped.
+    fn restore_history(
+        &mut self,
+        n: usize,
+        past: Option<crate::store::Replayed>,
+        state: &north_protocol::State,
+    ) -> Result<usize, UndoError> {
+        let dropped = self.messages.len().saturating_sub(n);
+        match past {
+            Some(mut past) => {
+                past.messages.truncate(n);
+                self.messages = past.messages.clone();
+                self.revision += 1;
+                match self.log.restored(self.revision, &past) {
+                    Ok(()) => self.clean = self.messages.len(),
+                    Err(_) => self.touched(0),
+                }
+            }
+            None => {
+                self.messages.truncate(n);
+                self.touched(n);
+            }
+        }
+        self.state = state.clone();
+        self.ctx.capabilities = self.state.capabilities_granted.clone();
+        self.checkpoint().map_err(|e| UndoError::Log {
+            op: "save the session after rewinding",
+            path: self.session.dir.clone(),
+            message: e.to_string(),
+        })?;
+        Ok(dropped)
     }
 }

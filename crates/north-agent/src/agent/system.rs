@@ -19,6 +19,48 @@ impl Agent {
             self.card = Some(ProjectCard::load_or_compute(&self.tools, &self.ctx).await);
         }
         let card = self.card.clone().unwrap_or_default();
+        let hits = self.memories(user_input);
+        let text_protocol = self.opts.tool_protocol == ToolProtocol::Text;
+        let protocol = if text_protocol {
+            self.text_protocol()
+        } else {
+            String::new()
+        };
+        let params = SystemParams {
+            rules: self
+                .opts
+                .role
+                .clone()
+                .unwrap_or_else(|| crate::context::RULES.to_string()),
+            readme: card.readme,
+            tree: card.tree,
+            languages: card.languages,
+            hotfiles: card.hotfiles,
+            agents_md_summary: String::new(),
+            agents_md: agents_md(&self.ctx.root),
+            retrieved: retrieved_block(&hits),
+            skills: self.skills_listing(),
+            state: state_text(&self.state),
+            text_protocol,
+            protocol,
+        };
+        let params = SystemParams {
+            agents_md_summary: agents_md_summary(&params.agents_md),
+            ..params
+        };
+        let rendered = render_system_prompt(
+            params,
+            self.opts.prompt_overrides.as_ref(),
+            &self.disclosure.opened,
+        )?;
+        let text = rendered.text().to_string();
+        self.disclosure.rendered = Some(rendered);
+        Ok(text)
+    }
+
+    /// The memories retrieved for `user_input` (the project's, a trusted
+    /// project's shipped ones labelled, the extra files), recorded as shown.
+    fn memories(&mut self, user_input: &str) -> Vec<crate::memory::Scored> {
         // The project's memory file: what this user's North remembered, and
         // — only in a trusted project, labelled as such — what the
         // repository shipped in it.
@@ -62,56 +104,26 @@ impl Agent {
                 json!({"query": user_input.chars().take(200).collect::<String>(), "hits": hits.iter().map(|h| json!({"id": h.entry.id, "score": h.score})).collect::<Vec<_>>()}),
             );
         }
-        let text_protocol = self.opts.tool_protocol == ToolProtocol::Text;
-        let protocol = if text_protocol {
-            let tools: Vec<String> = self
-                .tools
-                .specs()
-                .iter()
-                .map(|t| {
-                    format!(
-                        "- {}: {} args schema: {}",
-                        t.name, t.description, t.input_schema
-                    )
-                })
-                .collect();
-            format!(
-                "{}\n\nTools:\n{}",
-                textcalls::INSTRUCTIONS,
-                tools.join("\n")
-            )
-        } else {
-            String::new()
-        };
-        let params = SystemParams {
-            rules: self
-                .opts
-                .role
-                .clone()
-                .unwrap_or_else(|| crate::context::RULES.to_string()),
-            readme: card.readme,
-            tree: card.tree,
-            languages: card.languages,
-            hotfiles: card.hotfiles,
-            agents_md_summary: String::new(),
-            agents_md: agents_md(&self.ctx.root),
-            retrieved: retrieved_block(&hits),
-            skills: self.skills_listing(),
-            state: state_text(&self.state),
-            text_protocol,
-            protocol,
-        };
-        let params = SystemParams {
-            agents_md_summary: agents_md_summary(&params.agents_md),
-            ..params
-        };
-        let rendered = render_system_prompt(
-            params,
-            self.opts.prompt_overrides.as_ref(),
-            &self.disclosure.opened,
-        )?;
-        let text = rendered.text().to_string();
-        self.disclosure.rendered = Some(rendered);
-        Ok(text)
+        hits
+    }
+
+    /// The text protocol's instructions and the tools it may call.
+    fn text_protocol(&self) -> String {
+        let tools: Vec<String> = self
+            .tools
+            .specs()
+            .iter()
+            .map(|t| {
+                format!(
+                    "- {}: {} args schema: {}",
+                    t.name, t.description, t.input_schema
+                )
+            })
+            .collect();
+        format!(
+            "{}\n\nTools:\n{}",
+            textcalls::INSTRUCTIONS,
+            tools.join("\n")
+        )
     }
 }

@@ -10,7 +10,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::malformed::{self, Planned};
 use super::{Agent, Emit, TurnEnd};
-use crate::condense::estimate_tokens;
 use crate::config::ToolProtocol;
 use crate::context::SystemPromptError;
 
@@ -29,7 +28,7 @@ pub(super) fn interrupted(emit: &Emit<'_>, usage: Usage) -> TurnEnd {
 
 impl Agent {
     /// Ends a turn whose system prompt could not be built: nothing is sent.
-    fn prompt_failed(&self, error: &SystemPromptError, emit: &Emit<'_>) -> TurnEnd {
+    pub(super) fn prompt_failed(&self, error: &SystemPromptError, emit: &Emit<'_>) -> TurnEnd {
         let message = format!("{error}; nothing was sent to the model");
         tracing::error!(severity = "recoverable", error = %message, "system prompt failed");
         self.unsent("system_prompt", message, emit)
@@ -51,7 +50,7 @@ impl Agent {
         TurnEnd::PromptFailed(message)
     }
 
-    fn request(&self, system: &str) -> ChatRequest {
+    pub(super) fn request(&self, system: &str) -> ChatRequest {
         let mut req = ChatRequest::new(self.opts.model.clone(), self.messages.clone());
         req.system = Some(system.to_string());
         req.max_tokens = self.opts.max_tokens;
@@ -193,173 +192,10 @@ impl Agent {
         end
     }
 
-    async fn run_turn_inner(
-        &mut self,
-        input: Option<&str>,
-        emit: &Emit<'_>,
-        cancel: &CancellationToken,
-    ) -> TurnEnd {
-        self.ctx.cancel = cancel.child_token();
-        if let Some((from, dropped)) = self.resumed_from.take() {
-            emit(Event::Notice {
-                kind: NoticeKind::ModelSwitched,
-                message: super::model::switch_message(&from, &self.model(), dropped),
-            });
-        }
-        let input = self.take_input(input, emit);
-        let input = input.as_str();
-        let mut system = match self.system(input).await {
-            Ok(s) => s,
-            Err(e) => return self.prompt_failed(&e, emit),
-        };
-        let mut turn_usage = Usage::default();
-        let mut stop_hook_active = false;
-        for step in 1..=self.opts.max_steps {
-            emit(Event::TurnStarted { turn: step });
-            match self.maybe_condense(&system, emit, cancel).await {
-                Err(end) => return end,
-                Ok(true) => match self.system(input).await {
-                    Ok(s) => system = s,
-                    Err(e) => return self.prompt_failed(&e, emit),
-                },
-                Ok(false) => {}
-            }
-            // A background command that ended is news for the model.
-            for notice in self.ctx.shell.jobs().take_exits() {
-                self.push_user_text(&format!("[{notice}]"));
-            }
-            let request = self.request(&system);
-            self.tracer.record(
-                TraceKind::LlmReq,
-                json!({"step": step, "provider": self.opts.provider, "model": self.opts.model, "messages": request.messages.len(), "tools": request.tools.len(), "approx_tokens": estimate_tokens(&request.messages)}),
-            );
-            tracing::info!(
-                provider = %self.opts.provider,
-                model = %self.opts.model,
-                step,
-                messages = request.messages.len(),
-                tools = request.tools.len(),
-                approx_tokens = estimate_tokens(&request.messages),
-                "model request"
-            );
-            let (response, visible, blocks, failure) = self.stream(request, emit, cancel).await;
-            let failed = failure.is_some();
-            let mut calls =
-                self.take_response(step, &response, &visible, failed, &mut turn_usage, emit);
-            if let Some(err) = failure {
-                self.save(emit);
-                return self.provider_failed(&err, turn_usage, emit);
-            }
-            let text = self.apply_blocks(&blocks, emit).await;
-            let mut rejected_blocks = 0;
-            if self.opts.tool_protocol == ToolProtocol::Text {
-                calls.extend(text.calls.into_iter().map(|call| Planned {
-                    call,
-                    problem: None,
-                }));
-                rejected_blocks = text.rejected;
-            }
-            self.save(emit);
-            // A rejected tool-call block was answered with the reason; the
-            // model gets a step to fix it instead of the turn ending silently.
-            if calls.is_empty() && rejected_blocks == 0 {
-                // A Stop hook may send the model back to work, with its
-                // reason as the next instruction.
-                if step < self.opts.max_steps
-                    && !cancel.is_cancelled()
-                    && let Some(reason) = self.stop_hooks(stop_hook_active, emit).await
-                {
-                    stop_hook_active = true;
-                    self.push_user_text(&format!(
-                        "[A Stop hook did not let the turn end: {reason}]"
-                    ));
-                    self.save(emit);
-                    continue;
-                }
-                if let Err(end) = self.maybe_condense(&system, emit, cancel).await {
-                    return end;
-                }
-                emit(Event::TurnEnd {
-                    stop_reason: response.stop_reason,
-                    usage: turn_usage,
-                });
-                return TurnEnd::Done;
-            }
-            self.tracer.record(
-                TraceKind::ToolPlan,
-                json!({"step": step, "calls": calls.iter().map(|p| json!({"id": p.call.id, "tool": p.call.name, "rejected": p.problem.is_some()})).collect::<Vec<_>>()}),
-            );
-            let mut batched = 0;
-            for (i, Planned { call, problem }) in calls.iter().enumerate() {
-                if i < batched {
-                    continue;
-                }
-                if cancel.is_cancelled() {
-                    for rest in &calls[i..] {
-                        self.record_result(
-                            &rest.call,
-                            &ToolOutcome::err("interrupted by the user before this call ran"),
-                            emit,
-                        );
-                    }
-                    self.save(emit);
-                    return interrupted(emit, turn_usage);
-                }
-                if let Some((for_model, for_user)) = problem {
-                    emit(Event::Notice {
-                        kind: NoticeKind::MalformedToolCall,
-                        message: for_user.clone(),
-                    });
-                    self.tracer.record(
-                        TraceKind::ToolRejected,
-                        json!({"id": call.id, "tool": call.name, "reason": for_model}),
-                    );
-                    self.record_result(call, &ToolOutcome::err(for_model.clone()), emit);
-                    self.save(emit);
-                    continue;
-                }
-                // Consecutive `agent` calls run together.
-                if self.is_agent_call(call) {
-                    batched = i + calls[i..]
-                        .iter()
-                        .take_while(|p| p.problem.is_none() && self.is_agent_call(&p.call))
-                        .count();
-                    let batch: Vec<_> = calls[i..batched].iter().map(|p| p.call.clone()).collect();
-                    self.agent_batch(&batch, emit, cancel).await;
-                    continue;
-                }
-                self.announce(call, emit);
-                let hooked = self.pre_tool_hooks(call, emit).await;
-                if let Some(reason) = hooked.block.as_ref().or(hooked.halt.as_ref()) {
-                    self.blocked_by_hook(call, reason, emit);
-                    if let Some(reason) = hooked.halt {
-                        return self.halted(&calls[i + 1..], &reason, turn_usage, emit);
-                    }
-                    continue;
-                }
-                self.tracer.record(TraceKind::ToolStart, json!({"id": call.id, "tool": call.name, "args": crate::intent::trace_args(&call.arguments)}));
-                let mut outcome = self.run_call(call, hooked.permission, emit).await;
-                let halt = self.post_tool_hooks(call, &mut outcome, emit).await;
-                self.record_result(call, &outcome, emit);
-                // Each result is durable as soon as it exists.
-                self.save(emit);
-                if let Some(reason) = halt {
-                    return self.halted(&calls[i + 1..], &reason, turn_usage, emit);
-                }
-            }
-            // An interrupt that stopped the last call ends the turn here: the
-            // user asked North to stop, not to tell the model and go on.
-            if cancel.is_cancelled() {
-                return interrupted(emit, turn_usage);
-            }
-        }
-        self.step_limit(turn_usage, emit)
-    }
-
     /// Logs and counts the model's response (usage, a cut-off notice) and
     /// keeps it as the assistant's message: reasoning, text, then the calls,
     /// vetted. Returns the calls.
-    fn take_response(
+    pub(super) fn take_response(
         &mut self,
         step: u32,
         response: &north_protocol::ChatResponse,
@@ -368,31 +204,7 @@ impl Agent {
         turn_usage: &mut Usage,
         emit: &Emit<'_>,
     ) -> Vec<Planned> {
-        tracing::info!(
-            response_id = response.id.as_deref().unwrap_or("-"),
-            input_tokens = response.usage.input_tokens,
-            output_tokens = response.usage.output_tokens,
-            stop_reason = ?response.stop_reason,
-            failed = failed,
-            "model response"
-        );
-        tracing::debug!(
-            text_chars = visible.len(),
-            tool_calls = response.tool_calls().len(),
-            cache_read = response.usage.cache_read_input_tokens,
-            reasoning_tokens = response.usage.reasoning_tokens,
-            "model response details"
-        );
-        turn_usage.add(&response.usage);
-        self.total.add(&response.usage);
-        emit(Event::Usage {
-            usage: response.usage,
-            total: self.total,
-        });
-        self.tracer.record(
-        TraceKind::LlmDone,
-        json!({"step": step, "usage": response.usage, "stop_reason": response.stop_reason, "text_chars": visible.len(), "tool_calls": response.tool_calls().len()}),
-    );
+        self.count_response(step, response, visible, failed, turn_usage, emit);
         let cut = !failed && response.stop_reason == Some(StopReason::MaxTokens);
         if let Some(reason) = response.stop_reason.clone().filter(|_| !failed) {
             emit(Event::ModelStopped { turn: step, reason });
@@ -452,9 +264,47 @@ impl Agent {
         calls
     }
 
+    /// Logs, traces and counts a response's usage, for the turn and the
+    /// session.
+    fn count_response(
+        &mut self,
+        step: u32,
+        response: &north_protocol::ChatResponse,
+        visible: &str,
+        failed: bool,
+        turn_usage: &mut Usage,
+        emit: &Emit<'_>,
+    ) {
+        tracing::info!(
+            response_id = response.id.as_deref().unwrap_or("-"),
+            input_tokens = response.usage.input_tokens,
+            output_tokens = response.usage.output_tokens,
+            stop_reason = ?response.stop_reason,
+            failed = failed,
+            "model response"
+        );
+        tracing::debug!(
+            text_chars = visible.len(),
+            tool_calls = response.tool_calls().len(),
+            cache_read = response.usage.cache_read_input_tokens,
+            reasoning_tokens = response.usage.reasoning_tokens,
+            "model response details"
+        );
+        turn_usage.add(&response.usage);
+        self.total.add(&response.usage);
+        emit(Event::Usage {
+            usage: response.usage,
+            total: self.total,
+        });
+        self.tracer.record(
+            TraceKind::LlmDone,
+            json!({"step": step, "usage": response.usage, "stop_reason": response.stop_reason, "text_chars": visible.len(), "tool_calls": response.tool_calls().len()}),
+        );
+    }
+
     /// The turn's input made durable before the model sees it; continuing
     /// (no input), the request being worked on, for memory retrieval.
-    fn take_input(&mut self, input: Option<&str>, emit: &Emit<'_>) -> String {
+    pub(super) fn take_input(&mut self, input: Option<&str>, emit: &Emit<'_>) -> String {
         match input {
             Some(input) => {
                 self.push_user_text(input);
@@ -475,7 +325,7 @@ impl Agent {
 
     /// Runs one vetted call, its output forwarded live while it runs, and
     /// logs and traces what it did.
-    async fn run_call(
+    pub(super) async fn run_call(
         &mut self,
         call: &north_protocol::ToolCall,
         permission: Option<crate::hooks::HookPermission>,
@@ -539,7 +389,7 @@ impl Agent {
 
     /// A model request that failed (after retries) or was cancelled ends
     /// the turn, saying why.
-    fn provider_failed(
+    pub(super) fn provider_failed(
         &mut self,
         err: &north_llm::LlmError,
         turn_usage: Usage,
@@ -566,7 +416,7 @@ impl Agent {
     }
 
     /// The turn used all its model steps: it ends, and says how to go on.
-    fn step_limit(&self, turn_usage: Usage, emit: &Emit<'_>) -> TurnEnd {
+    pub(super) fn step_limit(&self, turn_usage: Usage, emit: &Emit<'_>) -> TurnEnd {
         let message = format!(
             "Stopped after {} model steps (the step limit). Send another message to let me continue.",
             self.opts.max_steps
