@@ -498,3 +498,76 @@ fn the_session_check_sees_an_agent_built_elsewhere() {
     let found = production_lines_with(dir.path(), &["Agent::new("]);
     assert_eq!(found.len(), 1, "{found:?}");
 }
+
+/// Functions longer than `limit` lines in production code under `dir`
+/// (a brace count from each `fn` line; test modules left out).
+fn long_functions(dir: &Path, limit: usize) -> Vec<String> {
+    let mut files = Vec::new();
+    if dir.is_file() {
+        files.push(dir.to_path_buf());
+    } else {
+        rust_files(dir, &mut files);
+    }
+    let mut found = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let production = text.split("#[cfg(test)]").next().unwrap_or_default();
+        let lines: Vec<&str> = production.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            let code = line.split("//").next().unwrap_or_default().trim_start();
+            let is_fn = ["fn ", "pub fn ", "async fn ", "pub async fn "]
+                .iter()
+                .chain(&["pub(crate) fn ", "pub(super) fn ", "pub(crate) async fn "])
+                .chain(&["pub(super) async fn "])
+                .any(|p| code.starts_with(p));
+            if !is_fn {
+                continue;
+            }
+            let mut depth = 0i64;
+            let mut opened = false;
+            for (j, l) in lines[i..].iter().enumerate() {
+                let l = l.split("//").next().unwrap_or_default();
+                depth += l.matches('{').count() as i64 - l.matches('}').count() as i64;
+                opened |= l.contains('{');
+                if !opened && l.trim_end().ends_with(';') {
+                    break;
+                }
+                if opened && depth <= 0 {
+                    if j + 1 > limit {
+                        found.push(format!("{}:{}: {} lines", file.display(), i + 1, j + 1));
+                    }
+                    break;
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The runtime, the agent and the orchestrator stay readable: no function
+/// in them is over 80 lines (split by concept instead).
+#[test]
+fn no_function_in_the_runtime_agent_or_orchestrator_is_over_80_lines() {
+    let mut found = Vec::new();
+    for dir in [
+        "crates/north-runtime/src",
+        "crates/north-agent/src/agent",
+        "crates/north-tools/src/policy/orchestrate.rs",
+    ] {
+        found.extend(long_functions(&workspace().join(dir), 80));
+    }
+    assert!(
+        found.is_empty(),
+        "split these by concept:\n{}",
+        found.join("\n")
+    );
+    // The check sees a long one.
+    let dir = tempfile::tempdir().unwrap();
+    let body = "    let x = 1;\n".repeat(90);
+    std::fs::write(
+        dir.path().join("long.rs"),
+        format!("fn long() {{\n{body}}}\n"),
+    )
+    .unwrap();
+    assert_eq!(long_functions(dir.path(), 80).len(), 1);
+}

@@ -41,7 +41,8 @@ impl Agent {
                     match parsed {
                         Ok(c) => calls.extend(c),
                         Err(e) => {
-                            self.tracer
+                            self.services
+                                .tracer
                                 .record(TraceKind::ToolPlan, json!({"ok": false, "error": e}));
                             // Tell the model so it can fix the block, and the user.
                             self.push_results(vec![ContentBlock::text(format!(
@@ -79,22 +80,31 @@ impl Agent {
         };
         match parsed {
             Ok(patch) => {
-                let before = (self.state.goals.clone(), self.state.open_loops.clone());
-                patch.apply(&mut self.state);
-                if before != (self.state.goals.clone(), self.state.open_loops.clone()) {
+                let before = (
+                    self.conv.state.goals.clone(),
+                    self.conv.state.open_loops.clone(),
+                );
+                patch.apply(&mut self.conv.state);
+                if before
+                    != (
+                        self.conv.state.goals.clone(),
+                        self.conv.state.open_loops.clone(),
+                    )
+                {
                     emit(Event::Plan {
-                        goals: self.state.goals.clone(),
-                        open_loops: self.state.open_loops.clone(),
+                        goals: self.conv.state.goals.clone(),
+                        open_loops: self.conv.state.open_loops.clone(),
                     });
                 }
-                self.tracer.record(
+                self.services.tracer.record(
                     TraceKind::NotesPatch,
-                    json!({"ok": true, "unknown_keys": patch.unknown_keys, "state": self.state}),
+                    json!({"ok": true, "unknown_keys": patch.unknown_keys, "state": self.conv.state}),
                 );
                 patch.actions
             }
             Err(e) => {
-                self.tracer
+                self.services
+                    .tracer
                     .record(TraceKind::NotesPatch, json!({"ok": false, "error": e}));
                 // The model believes its notes were saved; the
                 // next request tells it they were not, and why.
@@ -119,11 +129,11 @@ impl Agent {
         for action in actions {
             let result = match &action {
                 Action::CondenseNow => {
-                    self.condense_requested = Some(true);
+                    self.conv.condense_requested = Some(true);
                     "scheduled"
                 }
                 Action::CondenseSmart => {
-                    self.condense_requested.get_or_insert(false);
+                    self.conv.condense_requested.get_or_insert(false);
                     "scheduled"
                 }
                 // A model may ask; only the user grants. A self-grant is a request.
@@ -140,7 +150,8 @@ impl Agent {
             };
             log.push(json!({"action": action.as_protocol(), "result": result}));
         }
-        self.tracer
+        self.services
+            .tracer
             .record(TraceKind::Actions, json!({"actions": log}));
     }
 }

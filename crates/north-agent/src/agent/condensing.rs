@@ -19,15 +19,14 @@ impl Agent {
         emit: &Emit<'_>,
         cancel: &CancellationToken,
     ) -> Result<bool, TurnEnd> {
-        let requested = self.condense_requested.take();
+        let requested = self.conv.condense_requested.take();
         // Tool definitions travel with every native request and count too.
         let tools = match self.opts.tool_protocol {
-            ToolProtocol::Native => {
-                serde_json::to_string(&self.tools.specs()).map_or(0, |t| t.len() as u64 / 4)
-            }
+            ToolProtocol::Native => serde_json::to_string(&self.services.tools.specs())
+                .map_or(0, |t| t.len() as u64 / 4),
             ToolProtocol::Text => 0,
         };
-        let used = estimate_tokens(&self.messages) + system.len() as u64 / 4 + tools;
+        let used = estimate_tokens(&self.conv.messages) + system.len() as u64 / 4 + tools;
         let budget = self.opts.context_budget;
         let needed = match requested {
             Some(true) => true,
@@ -36,7 +35,7 @@ impl Agent {
         };
         if !needed {
             if requested.is_some() {
-                self.tracer.record(
+                self.services.tracer.record(
                     TraceKind::Condense,
                     json!({"skipped": true, "tokens": used, "budget": budget}),
                 );
@@ -57,7 +56,7 @@ impl Agent {
         emit: &Emit<'_>,
         cancel: &CancellationToken,
     ) -> Result<bool, TurnEnd> {
-        let used = estimate_tokens(&self.messages);
+        let used = estimate_tokens(&self.conv.messages);
         self.pre_compact_hooks("manual", focus, emit).await;
         let done = self
             .condense(
@@ -68,7 +67,7 @@ impl Agent {
                 cancel,
             )
             .await?;
-        let after = estimate_tokens(&self.messages);
+        let after = estimate_tokens(&self.conv.messages);
         emit(north_protocol::Event::Notice {
             kind: north_protocol::NoticeKind::Compacted,
             message: if done {
@@ -93,35 +92,35 @@ impl Agent {
         emit: &Emit<'_>,
         cancel: &CancellationToken,
     ) -> Result<bool, TurnEnd> {
-        let Some(cut) = split_point(&self.messages, keep) else {
+        let Some(cut) = split_point(&self.conv.messages, keep) else {
             return Ok(false);
         };
         let prompt = self.summary_prompt(cut, focus);
         let mut req = ChatRequest::new(self.opts.model.clone(), vec![Message::user(prompt)]);
         req.system = Some(SUMMARY_INSTRUCTIONS.into());
         req.max_tokens = self.opts.max_tokens.min(1024);
-        self.tracer.record(
+        self.services.tracer.record(
             TraceKind::LlmReq,
             json!({"purpose": "condense", "model": self.opts.model, "messages": 1, "tools": 0}),
         );
-        match north_llm::collect(self.backend.stream_chat(req, cancel.clone())).await {
+        match north_llm::collect(self.services.backend.stream_chat(req, cancel.clone())).await {
             Ok(resp) => {
-                self.total.add(&resp.usage);
-                self.tracer.record(
+                self.conv.total.add(&resp.usage);
+                self.services.tracer.record(
                     TraceKind::LlmDone,
                     json!({"purpose": "condense", "usage": resp.usage}),
                 );
                 let (summary, _) = crate::blocks::split_blocks(&resp.text());
-                self.state.episode_summary = summary.trim().to_string();
+                self.conv.state.episode_summary = summary.trim().to_string();
                 self.drop_condensed(cut, used, emit);
                 Ok(true)
             }
             Err(e) if e.is_cancelled() => Err(interrupted(emit, Usage::default())),
             Err(e) => {
                 // Not fatal: the turn goes on with the longer context.
-                self.tracer.record(
+                self.services.tracer.record(
                     TraceKind::Condense,
-                    json!({"failed": self.redactor.scrub(&e.to_string())}),
+                    json!({"failed": self.services.redactor.scrub(&e.to_string())}),
                 );
                 Ok(false)
             }
@@ -138,13 +137,13 @@ impl Agent {
                 "The user asked the summary to keep above all: {focus}\n\n"
             ));
         }
-        if !self.state.episode_summary.is_empty() {
+        if !self.conv.state.episode_summary.is_empty() {
             prompt.push_str(&format!(
                 "Summary so far:\n{}\n\n",
-                self.state.episode_summary
+                self.conv.state.episode_summary
             ));
         }
-        let mut dropped = transcript(&self.messages[..cut]);
+        let mut dropped = transcript(&self.conv.messages[..cut]);
         let room = usize::try_from(self.opts.context_budget * 2).unwrap_or(usize::MAX);
         if dropped.len() > room {
             let mut start = dropped.len() - room;
@@ -160,7 +159,7 @@ impl Agent {
     /// Drops the first `cut` messages from the model's view (the summary
     /// holds them), restating the request the kept ones belong to.
     fn drop_condensed(&mut self, cut: usize, used: u64, emit: &Emit<'_>) {
-        let request = self.messages[..cut]
+        let request = self.conv.messages[..cut]
             .iter()
             .rev()
             .find(|m| crate::condense::is_user_input(m))
@@ -169,11 +168,16 @@ impl Agent {
         // appended record: the condensed messages stay in the transcript,
         // only the model's view loses them.
         let level = self.checkpoint().is_ok();
-        self.messages.drain(..cut);
+        self.conv.messages.drain(..cut);
         let mut lead = None;
         // Providers want a user message first; restate the request the
         // kept messages belong to.
-        if self.messages.first().is_some_and(|m| m.role != Role::User) {
+        if self
+            .conv
+            .messages
+            .first()
+            .is_some_and(|m| m.role != Role::User)
+        {
             let note = match request {
                 // Condensed before: the note already restates the request.
                 Some(r) if r.starts_with("[Earlier messages were condensed") => r,
@@ -185,21 +189,22 @@ impl Agent {
             lead = Some(Message::user(note));
         }
         if let Some(note) = &lead {
-            self.messages.insert(0, note.clone());
+            self.conv.messages.insert(0, note.clone());
         }
-        self.revision += 1;
+        self.conv.revision += 1;
         match level
             && self
+                .conv
                 .log
-                .condensed(self.revision, cut, lead.as_ref())
+                .condensed(self.conv.revision, cut, lead.as_ref())
                 .is_ok()
         {
-            true => self.clean = self.messages.len(),
+            true => self.conv.clean = self.conv.messages.len(),
             // The whole view is written again instead: nothing lost.
             false => self.touched(0),
         }
-        let after = estimate_tokens(&self.messages);
-        self.tracer.record(
+        let after = estimate_tokens(&self.conv.messages);
+        self.services.tracer.record(
             TraceKind::Condense,
             json!({"tokens_before": used, "tokens_after": after, "dropped_messages": cut}),
         );

@@ -140,12 +140,14 @@ impl Agent {
     /// Answers a `skill` call; `None` for every other call.
     pub(super) async fn skill_call(&self, call: &ToolCall) -> Option<ToolOutcome> {
         let tool = self.skill_tool.as_ref().filter(|_| call.name == "skill")?;
-        Some(tool.call(call.arguments.clone(), &self.ctx).await)
+        Some(tool.call(call.arguments.clone(), &self.services.ctx).await)
     }
 
     /// Whether `call` is a call of the `agent` tool this session handles.
     pub(super) fn is_agent_call(&self, call: &ToolCall) -> bool {
-        call.name == AGENT_TOOL && self.delegation.is_some() && self.tools.get(AGENT_TOOL).is_none()
+        call.name == AGENT_TOOL
+            && self.delegation.is_some()
+            && self.services.tools.get(AGENT_TOOL).is_none()
     }
 
     /// Runs a run of consecutive `agent` calls of one message: each is
@@ -257,6 +259,7 @@ impl Agent {
     /// A fresh agent for `def`, answering `call`.
     fn subagent(&self, def: &AgentDef, call: &ToolCall) -> Result<Agent, String> {
         let session = self
+            .conv
             .session
             .child(&format!("{}-{}", def.name, call.id))
             .map_err(|e| format!("cannot keep the sub-agent's transcript: {e}"))?;
@@ -280,18 +283,18 @@ impl Agent {
                 opts.context_budget = switch.context_budget;
                 switch.backend
             }
-            None => self.backend.clone(),
+            None => self.services.backend.clone(),
         };
-        let mut ctx = self.ctx.clone();
+        let mut ctx = self.services.ctx.clone();
         ctx.shell = self.modes.plain_shell.clone();
         ctx.live_output = None;
         let mut sub = Agent::new(
             backend,
             tools,
             ctx,
-            self.approver.clone(),
+            self.services.approver.clone(),
             session,
-            self.redactor.clone(),
+            self.services.redactor.clone(),
             opts,
         )
         .map_err(|e: AgentError| format!("cannot start the sub-agent: {e}"))?;
@@ -310,7 +313,7 @@ impl Agent {
         // Never wider than the parent's mode; a mode this front end cannot
         // enter leaves the sub-agent in `ask`.
         let _ = sub.set_mode(def.mode_under(self.modes.mode));
-        for cap in &self.state.capabilities_granted {
+        for cap in &self.conv.state.capabilities_granted {
             sub.grant(cap);
         }
         Ok(sub)

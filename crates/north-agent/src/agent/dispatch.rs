@@ -148,10 +148,10 @@ impl super::Agent {
     /// The registry that has `name`: the mode's tools, else every tool of
     /// the session (a plan-mode session replays the edits of earlier turns).
     fn registry_of(&self, name: &str) -> &Registry {
-        if self.tools.get(name).is_none() && self.modes.full_tools.get(name).is_some() {
+        if self.services.tools.get(name).is_none() && self.modes.full_tools.get(name).is_some() {
             &self.modes.full_tools
         } else {
-            &self.tools
+            &self.services.tools
         }
     }
 

@@ -123,7 +123,7 @@ impl Agent {
     /// ready for the request (an image scaled down when over the
     /// providers' limits).
     fn project_attachment(&self, path: &str) -> Result<Option<ContentBlock>, String> {
-        let sandbox = self.ctx.sandbox().map_err(|e| e.to_string())?;
+        let sandbox = self.services.ctx.sandbox().map_err(|e| e.to_string())?;
         let resolved = match sandbox.resolve_existing(path) {
             Ok(r) => r,
             Err(north_tools::sandbox::SandboxError::NotFound(_)) => return Ok(None),
@@ -141,7 +141,7 @@ impl Agent {
     }
 
     fn attach_file(&self, mention: &FileMention<'_>) -> Result<Option<String>, String> {
-        let sandbox = self.ctx.sandbox().map_err(|e| e.to_string())?;
+        let sandbox = self.services.ctx.sandbox().map_err(|e| e.to_string())?;
         let resolved = match sandbox.resolve_existing(mention.path) {
             Ok(r) => r,
             Err(north_tools::sandbox::SandboxError::NotFound(_)) => return Ok(None),

@@ -17,14 +17,15 @@ impl Agent {
     /// model checks the real state instead of assuming.
     pub(super) fn close_interrupted_calls(&mut self) {
         let Some(last) = self
+            .conv
             .messages
             .iter()
             .rposition(|m| m.role == Role::Assistant)
         else {
             return;
         };
-        let calls: Vec<ToolCall> = self.messages[last].tool_calls().cloned().collect();
-        let answered: Vec<String> = self.messages[last + 1..]
+        let calls: Vec<ToolCall> = self.conv.messages[last].tool_calls().cloned().collect();
+        let answered: Vec<String> = self.conv.messages[last + 1..]
             .iter()
             .flat_map(|m| m.content.iter())
             .filter_map(|b| match b {
@@ -55,9 +56,9 @@ impl Agent {
     pub(super) fn push_user_text(&mut self, text: &str) {
         // Whatever reaches the model is scrubbed like the display: an
         // attached file, an MCP resource or a command's output may hold a key.
-        let text = self.redactor.scrub(text).into_owned();
+        let text = self.services.redactor.scrub(text).into_owned();
         let text = text.as_str();
-        match self.messages.last_mut() {
+        match self.conv.messages.last_mut() {
             Some(m)
                 if m.role == Role::User
                     && m.content
@@ -65,20 +66,20 @@ impl Agent {
                         .all(|b| matches!(b, ContentBlock::Text { .. })) =>
             {
                 m.content.push(ContentBlock::text(text));
-                self.touched(self.messages.len() - 1);
+                self.touched(self.conv.messages.len() - 1);
             }
-            _ => self.messages.push(Message::user(text)),
+            _ => self.conv.messages.push(Message::user(text)),
         }
     }
 
     pub(super) fn push_results(&mut self, blocks: Vec<ContentBlock>) {
-        match self.messages.last_mut() {
+        match self.conv.messages.last_mut() {
             Some(m) if m.role == Role::Tool => {
                 m.content.extend(blocks);
                 // The last message changed in place.
-                self.touched(self.messages.len() - 1);
+                self.touched(self.conv.messages.len() - 1);
             }
-            _ => self.messages.push(Message {
+            _ => self.conv.messages.push(Message {
                 role: Role::Tool,
                 content: blocks,
             }),
@@ -88,7 +89,7 @@ impl Agent {
     /// Notes that messages from `index` on changed in place, so the next
     /// sync writes them again.
     pub(super) fn touched(&mut self, index: usize) {
-        self.clean = self.clean.min(index);
+        self.conv.clean = self.conv.clean.min(index);
     }
 
     fn model_ref(&self) -> ModelRef {
@@ -102,17 +103,17 @@ impl Agent {
     /// and syncs it to disk (secrets scrubbed). Called before every model
     /// request and after every tool result.
     pub fn checkpoint(&mut self) -> Result<(), StoreError> {
-        self.revision += 1;
+        self.conv.revision += 1;
         let model = self.model_ref();
-        self.log.note_usage(self.total);
-        self.log.sync(
-            self.revision,
-            &self.messages,
-            self.clean,
-            &self.state,
+        self.conv.log.note_usage(self.conv.total);
+        self.conv.log.sync(
+            self.conv.revision,
+            &self.conv.messages,
+            self.conv.clean,
+            &self.conv.state,
             &model,
         )?;
-        self.clean = self.messages.len();
+        self.conv.clean = self.conv.messages.len();
         Ok(())
     }
 
@@ -120,33 +121,38 @@ impl Agent {
     /// by at least the snapshot's own size since the last one: snapshots
     /// then never cost more than the log itself, however many turns.
     pub(super) fn snapshot(&mut self, emit: &Emit<'_>) {
-        let grown = self.log.bytes_written() - self.snapshot_at;
-        if self.snapshot_at > 0 && grown < self.snapshot_bytes {
+        let grown = self.conv.log.bytes_written() - self.conv.snapshot_at;
+        if self.conv.snapshot_at > 0 && grown < self.conv.snapshot_bytes {
             return;
         }
         let cp = Checkpoint {
-            session_id: self.session.id.clone(),
-            revision: self.revision,
+            session_id: self.conv.session.id.clone(),
+            revision: self.conv.revision,
             updated_ts: now_ts(),
-            state: self.state.clone(),
+            state: self.conv.state.clone(),
             recent_messages: Vec::new(),
             trace_tail: vec![
-                self.tracer
+                self.services
+                    .tracer
                     .path()
                     .file_name()
                     .and_then(|n| n.to_str())
                     .unwrap_or("trace.jsonl")
                     .to_string(),
             ],
-            messages: self.messages.clone(),
+            messages: self.conv.messages.clone(),
             model: Some(self.model_ref()),
-            usage: Some(self.total),
+            usage: Some(self.conv.total),
         };
-        match self.session.save_checkpoint(&cp, &self.redactor) {
+        match self
+            .conv
+            .session
+            .save_checkpoint(&cp, &self.services.redactor)
+        {
             Ok(()) => {
-                self.snapshot_at = self.log.bytes_written().max(1);
-                self.snapshot_bytes =
-                    std::fs::metadata(self.session.checkpoint_path()).map_or(0, |m| m.len());
+                self.conv.snapshot_at = self.conv.log.bytes_written().max(1);
+                self.conv.snapshot_bytes =
+                    std::fs::metadata(self.conv.session.checkpoint_path()).map_or(0, |m| m.len());
             }
             Err(e) => emit(Event::Error {
                 kind: ErrorKind::Internal,
@@ -157,7 +163,7 @@ impl Agent {
 
     /// Bytes this agent wrote to its session log.
     pub fn session_bytes_written(&self) -> u64 {
-        self.log.bytes_written()
+        self.conv.log.bytes_written()
     }
 
     pub(super) fn save(&mut self, emit: &Emit<'_>) {
@@ -177,7 +183,7 @@ impl Agent {
     ) {
         // The model never receives North's keys: a file it reads or a
         // command's output may hold one.
-        let outcome = &self.redactor.scrub_outcome(outcome);
+        let outcome = &self.services.redactor.scrub_outcome(outcome);
         // A picture a tool read follows its result as an image block.
         let (outcome, image) = super::images::split_image(outcome);
         let outcome = &outcome;

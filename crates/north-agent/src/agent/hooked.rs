@@ -44,8 +44,8 @@ impl Agent {
 
     pub(super) fn hook_session(&self) -> HookSession {
         HookSession {
-            session_id: self.session.id.clone(),
-            transcript_path: self.session.log_path(),
+            session_id: self.conv.session.id.clone(),
+            transcript_path: self.conv.session.log_path(),
             permission_mode: self.modes.mode,
         }
     }
@@ -74,7 +74,7 @@ impl Agent {
             return;
         }
         self.hooks_started = true;
-        let source = if self.messages.is_empty() {
+        let source = if self.conv.messages.is_empty() {
             "startup"
         } else {
             "resume"
@@ -249,7 +249,7 @@ impl Agent {
     /// `SessionEnd`: a front end calls this when it leaves the session.
     /// Background commands of the session are killed with what they started.
     pub async fn end_session(&mut self, reason: SessionEndReason, emit: &Emit<'_>) {
-        self.ctx.shell.jobs().kill_all();
+        self.services.ctx.shell.jobs().kill_all();
         self.modes.plain_shell.jobs().kill_all();
         if self.hooks.is_none() {
             return;

@@ -18,25 +18,30 @@ impl Agent {
         }
         let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
         let block = attachment(&path.to_string_lossy(), &bytes)?;
-        self.pending_images.push(block);
+        self.conv.pending_images.push(block);
         Ok(())
     }
 
     /// How many images and documents wait for the next prompt.
     pub(super) fn pending_attachments(&self) -> usize {
-        self.pending_images.len()
+        self.conv.pending_images.len()
     }
 
     /// Queues an attachment [`attachment`] made.
     pub(super) fn push_attachment(&mut self, block: ContentBlock) {
-        self.pending_images.push(block);
+        self.conv.pending_images.push(block);
     }
 
     /// A clear refusal, before any request, when images are attached for
     /// a model the catalogue marks text-only.
     pub(super) fn images_accepted(&self) -> Result<(), String> {
         // A PDF goes as its pages' text where a model reads no documents.
-        let images = self.pending_images.iter().filter(|b| b.is_image()).count();
+        let images = self
+            .conv
+            .pending_images
+            .iter()
+            .filter(|b| b.is_image())
+            .count();
         if images == 0 {
             return Ok(());
         }
@@ -53,13 +58,18 @@ impl Agent {
 
     /// Adds the pending images to the user's message just taken.
     pub(super) fn take_images(&mut self) {
-        let images = std::mem::take(&mut self.pending_images);
+        let images = std::mem::take(&mut self.conv.pending_images);
         if images.is_empty() {
             return;
         }
-        if let Some(m) = self.messages.last_mut().filter(|m| m.role == Role::User) {
+        if let Some(m) = self
+            .conv
+            .messages
+            .last_mut()
+            .filter(|m| m.role == Role::User)
+        {
             m.content.extend(images);
-            let at = self.messages.len() - 1;
+            let at = self.conv.messages.len() - 1;
             self.touched(at);
         }
     }

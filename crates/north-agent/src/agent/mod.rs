@@ -25,8 +25,15 @@
 //! Between turns a front end may move the session to another model
 //! ([`Agent::switch_model`], `model.rs`).
 //!
+//! The agent is split by concept: the services it calls and the
+//! conversation it holds (`parts.rs`), the turn step (`step.rs`), and the
+//! dispatch of each call (`dispatch.rs`, `approvals.rs`), whose commands go
+//! through the one orchestrator, `north_tools::policy::orchestrate`, on a
+//! context of their own (`ToolContext::for_call`).
+//!
 //! Front ends see only [`Event`](north_protocol::Event)s through [`Emit`] and
-//! answer approvals through an [`Approver`].
+//! answer approvals through an [`Approver`]. Sessions are put together and
+//! closed by `north-runtime`, never by a front end.
 
 mod actions;
 mod approvals;
@@ -43,6 +50,7 @@ mod images;
 mod malformed;
 mod model;
 mod modes;
+mod parts;
 mod rewind;
 mod step;
 mod stream;
@@ -62,9 +70,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use north_llm::Backend;
-use north_protocol::{
-    Capability, Event, Message, ModelRef, ReasoningEffort, State, TraceKind, Usage,
-};
+use north_protocol::{Capability, Event, Message, ReasoningEffort, State, TraceKind, Usage};
 use north_tools::{Registry, ToolContext};
 use serde_json::json;
 
@@ -72,7 +78,7 @@ use crate::approval::Approver;
 use crate::config::ToolProtocol;
 use crate::context::ProjectCard;
 use crate::redact::Redactor;
-use crate::store::{Session, SessionLog, StoreError, Tracer};
+use crate::store::{Session, StoreError};
 
 /// Where events go: any thread-safe callback (a channel sender, a printer).
 pub type Emit<'a> = dyn Fn(Event) + Send + Sync + 'a;
@@ -157,39 +163,17 @@ pub enum TurnEnd {
 
 /// An agent bound to one session.
 pub struct Agent {
-    backend: Arc<dyn Backend>,
-    tools: Registry,
-    ctx: ToolContext,
-    approver: Arc<dyn Approver>,
-    session: Session,
-    tracer: Tracer,
-    redactor: Redactor,
+    /// What the agent calls: model, tools, approver, trace.
+    services: parts::Services,
+    /// What it holds: the session, messages, state, usage.
+    conv: parts::Conversation,
     opts: AgentOptions,
-    state: State,
-    messages: Vec<Message>,
-    revision: u64,
     card: Option<ProjectCard>,
     /// The system prompt's summarized sections and those the model opened.
     disclosure: disclosure::Disclosure,
-    total: Usage,
-    /// Commands the user ran with `!` this process (for their call ids).
-    user_commands: u64,
-    /// Set by NOTES actions: `Some(true)` condense now, `Some(false)` if worthwhile.
-    condense_requested: Option<bool>,
-    /// The model a resumed checkpoint was written by, when it was another
-    /// one; announced at the next turn.
-    resumed_from: Option<(ModelRef, usize)>,
     /// Exact commands the user chose "Always" for in this session; they
     /// apply even where the project's own rules do not (an untrusted project).
     session_rules: north_tools::policy::AllowRules,
-    /// The session's append-only log (holds the session's lock).
-    log: SessionLog,
-    /// How many leading messages are on disk exactly as in memory.
-    clean: usize,
-    /// Log bytes written when the last snapshot was taken (0: none yet).
-    snapshot_at: u64,
-    /// The last snapshot's size.
-    snapshot_bytes: u64,
     /// What settling an interrupted edit did at start-up, told at the next turn.
     recovered: Option<north_tools::edit::Recovery>,
     /// Snapshots and turn records for undo (None: off, or unavailable).
@@ -213,9 +197,6 @@ pub struct Agent {
     depth: u32,
     /// Whether this agent's definition lets it start sub-agents.
     delegate_allowed: bool,
-    /// Images and documents for the next user message (`@shot.png`,
-    /// `@doc.pdf`, `--image`).
-    pending_images: Vec<north_protocol::ContentBlock>,
 }
 
 /// Why an agent could not start.
@@ -255,28 +236,33 @@ impl Agent {
             plain_shell: ctx.shell.clone(),
         };
         let mut agent = Agent {
-            backend,
-            tools,
-            ctx,
-            approver,
-            session,
-            tracer,
-            redactor,
+            services: parts::Services {
+                backend,
+                tools,
+                ctx,
+                approver,
+                tracer,
+                redactor,
+            },
+            conv: parts::Conversation {
+                session,
+                log,
+                messages: Vec::new(),
+                revision: 0,
+                clean: 0,
+                state: State::default(),
+                total: Usage::default(),
+                snapshot_at: 0,
+                snapshot_bytes: 0,
+                resumed_from: None,
+                pending_images: Vec::new(),
+                condense_requested: None,
+                user_commands: 0,
+            },
             opts,
-            state: State::default(),
-            messages: Vec::new(),
-            revision: 0,
             card: None,
             disclosure: Default::default(),
-            total: Usage::default(),
-            user_commands: 0,
-            condense_requested: None,
-            resumed_from: None,
             session_rules: Default::default(),
-            log,
-            clean: 0,
-            snapshot_at: 0,
-            snapshot_bytes: 0,
             recovered: None,
             undo: None,
             modes,
@@ -288,17 +274,16 @@ impl Agent {
             skill_tool: None,
             depth: 0,
             delegate_allowed: true,
-            pending_images: Vec::new(),
         };
         if agent.opts.snapshots {
-            match rewind::Undo::open(&agent.ctx.root, &agent.session) {
+            match rewind::Undo::open(&agent.services.ctx.root, &agent.conv.session) {
                 Ok(u) => agent.undo = Some(u),
                 // Undo is a convenience: the session still runs without it.
                 Err(e) => tracing::warn!(error = %e, "undo unavailable"),
             }
         }
         if !recovery.settled.is_empty() {
-            agent.tracer.record(
+            agent.services.tracer.record(
                 TraceKind::Recovery,
                 json!({"settled": recovery.to_string()}),
             );
@@ -307,7 +292,7 @@ impl Agent {
         if let Some(cp) = resumed {
             agent.resume(cp);
         }
-        agent.ctx.capabilities = agent.state.capabilities_granted.clone();
+        agent.services.ctx.capabilities = agent.conv.state.capabilities_granted.clone();
         Ok(agent)
     }
 
@@ -315,33 +300,33 @@ impl Agent {
     /// usage; calls a killed process left open are closed, and reasoning
     /// another model wrote is dropped.
     fn resume(&mut self, cp: north_protocol::Checkpoint) {
-        self.state = cp.state;
-        self.state.normalize();
+        self.conv.state = cp.state;
+        self.conv.state.normalize();
         // Capabilities are the user's to grant in this run: a checkpoint
         // (which a repository could have shipped or edited) never
         // widens them. What was granted before is asked for again.
-        let carried = std::mem::take(&mut self.state.capabilities_granted);
+        let carried = std::mem::take(&mut self.conv.state.capabilities_granted);
         if !carried.is_empty() {
             tracing::info!(
                 dropped = carried.len(),
                 "grants of the resumed session not carried over"
             );
         }
-        self.revision = cp.revision;
-        self.messages = cp.messages;
-        self.total = cp.usage.unwrap_or_default();
+        self.conv.revision = cp.revision;
+        self.conv.messages = cp.messages;
+        self.conv.total = cp.usage.unwrap_or_default();
         // What came from the log is on disk as it is; an old session's
         // history (from its checkpoint) is written to the log at the first sync.
-        self.clean = self.log.messages_on_disk();
+        self.conv.clean = self.conv.log.messages_on_disk();
         self.close_interrupted_calls();
         let mut dropped = 0;
         if let Some(previous) = cp.model.filter(|m| *m != self.model()) {
             dropped = self.drop_reasoning();
-            self.resumed_from = Some((previous, dropped));
+            self.conv.resumed_from = Some((previous, dropped));
         }
-        self.tracer.record(
+        self.services.tracer.record(
             TraceKind::Resume,
-            json!({"revision": self.revision, "messages": self.messages.len(), "model_changed": self.resumed_from.is_some(), "dropped_reasoning": dropped}),
+            json!({"revision": self.conv.revision, "messages": self.conv.messages.len(), "model_changed": self.conv.resumed_from.is_some(), "dropped_reasoning": dropped}),
         );
     }
 
@@ -357,11 +342,14 @@ impl Agent {
             hook_permission: None,
             hooks: self.hooks.as_ref(),
             hook_session,
-            tools: &self.tools,
-            ctx: self.ctx.for_call(self.state.capabilities_granted.clone()),
-            approver: &*self.approver,
-            state: &mut self.state,
-            tracer: &self.tracer,
+            tools: &self.services.tools,
+            ctx: self
+                .services
+                .ctx
+                .for_call(self.conv.state.capabilities_granted.clone()),
+            approver: &*self.services.approver,
+            state: &mut self.conv.state,
+            tracer: &self.services.tracer,
             trust: &self.opts.project_trust,
             session_rules: &mut self.session_rules,
             emit,
@@ -370,27 +358,27 @@ impl Agent {
 
     /// The session id.
     pub fn session_id(&self) -> &str {
-        &self.session.id
+        &self.conv.session.id
     }
 
     /// The current state.
     pub fn state(&self) -> &State {
-        &self.state
+        &self.conv.state
     }
 
     /// The conversation.
     pub fn messages(&self) -> &[Message] {
-        &self.messages
+        &self.conv.messages
     }
 
     /// Usage over the session so far (resumed sessions continue their count).
     pub fn total_usage(&self) -> Usage {
-        self.total
+        self.conv.total
     }
 
     /// Grants a capability on the user's behalf (e.g. `--grant net`).
     pub fn grant(&mut self, cap: &Capability) {
-        crate::notes::grant_capability(&mut self.state, cap);
-        self.ctx.capabilities = self.state.capabilities_granted.clone();
+        crate::notes::grant_capability(&mut self.conv.state, cap);
+        self.services.ctx.capabilities = self.conv.state.capabilities_granted.clone();
     }
 }

@@ -63,14 +63,14 @@ impl Agent {
     /// cannot read is dropped. Emits a notice and saves the checkpoint.
     pub fn switch_model(&mut self, switch: ModelSwitch, emit: &Emit<'_>) -> SwitchReport {
         let from = self.model();
-        self.backend = switch.backend;
+        self.services.backend = switch.backend;
         self.opts.provider = switch.provider;
         self.opts.model = switch.model;
         self.opts.max_tokens = switch.max_tokens;
         self.opts.context_budget = switch.context_budget;
         let to = self.model();
         let dropped_reasoning = if from == to { 0 } else { self.drop_reasoning() };
-        self.tracer.record(
+        self.services.tracer.record(
             TraceKind::ModelSwitch,
             json!({"from": from.model, "from_provider": from.provider, "to": to.model, "to_provider": to.provider, "dropped_reasoning": dropped_reasoning}),
         );
@@ -89,12 +89,12 @@ impl Agent {
     /// nothing are removed too); returns how many blocks went.
     pub(super) fn drop_reasoning(&mut self) -> usize {
         let mut dropped = 0;
-        for m in &mut self.messages {
+        for m in &mut self.conv.messages {
             let before = m.content.len();
             m.content.retain(|b| !ContentBlock::is_reasoning(b));
             dropped += before - m.content.len();
         }
-        self.messages.retain(|m| !m.content.is_empty());
+        self.conv.messages.retain(|m| !m.content.is_empty());
         if dropped > 0 {
             self.touched(0);
         }

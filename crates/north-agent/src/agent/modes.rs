@@ -57,8 +57,8 @@ impl Agent {
     /// The session's background commands, one line each (`/ps`).
     pub fn background_jobs(&self) -> Vec<north_tools::shell::background::JobSummary> {
         let mut jobs = self.modes.plain_shell.jobs().list();
-        if !Arc::ptr_eq(&self.ctx.shell, &self.modes.plain_shell) {
-            jobs.extend(self.ctx.shell.jobs().list());
+        if !Arc::ptr_eq(&self.services.ctx.shell, &self.modes.plain_shell) {
+            jobs.extend(self.services.ctx.shell.jobs().list());
         }
         jobs
     }
@@ -66,21 +66,22 @@ impl Agent {
     /// How many of the session's background commands run now.
     pub fn background_running(&self) -> usize {
         let mut n = self.modes.plain_shell.jobs().running();
-        if !Arc::ptr_eq(&self.ctx.shell, &self.modes.plain_shell) {
-            n += self.ctx.shell.jobs().running();
+        if !Arc::ptr_eq(&self.services.ctx.shell, &self.modes.plain_shell) {
+            n += self.services.ctx.shell.jobs().running();
         }
         n
     }
 
     /// Kills background command `id`; whether there was one.
     pub fn kill_background(&self, id: &str) -> bool {
-        self.modes.plain_shell.jobs().kill(id).is_some() || self.ctx.shell.jobs().kill(id).is_some()
+        self.modes.plain_shell.jobs().kill(id).is_some()
+            || self.services.ctx.shell.jobs().kill(id).is_some()
     }
 
     /// Writes accepted edits through `writer` (an editor's buffers) instead
     /// of North's own atomic apply.
     pub fn set_file_writer(&mut self, writer: Arc<dyn north_tools::FileWriter>) {
-        self.ctx.file_writer = Some(writer);
+        self.services.ctx.file_writer = Some(writer);
     }
 
     /// The current permission mode.
@@ -107,13 +108,13 @@ impl Agent {
     pub fn set_mode(&mut self, mode: PermissionMode) -> Result<(), ModeError> {
         self.mode_available(mode)?;
         let kit = self.modes.kit.clone();
-        self.tools = match (mode, &kit) {
+        self.services.tools = match (mode, &kit) {
             (PermissionMode::Plan, Some(kit)) => kit.plan_tools.clone(),
             _ => self.modes.full_tools.clone(),
         };
         // The built-in shell is already confined unless the user turned
         // the sandbox off; only then does `auto` switch to the kit's.
-        self.ctx.shell = match (mode, kit.and_then(|k| k.sandboxed_shell)) {
+        self.services.ctx.shell = match (mode, kit.and_then(|k| k.sandboxed_shell)) {
             (PermissionMode::Auto, Some(shell))
                 if !self.modes.plain_shell.spawner().is_confined() =>
             {
@@ -122,7 +123,7 @@ impl Agent {
             _ => self.modes.plain_shell.clone(),
         };
         if self.modes.mode != mode {
-            self.tracer.record(
+            self.services.tracer.record(
                 TraceKind::Other("mode".into()),
                 json!({"from": self.modes.mode, "to": mode}),
             );
@@ -134,7 +135,7 @@ impl Agent {
     /// The shell outside the sandbox, when commands run inside it: the
     /// one a user may let a stopped command run in once, in every mode.
     pub(super) fn escalation_shell(&self) -> Option<Arc<ShellManager>> {
-        if !self.ctx.shell.spawner().is_confined() {
+        if !self.services.ctx.shell.spawner().is_confined() {
             return None;
         }
         let outside = self

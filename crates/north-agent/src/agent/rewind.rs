@@ -61,12 +61,12 @@ impl Agent {
         &self,
     ) -> Option<Result<north_tools::snapshot::SnapshotId, UndoError>> {
         let store = self.undo.as_ref()?.store.clone();
-        let root = self.ctx.root.clone();
+        let root = self.services.ctx.root.clone();
         let started = std::time::Instant::now();
         let done = tokio::task::spawn_blocking(move || store.snapshot(&root)).await;
         Some(match done {
             Ok(Ok((id, stats))) => {
-                self.tracer.record(
+                self.services.tracer.record(
                     TraceKind::Snapshot,
                     json!({"id": id.0, "entries": stats.entries, "hashed": stats.hashed, "bytes_written": stats.bytes_written, "ms": started.elapsed().as_millis() as u64}),
                 );
@@ -75,7 +75,7 @@ impl Agent {
             Ok(Err(e)) => Err(e.into()),
             Err(e) => Err(UndoError::Log {
                 op: "snapshot",
-                path: self.ctx.root.clone(),
+                path: self.services.ctx.root.clone(),
                 message: e.to_string(),
             }),
         })
@@ -100,8 +100,10 @@ impl Agent {
         };
         // When the log holds the conversation as it is (nothing changed
         // since the last sync), its length marks where this turn began.
-        let log_offset = (self.clean >= self.messages.len()).then(|| self.log.offset());
+        let log_offset =
+            (self.conv.clean >= self.conv.messages.len()).then(|| self.conv.log.offset());
         let prompt: String = self
+            .services
             .redactor
             .scrub(input.lines().next().unwrap_or(""))
             .chars()
@@ -113,10 +115,10 @@ impl Agent {
             prompt,
             before,
             after: None,
-            messages_before: self.messages.len(),
-            history_hash: history_hash(&self.messages),
+            messages_before: self.conv.messages.len(),
+            history_hash: history_hash(&self.conv.messages),
             log_offset,
-            state_before: self.state.clone(),
+            state_before: self.conv.state.clone(),
             undone: false,
         };
         let Some(undo) = self.undo.as_mut() else {
@@ -161,7 +163,7 @@ impl Agent {
         let turn = turn
             .or_else(|| undo.log.last_undoable())
             .ok_or(UndoError::Nothing)?;
-        plan_code_undo(&undo.store, &self.ctx.root, &undo.log, turn)
+        plan_code_undo(&undo.store, &self.services.ctx.root, &undo.log, turn)
     }
 
     /// Rewinds to the start of `turn` (default: the last turn not undone):
@@ -187,12 +189,12 @@ impl Agent {
         };
         // The conversation the turn began with: the current one cut short,
         // or — condensed since — read back from the log where it began.
-        let past = match wants_history && !same(&self.messages) {
+        let past = match wants_history && !same(&self.conv.messages) {
             false => None,
             true => Some(
                 record
                     .log_offset
-                    .and_then(|at| crate::store::log::replay_prefix(self.log.path(), at).ok())
+                    .and_then(|at| crate::store::log::replay_prefix(self.conv.log.path(), at).ok())
                     .filter(|past| same(&past.messages))
                     .ok_or(UndoError::HistoryChanged(turn))?,
             ),
@@ -205,7 +207,7 @@ impl Agent {
                     let undo = self.undo.as_mut().ok_or(UndoError::Nothing)?;
                     report.files = Some(apply_code_undo(
                         &undo.store,
-                        &self.ctx.root,
+                        &self.services.ctx.root,
                         &mut undo.log,
                         plan,
                         overwrite,
@@ -220,7 +222,7 @@ impl Agent {
         if wants_history {
             report.messages_dropped = Some(self.restore_history(n, past, &record.state_before)?);
         }
-        self.tracer.record(
+        self.services.tracer.record(
             TraceKind::Undo,
             json!({
                 "turn": turn,
@@ -243,27 +245,27 @@ impl Agent {
         past: Option<crate::store::Replayed>,
         state: &north_protocol::State,
     ) -> Result<usize, UndoError> {
-        let dropped = self.messages.len().saturating_sub(n);
+        let dropped = self.conv.messages.len().saturating_sub(n);
         match past {
             Some(mut past) => {
                 past.messages.truncate(n);
-                self.messages = past.messages.clone();
-                self.revision += 1;
-                match self.log.restored(self.revision, &past) {
-                    Ok(()) => self.clean = self.messages.len(),
+                self.conv.messages = past.messages.clone();
+                self.conv.revision += 1;
+                match self.conv.log.restored(self.conv.revision, &past) {
+                    Ok(()) => self.conv.clean = self.conv.messages.len(),
                     Err(_) => self.touched(0),
                 }
             }
             None => {
-                self.messages.truncate(n);
+                self.conv.messages.truncate(n);
                 self.touched(n);
             }
         }
-        self.state = state.clone();
-        self.ctx.capabilities = self.state.capabilities_granted.clone();
+        self.conv.state = state.clone();
+        self.services.ctx.capabilities = self.conv.state.capabilities_granted.clone();
         self.checkpoint().map_err(|e| UndoError::Log {
             op: "save the session after rewinding",
-            path: self.session.dir.clone(),
+            path: self.conv.session.dir.clone(),
             message: e.to_string(),
         })?;
         Ok(dropped)

@@ -40,8 +40,8 @@ impl Agent {
         emit: &Emit<'_>,
         cancel: &CancellationToken,
     ) -> TurnEnd {
-        self.ctx.cancel = cancel.child_token();
-        if let Some((from, dropped)) = self.resumed_from.take() {
+        self.services.ctx.cancel = cancel.child_token();
+        if let Some((from, dropped)) = self.conv.resumed_from.take() {
             emit(Event::Notice {
                 kind: NoticeKind::ModelSwitched,
                 message: super::model::switch_message(&from, &self.model(), dropped),
@@ -86,12 +86,12 @@ impl Agent {
             Ok(false) => {}
         }
         // A background command that ended is news for the model.
-        for notice in self.ctx.shell.jobs().take_exits() {
+        for notice in self.services.ctx.shell.jobs().take_exits() {
             self.push_user_text(&format!("[{notice}]"));
         }
         let request = self.request(&turn.system);
         let approx_tokens = estimate_tokens(&request.messages);
-        self.tracer.record(
+        self.services.tracer.record(
             TraceKind::LlmReq,
             json!({"step": step, "provider": self.opts.provider, "model": self.opts.model, "messages": request.messages.len(), "tools": request.tools.len(), "approx_tokens": approx_tokens}),
         );
@@ -129,7 +129,7 @@ impl Agent {
                 .answered(step, turn, response.stop_reason, emit, cancel)
                 .await;
         }
-        self.tracer.record(
+        self.services.tracer.record(
             TraceKind::ToolPlan,
             json!({"step": step, "calls": calls.iter().map(|p| json!({"id": p.call.id, "tool": p.call.name, "rejected": p.problem.is_some()})).collect::<Vec<_>>()}),
         );
@@ -230,7 +230,7 @@ impl Agent {
             kind: NoticeKind::MalformedToolCall,
             message: for_user.to_string(),
         });
-        self.tracer.record(
+        self.services.tracer.record(
             TraceKind::ToolRejected,
             json!({"id": call.id, "tool": call.name, "reason": for_model}),
         );
@@ -251,7 +251,7 @@ impl Agent {
             self.blocked_by_hook(call, reason, emit);
             return hooked.halt;
         }
-        self.tracer.record(TraceKind::ToolStart, json!({"id": call.id, "tool": call.name, "args": crate::intent::trace_args(&call.arguments)}));
+        self.services.tracer.record(TraceKind::ToolStart, json!({"id": call.id, "tool": call.name, "args": crate::intent::trace_args(&call.arguments)}));
         let mut outcome = self.run_call(call, hooked.permission, emit).await;
         let halt = self.post_tool_hooks(call, &mut outcome, emit).await;
         self.record_result(call, &outcome, emit);

@@ -24,12 +24,12 @@ impl Agent {
         Vec<crate::blocks::Block>,
         Option<LlmError>,
     ) {
-        let mut stream = self.backend.stream_chat(request, cancel.clone());
+        let mut stream = self.services.backend.stream_chat(request, cancel.clone());
         let mut builder = ResponseBuilder::new();
         let mut filter = BlockFilter::new();
         // A key the model repeats can arrive split across deltas; each
         // event is scrubbed whole later, so the split is mended here.
-        let redactor = self.redactor.clone();
+        let redactor = self.services.redactor.clone();
         let mut text_scrub = StreamScrubber::new(&redactor);
         let mut thinking_scrub = StreamScrubber::new(&redactor);
         let mut visible = String::new();
@@ -76,7 +76,7 @@ impl Agent {
             visible.push_str(&tail);
             emit(Event::AssistantText { text: tail });
         }
-        self.tracer.record(
+        self.services.tracer.record(
             TraceKind::LlmStream,
             json!({"deltas": deltas, "failed": failure.is_some()}),
         );

@@ -16,7 +16,8 @@ use crate::textcalls;
 impl Agent {
     pub(super) async fn system(&mut self, user_input: &str) -> Result<String, SystemPromptError> {
         if self.card.is_none() {
-            self.card = Some(ProjectCard::load_or_compute(&self.tools, &self.ctx).await);
+            self.card =
+                Some(ProjectCard::load_or_compute(&self.services.tools, &self.services.ctx).await);
         }
         let card = self.card.clone().unwrap_or_default();
         let hits = self.memories(user_input);
@@ -37,10 +38,10 @@ impl Agent {
             languages: card.languages,
             hotfiles: card.hotfiles,
             agents_md_summary: String::new(),
-            agents_md: agents_md(&self.ctx.root),
+            agents_md: agents_md(&self.services.ctx.root),
             retrieved: retrieved_block(&hits),
             skills: self.skills_listing(),
-            state: state_text(&self.state),
+            state: state_text(&self.conv.state),
             text_protocol,
             protocol,
         };
@@ -64,7 +65,7 @@ impl Agent {
         // The project's memory file: what this user's North remembered, and
         // — only in a trusted project, labelled as such — what the
         // repository shipped in it.
-        let (mut entries, shipped) = MemoryFile::project(&self.ctx.root)
+        let (mut entries, shipped) = MemoryFile::project(&self.services.ctx.root)
             .load_by_provenance()
             .unwrap_or_default();
         if self.opts.project_trust.applies() {
@@ -86,20 +87,20 @@ impl Agent {
         }
         // The session's memory tags (NOTES `add_memory_tags`) steer retrieval
         // toward the memories they name, turn after turn.
-        let query = if self.state.memory_tags.is_empty() {
+        let query = if self.conv.state.memory_tags.is_empty() {
             user_input.to_string()
         } else {
-            format!("{user_input} {}", self.state.memory_tags.join(" "))
+            format!("{user_input} {}", self.conv.state.memory_tags.join(" "))
         };
         let hits = retrieve(&entries, &query, 5);
         // memory_refs: which memories this session has been shown.
         for hit in &hits {
-            if !self.state.memory_refs.contains(&hit.entry.id) {
-                self.state.memory_refs.push(hit.entry.id.clone());
+            if !self.conv.state.memory_refs.contains(&hit.entry.id) {
+                self.conv.state.memory_refs.push(hit.entry.id.clone());
             }
         }
         if !hits.is_empty() {
-            self.tracer.record(
+            self.services.tracer.record(
                 TraceKind::Retrieval,
                 json!({"query": user_input.chars().take(200).collect::<String>(), "hits": hits.iter().map(|h| json!({"id": h.entry.id, "score": h.score})).collect::<Vec<_>>()}),
             );
@@ -110,6 +111,7 @@ impl Agent {
     /// The text protocol's instructions and the tools it may call.
     fn text_protocol(&self) -> String {
         let tools: Vec<String> = self
+            .services
             .tools
             .specs()
             .iter()

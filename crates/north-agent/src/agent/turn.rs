@@ -37,7 +37,8 @@ impl Agent {
     /// Ends a turn before anything was sent, saying why (`kind` names the
     /// cause in the trace).
     pub(super) fn unsent(&self, kind: &str, message: String, emit: &Emit<'_>) -> TurnEnd {
-        self.tracer
+        self.services
+            .tracer
             .record(TraceKind::Error, json!({"kind": kind, "message": message}));
         emit(Event::Error {
             kind: ErrorKind::Config,
@@ -51,14 +52,14 @@ impl Agent {
     }
 
     pub(super) fn request(&self, system: &str) -> ChatRequest {
-        let mut req = ChatRequest::new(self.opts.model.clone(), self.messages.clone());
+        let mut req = ChatRequest::new(self.opts.model.clone(), self.conv.messages.clone());
         req.system = Some(system.to_string());
         req.max_tokens = self.opts.max_tokens;
         req.reasoning = self.opts.reasoning;
-        req.cache_key = Some(self.session.id.clone());
+        req.cache_key = Some(self.conv.session.id.clone());
         if self.opts.tool_protocol == ToolProtocol::Native {
             req.server_tools = self.opts.server_tools.clone();
-            req.tools = self.tools.specs();
+            req.tools = self.services.tools.specs();
             req.tools.extend(self.disclosure.tools());
             req.tools.extend(self.delegation_tools());
         }
@@ -74,7 +75,7 @@ impl Agent {
         emit: &Emit<'_>,
         cancel: &CancellationToken,
     ) -> TurnEnd {
-        let redactor = self.redactor.clone();
+        let redactor = self.services.redactor.clone();
         let scrubbed = move |e: Event| emit(redactor.scrub_event(e));
         if let Some(recovery) = self.recovered.take() {
             scrubbed(Event::Notice {
@@ -91,7 +92,7 @@ impl Agent {
             Err(message) => return TurnEnd::PromptFailed(message),
         };
         if let Err(message) = self.images_accepted() {
-            self.pending_images.clear();
+            self.conv.pending_images.clear();
             return self.unsent("image", message, &scrubbed);
         }
         self.begin_turn_snapshot(input, &scrubbed).await;
@@ -113,10 +114,10 @@ impl Agent {
     ) -> TurnEnd {
         /// Output characters of a user command kept in the conversation.
         const KEPT: usize = 8_000;
-        self.ctx.cancel = cancel.child_token();
-        self.user_commands += 1;
+        self.services.ctx.cancel = cancel.child_token();
+        self.conv.user_commands += 1;
         let call = north_protocol::ToolCall {
-            id: format!("user-{}", self.user_commands),
+            id: format!("user-{}", self.conv.user_commands),
             name: "shell_run".into(),
             arguments: json!({ "command": command }),
         };
@@ -173,9 +174,9 @@ impl Agent {
     /// the interrupted process would have sent next. A session whose last
     /// turn ended has nothing to continue.
     pub async fn continue_turn(&mut self, emit: &Emit<'_>, cancel: &CancellationToken) -> TurnEnd {
-        let redactor = self.redactor.clone();
+        let redactor = self.services.redactor.clone();
         let scrubbed = move |e: Event| emit(redactor.scrub_event(e));
-        let unfinished = self.messages.last().is_some_and(|m| {
+        let unfinished = self.conv.messages.last().is_some_and(|m| {
             m.role == Role::User || m.role == Role::Tool || m.tool_calls().next().is_some()
         });
         if !unfinished {
@@ -256,7 +257,7 @@ impl Agent {
         };
         content.extend(calls.iter().map(|p| ContentBlock::ToolCall(p.call.clone())));
         if !content.is_empty() {
-            self.messages.push(Message {
+            self.conv.messages.push(Message {
                 role: Role::Assistant,
                 content,
             });
@@ -291,12 +292,12 @@ impl Agent {
             "model response details"
         );
         turn_usage.add(&response.usage);
-        self.total.add(&response.usage);
+        self.conv.total.add(&response.usage);
         emit(Event::Usage {
             usage: response.usage,
-            total: self.total,
+            total: self.conv.total,
         });
-        self.tracer.record(
+        self.services.tracer.record(
             TraceKind::LlmDone,
             json!({"step": step, "usage": response.usage, "stop_reason": response.stop_reason, "text_chars": visible.len(), "tool_calls": response.tool_calls().len()}),
         );
@@ -314,6 +315,7 @@ impl Agent {
                 input.to_string()
             }
             None => self
+                .conv
                 .messages
                 .iter()
                 .rev()
@@ -380,7 +382,7 @@ impl Agent {
             summary = %self.summarize(&call.name, &outcome),
             "tool result"
         );
-        self.tracer.record(
+        self.services.tracer.record(
             TraceKind::ToolDone,
             json!({"id": call.id, "tool": call.name, "ok": outcome.ok, "error": outcome.error, "ms": started.elapsed().as_millis() as u64}),
         );
@@ -398,9 +400,9 @@ impl Agent {
         if err.is_cancelled() {
             return interrupted(emit, turn_usage);
         }
-        let message = self.redactor.scrub(&err.to_string()).into_owned();
+        let message = self.services.redactor.scrub(&err.to_string()).into_owned();
         tracing::error!(severity = "recoverable", error = %message, "model request failed");
-        self.tracer.record(
+        self.services.tracer.record(
             TraceKind::Error,
             json!({"kind": "provider", "message": message}),
         );
@@ -428,7 +430,7 @@ impl Agent {
             stop_reason: Some(StopReason::Other("max_steps".into())),
             usage: turn_usage,
         });
-        self.tracer.record(
+        self.services.tracer.record(
             TraceKind::StepLimit,
             json!({"max_steps": self.opts.max_steps}),
         );
