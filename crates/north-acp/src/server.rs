@@ -175,13 +175,11 @@ async fn end(session: Session) {
     if let Ok(cancel) = session.cancel.lock() {
         cancel.cancel();
     }
+    let mut live = session.agent.lock().await;
     session
-        .agent
-        .lock()
-        .await
-        .close(north_agent::SessionEndReason::Exit, &|_| {})
+        .sessions
+        .close(&mut live, north_agent::SessionEndReason::Exit, &|_| {})
         .await;
-    session.sessions.shutdown().await;
 }
 
 /// A saved conversation as updates, as `session/load` replays it; each

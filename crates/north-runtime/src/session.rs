@@ -140,6 +140,14 @@ impl Sessions {
         crate::project::model_switch(&self.project.config, &self.models, self.max_tokens, name)
     }
 
+    /// The end of a run, in one place: `live` closes (its `SessionEnd`
+    /// hooks run with `reason`, its background jobs stop), then the MCP
+    /// servers stop.
+    pub async fn close(&self, live: &mut LiveSession, reason: SessionEndReason, emit: &Emit<'_>) {
+        live.close(reason, emit).await;
+        self.shutdown().await;
+    }
+
     /// Stops the MCP servers. Sessions opened here should be closed first.
     pub async fn shutdown(&self) {
         if let Some(hub) = &self.mcp {

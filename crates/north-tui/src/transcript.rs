@@ -178,9 +178,8 @@ const TAIL_LINES: usize = 8;
 /// [`TAIL_LINES`], stderr's kept first when there are more.
 fn command_failure(outcome: Option<&Value>) -> Option<Vec<(bool, String)>> {
     let out = outcome?.get("output")?;
-    let code = out.get("exitCode").or_else(|| out.get("exit_code"));
-    let failed = code.and_then(Value::as_i64).is_some_and(|c| c != 0)
-        || out.get("timedOut").and_then(Value::as_bool) == Some(true);
+    let result = north_protocol::ShellResult::read(out)?;
+    let failed = result.exit_code.is_some_and(|c| c != 0) || result.timed_out;
     failed.then(|| tail_of(out))
 }
 

@@ -197,10 +197,9 @@ async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
         Some(prompt) => agent.run_turn(prompt, &emit, &cancel).await,
         None => agent.continue_turn(&emit, &cancel).await,
     };
-    agent
-        .close(north_agent::SessionEndReason::Other, &emit)
+    sessions
+        .close(&mut agent, north_agent::SessionEndReason::Other, &emit)
         .await;
-    sessions.shutdown().await;
     if !json {
         human.finish();
         eprintln!("north: session {session_id} (resume with --resume {session_id})");

@@ -312,8 +312,10 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
             .cloned()
             .collect(),
     };
+    let sessions = Arc::new(sessions);
+    let servers = sessions.clone();
     let sessions = north_tui::SessionSource {
-        sessions: Arc::new(sessions),
+        sessions,
         approver,
         redactor,
     };
@@ -332,6 +334,9 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
         inbox,
     }));
     restore_stderr();
+    // The session closed in the UI (its SessionEnd hooks ran); the MCP
+    // servers stop here, however the UI ended.
+    runtime.block_on(servers.shutdown());
     runtime.shutdown_timeout(std::time::Duration::from_millis(500));
     match result {
         Ok(ended) => {

@@ -88,13 +88,13 @@ impl Text {
         const SHOWN: usize = 20;
         // `details` is the tool's whole result envelope.
         let details = details.get("output").unwrap_or(details);
-        if details.get("exitCode").is_none() && details.get("exit_code").is_none() {
+        let Some(result) = north_protocol::ShellResult::read(details) else {
             return;
-        }
-        for (stream, mark) in [("stdout", "│"), ("stderr", "┆")] {
-            let Some(text) = details.get(stream).and_then(serde_json::Value::as_str) else {
-                continue;
-            };
+        };
+        for (text, stream, mark) in [
+            (&result.stdout, "stdout", "│"),
+            (&result.stderr, "stderr", "┆"),
+        ] {
             let lines: Vec<&str> = text.lines().collect();
             if lines.len() > SHOWN {
                 self.line(&format!(

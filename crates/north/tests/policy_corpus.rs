@@ -1,9 +1,11 @@
 //! The adversarial command corpus (`north-test-support/fixtures/
 //! command-corpus.txt`) through every entry point of the real binary: each
 //! must give the same verdict — controls run, escapes never run — and no
-//! output ever holds a secret from outside the project. (The TUI shares the
-//! agent's path with `north exec`; `tui_e2e.rs` shows its prompt for an
-//! escape.)
+//! output ever holds a secret from outside the project: `north tool`,
+//! `north exec`, `north mesh` and `north mcp serve`. (The TUI and `north
+//! acp` share the agent's path with `north exec`, and every entry point
+//! takes its steps from `north_tools::policy::orchestrate`; `tui_e2e.rs`
+//! shows the TUI's prompt for an escape.)
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
@@ -204,4 +206,63 @@ fn north_mesh_with_yes_under_the_trusted_policy() {
         judge(case, ran(details), &mut wrong);
     }
     assert_clean(&layout, &text(&out), wrong);
+}
+
+/// `north mcp serve --allow-shell`, driven by a plain JSON-RPC client on
+/// its stdio: every corpus line through the `shell_run` it offers, as an
+/// MCP client's model would send them.
+#[test]
+fn north_mcp_serve_with_allow_shell() {
+    use std::io::{BufRead, BufReader, Write};
+    let layout = Layout::new();
+    let mut child = north(&layout)
+        .args(["mcp", "serve", "--allow-shell"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut send = |message: Value| {
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    };
+    let mut answer = |id: u64| -> Value {
+        for line in lines.by_ref() {
+            let message: Value = serde_json::from_str(&line.unwrap()).unwrap_or(Value::Null);
+            if message["id"] == json!(id) {
+                return message;
+            }
+        }
+        panic!("the server closed before answering {id}");
+    };
+    send(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "corpus", "version": "1"}}}),
+    );
+    assert!(answer(0).get("result").is_some());
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let mut wrong = Vec::new();
+    let mut everything = String::new();
+    let mut id = 0;
+    for case in cases() {
+        id += 1;
+        let args = json!({"command": case.command, "timeoutMs": 10000});
+        send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "shell_run", "arguments": args}}));
+        let result = answer(id)["result"].clone();
+        let shown = result.to_string();
+        // It ran when its result carries an exit code (a timeout is an error
+        // that still does); a refusal carries none.
+        let ran = result["structuredContent"].get("exitCode").is_some()
+            || shown.contains("\\\"exitCode\\\"");
+        judge(&case, ran, &mut wrong);
+        everything.push_str(&shown);
+    }
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    everything.push_str(&text(&out));
+    assert_clean(&layout, &everything, wrong);
 }

@@ -1,6 +1,6 @@
 //! Tool dispatch: one call under the approval its tool's policy needs.
 
-use north_protocol::{ApprovalPolicy, Capability, State, ToolCall, ToolOutcome};
+use north_protocol::{ApprovalPolicy, Capability, GrantRequest, State, ToolCall, ToolOutcome};
 use north_tools::policy::net::NetAccess;
 use north_tools::{Registry, ToolContext};
 use serde_json::Value;
@@ -84,19 +84,16 @@ impl CallEnv<'_> {
                 let mut asked = Vec::new();
                 loop {
                     let outcome = tool.call(call.arguments.clone(), &self.ctx).await;
-                    let wanted = outcome
-                        .output
-                        .get("needs_grant")
-                        .and_then(Value::as_str)
-                        .and_then(|g| g.strip_prefix("net:"))
-                        .map(str::to_string);
-                    let Some(host) = wanted.filter(|h| !asked.contains(h) && asked.len() < 3)
+                    let wanted = GrantRequest::of(&outcome)
+                        .filter(|g| matches!(g.capability, Capability::NetHost(_)));
+                    let Some(request) =
+                        wanted.filter(|g| !asked.contains(&g.capability) && asked.len() < 3)
                     else {
                         return outcome;
                     };
-                    asked.push(host.clone());
-                    let cap = Capability::NetHost(host.clone());
-                    let reason = outcome.error.clone().unwrap_or_default();
+                    asked.push(request.capability.clone());
+                    let cap = request.capability;
+                    let reason = request.why;
                     if !self.capability(&call.id, &cap, &reason).await {
                         return ToolOutcome::err(format!(
                             "{reason}; the user did not grant `{cap}`{}",

@@ -140,18 +140,17 @@ impl Agent {
             summary: self.summarize(&call.name, &outcome),
             details: Some(serde_json::to_value(&outcome).unwrap_or_default()),
         });
-        let shown: String = match (&outcome.error, outcome.output.as_object()) {
+        let shown: String = match (
+            &outcome.error,
+            north_protocol::ShellResult::read(&outcome.output),
+        ) {
             (Some(e), _) => format!("it was not run: {e}"),
-            (None, Some(out)) => {
-                let text = |k: &str| out.get(k).and_then(|v| v.as_str()).unwrap_or("");
-                format!(
-                    "exit code {}\nstdout:\n{}\nstderr:\n{}",
-                    out.get("exitCode")
-                        .map_or("?".to_string(), |c| c.to_string()),
-                    text("stdout"),
-                    text("stderr")
-                )
-            }
+            (None, Some(result)) => format!(
+                "exit code {}\nstdout:\n{}\nstderr:\n{}",
+                result.exit_code.map_or("?".to_string(), |c| c.to_string()),
+                result.stdout,
+                result.stderr
+            ),
             (None, None) => outcome.output.to_string(),
         };
         let shown: String = shown.chars().take(KEPT).collect();

@@ -67,13 +67,10 @@ impl WebFetch {
 }
 
 /// An outcome asking the gate for `host` (it asks the user, or says which
-/// grant a headless run needs), then to call again.
+/// grant a headless run needs), then to call again: a typed
+/// [`GrantRequest`](north_protocol::GrantRequest) on the wire.
 pub fn needs_grant(host: &str, why: String) -> ToolOutcome {
-    ToolOutcome {
-        ok: false,
-        output: json!({"needs_grant": format!("net:{host}")}),
-        error: Some(why),
-    }
+    north_protocol::GrantRequest::net(host, why).outcome()
 }
 
 /// Fetches `url` for tool `tool`: cancellable, and a host no grant covers

@@ -29,7 +29,7 @@ pub mod tools;
 
 pub use denial::{SandboxDenial, sandbox_denial};
 pub use output::truncate_chars;
-pub use result::{DENIED_NOTE, Naming, ShellResult};
+pub use result::{DENIED_NOTE, Naming, ShellResult, result_of};
 
 use crate::policy::ApprovedCommand;
 use std::path::{Path, PathBuf};

@@ -1,150 +1,25 @@
-//! What a shell tool returns, typed: `shell_run` (camelCase keys, spec §6.4)
-//! and `shell.exec` (snake_case, runtime-contracts) serialise the one
-//! [`ShellResult`], and whoever reads a command's result back — the agent's
-//! escalation, front ends — parses it through [`ShellResult::read`] instead
-//! of looking keys up by name. A command the sandbox stopped carries its
-//! [`SandboxDenial`] beside its output.
+//! A command's [`ShellResult`] from its run, with the sandbox's denial
+//! judged against the policy it ran under. The type itself is
+//! `north_protocol`'s, so front ends read it without this crate.
 
-use serde_json::{Map, Value, json};
+pub use north_protocol::{DENIED_NOTE, Naming, ShellResult};
 
 use super::RunResult;
-use super::denial::{SandboxDenial, sandbox_denial};
+use super::denial::sandbox_denial;
 use crate::os_sandbox::SandboxPolicy;
 
-/// The key names of a tool's result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Naming {
-    /// `exitCode`, `durationMs`, `timedOut` (`shell_run`).
-    Camel,
-    /// `exit_code`, `duration_ms`, `timed_out` (`shell.exec`).
-    Snake,
-}
-
-/// One command's result.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ShellResult {
-    /// What it wrote to stdout.
-    pub stdout: String,
-    /// What it wrote to stderr.
-    pub stderr: String,
-    /// Its exit status (None: interrupted before it reported one).
-    pub exit_code: Option<i32>,
-    /// Wall-clock milliseconds.
-    pub duration_ms: u64,
-    /// The timeout fired.
-    pub timed_out: bool,
-    /// Output was cut.
-    pub truncated: bool,
-    /// A sentence about restarts and interruptions.
-    pub notice: Option<String>,
-    /// The sandbox stopped it: what it refused (as text when read back).
-    pub sandbox_denied: Option<String>,
-}
-
-/// What the caller is told follows from a denial when nobody may let the
-/// command out.
-pub const DENIED_NOTE: &str = "the OS sandbox stopped this command; it was not run outside the sandbox (only a person at North's terminal may allow that)";
-
-impl ShellResult {
-    /// The result of `run`, judged against the sandbox `policy` it ran
-    /// under (None: it ran unconfined, nothing to judge).
-    pub fn from_run(run: &RunResult, policy: Option<&SandboxPolicy>) -> ShellResult {
-        let denial: Option<SandboxDenial> =
-            policy.and_then(|p| sandbox_denial(run.exit_code, &run.stderr, p));
-        ShellResult {
-            stdout: run.stdout.clone(),
-            stderr: run.stderr.clone(),
-            exit_code: run.exit_code,
-            duration_ms: u64::try_from(run.duration.as_millis()).unwrap_or(u64::MAX),
-            timed_out: run.timed_out,
-            truncated: run.truncated,
-            notice: run.notice.clone(),
-            sandbox_denied: denial.map(|d| d.to_string()),
-        }
-    }
-
-    /// The JSON a tool returns, with `naming`'s keys; a denial adds
-    /// `sandboxDenied` (its evidence) and a `note` for the model.
-    pub fn to_json(&self, naming: Naming) -> Value {
-        let (exit, duration, timed) = keys(naming);
-        let mut out = Map::new();
-        out.insert("stdout".into(), json!(self.stdout));
-        out.insert("stderr".into(), json!(self.stderr));
-        out.insert(exit.into(), json!(self.exit_code));
-        out.insert(duration.into(), json!(self.duration_ms));
-        out.insert(timed.into(), json!(self.timed_out));
-        out.insert("truncated".into(), json!(self.truncated));
-        if let Some(notice) = &self.notice {
-            out.insert("notice".into(), json!(notice));
-        }
-        if let Some(denied) = &self.sandbox_denied {
-            out.insert("sandboxDenied".into(), json!(denied));
-            out.insert("note".into(), json!(DENIED_NOTE));
-        }
-        Value::Object(out)
-    }
-
-    /// A shell tool's result read back, whichever naming it used; None when
-    /// `output` is not one.
-    pub fn read(output: &Value) -> Option<ShellResult> {
-        let out = output.as_object()?;
-        let naming = if out.contains_key("exitCode") {
-            Naming::Camel
-        } else if out.contains_key("exit_code") {
-            Naming::Snake
-        } else {
-            return None;
-        };
-        let (exit, duration, timed) = keys(naming);
-        let text = |k: &str| out.get(k).and_then(Value::as_str).map(str::to_string);
-        let flag = |k: &str| out.get(k).and_then(Value::as_bool).unwrap_or(false);
-        Some(ShellResult {
-            stdout: text("stdout").unwrap_or_default(),
-            stderr: text("stderr").unwrap_or_default(),
-            exit_code: out
-                .get(exit)
-                .and_then(Value::as_i64)
-                .and_then(|c| i32::try_from(c).ok()),
-            duration_ms: out.get(duration).and_then(Value::as_u64).unwrap_or(0),
-            timed_out: flag(timed),
-            truncated: flag("truncated"),
-            notice: text("notice"),
-            sandbox_denied: text("sandboxDenied"),
-        })
-    }
-}
-
-fn keys(naming: Naming) -> (&'static str, &'static str, &'static str) {
-    match naming {
-        Naming::Camel => ("exitCode", "durationMs", "timedOut"),
-        Naming::Snake => ("exit_code", "duration_ms", "timed_out"),
-    }
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn each_naming_reads_back_what_it_wrote() {
-        let result = ShellResult {
-            stdout: "out".into(),
-            stderr: "err".into(),
-            exit_code: Some(2),
-            duration_ms: 7,
-            timed_out: true,
-            truncated: false,
-            notice: Some("restarted".into()),
-            sandbox_denied: Some("the sandbox refuses writes to /x (…)".into()),
-        };
-        for naming in [Naming::Camel, Naming::Snake] {
-            let json = result.to_json(naming);
-            assert_eq!(ShellResult::read(&json).unwrap(), result, "{json}");
-            assert!(json.get("note").is_some());
-        }
-        assert!(result.to_json(Naming::Camel).get("exitCode").is_some());
-        assert!(result.to_json(Naming::Snake).get("exit_code").is_some());
-        assert_eq!(ShellResult::read(&json!({"applied": true})), None);
+/// The result of `run`, judged against the sandbox `policy` it ran under
+/// (None: it ran unconfined, nothing to judge).
+pub fn result_of(run: &RunResult, policy: Option<&SandboxPolicy>) -> ShellResult {
+    let denial = policy.and_then(|p| sandbox_denial(run.exit_code, &run.stderr, p));
+    ShellResult {
+        stdout: run.stdout.clone(),
+        stderr: run.stderr.clone(),
+        exit_code: run.exit_code,
+        duration_ms: u64::try_from(run.duration.as_millis()).unwrap_or(u64::MAX),
+        timed_out: run.timed_out,
+        truncated: run.truncated,
+        notice: run.notice.clone(),
+        sandbox_denied: denial.map(|d| d.to_string()),
     }
 }

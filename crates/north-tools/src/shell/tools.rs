@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::output::truncate_chars;
-use super::{DENIED_NOTE, Naming, RunOptions, RunResult, ShellResult};
+use super::{DENIED_NOTE, Naming, RunOptions, RunResult, result_of};
 use crate::args::ArgsSchema;
 use crate::describe;
 use crate::policy::{MeshPolicy, dangerous_substring};
@@ -123,8 +123,7 @@ impl Tool for ShellRun {
                 Ok(result) => result,
                 Err(outcome) => return outcome,
             };
-            let output =
-                ShellResult::from_run(&result, ctx.shell.spawner().policy()).to_json(Naming::Camel);
+            let output = result_of(&result, ctx.shell.spawner().policy()).to_json(Naming::Camel);
             interrupted_outcome(&result, timeout, output)
         })
     }
@@ -211,7 +210,7 @@ impl Tool for ShellExec {
                 Ok(result) => result,
                 Err(outcome) => return outcome,
             };
-            let mut shell = ShellResult::from_run(&result, ctx.shell.spawner().policy());
+            let mut shell = result_of(&result, ctx.shell.spawner().policy());
             // The contract's result has no `notice`.
             shell.notice = None;
             interrupted_outcome(&result, timeout, shell.to_json(Naming::Snake))
@@ -372,9 +371,7 @@ impl Tool for Bash {
                     ));
                 }
             }
-            if let Some(denied) =
-                ShellResult::from_run(&result, ctx.shell.spawner().policy()).sandbox_denied
-            {
+            if let Some(denied) = result_of(&result, ctx.shell.spawner().policy()).sandbox_denied {
                 if !text.is_empty() && !text.ends_with('\n') {
                     text.push('\n');
                 }
