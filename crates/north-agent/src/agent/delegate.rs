@@ -140,7 +140,11 @@ impl Agent {
     /// Answers a `skill` call; `None` for every other call.
     pub(super) async fn skill_call(&self, call: &ToolCall) -> Option<ToolOutcome> {
         let tool = self.skill_tool.as_ref().filter(|_| call.name == "skill")?;
-        Some(tool.call(call.arguments.clone(), &self.services.ctx).await)
+        let ctx = self
+            .services
+            .ctx
+            .for_call(self.conv.state.capabilities_granted.clone());
+        Some(tool.call(call.arguments.clone(), &ctx).await)
     }
 
     /// Whether `call` is a call of the `agent` tool this session handles.

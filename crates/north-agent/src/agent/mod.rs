@@ -292,7 +292,6 @@ impl Agent {
         if let Some(cp) = resumed {
             agent.resume(cp);
         }
-        agent.services.ctx.capabilities = agent.conv.state.capabilities_granted.clone();
         Ok(agent)
     }
 
@@ -379,6 +378,5 @@ impl Agent {
     /// Grants a capability on the user's behalf (e.g. `--grant net`).
     pub fn grant(&mut self, cap: &Capability) {
         crate::notes::grant_capability(&mut self.conv.state, cap);
-        self.services.ctx.capabilities = self.conv.state.capabilities_granted.clone();
     }
 }

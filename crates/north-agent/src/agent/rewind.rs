@@ -262,7 +262,6 @@ impl Agent {
             }
         }
         self.conv.state = state.clone();
-        self.services.ctx.capabilities = self.conv.state.capabilities_granted.clone();
         self.checkpoint().map_err(|e| UndoError::Log {
             op: "save the session after rewinding",
             path: self.conv.session.dir.clone(),
