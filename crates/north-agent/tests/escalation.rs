@@ -129,6 +129,7 @@ async fn a_panic_in_an_escalated_run_leaves_the_next_command_confined() {
             sandboxed,
         ))),
         outside_shell: Some(Arc::new(ShellManager::new(root.clone()))),
+        read_only_shell: None,
     });
     run.agent.set_mode(PermissionMode::Auto).unwrap();
     run.turn("go").await;

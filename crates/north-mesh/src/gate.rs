@@ -328,6 +328,7 @@ impl Gated {
             policy: PolicyWord::from(&verdict),
             typed_by_user: false,
             sandboxed: false,
+            read_only: false,
         };
         let reason = match (orchestrate::before(&facts), verdict) {
             (Before::Run(consent), _) => {

@@ -289,8 +289,9 @@ fn config_notices(config: &Config, selected: &Selected) -> Vec<String> {
 }
 
 /// What the permission modes need: `plan`'s read-only tools, where the
-/// OS sandbox works a shell started inside `north sandbox` for `auto`, and
-/// the shell outside it a stopped command may escalate to once.
+/// OS sandbox works a shell started inside `north sandbox` for `auto`, the
+/// shell outside it a stopped command may escalate to once, and the
+/// read-only shell lines that only read run in unasked.
 pub fn mode_kit(project: &Project) -> north_agent::ModeKit {
     let root = project.root.as_path();
     let grants = &project.grants;
@@ -308,10 +309,24 @@ pub fn mode_kit(project: &Project) -> north_agent::ModeKit {
         .commands
         .is_confined()
         .then(|| std::sync::Arc::new(north_tools::shell::ShellManager::new(root.to_path_buf())));
+    // Only where commands are confined at all: with the sandbox off, a
+    // line that reads still asks.
+    let read_only_shell = project
+        .commands
+        .is_confined()
+        .then(|| crate::sandboxing::sandboxed(&settings, ChildKind::ReadOnlyCommand).ok())
+        .flatten()
+        .map(|spawner| {
+            std::sync::Arc::new(north_tools::shell::ShellManager::with_spawner(
+                root.to_path_buf(),
+                spawner,
+            ))
+        });
     north_agent::ModeKit {
         plan_tools: plan_tools(grants),
         sandboxed_shell,
         outside_shell,
+        read_only_shell,
     }
 }
 

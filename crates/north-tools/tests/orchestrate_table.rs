@@ -24,6 +24,20 @@ const POLICIES: [PolicyWord; 3] = [PolicyWord::Allow, PolicyWord::Ask, PolicyWor
 const REPLIES: [Reply; 2] = [Reply::Yes, Reply::No];
 const ATTEMPTS: [Attempt; 2] = [Attempt::Ran, Attempt::Stopped];
 
+/// Typed by the person, commands sandboxed, the line verified read-only
+/// (with a read-only sandbox to hold it): every combination.
+fn flags() -> Vec<(bool, bool, bool)> {
+    let mut out = Vec::new();
+    for typed in [false, true] {
+        for sandboxed in [false, true] {
+            for read_only in [false, true] {
+                out.push((typed, sandboxed, read_only));
+            }
+        }
+    }
+    out
+}
+
 /// Every combination, with how it ends.
 fn every_case() -> Vec<(CallFacts, Reply, Attempt, Reply, bool, Ending)> {
     let mut out = Vec::new();
@@ -31,24 +45,23 @@ fn every_case() -> Vec<(CallFacts, Reply, Attempt, Reply, bool, Ending)> {
         for decider in DECIDERS {
             for hook in HOOKS {
                 for policy in POLICIES {
-                    for typed_by_user in [false, true] {
-                        for sandboxed in [false, true] {
-                            let facts = CallFacts {
-                                mode,
-                                decider,
-                                hook,
-                                policy,
-                                typed_by_user,
-                                sandboxed,
-                            };
-                            for reply in REPLIES {
-                                for attempt in ATTEMPTS {
-                                    for outside in REPLIES {
-                                        // An unconfined shell exists exactly
-                                        // when commands are sandboxed.
-                                        let end = walk(&facts, reply, attempt, outside, sandboxed);
-                                        out.push((facts, reply, attempt, outside, sandboxed, end));
-                                    }
+                    for (typed_by_user, sandboxed, read_only) in flags() {
+                        let facts = CallFacts {
+                            mode,
+                            decider,
+                            hook,
+                            policy,
+                            typed_by_user,
+                            sandboxed,
+                            read_only,
+                        };
+                        for reply in REPLIES {
+                            for attempt in ATTEMPTS {
+                                for outside in REPLIES {
+                                    // An unconfined shell exists exactly when
+                                    // commands are sandboxed.
+                                    let end = walk(&facts, reply, attempt, outside, sandboxed);
+                                    out.push((facts, reply, attempt, outside, sandboxed, end));
                                 }
                             }
                         }
@@ -63,7 +76,7 @@ fn every_case() -> Vec<(CallFacts, Reply, Attempt, Reply, bool, Ending)> {
 #[test]
 fn the_rules_that_hold_whoever_decides() {
     let cases = every_case();
-    assert_eq!(cases.len(), 4 * 3 * 4 * 3 * 2 * 2 * 2 * 2 * 2);
+    assert_eq!(cases.len(), 4 * 3 * 4 * 3 * 2 * 2 * 2 * 2 * 2 * 2);
     for (facts, reply, attempt, outside, _, end) in cases {
         let case =
             format!("{facts:?} reply={reply:?} attempt={attempt:?} outside={outside:?} → {end:?}");
@@ -114,15 +127,26 @@ fn the_rules_that_hold_whoever_decides() {
                 _ if facts.mode == PermissionMode::Auto && facts.sandboxed => {
                     Consent::SandboxedMode
                 }
-                _ => Consent::TypedByPerson,
+                _ if facts.typed_by_user => Consent::TypedByPerson,
+                _ => Consent::ReadOnly,
             };
             assert_eq!(consent, expected, "{case}");
             assert!(
                 facts.hook == HookWord::Allow
                     || (facts.mode == PermissionMode::Auto && facts.sandboxed)
-                    || facts.typed_by_user,
+                    || facts.typed_by_user
+                    || facts.read_only,
                 "{case}"
             );
+        }
+        // A line that only reads runs unasked (in the read-only sandbox)
+        // unless a hook asks or the policy refuses it; it never runs
+        // unasked without that sandbox.
+        if facts.read_only && facts.policy == PolicyWord::Ask && facts.hook == HookWord::Silent {
+            assert!(matches!(before(&facts), Before::Run(_)), "{case}");
+        }
+        if let Before::Run(Consent::ReadOnly) = before(&facts) {
+            assert!(facts.read_only, "{case}");
         }
         // `auto` without the sandbox is no licence: the decider is asked.
         if facts.mode == PermissionMode::Auto
@@ -130,6 +154,7 @@ fn the_rules_that_hold_whoever_decides() {
             && facts.policy == PolicyWord::Ask
             && facts.hook == HookWord::Silent
             && !facts.typed_by_user
+            && !facts.read_only
         {
             assert_eq!(before(&facts), Before::Ask, "{case}");
         }
@@ -162,6 +187,7 @@ fn the_decision_table() {
                     policy,
                     typed_by_user: false,
                     sandboxed: true,
+                    read_only: false,
                 };
                 table.push_str(&format!(
                     "{:<13} {:<7} {:<7} {:?}\n",
@@ -173,6 +199,19 @@ fn the_decision_table() {
             }
         }
     }
+    table.push_str("\na line that only reads (policy Ask, no hook), read-only sandbox there:\n");
+    for mode in MODES {
+        let facts = CallFacts {
+            mode,
+            decider: Decider::Terminal,
+            hook: HookWord::Silent,
+            policy: PolicyWord::Ask,
+            typed_by_user: false,
+            sandboxed: true,
+            read_only: true,
+        };
+        table.push_str(&format!("{:<13} {:?}\n", mode.as_str(), before(&facts)));
+    }
     table.push_str("\ndecider     sandbox stopped it, person says yes → ending\n");
     for decider in DECIDERS {
         let facts = CallFacts {
@@ -182,6 +221,7 @@ fn the_decision_table() {
             policy: PolicyWord::Allow,
             typed_by_user: false,
             sandboxed: true,
+            read_only: false,
         };
         let end = walk(&facts, Reply::Yes, Attempt::Stopped, Reply::Yes, true);
         table.push_str(&format!("{:<11} {end:?}\n", format!("{decider:?}")));

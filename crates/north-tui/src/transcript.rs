@@ -157,7 +157,13 @@ impl Item {
         let tail = match failure {
             Some(tail) => tail,
             None if show_output => command_output(outcome),
-            None => Vec::new(),
+            // A command that passed shows its last few lines, as a terminal
+            // would (the whole is in the transcript view).
+            None => {
+                let mut tail = command_output(outcome);
+                tail.drain(..tail.len().saturating_sub(PASSED_TAIL_LINES));
+                tail
+            }
         };
         Item::Result {
             tool,
@@ -171,6 +177,9 @@ impl Item {
 
 /// Lines of a failed command's output shown under its result.
 const TAIL_LINES: usize = 8;
+
+/// Lines of a passing command's output shown under its result.
+const PASSED_TAIL_LINES: usize = 4;
 
 /// Whether a tool outcome (`{ok, output, error}`) is a command that failed
 /// — a non-zero exit code or a timeout — and if so the last lines of its
@@ -188,6 +197,7 @@ fn command_failure(outcome: Option<&Value>) -> Option<Vec<(bool, String)>> {
 fn command_output(outcome: Option<&Value>) -> Vec<(bool, String)> {
     outcome
         .and_then(|o| o.get("output"))
+        .filter(|out| north_protocol::ShellResult::read(out).is_some())
         .map(tail_of)
         .unwrap_or_default()
 }

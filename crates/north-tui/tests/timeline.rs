@@ -400,7 +400,7 @@ fn slash_memory_shows_the_global_memory_too() {
 }
 
 #[test]
-fn a_failed_command_is_red_with_its_output_and_a_passing_one_stays_compact() {
+fn a_failed_command_is_red_with_its_output_and_a_passing_one_shows_its_last_lines() {
     let mut ui = Ui::new(90, 16);
     ui.app.start_turn("check the files");
     ui.event(Event::ToolIntent {
@@ -431,16 +431,17 @@ fn a_failed_command_is_red_with_its_output_and_a_passing_one_stays_compact() {
         ok: true,
         summary: "exit code 0, 2 line(s) of output".into(),
         details: Some(json!({"ok": true, "output": {
-            "exitCode": 0, "stdout": "lib.rs\nmain.rs\n", "stderr": ""
+            "exitCode": 0, "stdout": "a.rs\nb.rs\nc.rs\nlib.rs\nmain.rs\n", "stderr": ""
         }})),
     });
     let screen = ui.screen();
     assert!(screen.contains("✗ exit code 2"), "{screen}");
     assert!(screen.contains("┆ ls: cannot access"), "{screen}");
-    assert!(
-        !screen.contains("│ lib.rs"),
-        "a passing command stays compact:\n{screen}"
-    );
+    // A passing command shows its last lines, as a terminal would; the
+    // whole is in the transcript view.
+    assert!(screen.contains("│ lib.rs"), "{screen}");
+    assert!(screen.contains("│ main.rs"), "{screen}");
+    assert!(!screen.contains("│ a.rs"), "only the last lines:\n{screen}");
     insta::assert_snapshot!("command_results_failed_and_passing", screen);
 }
 

@@ -45,6 +45,10 @@ pub struct SandboxArgs {
     /// that run anything).
     #[arg(long)]
     pub unix_sockets: bool,
+    /// Make the project read-only to the command (as North runs a command
+    /// it verified as read-only without asking).
+    #[arg(long)]
+    pub read_only_project: bool,
     /// How many processes the command may run at once (a fork bomb stops there).
     #[arg(long, value_name = "N", default_value_t = north_tools::os_sandbox::DEFAULT_MAX_PROCESSES,
           value_parser = clap::value_parser!(u64).range(1..))]
@@ -73,6 +77,8 @@ pub enum Kind {
     Hook,
     /// A stdio MCP server.
     Mcp,
+    /// A command North verified as read-only, run without asking.
+    ReadOnly,
 }
 
 impl SandboxArgs {
@@ -86,6 +92,7 @@ impl SandboxArgs {
             && self.keep.is_empty())
             || self.shared_tmp
             || self.unix_sockets
+            || self.read_only_project
             || self.max_processes != north_tools::os_sandbox::DEFAULT_MAX_PROCESSES
     }
 
@@ -120,6 +127,7 @@ impl SandboxArgs {
                 TempDir::Private
             },
             max_processes: self.max_processes,
+            project_writable: !self.read_only_project,
         })
     }
 }
@@ -133,6 +141,7 @@ fn configured(root: &Path, kind: Kind) -> anyhow::Result<SandboxPolicy> {
         Kind::Command => ChildKind::Command,
         Kind::Hook => ChildKind::Hook { network: false },
         Kind::Mcp => ChildKind::McpServer,
+        Kind::ReadOnly => ChildKind::ReadOnlyCommand,
     };
     let spawner = north_runtime::sandboxing::sandboxed(&choice.settings(root, &[]), kind)?;
     spawner
@@ -206,6 +215,7 @@ mod tests {
             ChildKind::Hook { network: true },
             ChildKind::Hook { network: false },
             ChildKind::McpServer,
+            ChildKind::ReadOnlyCommand,
         ] {
             let spawner = north_runtime::sandboxing::sandboxed(&settings, kind).unwrap();
             let mut policy = spawner.policy().unwrap().clone();

@@ -175,3 +175,49 @@ fn in_ask_mode_an_approved_command_is_sandboxed_and_escalation_is_offered() {
     tty.wait_for("EXIT=0");
     tty.wait_exit();
 }
+
+#[test]
+fn in_the_default_mode_a_reading_command_runs_unasked_and_shows_its_last_lines() {
+    let _tty = one_tty();
+    let sb = Sandbox::new();
+    if !sandbox_works(&sb) {
+        return;
+    }
+    let git = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(sb.project())
+        .output()
+        .unwrap();
+    assert!(git.status.success());
+    std::fs::write(sb.project().join("LISTED-FILE.txt"), "x\n").unwrap();
+    let script = sb.file(
+        "script.json",
+        &json!({"turns": [
+            {"tool_calls": [
+                {"id": "c1", "name": "shell_run", "args": {"command": "ls"}},
+                {"id": "c2", "name": "shell_run", "args": {"command": "git status --short"}},
+                {"id": "c3", "name": "shell_run", "args": {"command": "touch made.txt"}}
+            ]},
+            {"text": "READ-DONE"}
+        ]}),
+    );
+    let mut tty = Tty::spawn(
+        &sb,
+        &format!("\"$NORTH\" --script '{}'; echo EXIT=$?", script.display()),
+    );
+    tty.wait_for("/help for commands");
+    tty.type_text("go");
+    tty.send("\r");
+    // `ls` and `git status` ran without a prompt, their last lines shown;
+    // the first prompt is for `touch`.
+    let screen = tty.wait_for("Run this time");
+    assert!(screen.contains("│ LISTED-FILE.txt"), "{screen}");
+    assert!(screen.contains("?? LISTED-FILE.txt"), "{screen}");
+    assert!(screen.contains("touch made.txt"), "{screen}");
+    assert!(!sb.project().join("made.txt").exists());
+    tty.send("\x1b");
+    tty.wait_for("/help for commands");
+    tty.send("\x04");
+    tty.wait_for("EXIT=");
+    tty.wait_exit();
+}

@@ -165,6 +165,9 @@ impl CallEnv<'_> {
             policy: PolicyWord::from(&verdict),
             typed_by_user: self.typed_by_user,
             sandboxed: self.escalation.is_some(),
+            read_only: self.read_only_shell.is_some()
+                && matches!(verdict, Verdict::Ask(_))
+                && policy.read_only(&command, cwd.as_deref()),
         };
         let consent = match (orchestrate::before(&facts), verdict) {
             (Before::Run(consent), verdict) => {
@@ -196,7 +199,13 @@ impl CallEnv<'_> {
                 ));
             }
         };
-        // On this call's own context: the approval ends with the call.
+        // On this call's own context: the approval (and, for a line that
+        // only reads, the read-only shell) ends with the call.
+        if consent == Consent::ReadOnly
+            && let Some(shell) = self.read_only_shell.clone()
+        {
+            self.ctx.shell = shell;
+        }
         self.ctx.approved = Some(approved);
         let outcome = self
             .tools
@@ -289,6 +298,7 @@ impl CallEnv<'_> {
             (Consent::Hook, _) => "a PreToolUse hook".to_string(),
             (Consent::SandboxedMode, _) => "mode auto (sandboxed)".to_string(),
             (Consent::TypedByPerson, _) => "typed by the user".to_string(),
+            (Consent::ReadOnly, _) => "read-only (the project read-only to it)".to_string(),
             (_, Verdict::Allow(by)) => format!("{by:?}"),
             (consent, _) => format!("{consent:?}"),
         };

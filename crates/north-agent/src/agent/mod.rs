@@ -333,10 +333,12 @@ impl Agent {
     /// context (the session's services, the grants as they stand).
     fn call_env<'a>(&'a mut self, emit: &'a Emit<'a>) -> dispatch::CallEnv<'a> {
         let escalation = self.escalation_shell();
+        let read_only_shell = self.read_only_shell();
         let hook_session = self.hook_session();
         dispatch::CallEnv {
             mode: self.modes.mode,
             escalation,
+            read_only_shell,
             typed_by_user: false,
             hook_permission: None,
             hooks: self.hooks.as_ref(),

@@ -23,6 +23,10 @@ pub struct ModeKit {
     /// may allow when the sandbox stopped a command (None: no escalation;
     /// the denial is reported).
     pub outside_shell: Option<Arc<ShellManager>>,
+    /// A shell in a sandbox where the project is read-only and there is no
+    /// network: a line the policy verified as only reading (`ls`, `git
+    /// status`) runs there without asking (None: such lines ask as others).
+    pub read_only_shell: Option<Arc<ShellManager>>,
 }
 
 /// Why a mode could not be entered.
@@ -134,6 +138,18 @@ impl Agent {
 
     /// The shell outside the sandbox, when commands run inside it: the
     /// one a user may let a stopped command run in once, in every mode.
+    /// The shell a verified read-only line runs in unasked, while commands
+    /// are confined at all (the user's `--sandbox off` makes them ask).
+    pub(super) fn read_only_shell(&self) -> Option<Arc<ShellManager>> {
+        if !self.services.ctx.shell.spawner().is_confined() {
+            return None;
+        }
+        self.modes
+            .kit
+            .as_ref()
+            .and_then(|k| k.read_only_shell.clone())
+    }
+
     pub(super) fn escalation_shell(&self) -> Option<Arc<ShellManager>> {
         if !self.services.ctx.shell.spawner().is_confined() {
             return None;

@@ -124,6 +124,15 @@ pub(super) fn enter(spec: &SandboxPolicy) -> Result<Protection, OsSandboxError> 
         for path in &protected {
             bind_read_only(path).map_err(setup("make a path read-only"))?;
         }
+        if !spec.project_writable {
+            // The whole project, and the pinned `.git` mount inside it (a
+            // mount of its own, which the project's remount does not reach).
+            let mut read_only = vec![spec.root.clone()];
+            read_only.extend(git_is_dir.then(|| git.clone()));
+            for path in &read_only {
+                bind_read_only(path).map_err(setup("make the project read-only"))?;
+            }
+        }
         // What the home cover already took away needs no second cover.
         hidden.retain(|p| p.symlink_metadata().is_ok());
         for path in &hidden {
@@ -234,7 +243,10 @@ fn hide(path: &Path) -> Result<(), String> {
 /// What the command may write: the root, the temp dir, the user's paths
 /// and output devices (those that exist).
 pub(super) fn writable_paths(spec: &SandboxPolicy) -> Vec<PathBuf> {
-    let mut writable: Vec<PathBuf> = vec![spec.root.clone(), std::env::temp_dir()];
+    let mut writable: Vec<PathBuf> = vec![std::env::temp_dir()];
+    if spec.project_writable {
+        writable.push(spec.root.clone());
+    }
     writable.extend(spec.writable.iter().cloned());
     writable.extend(WRITABLE_DEVICES.iter().map(PathBuf::from));
     writable.retain(|p| p.exists());

@@ -221,8 +221,15 @@ impl Protection {
         let mut out = String::new();
         out.push_str("writable:\n");
         out.push_str(&list(&self.writable));
-        out.push_str("read-only inside the project:\n");
-        out.push_str(&list(&self.read_only));
+        if spec.project_writable {
+            out.push_str("read-only inside the project:\n");
+            out.push_str(&list(&self.read_only));
+        } else {
+            out.push_str(&format!(
+                "project {}: read-only, all of it (a command North verified as read-only)\n",
+                spec.root.display()
+            ));
+        }
         out.push_str("hidden (cannot be read):\n");
         out.push_str(&list(&self.hidden));
         match &self.home {

@@ -56,6 +56,9 @@ pub struct SandboxPolicy {
     pub temp: TempDir,
     /// How many processes the child may run at once.
     pub max_processes: u64,
+    /// Whether the project may be written (false: a command North verified
+    /// as read-only runs unasked, and the kernel holds it to that).
+    pub project_writable: bool,
 }
 
 /// The default of [`SandboxPolicy::max_processes`]: plenty for a parallel
@@ -173,6 +176,7 @@ impl SandboxPolicy {
             unix_sockets: false,
             temp: TempDir::Private,
             max_processes: DEFAULT_MAX_PROCESSES,
+            project_writable: true,
         }
     }
 
@@ -198,6 +202,9 @@ impl SandboxPolicy {
         }
         if self.temp == TempDir::Shared {
             args.push("--shared-tmp".into());
+        }
+        if !self.project_writable {
+            args.push("--read-only-project".into());
         }
         if self.max_processes != DEFAULT_MAX_PROCESSES {
             args.extend([
@@ -237,6 +244,9 @@ impl SandboxPolicy {
             return true;
         }
         let temp = std::env::temp_dir();
+        if !self.project_writable && path.starts_with(&self.root) {
+            return true;
+        }
         let writable = std::iter::once(&self.root)
             .chain(std::iter::once(&temp))
             .chain(&self.writable);
@@ -293,6 +303,10 @@ pub enum ChildKind {
     /// A stdio MCP server: reaching a service is many servers' job, and
     /// `npx`/`uvx` servers install themselves into the package caches.
     McpServer,
+    /// A command the policy verified as read-only (`ls`, `git status`),
+    /// run without asking: the project is read-only to it and it has no
+    /// network, so the check is never the boundary.
+    ReadOnlyCommand,
 }
 
 impl ChildKind {
@@ -302,6 +316,7 @@ impl ChildKind {
             ChildKind::Command => "command",
             ChildKind::Hook { .. } => "hook",
             ChildKind::McpServer => "mcp",
+            ChildKind::ReadOnlyCommand => "read-only",
         }
     }
 }
@@ -352,6 +367,7 @@ impl SandboxSettings {
                 policy.temp = TempDir::Shared;
                 policy.writable = package_caches(home().as_deref());
             }
+            ChildKind::ReadOnlyCommand => policy.project_writable = false,
         }
         policy
     }

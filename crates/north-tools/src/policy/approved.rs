@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::shell::{AllowedBy, ShellPolicy, Verdict};
+use super::shell::{AllowedBy, AskReason, ShellPolicy, Verdict};
 
 /// Who consented to a command the policy would ask about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,6 +22,9 @@ pub enum Consent {
     /// A `PreToolUse` hook the user configured (or a trusted project's)
     /// answered `allow`; the policy's refusals still hold.
     Hook,
+    /// The policy verified the line as only reading; it runs unasked in a
+    /// sandbox where the project is read-only.
+    ReadOnly,
 }
 
 /// Why an approved command may run.
@@ -83,6 +86,10 @@ impl ShellPolicy {
     ) -> Result<ApprovedCommand, Verdict> {
         let by = match self.decide(line, cwd) {
             Verdict::Allow(by) => ApprovedBy::Policy(by),
+            // Read-only is the policy's own finding, never a caller's claim.
+            Verdict::Ask(_) if consent == Consent::ReadOnly && !self.read_only(line, cwd) => {
+                return Err(Verdict::Ask(AskReason::NotApproved));
+            }
             Verdict::Ask(_) if consent != Consent::None => ApprovedBy::Consent(consent),
             verdict => return Err(verdict),
         };

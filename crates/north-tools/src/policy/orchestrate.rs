@@ -78,6 +78,9 @@ pub struct CallFacts {
     pub typed_by_user: bool,
     /// Commands run inside the OS sandbox (the `auto` mode relies on it).
     pub sandboxed: bool,
+    /// The policy verified the line as only reading, and a sandbox where
+    /// the project is read-only is there to hold it to that.
+    pub read_only: bool,
 }
 
 /// Why a call did not run.
@@ -149,6 +152,8 @@ pub fn before(facts: &CallFacts) -> Before {
             unasked(Consent::SandboxedMode)
         }
         (_, PolicyWord::Ask) if facts.typed_by_user => unasked(Consent::TypedByPerson),
+        // Asking for `ls` buys nothing: it runs where it cannot write.
+        (_, PolicyWord::Ask) if facts.read_only => unasked(Consent::ReadOnly),
         (_, PolicyWord::Ask) => Before::Ask,
     }
 }
@@ -164,6 +169,7 @@ pub fn unattended(policy: PolicyWord) -> Before {
         policy,
         typed_by_user: false,
         sandboxed: false,
+        read_only: false,
     })
 }
 

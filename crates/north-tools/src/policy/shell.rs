@@ -123,6 +123,7 @@ pub fn suggested_prefix(line: &str) -> Option<String> {
     }
     let mut prefix = only.program.clone();
     if let Some(sub) = only.args.first()
+        && command::has_subcommands(&only.program)
         && sub.chars().next().is_some_and(|c| c.is_ascii_lowercase())
         && sub
             .chars()
@@ -170,6 +171,23 @@ impl ShellPolicy {
     /// The project root the policy keeps commands in.
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// Whether `line`, run from `cwd`, is one North verified as only
+    /// reading (`ls`, `git status`): the assistant's profile, every program
+    /// and option known and reading, every path in the project. Such a line
+    /// may run unasked in a read-only sandbox
+    /// ([`Consent::ReadOnly`](super::Consent::ReadOnly)).
+    pub fn read_only(&self, line: &str, cwd: Option<&Path>) -> bool {
+        let cwd = cwd.unwrap_or(&self.root);
+        if self.programs.is_some() || !cwd.starts_with(&self.root) {
+            return false;
+        }
+        let scope = PathScope {
+            root: &self.root,
+            cwd,
+        };
+        command::parse(line).is_ok_and(|c| command::read_only(&c) && check_paths(&c, scope).is_ok())
     }
 
     /// Judges `line` run from `cwd` (None: the project root; a directory
@@ -256,6 +274,12 @@ mod tests {
             Some("git status")
         );
         assert_eq!(suggested_prefix("ls -la src").as_deref(), Some("ls"));
+        // A file name is not a subcommand.
+        assert_eq!(
+            suggested_prefix("ls nonexistent-file").as_deref(),
+            Some("ls")
+        );
+        assert_eq!(suggested_prefix("cat notes").as_deref(), Some("cat"));
         assert_eq!(suggested_prefix("cargo test; rm x"), None);
         assert_eq!(suggested_prefix("bash -c 'cargo test'"), None);
         assert_eq!(suggested_prefix("python3 x.py"), None);

@@ -399,6 +399,9 @@ async fn run(
             "{tool}: `{command}` was not judged by the command policy, so it was not run"
         )));
     };
+    if let Some(refused) = unheld_read_only(ctx, approved, tool) {
+        return Err(refused);
+    }
     let opts = RunOptions {
         live: ctx.live_output.clone(),
         ..opts
@@ -409,6 +412,30 @@ async fn run(
         .map_err(|e| ToolOutcome::err(format!("{tool}: {e}")))
 }
 
+/// A line run unasked because it only reads runs only where the kernel
+/// holds it to that: refused on a shell that could write the project.
+fn unheld_read_only(
+    ctx: &ToolContext,
+    approved: &crate::policy::ApprovedCommand,
+    tool: &str,
+) -> Option<ToolOutcome> {
+    let read_only = matches!(
+        approved.by(),
+        crate::policy::ApprovedBy::Consent(crate::policy::Consent::ReadOnly)
+    );
+    let writable = ctx
+        .shell
+        .spawner()
+        .policy()
+        .is_none_or(|p| p.project_writable);
+    (read_only && writable).then(|| {
+        ToolOutcome::err(format!(
+            "{tool}: `{}` was approved as read-only but this shell could write the project, so it was not run",
+            approved.line()
+        ))
+    })
+}
+
 /// Starts an approved command in the background: its id at once.
 fn background(ctx: &ToolContext, command: &str, cwd: Option<&str>) -> ToolOutcome {
     let Some(approved) = ctx.approved.as_ref().filter(|a| a.line() == command) else {
@@ -416,6 +443,9 @@ fn background(ctx: &ToolContext, command: &str, cwd: Option<&str>) -> ToolOutcom
             "shell_run: `{command}` was not judged by the command policy, so it was not run"
         ));
     };
+    if let Some(refused) = unheld_read_only(ctx, approved, "shell_run") {
+        return refused;
+    }
     match ctx
         .shell
         .start_background(approved, cwd.map(std::path::Path::new))

@@ -127,6 +127,12 @@ pub(super) const CONFIG_OPTIONS: &[ArgRule] = &[
     ArgRule::Prefix("--call"),
 ];
 
+/// Whether `program` has subcommands (`git status`, `cargo test`): only
+/// then is the word after it part of what a prefix rule names.
+pub(super) fn has_subcommands(program: &str) -> bool {
+    SUBCOMMANDS.iter().any(|(name, _)| *name == program)
+}
+
 /// The first word after the options of a build tool must be one of its
 /// verifiable subcommands.
 pub(super) fn check_subcommand(base: &str, program: &str, args: &[Word]) -> Result<(), Refusal> {

@@ -23,9 +23,17 @@ use std::fmt;
 mod known;
 mod lex;
 mod paths;
+mod readonly;
 mod rules;
 
 pub use paths::{MAX_GLOB_MATCHES, PathEscape, PathScope, check_paths};
+pub use readonly::read_only;
+
+/// Whether `program` has subcommands, so that a prefix rule for it names
+/// one (`git status`, `cargo test`), never a file (`ls notes.txt`).
+pub fn has_subcommands(program: &str) -> bool {
+    known::has_subcommands(program)
+}
 
 use lex::tokenize;
 use rules::{Programs, check_segment};
