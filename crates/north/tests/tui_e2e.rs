@@ -360,8 +360,12 @@ fn a_running_command_shows_its_output_and_errors_before_it_ends() {
     std::fs::write(sb.project().join("go"), "").unwrap();
     tty.wait_for("FINISHED-TURN");
     let screen = tty.wait_gone_then("Working");
-    assert!(
-        !screen.contains("│ OUT-LIVE"),
+    // The live lines give way to the result, which shows the command's
+    // last lines once.
+    assert!(screen.contains("│ CMD-DONE-2"), "{screen}");
+    assert_eq!(
+        screen.matches("│ OUT-LIVE").count(),
+        1,
         "the live lines give way to the result:\n{screen}"
     );
     tty.send("\x04");
