@@ -234,6 +234,20 @@ impl Tool for SkillTool {
         })
     }
 
+    fn summary(&self, outcome: &ToolOutcome) -> Option<String> {
+        let out = &outcome.output;
+        let name = out.get("name").and_then(Value::as_str)?;
+        out.get("instructions")?;
+        let files = out
+            .get("files")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        Some(match files {
+            0 => format!("loaded the skill `{name}`"),
+            n => format!("loaded the skill `{name}` ({n} file(s) beside it)"),
+        })
+    }
+
     fn call<'a>(&'a self, args: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutcome> {
         Box::pin(async move {
             let Some(name) = args.get("name").and_then(Value::as_str) else {
@@ -314,6 +328,11 @@ mod tests {
                 .contains("Run scripts/fill.py")
         );
         assert_eq!(out.output["files"], json!(["scripts/fill.py"]));
+        // What the timeline says of it: the skill loaded, not "0 result(s)".
+        assert_eq!(
+            tool.summary(&out).unwrap(),
+            "loaded the skill `pdf` (1 file(s) beside it)"
+        );
         let out = tool
             .call(json!({"name": "pdf", "file": "scripts/fill.py"}), &ctx)
             .await;

@@ -32,6 +32,9 @@ pub fn snapshot_dir(root: &Path) -> PathBuf {
     root.join(north_tools::repo::STATE_DIR).join("snapshots")
 }
 
+/// The most of a turn's input a record keeps for `/rewind`.
+pub const INPUT_CHARS: usize = 20_000;
+
 /// One user turn, as undo needs it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TurnRecord {
@@ -58,6 +61,11 @@ pub struct TurnRecord {
     /// Whether its file changes were undone.
     #[serde(default)]
     pub undone: bool,
+    /// The whole of what the user asked (secrets scrubbed, at most
+    /// [`INPUT_CHARS`]): what `/rewind` puts back in the composer. None in
+    /// records older than it (then `prompt` is used).
+    #[serde(default)]
+    pub input: Option<String>,
 }
 
 /// What can be rewound.

@@ -122,6 +122,21 @@ async fn a_long_session_stays_under_budget_and_keeps_goals_and_decisions() {
         "{last_system}"
     );
     assert!(run.trace_kinds().iter().any(|k| k == "condense"));
+    // Each condensation is announced before its summary request runs.
+    let notices = run
+        .events()
+        .into_iter()
+        .filter(|e| {
+            matches!(
+                e,
+                north_protocol::Event::Notice {
+                    kind: north_protocol::NoticeKind::Condensing,
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!(notices as u32, *backend.summaries.lock().unwrap());
 }
 
 #[tokio::test]

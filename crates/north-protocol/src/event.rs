@@ -81,6 +81,10 @@ pub enum NoticeKind {
     Attached,
     /// The conversation was condensed on the user's request (`/compact`).
     Compacted,
+    /// The conversation is being condensed to fit the model's context: a
+    /// summary request runs before the next step (it can take a while on
+    /// a slow model).
+    Condensing,
     /// A hook said `"continue": false`; the turn ended there.
     HookStopped,
     /// The provider ran its own web search (`web_search.provider`).

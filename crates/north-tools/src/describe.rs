@@ -75,14 +75,23 @@ pub fn summary(outcome: &ToolOutcome) -> String {
             .unwrap_or_default();
         return format!("wrote {}", files.join(", "));
     }
-    if let Some(code) = out.get("exitCode").or_else(|| out.get("exit_code")) {
+    if let Some(result) = north_protocol::ShellResult::read(out) {
         // stderr is output too: a failing command often prints only there.
-        let lines: usize = ["stdout", "stderr"]
-            .iter()
-            .filter_map(|k| arg(out, k))
-            .map(|t| t.lines().count())
-            .sum();
+        let lines = result.stdout.lines().count() + result.stderr.lines().count();
+        let code = result
+            .exit_code
+            .map_or_else(|| "none".to_string(), |c| c.to_string());
         return format!("exit code {code}, {lines} line(s) of output");
+    }
+    if out.get("background").and_then(Value::as_bool) == Some(true) {
+        return format!(
+            "started in the background as `{}`, still running (shell_output reads it)",
+            arg(out, "id").unwrap_or("?")
+        );
+    }
+    if let (Some(agent), Some(answer)) = (arg(out, "agent"), arg(out, "answer")) {
+        let first = answer.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        return format!("`{agent}` answered: {}", short(first, 100));
     }
     if let Some(stats) = out.get("stats")
         && let (Some(files), Some(add), Some(del)) = (

@@ -125,4 +125,22 @@ fn results_are_summarised_by_their_shape() {
         ),
         "pages 1–4 of 9 of `spec.pdf`"
     );
+    // A command started in the background says so, with its id.
+    assert_eq!(
+        sum(json!({"id": "bg1", "background": true, "command": "sleep 9"})),
+        "started in the background as `bg1`, still running (shell_output reads it)"
+    );
+    // A sub-agent's answer, not just "done".
+    assert_eq!(
+        tools.summary(
+            "agent",
+            &ToolOutcome::ok(json!({"agent": "reviewer", "answer": "\nLooks right.\nMore."}))
+        ),
+        "`reviewer` answered: Looks right."
+    );
+    // `shell.exec`'s naming reads the same.
+    assert_eq!(
+        sum(json!({"exit_code": 0, "stdout": "x\n", "stderr": ""})),
+        "exit code 0, 1 line(s) of output"
+    );
 }

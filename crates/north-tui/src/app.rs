@@ -455,7 +455,9 @@ impl App {
         // The interrupt's and the retry's hints end with the turn.
         let interrupted = std::mem::take(&mut self.interrupting);
         if self.hint.as_deref().is_some_and(|h| {
-            h.starts_with("retrying ") || (interrupted && h.starts_with("Interrupting"))
+            h.starts_with("retrying ")
+                || h.starts_with("Queued")
+                || (interrupted && h.starts_with("Interrupting"))
         }) {
             self.hint = None;
         }

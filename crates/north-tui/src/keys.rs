@@ -466,7 +466,7 @@ impl App {
                         Some(Choice::Decide(ApprovalDecision::Grant))
                     }
                     (PromptKind::Capability { .. }, 'd') => {
-                        Some(Choice::Decide(ApprovalDecision::Deny))
+                        Some(Choice::Stop(ApprovalDecision::Deny))
                     }
                     _ => None,
                 })

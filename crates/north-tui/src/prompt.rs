@@ -103,12 +103,13 @@ impl Pending {
                         "a",
                         Decide(ApprovalDecision::Always),
                     ),
-                    ("Deny", "n", Decide(ApprovalDecision::Deny)),
+                    ("Deny", "n", Stop(ApprovalDecision::Deny)),
                 ])
             }
+            // Deny refuses and ends the turn, as at every other prompt.
             PromptKind::Capability { .. } => fixed(&[
                 ("Grant", "y", Decide(ApprovalDecision::Grant)),
-                ("Deny", "n", Decide(ApprovalDecision::Deny)),
+                ("Deny", "n", Stop(ApprovalDecision::Deny)),
             ]),
         }
     }

@@ -56,7 +56,13 @@ fn flush_text(items: &mut Vec<Item>, role: Role, text: &mut String) {
     match role {
         Role::User => match user_command(&visible) {
             Some(ran) => items.extend(ran),
-            None => items.push(Item::User(visible)),
+            // The user's own words, without what hooks added to them.
+            None => {
+                let own = north_agent::hooks::without_context(&visible);
+                if !own.trim().is_empty() {
+                    items.push(Item::User(own));
+                }
+            }
         },
         Role::Assistant => items.push(Item::Assistant(visible)),
         _ => {}

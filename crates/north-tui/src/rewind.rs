@@ -70,7 +70,10 @@ pub(crate) fn list(agent: &Agent) -> UiMsg {
                     (None, _) => "unfinished",
                     _ => "",
                 };
-                (t.turn, t.prompt.clone(), note.to_string())
+                // The whole prompt: the picker shows its first line, the
+                // composer gets it back entire.
+                let prompt = t.input.clone().unwrap_or_else(|| t.prompt.clone());
+                (t.turn, prompt, note.to_string())
             })
             .collect(),
     )

@@ -89,9 +89,9 @@ fn session_label(cp: Option<&north_protocol::Checkpoint>) -> String {
                 .recent_messages
                 .iter()
                 .find(|m| m.role == north_protocol::Role::User)
-                .and_then(|m| m.content.lines().next())
-                .unwrap_or("")
-                .to_string();
+                .map(|m| north_agent::hooks::without_context(&m.content))
+                .and_then(|own| own.lines().next().map(str::to_string))
+                .unwrap_or_default();
             format!(
                 "{:>3} msgs  {}",
                 cp.recent_messages.len(),

@@ -216,7 +216,7 @@ impl App {
             };
             out.push(Line::from(vec![
                 Span::styled(mark, style::ok()),
-                Span::styled(format!("{id}  {label}"), st),
+                Span::styled(format!("{id}  {}", first_line(label)), st),
                 Span::styled(
                     picker
                         .notes
@@ -292,57 +292,72 @@ impl App {
             .hint
             .as_ref()
             .filter(|h| self.is_busy() && h.starts_with("retrying "));
-        let left: Vec<Span<'static>> =
-            if let Some(hint) = self.hint.as_ref().filter(|_| retry.is_none()) {
-                vec![Span::styled(format!(" {hint}"), style::notice())]
-            } else if self.is_busy() {
-                let frame = (self.elapsed.as_millis() / 100) as usize % SPINNER.len();
-                let what = if self.pending.is_some() || !self.forms.is_empty() {
-                    "Waiting for your decision"
-                } else if self.interrupting {
-                    "Interrupting"
-                } else {
-                    "Working"
-                };
-                let mut spans = vec![
-                    Span::styled(format!(" {} ", SPINNER[frame]), style::ok()),
-                    Span::styled(
-                        format!(
-                            "{what} {}s",
-                            match &self.pending {
-                                Some(p) => self.elapsed.saturating_sub(p.asked_at).as_secs(),
-                                None => self.elapsed.as_secs(),
-                            }
-                        ),
-                        style::key(),
-                    ),
-                ];
-                if let Some(retry) = retry {
-                    spans.push(Span::styled(format!(" · {retry}"), style::notice()));
-                }
-                spans.extend([Span::styled(
-                    if self.interrupting {
-                        " · stopping the turn"
-                    } else if self.pending.is_some() || !self.forms.is_empty() {
-                        // Esc answers the prompt here; Ctrl+C stops the turn.
-                        " · ctrl+c stops"
-                    } else {
-                        " · esc interrupts"
-                    },
-                    style::dim(),
-                )]);
-                spans
+        // Type-ahead is part of the working state too: it shows as a count
+        // beside the spinner, never in its place.
+        let queued_hint = self
+            .hint
+            .as_deref()
+            .is_some_and(|h| h.starts_with("Queued"));
+        let left: Vec<Span<'static>> = if let Some(hint) = self
+            .hint
+            .as_ref()
+            .filter(|_| retry.is_none() && !(queued_hint && self.is_busy()))
+        {
+            vec![Span::styled(format!(" {hint}"), style::notice())]
+        } else if self.is_busy() {
+            let frame = (self.elapsed.as_millis() / 100) as usize % SPINNER.len();
+            let what = if self.pending.is_some() || !self.forms.is_empty() {
+                "Waiting for your decision"
+            } else if self.interrupting {
+                "Interrupting"
             } else {
-                let newline = if self.keyboard_enhanced {
-                    "shift+enter"
-                } else {
-                    "ctrl+j"
-                };
-                vec![Span::styled(
-                    format!(" enter send · {newline} newline · /help"),
-                    style::dim(),
-                )]
+                "Working"
             };
+            let mut spans = vec![
+                Span::styled(format!(" {} ", SPINNER[frame]), style::ok()),
+                Span::styled(
+                    format!(
+                        "{what} {}s",
+                        match &self.pending {
+                            Some(p) => self.elapsed.saturating_sub(p.asked_at).as_secs(),
+                            None => self.elapsed.as_secs(),
+                        }
+                    ),
+                    style::key(),
+                ),
+            ];
+            if let Some(retry) = retry {
+                spans.push(Span::styled(format!(" · {retry}"), style::notice()));
+            }
+            if !self.queued.is_empty() {
+                spans.push(Span::styled(
+                    format!(" · {} queued", self.queued.len()),
+                    style::notice(),
+                ));
+            }
+            spans.extend([Span::styled(
+                if self.interrupting {
+                    " · stopping the turn"
+                } else if self.pending.is_some() || !self.forms.is_empty() {
+                    // Esc answers the prompt here; Ctrl+C stops the turn.
+                    " · ctrl+c stops"
+                } else {
+                    " · esc interrupts"
+                },
+                style::dim(),
+            )]);
+            spans
+        } else {
+            let newline = if self.keyboard_enhanced {
+                "shift+enter"
+            } else {
+                "ctrl+j"
+            };
+            vec![Span::styled(
+                format!(" enter send · {newline} newline · /help"),
+                style::dim(),
+            )]
+        };
         let model = if self.info.provider == self.info.model || self.info.provider.is_empty() {
             self.info.model.clone()
         } else {
@@ -503,6 +518,16 @@ pub(crate) fn thousands(n: u64) -> String {
         out.push(c);
     }
     out
+}
+
+/// A picker row's label: its first line, and how many more there are.
+fn first_line(label: &str) -> String {
+    let mut lines = label.lines();
+    let first = lines.next().unwrap_or("");
+    match lines.count() {
+        0 => first.to_string(),
+        more => format!("{first} (+{more} line(s))"),
+    }
 }
 
 #[cfg(test)]

@@ -74,3 +74,23 @@ fn an_mcp_tool_can_be_allowed_for_good() {
     ui.key(KeyCode::Char('a'));
     assert_eq!(rx.try_recv().unwrap(), ApprovalDecision::Always);
 }
+
+#[test]
+fn deny_at_a_network_prompt_refuses_and_ends_the_turn_like_every_other_deny() {
+    let mut ui = Ui::new(110, 12);
+    ui.app.start_turn("fetch the docs");
+    let mut rx = ui.prompt(
+        "n1",
+        PromptKind::Capability {
+            capability: "net:docs.rs".into(),
+            reason: "web_fetch https://docs.rs/serde".into(),
+        },
+    );
+    // Deny refuses and ends the turn (the runner cancels, then replies).
+    assert_eq!(
+        ui.key(KeyCode::Char('n')),
+        vec![north_tui::Action::Interrupt]
+    );
+    ui.app.release_deferred();
+    assert_eq!(rx.try_recv().unwrap(), ApprovalDecision::Deny);
+}

@@ -177,6 +177,27 @@ fn esc_esc_on_an_empty_composer_opens_the_rewind_picker_and_enter_puts_the_promp
 }
 
 #[test]
+fn rewinding_to_a_multi_line_prompt_gives_all_of_it_back() {
+    let mut app = app();
+    press(&mut app, KeyCode::Esc, KeyModifiers::NONE);
+    press(&mut app, KeyCode::Esc, KeyModifiers::NONE);
+    app.handle_msg(north_tui::UiMsg::Turns(vec![(
+        1,
+        "fix the parser\nit fails on tabs\nand on CRLF".into(),
+        String::new(),
+    )]));
+    let actions = press(&mut app, KeyCode::Enter, KeyModifiers::NONE);
+    assert!(
+        matches!(actions.as_slice(), [Action::Rewind(_)]),
+        "{actions:?}"
+    );
+    assert_eq!(
+        app.composer_text(),
+        "fix the parser\nit fails on tabs\nand on CRLF"
+    );
+}
+
+#[test]
 fn a_pasted_image_path_becomes_an_attachment_placeholder() {
     let dir = tempfile::tempdir().unwrap();
     let shot = dir.path().join("Screen Shot.png");

@@ -1,6 +1,7 @@
 //! Permission modes in the TUI: Shift+Tab cycles through the modes the
 //! front end can enter (shown in the status line), and the prompt for a
-//! command the sandbox stopped.
+//! command the sandbox stopped; the status line while a turn runs
+//! (type-ahead shows as a count beside the spinner).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod ui;
@@ -84,4 +85,24 @@ fn a_plan_mode_turn_ends_with_the_plan_prompt() {
     ui.app
         .handle_msg(UiMsg::TurnDone(north_agent::TurnEnd::Done));
     assert!(ui.key(KeyCode::Esc).is_empty());
+}
+
+#[test]
+fn type_ahead_shows_as_a_count_beside_the_spinner_and_goes_when_sent() {
+    let mut ui = Ui::new(100, 12);
+    ui.app.start_turn("first");
+    ui.typed("second");
+    ui.key(KeyCode::Enter);
+    let screen = ui.screen();
+    // The spinner and the interrupt key stay; the queue is a count.
+    assert!(screen.contains("Working"), "{screen}");
+    assert!(screen.contains("esc interrupts"), "{screen}");
+    assert!(screen.contains("1 queued"), "{screen}");
+    // The turn ends: the queued message is sent and nothing is stuck.
+    ui.app
+        .handle_msg(UiMsg::TurnDone(north_agent::TurnEnd::Done));
+    let screen = ui.screen();
+    assert!(screen.contains("Working"), "{screen}");
+    assert!(!screen.contains("Queued"), "{screen}");
+    assert!(!screen.contains("queued"), "{screen}");
 }

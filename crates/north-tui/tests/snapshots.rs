@@ -254,7 +254,8 @@ fn capability_requests_are_prompts_too() {
         },
     );
     insta::assert_snapshot!("capability_prompt", ui.screen());
-    ui.key(KeyCode::Char('n'));
+    ui.key(KeyCode::Char('n')); // Deny ends the turn: replied after the cancel.
+    ui.app.release_deferred();
     assert_eq!(rx.try_recv().unwrap(), ApprovalDecision::Deny);
 }
 

@@ -21,7 +21,14 @@ fn a_resumed_session_replays_tool_calls_and_results() {
     ui.app.handle_msg(UiMsg::Resumed {
         session_id: "20251121-090000-0001".into(),
         messages: vec![
-            Message::user("run the tests"),
+            // What a SessionStart hook added is not the user's words.
+            Message {
+                role: Role::User,
+                content: vec![
+                    ContentBlock::text("run the tests"),
+                    ContentBlock::text("<hook-context>\nbranch main\n</hook-context>"),
+                ],
+            },
             Message {
                 role: Role::Assistant,
                 content: vec![
@@ -53,7 +60,10 @@ fn a_resumed_session_replays_tool_calls_and_results() {
             ..Default::default()
         },
     });
-    insta::assert_snapshot!("resumed_with_tools", ui.screen());
+    let screen = ui.screen();
+    assert!(!screen.contains("hook-context"), "{screen}");
+    assert!(!screen.contains("branch main"), "{screen}");
+    insta::assert_snapshot!("resumed_with_tools", screen);
 }
 
 #[test]

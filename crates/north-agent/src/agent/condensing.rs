@@ -1,7 +1,7 @@
 //! When to condense: near the context budget, or when a NOTES action asks;
 //! older messages become the session summary.
 
-use north_protocol::{ChatRequest, Message, Role, TraceKind, Usage};
+use north_protocol::{ChatRequest, Event, Message, NoticeKind, Role, TraceKind, Usage};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -95,6 +95,13 @@ impl Agent {
         let Some(cut) = split_point(&self.conv.messages, keep) else {
             return Ok(false);
         };
+        // A slow model takes a while to summarize: the user sees why.
+        emit(Event::Notice {
+            kind: NoticeKind::Condensing,
+            message: format!(
+                "condensing the conversation to fit the model's context (about {used} tokens; {cut} earlier message(s) become a summary)…"
+            ),
+        });
         let prompt = self.summary_prompt(cut, focus);
         let mut req = ChatRequest::new(self.opts.model.clone(), vec![Message::user(prompt)]);
         req.system = Some(SUMMARY_INSTRUCTIONS.into());

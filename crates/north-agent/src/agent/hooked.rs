@@ -116,7 +116,8 @@ impl Agent {
     /// Adds what hooks gave as context to the user's message just taken.
     pub(super) fn take_hook_context(&mut self) {
         for context in std::mem::take(&mut self.hook_context) {
-            self.push_user_text(&format!("<hook-context>\n{context}\n</hook-context>"));
+            let (open, close) = crate::hooks::CONTEXT_TAGS;
+            self.push_user_text(&format!("{open}\n{context}\n{close}"));
         }
     }
 

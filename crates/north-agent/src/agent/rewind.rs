@@ -120,6 +120,14 @@ impl Agent {
             log_offset,
             state_before: self.conv.state.clone(),
             undone: false,
+            input: Some(
+                self.services
+                    .redactor
+                    .scrub(input)
+                    .chars()
+                    .take(crate::undo::INPUT_CHARS)
+                    .collect(),
+            ),
         };
         let Some(undo) = self.undo.as_mut() else {
             return;

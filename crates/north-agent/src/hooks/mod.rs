@@ -25,6 +25,26 @@ mod run;
 mod tool_call;
 
 pub use names::{claude_names, hook_tool_input};
+
+/// What hooks gave as context travels with the user's message, between
+/// these tags; front ends show the user's own words without it.
+pub const CONTEXT_TAGS: (&str, &str) = ("<hook-context>", "</hook-context>");
+
+/// `text` (a user message as stored) without what hooks added to it.
+pub fn without_context(text: &str) -> String {
+    let (open, close) = CONTEXT_TAGS;
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find(open) {
+        out.push_str(&rest[..start]);
+        rest = match rest[start..].find(close) {
+            Some(end) => &rest[start + end + close.len()..],
+            None => "",
+        };
+    }
+    out.push_str(rest);
+    out.trim_end().to_string()
+}
 pub use parse::DEFAULT_TIMEOUT;
 pub use run::MAX_OUTPUT;
 pub use tool_call::HookGate;

@@ -140,3 +140,20 @@ fn the_same_command_runs_once_per_event() {
     assert_eq!(cmds, ["a", "b"]);
     assert!(set.matching(HookEvent::Stop, None).is_empty());
 }
+
+#[test]
+fn a_users_words_come_back_without_what_hooks_added() {
+    assert_eq!(
+        without_context("hi<hook-context>\nbranch main\n</hook-context>"),
+        "hi"
+    );
+    assert_eq!(
+        without_context(
+            "fix it\n<hook-context>\na\n</hook-context>\n<hook-context>\nb\n</hook-context>"
+        ),
+        "fix it"
+    );
+    assert_eq!(without_context("plain words"), "plain words");
+    // An unclosed tag drops the rest rather than showing hook text.
+    assert_eq!(without_context("ask <hook-context> secret"), "ask");
+}
