@@ -38,7 +38,7 @@ pub struct ProjectOptions {
 pub enum SessionChoice {
     /// Start a new session.
     New,
-    /// Resume this id.
+    /// Resume this id (or the session of this name).
     Resume(String),
     /// Resume the most recent session.
     Latest,
@@ -392,9 +392,10 @@ impl Project {
         let store = SessionStore::new(&self.root);
         Ok(match choice {
             SessionChoice::New => store.create()?,
-            SessionChoice::Resume(id) => store.open(id)?,
+            // An id, or the name the user gave a session (`/rename`).
+            SessionChoice::Resume(id) => store.resolve(id)?,
             SessionChoice::Latest => store.latest()?.ok_or(RuntimeError::NoSession)?,
-            SessionChoice::Fork(id) => store.fork(id)?,
+            SessionChoice::Fork(id) => store.fork(&store.resolve(id)?.id)?,
             SessionChoice::ForkLatest => {
                 let latest = store.latest()?.ok_or(RuntimeError::NoSession)?;
                 store.fork(&latest.id)?

@@ -107,6 +107,8 @@ pub enum Action {
     PasteImage,
     /// Log in to an MCP server (`/mcp login NAME`), or out (`true`).
     McpAuth(String, bool),
+    /// Name the session (`/rename NAME`; empty: remove the name).
+    Rename(String),
 }
 
 /// What a picker chooses.

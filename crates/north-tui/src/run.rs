@@ -164,6 +164,9 @@ impl Loop {
                 Action::Resume(id) => {
                     let _ = self.cmds.send(WorkerCmd::Resume(id));
                 }
+                Action::Rename(name) => {
+                    let _ = self.cmds.send(WorkerCmd::Rename(name));
+                }
                 Action::New => {
                     let _ = self.cmds.send(WorkerCmd::New);
                 }

@@ -65,8 +65,12 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     ("/sessions", "list this project's sessions"),
     (
-        "/resume [ID]",
+        "/resume [ID|NAME]",
         "continue another session (a picker without ID)",
+    ),
+    (
+        "/rename NAME",
+        "name this session (north --resume NAME finds it; no NAME removes it)",
     ),
     ("/exit", "leave North (also /quit, ctrl+d)"),
 ];
@@ -201,10 +205,12 @@ pub(crate) fn run(app: &mut App, line: &str) -> Vec<Action> {
             Err(e) => app.push(Item::Error(e)),
         },
         "/sessions" => sessions(app),
+        // An id, or a session's name (names may hold spaces).
         "/resume" => match arg {
-            Some(id) => return app.resume(id),
+            Some(_) => return app.resume(&rest.join(" ")),
             None => picker(app),
         },
+        "/rename" => return vec![Action::Rename(rest.join(" "))],
         other => app.push(Item::Error(format!(
             "unknown command {other}; /help lists the commands"
         ))),
@@ -541,7 +547,14 @@ pub(crate) fn list(app: &App) -> Result<Vec<(String, String)>, String> {
         .list()
         .map(|all| {
             all.iter()
-                .map(|(s, cp)| (s.id.clone(), session_label(cp.as_ref())))
+                .map(|(s, cp)| {
+                    let label = session_label(cp.as_ref());
+                    let label = match s.name() {
+                        Some(name) => format!("[{name}]  {label}"),
+                        None => label,
+                    };
+                    (s.id.clone(), label)
+                })
                 .collect()
         })
         .map_err(|e| format!("cannot list sessions: {e}"))

@@ -58,6 +58,8 @@ pub(crate) enum WorkerCmd {
     End,
     /// `/ps [kill ID]`.
     Ps(Option<String>),
+    /// `/rename NAME`.
+    Rename(String),
 }
 
 /// The rows of `/diff`'s answer.
@@ -203,6 +205,21 @@ pub(crate) async fn worker(
                         lines: diff_lines(&d),
                     },
                     Err(e) => UiMsg::Failed(e.to_string()),
+                });
+            }
+            WorkerCmd::Rename(name) => {
+                let _ = tx.send(match agent.rename_session(&name) {
+                    Ok(Some(name)) => UiMsg::Info {
+                        title: format!(
+                            "Session named `{name}` · north --resume '{name}' continues it"
+                        ),
+                        lines: Vec::new(),
+                    },
+                    Ok(None) => UiMsg::Info {
+                        title: "Session name removed".into(),
+                        lines: Vec::new(),
+                    },
+                    Err(e) => UiMsg::Failed(format!("cannot rename the session: {e}")),
                 });
             }
             WorkerCmd::Ps(kill) => {

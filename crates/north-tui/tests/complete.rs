@@ -166,3 +166,18 @@ fn at_opens_the_file_picker_and_the_choice_goes_into_the_message() {
         )]
     );
 }
+
+#[test]
+fn rename_names_the_session_and_resume_takes_a_name_with_spaces() {
+    let mut ui = Ui::new(100, 16);
+    ui.typed("/rename parser fix");
+    assert_eq!(
+        ui.key(KeyCode::Enter),
+        vec![Action::Rename("parser fix".into())]
+    );
+    ui.typed("/resume parser fix");
+    assert_eq!(
+        ui.key(KeyCode::Enter),
+        vec![Action::Resume("parser fix".into())]
+    );
+}

@@ -204,7 +204,7 @@ pub struct ExecArgs {
     /// applied, every command run inside the OS sandbox without asking).
     #[arg(long, value_enum)]
     pub mode: Option<Mode>,
-    /// Resume the session with this id.
+    /// Resume the session with this id, or the one you named this (`/rename`).
     #[arg(long, value_name = "ID", conflicts_with = "continue_latest")]
     pub resume: Option<String>,
     /// Resume the most recent session.
@@ -242,7 +242,7 @@ pub struct SessionsArgs {
 /// `north sessions` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum SessionsCommand {
-    /// List sessions, newest first: id, last update, size and first prompt.
+    /// List sessions, newest first: id, last update, size, name and first prompt.
     List {
         /// One JSON object per session instead of a table.
         #[arg(long)]
@@ -250,7 +250,7 @@ pub enum SessionsCommand {
     },
     /// Show a session as a readable transcript (or its stored form with --json).
     Show {
-        /// Session id.
+        /// Session id or name.
         id: String,
         /// The session as stored (state and full history) as JSON.
         #[arg(long)]
@@ -259,11 +259,19 @@ pub enum SessionsCommand {
     /// Write a session's whole transcript as Markdown: every message, tool
     /// call and result, including what was condensed for the model.
     Export {
-        /// Session id.
+        /// Session id or name.
         id: String,
         /// Write to FILE instead of standard output.
         #[arg(long, short, value_name = "FILE")]
         output: Option<PathBuf>,
+    },
+    /// Name a session, so `north --resume NAME` (and `/resume NAME`) finds
+    /// it; an empty name removes the name.
+    Rename {
+        /// Session id (or its current name).
+        id: String,
+        /// The new name: letters, digits, spaces, `-`, `_`, `.` (at most 64).
+        name: String,
     },
 }
 

@@ -23,7 +23,7 @@ pub struct InteractiveArgs {
     /// Model and project options.
     #[command(flatten)]
     pub model: ModelArgs,
-    /// Resume the session with this id.
+    /// Resume the session with this id, or the one you named this (`/rename`).
     #[arg(long, value_name = "ID", conflicts_with = "continue_latest")]
     pub resume: Option<String>,
     /// Resume the most recent session.

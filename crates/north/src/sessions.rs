@@ -22,6 +22,7 @@ pub fn main(args: SessionsArgs) -> anyhow::Result<ExitCode> {
                 println!("no sessions in {}", store.dir().display());
             }
             for (s, cp) in sessions {
+                let name = s.name();
                 let Some(cp) = cp else {
                     if !json {
                         println!("{}  (empty)", s.id);
@@ -33,11 +34,12 @@ pub fn main(args: SessionsArgs) -> anyhow::Result<ExitCode> {
                 if json {
                     println!(
                         "{}",
-                        json!({"id": s.id, "updated_ts": cp.updated_ts, "messages": messages, "title": title})
+                        json!({"id": s.id, "name": name, "updated_ts": cp.updated_ts, "messages": messages, "title": title})
                     );
                 } else {
+                    let named = name.map(|n| format!("[{n}]  ")).unwrap_or_default();
                     println!(
-                        "{}  {}  {:>4} msgs  {}",
+                        "{}  {}  {:>4} msgs  {named}{}",
                         s.id,
                         date(cp.updated_ts),
                         messages,
@@ -47,7 +49,7 @@ pub fn main(args: SessionsArgs) -> anyhow::Result<ExitCode> {
             }
         }
         SessionsCommand::Show { id, json } => {
-            let session = store.open(&id)?;
+            let session = store.resolve(&id)?;
             let cp = session
                 .load_checkpoint()?
                 .with_context(|| format!("session {id} has nothing saved yet"))?;
@@ -58,7 +60,7 @@ pub fn main(args: SessionsArgs) -> anyhow::Result<ExitCode> {
             }
         }
         SessionsCommand::Export { id, output } => {
-            let session = store.open(&id)?;
+            let session = store.resolve(&id)?;
             let replayed = session.transcript()?;
             anyhow::ensure!(replayed.found, "session {id} has nothing saved yet");
             let markdown = markdown(&id, &replayed);
@@ -69,6 +71,17 @@ pub fn main(args: SessionsArgs) -> anyhow::Result<ExitCode> {
                     eprintln!("wrote {} ({} bytes)", path.display(), markdown.len());
                 }
                 None => print!("{markdown}"),
+            }
+        }
+        SessionsCommand::Rename { id, name } => {
+            let session = store.resolve(&id)?;
+            session.rename(&name)?;
+            match session.name() {
+                Some(name) => println!(
+                    "session {} is named `{name}` (resume it with: north --resume '{name}')",
+                    session.id
+                ),
+                None => println!("session {} has no name now", session.id),
             }
         }
     }

@@ -312,3 +312,68 @@ fn a_resumed_session_continues_its_token_totals() {
     assert_eq!(last["input_tokens"], 200, "{last}");
     assert_eq!(last["output_tokens"], 20, "{last}");
 }
+
+#[test]
+fn a_session_is_named_and_resumed_by_its_name() {
+    let home = Sandbox::new();
+    let script = home.file(
+        "script.json",
+        &json!([{"text": "First answer."}, {"text": "Second answer."}]),
+    );
+    let exec = |extra: &[&str]| {
+        let out = home
+            .north()
+            .args(["exec", "--json", "--script"])
+            .arg(&script)
+            .args(extra)
+            .arg("fix the parser")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .find(|e| e["type"] == "session_started")
+            .unwrap()["session_id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let id = exec(&[]);
+    let other = exec(&[]);
+    assert_ne!(id, other);
+    let sessions = |args: &[&str]| home.north().arg("sessions").args(args).output().unwrap();
+    let renamed = sessions(&["rename", &id, "parser fix"]);
+    assert!(
+        renamed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&renamed.stderr)
+    );
+    assert!(String::from_utf8_lossy(&renamed.stdout).contains("named `parser fix`"));
+    // The list names it; `--json` carries the name.
+    let list = String::from_utf8_lossy(&sessions(&["list"]).stdout).into_owned();
+    let line = list.lines().find(|l| l.starts_with(&id)).unwrap();
+    assert!(line.contains("[parser fix]"), "{list}");
+    let json = String::from_utf8_lossy(&sessions(&["list", "--json"]).stdout).into_owned();
+    assert!(json.contains("\"name\":\"parser fix\""), "{json}");
+    // `--resume NAME` continues that session, not the latest.
+    assert_eq!(exec(&["--resume", "parser fix"]), id);
+    // A name nothing has is an error that says where to look.
+    let out = home
+        .north()
+        .args(["exec", "--script"])
+        .arg(&script)
+        .args(["--resume", "no such name", "hi"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("north sessions list"));
+    // A bad name is refused with what names may hold.
+    let bad = sessions(&["rename", &id, "a/b"]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("letters, digits"));
+}

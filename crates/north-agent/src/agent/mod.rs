@@ -357,6 +357,13 @@ impl Agent {
         }
     }
 
+    /// Names the session (`/rename`), so `--resume NAME` finds it; an empty
+    /// name removes it. Returns the name it has now.
+    pub fn rename_session(&self, name: &str) -> Result<Option<String>, StoreError> {
+        self.conv.session.rename(name)?;
+        Ok(self.conv.session.name())
+    }
+
     /// The session id.
     pub fn session_id(&self) -> &str {
         &self.conv.session.id

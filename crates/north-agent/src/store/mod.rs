@@ -5,12 +5,14 @@
 //! - `checkpoint.json` — a compact snapshot in the runtime-contracts §1
 //!   shape (state, the most recent messages as text), written atomically at
 //!   the end of a turn, for people and tools that read sessions;
-//! - `trace.jsonl` — the trace, append-only ([`trace`]).
+//! - `trace.jsonl` — the trace, append-only ([`trace`]);
+//! - `name` — the name the user gave it (`/rename`), if any ([`names`]).
 //!
 //! Sessions written before the log existed (a checkpoint with full
 //! `messages`) still resume: the checkpoint is their history.
 
 pub(crate) mod log;
+mod names;
 mod trace;
 
 use std::fs;
@@ -60,6 +62,21 @@ pub enum StoreError {
     /// A session id with characters that are not allowed.
     #[error("invalid session id `{0}`")]
     InvalidId(String),
+    /// A session name that cannot be used.
+    #[error(
+        "invalid session name `{0}`: use 1 to 64 letters, digits, spaces, `-`, `_` or `.`, not only digits and dashes like an id"
+    )]
+    InvalidName(String),
+    /// More than one session has the name asked for.
+    #[error("{count} sessions are named `{name}`: resume one by its id ({ids})")]
+    Ambiguous {
+        /// The name.
+        name: String,
+        /// How many have it.
+        count: usize,
+        /// Their ids.
+        ids: String,
+    },
     /// A session North did not create here: it came with the repository.
     #[error(
         "session `{0}` was not created by your North in this project (it came with the repository); it is never resumed or undone"
