@@ -41,7 +41,7 @@ fn rank(name: &str, query: &str) -> Option<u8> {
 impl App {
     /// Every command the palette offers: (name, arguments hint, about).
     fn palette_commands(&self) -> Vec<(String, String)> {
-        let mut all: Vec<(String, String)> = crate::slash::COMMANDS
+        let mut all: Vec<(String, String)> = crate::help::COMMANDS
             .iter()
             .map(|(c, about)| (c.to_string(), about.to_string()))
             .collect();

@@ -129,18 +129,33 @@ impl App {
             if self.is_busy() && !self.interrupting {
                 return self.interrupt();
             }
-            // Esc Esc on an idle, empty composer: the rewind picker.
-            if !self.is_busy() && self.composer.is_empty() {
-                let now = std::time::Instant::now();
-                if self
-                    .last_esc
-                    .is_some_and(|at| now.duration_since(at) <= QUIT_WINDOW)
-                {
+            // Esc Esc: on a draft, clears it (↑ brings it back); on an
+            // idle, empty composer, the rewind picker.
+            let now = std::time::Instant::now();
+            let again = self
+                .last_esc
+                .is_some_and(|at| now.duration_since(at) <= QUIT_WINDOW);
+            if !self.composer.is_empty() {
+                if again {
+                    self.last_esc = None;
+                    self.composer.stash();
+                    self.hint = Some("Draft cleared · ↑ brings it back".into());
+                } else {
+                    self.last_esc = Some(now);
+                    self.hint = Some("Esc again clears the draft".into());
+                }
+            } else if !self.is_busy() {
+                if again {
                     self.last_esc = None;
                     return vec![Action::ListTurns];
                 }
                 self.last_esc = Some(now);
             }
+            return Vec::new();
+        }
+        // `?` on an empty composer: the keys, as both peers show them.
+        if key.code == KeyCode::Char('?') && !ctrl && self.composer.is_empty() {
+            crate::help::shortcuts(self);
             return Vec::new();
         }
         if self.readline_key(&key) {

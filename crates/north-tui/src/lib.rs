@@ -40,9 +40,10 @@
 //! - `plan`: the end of a `plan`-mode turn (uses `app`, `approver`)
 //! - `header`: the start header (uses `app`, `plan`, `style`)
 //! - `view`: the live area under the transcript (uses `app`, `approver`, `diff`, `markdown`, `plan`, `style`, `wrap`)
-//! - `slash`: slash commands (uses `app`, `mcp`, `plan`, `rewind`, `style`, `transcript`, `view`, `wrap`)
-//! - `complete`: completion popups over the composer (uses `app`, `popup`, `slash`, `style`, `wrap`)
-//! - `keys`: key handling (uses `app`, `approver`, `slash`, `transcript`)
+//! - `help`: `/help` and `?`: the commands and the keys (uses `app`, `style`)
+//! - `slash`: slash commands (uses `app`, `help`, `mcp`, `plan`, `rewind`, `style`, `transcript`, `view`, `wrap`)
+//! - `complete`: completion popups over the composer (uses `app`, `help`, `popup`, `style`, `wrap`)
+//! - `keys`: key handling (uses `app`, `approver`, `help`, `slash`, `transcript`)
 //! - `pager`: the transcript view (uses `style`)
 //! - `input`: terminal input on its own thread, and the cursor query
 //! - `term`: the terminal
@@ -59,6 +60,7 @@ mod diff;
 mod events;
 mod form;
 mod header;
+mod help;
 mod highlight;
 pub mod hooks;
 mod input;
@@ -85,9 +87,9 @@ mod wrap;
 pub use app::{Action, App, SessionInfo};
 pub use approver::{FeedbackSlot, Inbox, Prompt, PromptKind, TuiApprover, UiMsg, channel};
 pub use form::FormAsker;
+pub use help::COMMANDS;
 pub use hooks::{FileFinder, McpAuth, McpServerLine, McpView, ModelLister};
 pub use run::{Ended, Exit, STREAM_FPS, Start, TuiError, draw, restore_terminal, run};
-pub use slash::COMMANDS;
 pub use term::{FrameBackend, InlineTerminal, SharedWriter, TtyBackend};
 pub use transcript::Item;
 pub use worker::SessionSource;

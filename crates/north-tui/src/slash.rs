@@ -1,5 +1,5 @@
 //! Slash commands: `/help`, `/clear`, `/memory`, `/allowlist`, `/hooks`, `/agents`, `/mcp`, `/model`,
-//! `/status`, `/cost`, `/sessions`, `/resume`, `/undo`, `/rewind`. They read
+//! `/status`, `/cost`, `/sessions`, `/resume`, `/rename`, `/undo`, `/rewind`. They read
 //! project files to show them or hand an action to the agent's worker; they
 //! never call the model.
 
@@ -9,82 +9,9 @@ use north_agent::trust::AllowRulesView;
 use ratatui::text::{Line, Span};
 
 use crate::app::{Action, App, Picker};
+use crate::help::kv;
 use crate::style;
 use crate::transcript::Item;
-
-/// The commands, for `/help`.
-pub const COMMANDS: &[(&str, &str)] = &[
-    ("/help", "keys and commands"),
-    (
-        "/clear",
-        "clear the screen and start a new conversation (also /new)",
-    ),
-    ("/memory", "show the project's memory entries"),
-    ("/allowlist", "show the commands that run without asking"),
-    (
-        "/hooks",
-        "the hooks that run at North's events, and where each is set",
-    ),
-    (
-        "/agents",
-        "the agents the model may delegate to, and the skills it may load",
-    ),
-    (
-        "/model [NAME]",
-        "show the model, or continue this session on another",
-    ),
-    (
-        "/compact [focus]",
-        "condense the conversation now, keeping what you name",
-    ),
-    ("/diff", "what this session changed in the files"),
-    (
-        "/ps [kill ID]",
-        "background commands: state and last line; kill one",
-    ),
-    (
-        "/init",
-        "have North write or improve AGENTS.md for this repository",
-    ),
-    (
-        "/status",
-        "model, session, context window use, tokens and cost",
-    ),
-    ("/cost", "tokens and cost of this session"),
-    (
-        "/undo [force]",
-        "undo the last turn's file changes (its commands' too)",
-    ),
-    (
-        "/rewind [N] [W]",
-        "back to the start of turn N: W = code, conversation or both (a picker without N; esc esc too)",
-    ),
-    (
-        "/mcp [login|logout NAME]",
-        "MCP servers: state, tools, resources, prompts, last error; log in to one that asks",
-    ),
-    ("/sessions", "list this project's sessions"),
-    (
-        "/resume [ID|NAME]",
-        "continue another session (a picker without ID)",
-    ),
-    (
-        "/rename NAME",
-        "name this session (north --resume NAME finds it; no NAME removes it)",
-    ),
-    ("/exit", "leave North (also /quit, ctrl+d)"),
-];
-
-fn kv(key: &str, value: &str) -> Line<'static> {
-    Line::from(vec![
-        // A key longer than the column still gets a space before its text.
-        Span::styled(
-            format!("{key:<pad$}", pad = 14.max(key.chars().count() + 1)),
-            style::key(),
-        ),
-        Span::raw(value.to_string()),
-    ])
-}
 
 fn session_label(cp: Option<&north_protocol::Checkpoint>) -> String {
     match cp {
@@ -116,7 +43,7 @@ pub(crate) fn run(app: &mut App, line: &str) -> Vec<Action> {
     let rest: Vec<&str> = words.clone().collect();
     let arg = words.next();
     match command {
-        "/help" | "/?" => help(app),
+        "/help" | "/?" => crate::help::help(app),
         "/exit" | "/quit" => return vec![Action::Quit],
         "/clear" | "/new" => {
             if app.is_busy() {
@@ -216,86 +143,6 @@ pub(crate) fn run(app: &mut App, line: &str) -> Vec<Action> {
         ))),
     }
     Vec::new()
-}
-
-fn help(app: &mut App) {
-    let pad = COMMANDS
-        .iter()
-        .map(|(c, _)| c.chars().count() + 1)
-        .max()
-        .unwrap_or(14);
-    let mut body: Vec<Line<'static>> = COMMANDS
-        .iter()
-        .map(|(c, d)| {
-            Line::from(vec![
-                Span::styled(format!("{c:<pad$}"), style::key()),
-                Span::raw(d.to_string()),
-            ])
-        })
-        .collect();
-    if !app.info().commands.is_empty() {
-        body.push(Line::default());
-        for c in &app.info().commands {
-            body.push(Line::from(vec![
-                Span::styled(format!("{:<pad$}", c.name), style::key()),
-                Span::raw(format!("{} (custom)", c.description)),
-            ]));
-        }
-    }
-    body.push(Line::default());
-    let newline = if app.keyboard_enhanced {
-        "shift+enter, ctrl+j or alt+enter"
-    } else {
-        "ctrl+j or alt+enter"
-    };
-    for (k, d) in [
-        ("enter", "send"),
-        ("newline", newline),
-        ("↑ / ↓", "previous / next input"),
-        ("ctrl+o", "the whole output of the latest tool result"),
-        (
-            "ctrl+t",
-            "the whole transcript with all tool output (/ searches, q closes)",
-        ),
-        (
-            "shift+tab",
-            "next permission mode (ask, accept edits, plan, auto)",
-        ),
-        ("!cmd", "run a command yourself in the project shell"),
-        (
-            "@path",
-            "attach a file (@path:10-40 some lines; a picker opens)",
-        ),
-        (
-            "ctrl+v",
-            "attach the clipboard's image (pasting a picture's path works too)",
-        ),
-        ("/", "the command palette"),
-        (
-            "esc esc",
-            "rewind: pick a turn to go back to (on an empty composer)",
-        ),
-        (
-            "esc",
-            "interrupt the running turn; at a prompt: refuse and stop",
-        ),
-        (
-            "ctrl+c",
-            "clear the draft (↑ recalls it), else interrupt; twice quickly quits",
-        ),
-        ("ctrl+l", "clear the screen (history moves to scrollback)"),
-        ("ctrl+d", "quit (on an empty composer)"),
-        ("ctrl+a / e", "start / end of line"),
-        (
-            "ctrl+u / k / w",
-            "delete to line start / to line end / the word before",
-        ),
-        ("alt+b / alt+f", "word back / forward"),
-        ("ctrl+z / _", "undo"),
-    ] {
-        body.push(kv(k, d));
-    }
-    app.notice("Commands", body);
 }
 
 /// Token counts and cost, as `/status` and `/cost` show them.

@@ -181,3 +181,18 @@ fn rename_names_the_session_and_resume_takes_a_name_with_spaces() {
         vec![Action::Resume("parser fix".into())]
     );
 }
+
+#[test]
+fn a_question_mark_on_an_empty_composer_shows_the_keys() {
+    let mut ui = Ui::new(100, 40);
+    let actions = ui.key(KeyCode::Char('?'));
+    assert!(actions.is_empty(), "{actions:?}");
+    assert_eq!(ui.app_text(), "", "the ? is not typed");
+    let screen = ui.screen();
+    assert!(screen.contains("Keys"), "{screen}");
+    assert!(screen.contains("esc esc"), "{screen}");
+    assert!(screen.contains("before enter"), "{screen}");
+    // In a sentence it is just a question mark.
+    ui.typed("why?");
+    assert_eq!(ui.app_text(), "why?");
+}

@@ -213,3 +213,19 @@ fn a_pasted_image_path_becomes_an_attachment_placeholder() {
     assert_eq!(ui.composer_text(), "/nonexistent/shot.png");
     assert!(ui.take_images().is_empty());
 }
+
+#[test]
+fn esc_esc_clears_a_draft_and_up_brings_it_back() {
+    let mut app = app();
+    for c in "half a thought".chars() {
+        press(&mut app, KeyCode::Char(c), KeyModifiers::NONE);
+    }
+    // One Esc only warns; the second clears.
+    press(&mut app, KeyCode::Esc, KeyModifiers::NONE);
+    assert_eq!(app.composer_text(), "half a thought");
+    let actions = press(&mut app, KeyCode::Esc, KeyModifiers::NONE);
+    assert!(actions.is_empty(), "{actions:?}");
+    assert_eq!(app.composer_text(), "");
+    press(&mut app, KeyCode::Up, KeyModifiers::NONE);
+    assert_eq!(app.composer_text(), "half a thought");
+}

@@ -216,7 +216,8 @@ fn in_the_default_mode_a_reading_command_runs_unasked_and_shows_its_last_lines()
     assert!(screen.contains("touch made.txt"), "{screen}");
     assert!(!sb.project().join("made.txt").exists());
     tty.send("\x1b");
-    tty.wait_for("/help for commands");
+    tty.wait_for("Interrupted");
+    tty.wait_gone("esc interrupts");
     tty.send("\x04");
     tty.wait_for("EXIT=");
     tty.wait_exit();
