@@ -156,6 +156,8 @@ pub struct App {
     pub(crate) checklist: crate::checklist::Checklist,
     pub(crate) busy_since: Option<Instant>,
     pub(crate) elapsed: Duration,
+    /// When (on the working clock) the announced retry is sent.
+    pub(crate) retry_due: Option<Duration>,
     pub(crate) tokens: u64,
     /// Usage over the session (input, output, cache), for the status line.
     pub(crate) usage_total: Usage,
@@ -226,6 +228,7 @@ impl App {
             checklist: Default::default(),
             busy_since: None,
             elapsed: Duration::ZERO,
+            retry_due: None,
             tokens: 0,
             usage_total: Usage::default(),
             context_used: 0,
@@ -382,11 +385,12 @@ impl App {
             UiMsg::ClipboardImage(Ok(path)) => self.attach_image(path),
             UiMsg::ClipboardImage(Err(why)) => self.hint = Some(why),
             UiMsg::Retrying(n) => {
+                // The countdown is drawn from the clock (see `retry_line`).
+                self.retry_due = Some(self.elapsed + n.delay);
                 self.hint = Some(format!(
-                    "retrying {}/{} in {} s · {}",
+                    "retrying {}/{} · {}",
                     n.retry,
                     n.max,
-                    n.delay.as_secs_f64().ceil(),
                     crate::wrap::truncate(&n.reason, 60)
                 ));
             }

@@ -285,6 +285,20 @@ impl App {
             .max(1)
     }
 
+    /// The retry hint with its countdown: `retrying 1/3 in 4 s · 529`,
+    /// counting down as the clock runs, `now` once it is due.
+    fn retry_line(&self, hint: &str) -> String {
+        let Some(rest) = hint.strip_prefix("retrying ") else {
+            return hint.to_string();
+        };
+        let (count, reason) = rest.split_once(" · ").unwrap_or((rest, ""));
+        let when = match self.retry_due.map(|due| due.saturating_sub(self.elapsed)) {
+            Some(left) if !left.is_zero() => format!("in {} s", left.as_secs_f64().ceil()),
+            _ => "now".to_string(),
+        };
+        format!("retrying {count} {when} · {reason}")
+    }
+
     fn status_line(&self, width: u16) -> Line<'static> {
         let w = usize::from(width);
         // A retry is part of the working state: it shows beside it.
@@ -327,7 +341,10 @@ impl App {
                 ),
             ];
             if let Some(retry) = retry {
-                spans.push(Span::styled(format!(" · {retry}"), style::notice()));
+                spans.push(Span::styled(
+                    format!(" · {}", self.retry_line(retry)),
+                    style::notice(),
+                ));
             }
             if !self.queued.is_empty() {
                 spans.push(Span::styled(

@@ -106,3 +106,24 @@ fn type_ahead_shows_as_a_count_beside_the_spinner_and_goes_when_sent() {
     assert!(!screen.contains("Queued"), "{screen}");
     assert!(!screen.contains("queued"), "{screen}");
 }
+
+#[test]
+fn the_retry_countdown_counts_down() {
+    let mut ui = Ui::new(100, 12);
+    ui.app.start_turn("hello?");
+    let start = std::time::Instant::now();
+    ui.app.handle_msg(UiMsg::Retrying(north_llm::RetryNotice {
+        retry: 1,
+        max: 3,
+        delay: std::time::Duration::from_secs(4),
+        reason: "HTTP 529 overloaded".into(),
+    }));
+    let screen = ui.screen();
+    assert!(screen.contains("retrying 1/3 in 4 s"), "{screen}");
+    ui.app.tick(start + std::time::Duration::from_millis(2500));
+    let screen = ui.screen();
+    assert!(screen.contains("retrying 1/3 in 2 s"), "{screen}");
+    ui.app.tick(start + std::time::Duration::from_secs(6));
+    let screen = ui.screen();
+    assert!(screen.contains("retrying 1/3 now"), "{screen}");
+}
