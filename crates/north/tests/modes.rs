@@ -279,3 +279,28 @@ fn an_unknown_mode_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("possible values"));
 }
+
+#[test]
+fn a_reading_line_runs_unasked_in_a_read_only_sandbox_but_a_background_one_asks() {
+    let t = tree();
+    if !sandbox_available(&t) {
+        return;
+    }
+    let (out, sent) = exec(
+        &t,
+        "",
+        json!([
+            {"tool_calls": [
+                {"id": "r1", "name": "shell_run", "args": {"command": "cat a.txt"}},
+                {"id": "r2", "name": "shell_run", "args": {"command": "ls", "background": true}}
+            ]},
+            {"text": "Done."}
+        ]),
+    );
+    let result = sent[1].to_string();
+    // `cat` ran without a prompt (headless: nobody to ask) …
+    assert!(result.contains("one"), "{result}");
+    // … but a background job asks, and headless that is a refusal.
+    assert!(result.contains("has no allow rule"), "{result}");
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+}

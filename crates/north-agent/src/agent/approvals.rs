@@ -165,8 +165,11 @@ impl CallEnv<'_> {
             policy: PolicyWord::from(&verdict),
             typed_by_user: self.typed_by_user,
             sandboxed: self.escalation.is_some(),
+            // A background job runs on in its shell after the call: it asks,
+            // so every job lives where `/ps` and the session's end reach it.
             read_only: self.read_only_shell.is_some()
                 && matches!(verdict, Verdict::Ask(_))
+                && call.arguments.get("background") != Some(&serde_json::Value::Bool(true))
                 && policy.read_only(&command, cwd.as_deref()),
         };
         let consent = match (orchestrate::before(&facts), verdict) {
