@@ -158,20 +158,7 @@ impl CallEnv<'_> {
             .transpose()
             .unwrap_or(None);
         let verdict = policy.decide(&command, cwd.as_deref());
-        let facts = CallFacts {
-            mode: self.mode,
-            decider: self.decider(),
-            hook: self.hook_word(),
-            policy: PolicyWord::from(&verdict),
-            typed_by_user: self.typed_by_user,
-            sandboxed: self.escalation.is_some(),
-            // A background job runs on in its shell after the call: it asks,
-            // so every job lives where `/ps` and the session's end reach it.
-            read_only: self.read_only_shell.is_some()
-                && matches!(verdict, Verdict::Ask(_))
-                && call.arguments.get("background") != Some(&serde_json::Value::Bool(true))
-                && policy.read_only(&command, cwd.as_deref()),
-        };
+        let facts = self.facts(call, &command, cwd.as_deref(), &policy, &verdict);
         let consent = match (orchestrate::before(&facts), verdict) {
             (Before::Run(consent), verdict) => {
                 self.record_unasked(&call.id, &command, consent, &verdict);
@@ -272,6 +259,32 @@ impl CallEnv<'_> {
             .unwrap_or_else(|_| self.ctx.root.clone());
         let policy = ShellPolicy::assistant(&root, rules, self.approver.auto_approves_shell());
         Ok((policy, allowlist))
+    }
+
+    /// What the orchestrator decides this call from.
+    fn facts(
+        &self,
+        call: &ToolCall,
+        command: &str,
+        cwd: Option<&std::path::Path>,
+        policy: &ShellPolicy,
+        verdict: &Verdict,
+    ) -> CallFacts {
+        // A background job runs on in its shell after the call: it asks, so
+        // every job lives where `/ps` and the session's end reach it.
+        let background = call.arguments.get("background") == Some(&serde_json::Value::Bool(true));
+        CallFacts {
+            mode: self.mode,
+            decider: self.decider(),
+            hook: self.hook_word(),
+            policy: PolicyWord::from(verdict),
+            typed_by_user: self.typed_by_user,
+            sandboxed: self.escalation.is_some(),
+            read_only: self.read_only_shell.is_some()
+                && matches!(verdict, Verdict::Ask(_))
+                && !background
+                && policy.read_only(command, cwd),
+        }
     }
 
     /// Who decides here: a person at North's terminal, one in an editor, or
