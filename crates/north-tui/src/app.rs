@@ -68,6 +68,12 @@ pub struct SessionInfo {
     pub agents_not_used: Vec<String>,
 }
 
+/// How soon a second Ctrl+C must follow the first to quit.
+pub(crate) const QUIT_WINDOW: Duration = Duration::from_secs(2);
+
+/// The hint a first Ctrl+C on an idle, empty composer shows.
+pub(crate) const QUIT_HINT: &str = "Press ctrl+c again to quit (or ctrl+d)";
+
 /// What the runner must do after input.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
@@ -300,11 +306,28 @@ impl App {
         &self.items
     }
 
+    /// When the "press ctrl+c again" hint goes away (None: it is not shown).
+    pub fn hint_expiry(&self) -> Option<Instant> {
+        let quit_hint = self
+            .hint
+            .as_deref()
+            .is_some_and(|h| h.starts_with(QUIT_HINT));
+        self.quit_armed
+            .filter(|_| quit_hint)
+            .map(|at| at + QUIT_WINDOW)
+    }
+
     /// Advances the clock of the working indicator; `true` if what it
     /// shows changed.
     pub fn tick(&mut self, now: Instant) -> bool {
+        // The quit hint lasts exactly as long as a second Ctrl+C would quit.
+        if self.hint_expiry().is_some_and(|at| now >= at) {
+            self.hint = None;
+            self.quit_armed = None;
+            self.dirty = true;
+        }
         let Some(since) = self.busy_since else {
-            return false;
+            return self.dirty;
         };
         let before = (self.elapsed.as_millis() / 100, self.elapsed.as_secs());
         self.elapsed = now.saturating_duration_since(since);

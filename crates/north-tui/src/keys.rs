@@ -5,15 +5,12 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use north_protocol::ApprovalDecision;
 
-use crate::app::{Action, App, Choice};
+use crate::app::{Action, App, Choice, QUIT_HINT, QUIT_WINDOW};
 use crate::approver::PromptKind;
 use crate::transcript::Item;
 
 /// Pastes longer than this many lines are folded into a placeholder.
 const PASTE_FOLD_LINES: usize = 8;
-
-/// How soon a second Ctrl+C must follow the first to quit.
-const QUIT_WINDOW: std::time::Duration = std::time::Duration::from_secs(2);
 
 fn is_press(key: &KeyEvent) -> bool {
     matches!(key.kind, KeyEventKind::Press | KeyEventKind::Repeat)
@@ -243,7 +240,7 @@ impl App {
             return vec![Action::Quit];
         }
         self.quit_armed = Some(std::time::Instant::now());
-        self.hint = Some("Press ctrl+c again to quit (or ctrl+d)".into());
+        self.hint = Some(QUIT_HINT.into());
         Vec::new()
     }
 

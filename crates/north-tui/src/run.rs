@@ -424,7 +424,8 @@ pub async fn run(start: Start) -> Result<Ended, TuiError> {
         } else if l.app.is_busy() {
             Some(l.last_draw + SPINNER_TICK)
         } else {
-            None
+            // An idle screen wakes only to take a timed hint away.
+            l.app.hint_expiry()
         };
         let terminated = async {
             #[cfg(unix)]

@@ -127,3 +127,23 @@ fn the_retry_countdown_counts_down() {
     let screen = ui.screen();
     assert!(screen.contains("retrying 1/3 now"), "{screen}");
 }
+
+#[test]
+fn the_ctrl_c_hint_lasts_as_long_as_a_second_press_would_quit() {
+    let mut ui = Ui::new(100, 12);
+    ui.ctrl('c');
+    let screen = ui.screen();
+    assert!(screen.contains("Press ctrl+c again to quit"), "{screen}");
+    let expiry = ui
+        .app
+        .hint_expiry()
+        .expect("the idle screen wakes to take it away");
+    ui.app.tick(expiry - std::time::Duration::from_millis(100));
+    assert!(ui.screen().contains("Press ctrl+c again"));
+    ui.app.tick(expiry);
+    let screen = ui.screen();
+    assert!(!screen.contains("Press ctrl+c again"), "{screen}");
+    assert_eq!(ui.app.hint_expiry(), None);
+    // After it is gone, a Ctrl+C arms again rather than quitting.
+    assert_eq!(ui.ctrl('c'), Vec::<Action>::new());
+}
