@@ -52,9 +52,12 @@ pub(crate) fn start_hub(
     if loaded.servers.is_empty() {
         return (None, notices);
     }
-    let mut opts = north_mcp::HubOptions::new(project.root.clone());
-    opts.spawner = crate::sandboxing::mcp_spawner(&project.root, &project.sandbox, &loaded.servers);
-    opts.oauth.interactive = setup.login_on_demand && north_mcp::oauth::can_open_browser();
+    let mut opts = hub_options(
+        &project.root,
+        &project.sandbox,
+        &loaded.servers,
+        setup.login_on_demand,
+    );
     if let Some(announce) = setup.announce {
         opts.announce = announce;
     }
@@ -125,16 +128,26 @@ pub fn project_hub(
     let user = user_mcp_file();
     let loaded = north_mcp::config::load(root, user.as_deref(), trusted(state));
     let errors = loaded.errors.iter().map(|e| e.to_string()).collect();
-    let mut opts = north_mcp::HubOptions::new(root.to_path_buf());
-    opts.spawner = crate::sandboxing::mcp_spawner(
-        root,
-        &crate::sandboxing::SandboxChoice::for_project(root, None),
-        &loaded.servers,
-    );
-    opts.oauth.interactive = login_on_demand && north_mcp::oauth::can_open_browser();
+    let choice = crate::sandboxing::SandboxChoice::for_project(root, None);
+    let opts = hub_options(root, &choice, &loaded.servers, login_on_demand);
     (
         north_mcp::McpHub::new(loaded.servers, opts),
         loaded.skipped,
         errors,
     )
+}
+
+/// How a hub over `servers` in `root` runs them: through the MCP server
+/// sandbox policy, a server asking for OAuth opening the browser login only
+/// when `login_on_demand` and a browser can be opened.
+fn hub_options(
+    root: &std::path::Path,
+    choice: &crate::sandboxing::SandboxChoice,
+    servers: &[north_mcp::config::ServerConfig],
+    login_on_demand: bool,
+) -> north_mcp::HubOptions {
+    let mut opts = north_mcp::HubOptions::new(root.to_path_buf());
+    opts.spawner = crate::sandboxing::mcp_spawner(root, choice, servers);
+    opts.oauth.interactive = login_on_demand && north_mcp::oauth::can_open_browser();
+    opts
 }
