@@ -101,12 +101,12 @@ pub fn tool_calls_block(data: &[u8]) {
 /// splitter accepts too.
 pub fn command_policy(data: &[u8]) {
     let line = String::from_utf8_lossy(data);
-    let split = north_tools::policy::command::split(&line);
-    if let Ok(commands) = north_tools::policy::command::parse(&line) {
+    let split = north_policy::command::split(&line);
+    if let Ok(commands) = north_policy::command::parse(&line) {
         assert!(commands.iter().all(|c| !c.program.is_empty()));
         assert!(split.is_ok(), "parse accepted what split refused: {line:?}");
     }
-    let _ = north_tools::policy::dangerous_substring(&line);
+    let _ = north_policy::dangerous_substring(&line);
 }
 
 /// The output type of the structured-output target.

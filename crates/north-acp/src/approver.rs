@@ -13,8 +13,8 @@ use agent_client_protocol::v1::schema::{
 };
 use futures::future::BoxFuture;
 use north_agent::{ApprovalRequest, Approver};
+use north_policy::AskReason;
 use north_protocol::ApprovalDecision;
-use north_tools::policy::AskReason;
 use tokio_util::sync::CancellationToken;
 
 /// The current turn's cancellation, shared with `session/cancel`.

@@ -2,9 +2,9 @@
 //! person in the TUI, flags in headless mode).
 
 use futures::future::BoxFuture;
+pub use north_policy::AskReason;
 use north_protocol::{ApprovalDecision, Capability, FileDiff};
 use north_tools::edit::Proposal;
-pub use north_tools::policy::AskReason;
 
 /// What needs a decision.
 #[derive(Debug, Clone, Copy)]

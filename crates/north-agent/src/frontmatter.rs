@@ -6,21 +6,38 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+/// Why a user's Markdown file was skipped.
+#[derive(Debug, thiserror::Error)]
+pub enum SkipReason {
+    /// It is a link that leads out of its directory.
+    #[error("a link out of its directory; skipped")]
+    LinkOut,
+    /// It is not a regular file, or larger than the limit.
+    #[error("not a file, or over {} KiB; skipped", .max / 1024)]
+    NotAFileOrTooLarge {
+        /// The limit in bytes.
+        max: u64,
+    },
+    /// It could not be read.
+    #[error("{0}")]
+    Read(#[from] std::io::Error),
+}
+
 /// Reads a user's Markdown file `path` found in `dir`: never through a link
 /// that leads out of `dir`, never a file over `max` bytes. The error says
 /// why it was skipped.
-pub fn read_within(path: &Path, dir: &Path, max: u64) -> Result<String, String> {
+pub fn read_within(path: &Path, dir: &Path, max: u64) -> Result<String, SkipReason> {
     let contained = std::fs::canonicalize(path)
         .ok()
         .zip(std::fs::canonicalize(dir).ok())
         .is_some_and(|(file, dir)| file.starts_with(dir));
     if !contained {
-        return Err("a link out of its directory; skipped".into());
+        return Err(SkipReason::LinkOut);
     }
     if std::fs::metadata(path).map_or(true, |m| !m.is_file() || m.len() > max) {
-        return Err(format!("not a file, or over {} KiB; skipped", max / 1024));
+        return Err(SkipReason::NotAFileOrTooLarge { max });
     }
-    std::fs::read_to_string(path).map_err(|e| e.to_string())
+    Ok(std::fs::read_to_string(path)?)
 }
 
 /// One front matter value.

@@ -39,6 +39,7 @@
 //! - `undo`: undo and rewind (uses `store`)
 //! - `agent`: the agent (uses `approval`, `blocks`, `condense`, `config`, `context`, `intent`, `memory`, `notes`, `redact`, `store`, `textcalls`, `trust`, `undo`)
 //! - `commands`: custom slash commands
+//! - `recovery`: panics North recovers from (a tool's panic fails its call)
 
 mod agent;
 pub mod approval;
@@ -64,8 +65,8 @@ pub mod trust;
 pub mod undo;
 
 pub use agent::{
-    AGENT_TOOL, Agent, AgentError, AgentOptions, Delegation, Describer, DiffError, Emit,
-    ExpandError, ExpandedInput, InputExpander, ModeError, ModeKit, ModelFactory, ModelSwitch,
+    AGENT_TOOL, Agent, AgentError, AgentOptions, AttachError, Delegation, Describer, DiffError,
+    Emit, ExpandError, ExpandedInput, InputExpander, ModeError, ModeKit, ModelFactory, ModelSwitch,
     RewindReport, SessionDiff, SessionEndReason, SwitchReport, TurnEnd,
 };
 pub use approval::{ApprovalRequest, Approver, FlagApprover};

@@ -145,7 +145,7 @@ impl SkillSet {
 }
 
 fn read_skill(file: &Path, dir: &Path) -> Result<Skill, String> {
-    let text = crate::frontmatter::read_within(file, dir, MAX_FILE)?;
+    let text = crate::frontmatter::read_within(file, dir, MAX_FILE).map_err(|e| e.to_string())?;
     let doc = crate::frontmatter::parse(&text);
     let folder = file
         .parent()

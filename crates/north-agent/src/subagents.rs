@@ -251,7 +251,7 @@ impl AgentSet {
 
 /// Reads one definition file (never through a link out of `dir`).
 fn read_def(path: &Path, dir: &Path) -> Result<AgentDef, String> {
-    let text = crate::frontmatter::read_within(path, dir, MAX_FILE)?;
+    let text = crate::frontmatter::read_within(path, dir, MAX_FILE).map_err(|e| e.to_string())?;
     let doc = crate::frontmatter::parse(&text);
     let stem = path
         .file_stem()

@@ -30,6 +30,7 @@
 //! - `discovery`: context discovery (uses `key`, `transport`)
 //! - `catalog`: the model catalogue (uses `discovery`)
 //! - `openai`: the OpenAI backend (uses `accumulate`, `catalog`, `decode`, `error`, `key`, `sse`, `transport`)
+//! - `presets`: providers as presets over the OpenAI-compatible backend
 //! - `scripted`: the scripted backend (uses `error`)
 
 mod accumulate;

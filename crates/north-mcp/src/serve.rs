@@ -13,10 +13,10 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use north_policy::orchestrate::{self, Before, PolicyWord};
+use north_policy::{AllowRules, ShellPolicy, Verdict};
 use north_protocol::{ApprovalPolicy, ToolOutcome};
 use north_tools::edit::{self, Proposal};
-use north_tools::policy::orchestrate::{self, Before, PolicyWord};
-use north_tools::policy::{AllowRules, ShellPolicy, Verdict};
 use north_tools::{Registry, ToolContext};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,

@@ -3,8 +3,8 @@
 //! With `--json` each is one JSON object per line; the mesh events' `type`
 //! values never collide with the agent's.
 
+use north_policy::MeshPolicy;
 use north_protocol::Event;
-use north_tools::policy::MeshPolicy;
 use serde::{Deserialize, Serialize};
 
 use super::gate::AuditEntry;

@@ -20,15 +20,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
+use north_policy::orchestrate::{self, Before, CallFacts, Decider, HookWord, PolicyWord, Reply};
+use north_policy::{
+    AllowRules, ApprovedCommand, AskReason, MeshPolicy, PolicyDenial, ShellPolicy,
+    Verdict as ShellVerdict,
+};
 use north_protocol::{ApprovalDecision, ApprovalPolicy, ToolOutcome, ToolSpec, TraceKind};
+use north_tools::allowlist::ProjectAllowlist;
 use north_tools::edit::{Applied, Proposal};
-use north_tools::policy::orchestrate::{
-    self, Before, CallFacts, Decider, HookWord, PolicyWord, Reply,
-};
-use north_tools::policy::{
-    AllowRules, ApprovedCommand, AskReason, MeshPolicy, PolicyDenial, ProjectAllowlist,
-    ShellPolicy, Verdict as ShellVerdict,
-};
 use north_tools::{Tool, ToolContext, WriteTool};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -307,7 +306,7 @@ impl Gated {
         let mut allowlist = ProjectAllowlist::load(&ctx.root)
             .map_err(|e| ("approval", format!("cannot read the allowlist: {e}")))?;
         let rules = if self.shared.trust.applies() {
-            AllowRules::from_allowlist(&allowlist)
+            allowlist.rules()
         } else {
             AllowRules::default()
         };

@@ -62,6 +62,14 @@
 //!
 //! **Adding a model adapter** needs nothing here: the mesh runs on any
 //! `north_llm::Backend`.
+//!
+//! Module map, lowest first (the types the modules share live in this file):
+//! - `gate`: the policy enforcement layer around every mesh tool
+//! - `prompts`: the planner's, executor's and memory agent's prompts
+//! - `log`: the execution log the memory agent reads (uses `prompts`)
+//! - `role`: role agents, one model call with a role as system prompt (uses `log`)
+//! - `events`: what a run emits (uses `gate`, `prompts`)
+//! - `run`: one run, plan → execute → extra agents → remember (uses `events`, `prompts`)
 
 mod events;
 mod gate;
@@ -74,8 +82,8 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
 use north_llm::Backend;
+use north_policy::MeshPolicy;
 use north_prompt::{PromptRenderError, PromptValidationError};
-use north_tools::policy::MeshPolicy;
 use north_tools::tools::mesh_tools_with;
 use north_tools::{Registry, Tool, ToolContext};
 

@@ -2,11 +2,11 @@
 //! (with its typed output, a list of [`Step`]s), the executor's input (plan,
 //! recent memories, policy) and the memory agent's instructions.
 
+use north_policy::MeshPolicy;
 use north_prompt::{
     MarkdownSection, Prompt, PromptParams, PromptTemplate, PromptValidationError, RenderedPrompt,
     template,
 };
-use north_tools::policy::MeshPolicy;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

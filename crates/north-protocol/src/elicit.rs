@@ -155,32 +155,71 @@ impl ElicitForm {
     }
 }
 
+/// A form answer that is not a value of its field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {expected}")]
+pub struct FieldError {
+    /// The field's name.
+    pub field: String,
+    /// What the field takes.
+    pub expected: Expected,
+}
+
+/// What a form field takes, said to the person filling it in.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Expected {
+    /// A whole number.
+    #[error("a whole number")]
+    WholeNumber,
+    /// A number.
+    #[error("a number")]
+    Number,
+    /// Yes or no.
+    #[error("yes or no")]
+    YesOrNo,
+    /// One of the options.
+    #[error("one of {}", .0.join(", "))]
+    OneOf(Vec<String>),
+    /// Some of the options; `picked` is not one.
+    #[error("`{picked}` is not one of {}", .options.join(", "))]
+    SomeOf {
+        /// The answer that is not an option.
+        picked: String,
+        /// The options.
+        options: Vec<String>,
+    },
+}
+
 impl ElicitField {
     /// `text` as this field's value, or why it is not one.
-    pub fn parse(&self, text: &str) -> Result<Value, String> {
+    pub fn parse(&self, text: &str) -> Result<Value, FieldError> {
         let t = text.trim();
+        let fail = |expected| FieldError {
+            field: self.name.clone(),
+            expected,
+        };
         match &self.kind {
             FieldKind::Text => Ok(Value::String(text.to_string())),
             FieldKind::Integer => t
                 .parse::<i64>()
                 .map(Value::from)
-                .map_err(|_| format!("{}: a whole number", self.name)),
+                .map_err(|_| fail(Expected::WholeNumber)),
             FieldKind::Number => t
                 .parse::<f64>()
                 .ok()
                 .and_then(serde_json::Number::from_f64)
                 .map(Value::Number)
-                .ok_or_else(|| format!("{}: a number", self.name)),
+                .ok_or_else(|| fail(Expected::Number)),
             FieldKind::Boolean => match t.to_ascii_lowercase().as_str() {
                 "true" | "yes" | "y" | "1" => Ok(Value::Bool(true)),
                 "false" | "no" | "n" | "0" => Ok(Value::Bool(false)),
-                _ => Err(format!("{}: yes or no", self.name)),
+                _ => Err(fail(Expected::YesOrNo)),
             },
             FieldKind::Choice(options) => options
                 .iter()
                 .find(|o| o.as_str() == t)
                 .map(|o| Value::String(o.clone()))
-                .ok_or_else(|| format!("{}: one of {}", self.name, options.join(", "))),
+                .ok_or_else(|| fail(Expected::OneOf(options.clone()))),
             FieldKind::Choices(options) => {
                 let picked: Vec<&str> = t
                     .split(',')
@@ -188,11 +227,10 @@ impl ElicitField {
                     .filter(|s| !s.is_empty())
                     .collect();
                 match picked.iter().find(|p| !options.iter().any(|o| o == *p)) {
-                    Some(bad) => Err(format!(
-                        "{}: `{bad}` is not one of {}",
-                        self.name,
-                        options.join(", ")
-                    )),
+                    Some(bad) => Err(fail(Expected::SomeOf {
+                        picked: (*bad).to_string(),
+                        options: options.clone(),
+                    })),
                     None => Ok(Value::from(picked)),
                 }
             }
@@ -246,11 +284,8 @@ mod tests {
         assert_eq!(score.parse("95.5").unwrap(), json!(95.5));
         assert!(score.parse("lots").is_err());
         let status = form.fields.iter().find(|f| f.name == "status").unwrap();
-        assert!(
-            status
-                .parse("gone")
-                .unwrap_err()
-                .contains("one of active, inactive")
-        );
+        let e = status.parse("gone").unwrap_err();
+        assert_eq!(e.field, "status");
+        assert_eq!(e.to_string(), "status: one of active, inactive");
     }
 }

@@ -23,6 +23,7 @@
 //! - `request`: provider-neutral requests and complete responses (uses `message`, `stream`, `tool`)
 //! - `state`: persisted runtime contracts (uses `capability`, `message`)
 //! - `trace`: trace events (runtime-contracts §6)
+//! - `results`: typed views of tool results — shell results, naming, grant requests (uses `capability`, `tool`)
 
 mod capability;
 mod elicit;
@@ -38,7 +39,7 @@ mod tool;
 mod trace;
 
 pub use capability::{Capability, CapabilityError};
-pub use elicit::{ElicitAnswer, ElicitField, ElicitForm, FieldKind};
+pub use elicit::{ElicitAnswer, ElicitField, ElicitForm, Expected, FieldError, FieldKind};
 pub use event::{
     ApprovalDecision, ApprovalKind, ErrorKind, Event, HookEvent, HookOutcome, NoticeKind,
     OutputStream, hook_line,

@@ -1,4 +1,4 @@
-//! North's tools and the policy that keeps them safe.
+//! North's tools: the tool contract, the registry and the built-in tools.
 //!
 //! Main types: [`Tool`] (a declarative [`ToolSpec`](north_protocol::ToolSpec)
 //! plus `call`), [`ToolContext`] (the sandbox root, granted capabilities and
@@ -12,7 +12,8 @@
 //! explicit, reviewed apply step: write tools return proposals.
 //!
 //! The spawner and the OS sandbox live in `north-sandbox` (re-exported here
-//! as [`Spawner`], `spawn` and `os_sandbox`).
+//! as [`Spawner`], `spawn` and `os_sandbox`); whether a command or a host
+//! may be used is `north-policy`'s to decide.
 //!
 //! Module map, lowest first — each module uses only modules above it, so
 //! there are no import circles:
@@ -23,14 +24,15 @@
 //! - `repo`: the repo layer
 //! - `sandbox`: the sandbox
 //! - `edit`: the edit pipeline (spec §7) (uses `repo`, `sandbox`)
-//! - `policy`: command and network policy (uses `repo`, `sandbox`)
-//! - `net`: `http.get` with capability gating and a SQLite TTL cache (runtime-contracts §4) (uses `args`, `describe`, `policy`)
+//! - `allowlist`: the project's `.north/allowlist.json` (uses `repo`)
+//! - `net`: `http.get` with capability gating and a SQLite TTL cache (runtime-contracts §4) (uses `args`, `describe`; `north-policy`)
 //! - `git`: North's own git, with the repository's config neutralised (uses `north-sandbox`'s spawner)
-//! - `shell`: the project's persistent PTY shell (spec §3.1.6, §6.4) (uses `args`, `describe`, `policy`; `north-sandbox`'s spawner and git guard)
+//! - `shell`: the project's persistent PTY shell (spec §3.1.6, §6.4) (uses `args`, `describe`; `north-policy`, `north-sandbox`'s spawner and git guard)
 //! - `snapshot`: snapshots of a working tree, for undo (uses `edit`, `repo`)
 //! - `tool`: the Tool contract, the per-call context, and the registry (uses `args`, `describe`, `edit`, `net`, `sandbox`, `shell`)
-//! - `tools`: the built-in tools and the registries (profiles) that group them (uses `args`, `describe`, `edit`, `git`, `media`, `net`, `policy`, `repo`, `sandbox`, `shell`, `tool`)
+//! - `tools`: the built-in tools and the registries (profiles) that group them (uses `args`, `describe`, `edit`, `git`, `media`, `net`, `repo`, `sandbox`, `shell`, `tool`; `north-policy`)
 
+pub mod allowlist;
 pub mod args;
 pub mod describe;
 pub mod edit;
@@ -38,7 +40,6 @@ pub mod git;
 pub mod media;
 pub mod net;
 pub mod owner;
-pub mod policy;
 pub mod repo;
 pub mod sandbox;
 pub mod shell;

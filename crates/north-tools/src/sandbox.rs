@@ -10,6 +10,8 @@
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
+pub use north_policy::paths::{is_inside, physical_path};
+
 /// Longest relative path (in bytes) a tool accepts.
 pub const MAX_PATH_BYTES: usize = 1024;
 /// Longest single path component (in bytes) a tool accepts.
@@ -83,65 +85,6 @@ pub enum SandboxError {
         /// The OS error.
         message: String,
     },
-}
-
-/// Where `path` lands on disk, read from `base` (relative paths) or the
-/// filesystem root (absolute ones): every component that exists is followed
-/// through its symlinks, and the components that do not exist yet are
-/// appended as written (`..` among them pops one). This is North's single
-/// notion of "where a path goes"; [`is_inside`] and [`Sandbox`] build on it.
-///
-/// Fails when a symlink on the way dangles or loops, or a component before
-/// the last is not a directory: such a path cannot be proven to go anywhere.
-pub fn physical_path(base: &Path, path: &Path) -> io::Result<PathBuf> {
-    let full = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        base.join(path)
-    };
-    let mut current = PathBuf::new();
-    let mut missing = false;
-    for component in full.components() {
-        match component {
-            Component::Prefix(p) => current.push(p.as_os_str()),
-            Component::RootDir => current.push(Component::RootDir.as_os_str()),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                // `current` is physical (or lexically new), so its parent is
-                // where `..` really leads.
-                current.pop();
-            }
-            Component::Normal(part) => {
-                let next = current.join(part);
-                if missing {
-                    current = next;
-                    continue;
-                }
-                match std::fs::symlink_metadata(&next) {
-                    Ok(meta) if meta.file_type().is_symlink() => {
-                        current = std::fs::canonicalize(&next)?;
-                    }
-                    Ok(_) => current = next,
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                        if !current.as_os_str().is_empty() && !current.is_dir() {
-                            return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
-                        }
-                        missing = true;
-                        current = next;
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
-        }
-    }
-    Ok(current)
-}
-
-/// Whether `path`, read from `base`, lands inside `root` (canonical) once
-/// every symlink on it is followed. A path that cannot be resolved (a
-/// dangling or looping symlink) is not inside.
-pub fn is_inside(root: &Path, base: &Path, path: &Path) -> bool {
-    physical_path(base, path).is_ok_and(|p| p.starts_with(root))
 }
 
 /// A path that passed the sandbox.
@@ -328,7 +271,7 @@ impl Sandbox {
             }
             return SandboxError::NotFound(path.to_owned());
         }
-        if e.raw_os_error() == Some(libc::ENOTDIR) {
+        if e.kind() == io::ErrorKind::NotADirectory {
             return SandboxError::NotADirectory(path.to_owned());
         }
         io_error(path, e)

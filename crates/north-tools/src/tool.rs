@@ -92,7 +92,7 @@ pub struct ToolContext {
     /// The command the policy gate approved for the call in flight: a shell
     /// tool runs its command only when it is this one (set by the gate
     /// around each call).
-    pub approved: Option<crate::policy::ApprovedCommand>,
+    pub approved: Option<north_policy::ApprovedCommand>,
 }
 
 /// Writes accepted edits somewhere other than North's own file layer — an

@@ -98,7 +98,10 @@ impl FormState {
             if text.is_empty() {
                 continue;
             }
-            out.insert(field.name.clone(), field.parse(text)?);
+            out.insert(
+                field.name.clone(),
+                field.parse(text).map_err(|e| e.to_string())?,
+            );
         }
         Ok(out)
     }

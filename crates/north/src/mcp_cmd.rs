@@ -425,11 +425,9 @@ fn serve(root: &std::path::Path, args: ServeArgs) -> anyhow::Result<ExitCode> {
         store.trust(root)?;
     }
     let rules = if args.trust || trusted(state) {
-        north_tools::policy::AllowRules::from_allowlist(
-            &north_tools::policy::ProjectAllowlist::load(root)?,
-        )
+        north_tools::allowlist::ProjectAllowlist::load(root)?.rules()
     } else {
-        north_tools::policy::AllowRules::default()
+        north_policy::AllowRules::default()
     };
     let choice = north_runtime::SandboxChoice::for_project(root, None);
     let spawner = if cfg!(target_os = "linux") {

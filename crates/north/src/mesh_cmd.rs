@@ -10,8 +10,8 @@ use clap::Args;
 use north_agent::FlagApprover;
 use north_agent::redact::Redactor;
 use north_mesh::{Mesh, MeshEvent, MeshNote, MeshOptions, MeshPhase, MeshStatus, plan_text};
+use north_policy::{MeshPolicy, PolicyPreset};
 use north_protocol::{ErrorKind, Event};
-use north_tools::policy::{MeshPolicy, PolicyPreset};
 use tokio_util::sync::CancellationToken;
 
 use crate::args::{ModelArgs, ProtocolName};

@@ -15,11 +15,10 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use clap::Args;
+use north_policy::orchestrate::{self, Before, PolicyWord};
+use north_policy::{AllowRules, ApprovedCommand, MeshPolicy, ShellPolicy, Verdict};
 use north_protocol::{ApprovalPolicy, ToolOutcome};
-use north_tools::policy::orchestrate::{self, Before, PolicyWord};
-use north_tools::policy::{
-    AllowRules, ApprovedCommand, MeshPolicy, ProjectAllowlist, ShellPolicy, Verdict,
-};
+use north_tools::allowlist::ProjectAllowlist;
 use north_tools::tools::mesh_tools_with;
 use north_tools::{Registry, ToolContext, all_tools, edit, repo};
 use serde_json::{Value, json};
@@ -243,7 +242,7 @@ fn shell_gate(
     };
     let root = ctx.root.canonicalize().unwrap_or_else(|_| ctx.root.clone());
     let rules = match ProjectAllowlist::load(&ctx.root) {
-        Ok(list) if trusted => AllowRules::from_allowlist(&list),
+        Ok(list) if trusted => list.rules(),
         Ok(_) => AllowRules::default(),
         Err(e) => return Ok(Err(ToolOutcome::err(format!("`{name}` was not run: {e}")))),
     };

@@ -2,14 +2,15 @@
 //! edits as reviewed proposals applied atomically, capabilities asked for
 //! and recorded in the session state.
 
+use north_policy::orchestrate::{
+    self, After, Attempt, Before, CallFacts, Decider, HookWord, PolicyWord, Reply,
+};
+use north_policy::{AllowRules, AskReason, Consent, ShellPolicy, Verdict};
 use north_protocol::{
     ApprovalDecision, ApprovalKind, Capability, Event, ToolCall, ToolOutcome, TraceKind,
 };
+use north_tools::allowlist::ProjectAllowlist;
 use north_tools::describe::command_of;
-use north_tools::policy::orchestrate::{
-    self, After, Attempt, Before, CallFacts, Decider, HookWord, PolicyWord, Reply,
-};
-use north_tools::policy::{AllowRules, AskReason, Consent, ProjectAllowlist, ShellPolicy, Verdict};
 use north_tools::shell::ShellResult;
 use serde_json::json;
 
@@ -133,7 +134,7 @@ impl CallEnv<'_> {
     }
 
     /// A shell command through the one sequence
-    /// ([`north_tools::policy::orchestrate`]): the hook's word, the command
+    /// ([`north_policy::orchestrate`]): the hook's word, the command
     /// policy, the mode, then whoever decides; the attempt inside the
     /// sandbox; a run outside it only when a person at the terminal says so.
     pub(super) async fn shell(&mut self, call: &ToolCall) -> ToolOutcome {
@@ -244,7 +245,7 @@ impl CallEnv<'_> {
         let allowlist = ProjectAllowlist::load(&self.ctx.root)
             .map_err(|e| ToolOutcome::err(format!("cannot read the allowlist: {e}")))?;
         let mut rules = if self.trust.applies() {
-            AllowRules::from_allowlist(&allowlist)
+            allowlist.rules()
         } else {
             AllowRules::default()
         };
@@ -336,7 +337,7 @@ impl CallEnv<'_> {
     ) -> Result<Consent, ToolOutcome> {
         // Decided here, never taken from the front end: only what the
         // policy would offer can be stored.
-        let prefix = north_tools::policy::suggested_prefix(command);
+        let prefix = north_policy::suggested_prefix(command);
         let decision = self
             .ask(
                 &call.id,

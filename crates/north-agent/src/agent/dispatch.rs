@@ -1,7 +1,7 @@
 //! Tool dispatch: one call under the approval its tool's policy needs.
 
+use north_policy::net::NetAccess;
 use north_protocol::{ApprovalPolicy, Capability, GrantRequest, State, ToolCall, ToolOutcome};
-use north_tools::policy::net::NetAccess;
 use north_tools::{Registry, ToolContext};
 use serde_json::Value;
 
@@ -19,7 +19,7 @@ pub(crate) struct CallEnv<'a> {
     pub state: &'a mut State,
     pub tracer: &'a Tracer,
     pub trust: &'a crate::trust::ProjectTrust,
-    pub session_rules: &'a mut north_tools::policy::AllowRules,
+    pub session_rules: &'a mut north_policy::AllowRules,
     pub emit: &'a Emit<'a>,
     /// The permission mode.
     pub mode: north_protocol::PermissionMode,

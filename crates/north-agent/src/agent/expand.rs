@@ -137,7 +137,9 @@ impl Agent {
             return Err("over 50 MiB".into());
         }
         let bytes = std::fs::read(&resolved.abs).map_err(|e| e.to_string())?;
-        super::images::attachment(path, &bytes).map(Some)
+        super::images::attachment(path, &bytes)
+            .map(Some)
+            .map_err(|e| e.to_string())
     }
 
     fn attach_file(&self, mention: &FileMention<'_>) -> Result<Option<String>, String> {

@@ -8,15 +8,32 @@ use serde_json::json;
 
 use super::Agent;
 
+/// Why a picture or PDF the user named was not attached.
+#[derive(Debug, thiserror::Error)]
+pub enum AttachError {
+    /// The file could not be read.
+    #[error("{0}")]
+    Read(#[from] std::io::Error),
+    /// The file is larger than any provider takes.
+    #[error("{size} bytes: over 50 MiB")]
+    TooLarge {
+        /// The file's size in bytes.
+        size: u64,
+    },
+    /// The file is not an image or PDF North can send.
+    #[error("{0}")]
+    Media(#[from] north_tools::media::MediaError),
+}
+
 impl Agent {
     /// Attaches the picture or PDF at `path` — one the user pasted or
     /// named themselves, wherever it is — to the next prompt.
-    pub fn attach_image_file(&mut self, path: &std::path::Path) -> Result<(), String> {
-        let size = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
+    pub fn attach_image_file(&mut self, path: &std::path::Path) -> Result<(), AttachError> {
+        let size = std::fs::metadata(path)?.len();
         if size > 50 * 1024 * 1024 {
-            return Err(format!("{size} bytes: over 50 MiB"));
+            return Err(AttachError::TooLarge { size });
         }
-        let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+        let bytes = std::fs::read(path)?;
         let block = attachment(&path.to_string_lossy(), &bytes)?;
         self.conv.pending_images.push(block);
         Ok(())
@@ -77,10 +94,13 @@ impl Agent {
 
 /// The content block for a file the user attached: a PDF (by its
 /// extension or its first bytes) as a document, else an image.
-pub(super) fn attachment(name: &str, bytes: &[u8]) -> Result<ContentBlock, String> {
+pub(super) fn attachment(
+    name: &str,
+    bytes: &[u8],
+) -> Result<ContentBlock, north_tools::media::MediaError> {
     use north_tools::media;
     if media::is_pdf_path(name) || bytes.starts_with(b"%PDF-") {
-        let pdf = media::prepare_pdf(bytes).map_err(|e| e.to_string())?;
+        let pdf = media::prepare_pdf(bytes)?;
         let name = std::path::Path::new(name)
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -92,7 +112,7 @@ pub(super) fn attachment(name: &str, bytes: &[u8]) -> Result<ContentBlock, Strin
             pages: pdf.pages,
         });
     }
-    let image = media::prepare_image(bytes).map_err(|e| e.to_string())?;
+    let image = media::prepare_image(bytes)?;
     Ok(ContentBlock::Image {
         media_type: image.media_type,
         data: image.data,

@@ -28,7 +28,7 @@
 //! The agent is split by concept: the services it calls and the
 //! conversation it holds (`parts.rs`), the turn step (`step.rs`), and the
 //! dispatch of each call (`dispatch.rs`, `approvals.rs`), whose commands go
-//! through the one orchestrator, `north_tools::policy::orchestrate`, on a
+//! through the one orchestrator, `north_policy::orchestrate`, on a
 //! context of their own (`ToolContext::for_call`).
 //!
 //! Front ends see only [`Event`](north_protocol::Event)s through [`Emit`] and
@@ -62,6 +62,7 @@ pub use diff::{DiffError, SessionDiff};
 pub use dispatch::Describer;
 pub use expand::{ExpandError, ExpandedInput, InputExpander};
 pub use hooked::SessionEndReason;
+pub use images::AttachError;
 pub use model::{ModelSwitch, SwitchReport};
 pub use modes::{ModeError, ModeKit};
 pub use rewind::RewindReport;
@@ -173,7 +174,7 @@ pub struct Agent {
     disclosure: disclosure::Disclosure,
     /// Exact commands the user chose "Always" for in this session; they
     /// apply even where the project's own rules do not (an untrusted project).
-    session_rules: north_tools::policy::AllowRules,
+    session_rules: north_policy::AllowRules,
     /// What settling an interrupted edit did at start-up, told at the next turn.
     recovered: Option<north_tools::edit::Recovery>,
     /// Snapshots and turn records for undo (None: off, or unavailable).

@@ -213,12 +213,12 @@ pub fn parse_file(text: &str, path: &Path) -> Result<ConfigFile, ConfigError> {
         }
     })?;
     if let Some(hooks) = &file.hooks
-        && let Err(message) =
+        && let Err(source) =
             crate::hooks::HookSet::parse(hooks, crate::hooks::HookOrigin::User(path.into()), true)
     {
-        return Err(ConfigError::Invalid {
+        return Err(ConfigError::Hooks {
             path: path.into(),
-            message,
+            source,
         });
     }
     if file.max_steps == Some(0) {

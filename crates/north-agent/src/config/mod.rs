@@ -216,6 +216,14 @@ pub enum ConfigError {
         /// What is wrong, with the field.
         message: String,
     },
+    /// The file's `hooks` block cannot be run.
+    #[error("{path}: {source}")]
+    Hooks {
+        /// The file.
+        path: PathBuf,
+        /// The field and what is wrong with it.
+        source: crate::hooks::HookError,
+    },
     /// An environment variable has a bad value.
     #[error("environment variable {var}: {message}")]
     Env {

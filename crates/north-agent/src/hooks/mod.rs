@@ -45,7 +45,7 @@ pub fn without_context(text: &str) -> String {
     out.push_str(rest);
     out.trim_end().to_string()
 }
-pub use parse::DEFAULT_TIMEOUT;
+pub use parse::{DEFAULT_TIMEOUT, HookError};
 pub use run::MAX_OUTPUT;
 pub use tool_call::HookGate;
 
@@ -104,15 +104,12 @@ pub struct Matcher {
 
 impl Matcher {
     /// Compiles `pattern`.
-    pub fn new(pattern: &str) -> Result<Matcher, String> {
+    pub fn new(pattern: &str) -> Result<Matcher, regex::Error> {
         let trimmed = pattern.trim();
         let regex = if trimmed.is_empty() || trimmed == "*" {
             None
         } else {
-            Some(
-                regex::Regex::new(&format!("^(?:{trimmed})$"))
-                    .map_err(|e| format!("`{trimmed}` is not a regular expression: {e}"))?,
-            )
+            Some(regex::Regex::new(&format!("^(?:{trimmed})$"))?)
         };
         Ok(Matcher {
             text: trimmed.to_string(),
@@ -164,7 +161,7 @@ impl HookSet {
     /// The hooks of one `hooks` block from `origin`; `strict` for North's
     /// own files (any problem is an error naming the field), lenient for
     /// Claude Code's.
-    pub fn parse(value: &Value, origin: HookOrigin, strict: bool) -> Result<HookSet, String> {
+    pub fn parse(value: &Value, origin: HookOrigin, strict: bool) -> Result<HookSet, HookError> {
         let parsed = parse::parse(value, &origin, strict)?;
         Ok(HookSet {
             defs: parsed.defs,

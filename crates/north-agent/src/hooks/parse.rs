@@ -30,33 +30,60 @@ pub struct Parsed {
     pub skipped: Vec<String>,
 }
 
+/// A `hooks` block North cannot run: the field (`hooks.PreToolUse[0].type`)
+/// and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("field `{field}`: {problem}")]
+pub struct HookError {
+    /// Where in the block, as a JSON path.
+    pub field: String,
+    /// What is wrong there, and what to write instead.
+    pub problem: String,
+}
+
+fn field(at: impl Into<String>, problem: impl Into<String>) -> HookError {
+    HookError {
+        field: at.into(),
+        problem: problem.into(),
+    }
+}
+
 /// Reads `value` (the `hooks` object) from `origin`. `strict` makes
 /// anything North cannot run an error (`field …: what is wrong`).
-pub fn parse(value: &Value, origin: &HookOrigin, strict: bool) -> Result<Parsed, String> {
+pub fn parse(value: &Value, origin: &HookOrigin, strict: bool) -> Result<Parsed, HookError> {
     let mut out = Parsed::default();
     let Value::Object(events) = value else {
-        return Err(format!(
-            "field `hooks`: expected an object of events (`{{\"PreToolUse\": [...]}}`), found {}",
-            north_protocol::json_kind(value)
+        return Err(field(
+            "hooks",
+            format!(
+                "expected an object of events (`{{\"PreToolUse\": [...]}}`), found {}",
+                north_protocol::json_kind(value)
+            ),
         ));
     };
     for (name, entries) in events {
         let Some(event) = HookEvent::parse(name) else {
             let known: Vec<&str> = HookEvent::ALL.iter().map(|e| e.name()).collect();
-            let message = format!(
-                "field `hooks.{name}`: North has no hook event `{name}`; known events: {}",
-                known.join(", ")
+            let message = field(
+                format!("hooks.{name}"),
+                format!(
+                    "North has no hook event `{name}`; known events: {}",
+                    known.join(", ")
+                ),
             );
             if strict {
                 return Err(message);
             }
-            out.skipped.push(message);
+            out.skipped.push(message.to_string());
             continue;
         };
         let Value::Array(entries) = entries else {
-            return Err(format!(
-                "field `hooks.{name}`: expected a list of matcher entries, found {}",
-                north_protocol::json_kind(entries)
+            return Err(field(
+                format!("hooks.{name}"),
+                format!(
+                    "expected a list of matcher entries, found {}",
+                    north_protocol::json_kind(entries)
+                ),
             ));
         };
         for (i, entry) in entries.iter().enumerate() {
@@ -74,64 +101,74 @@ fn parse_entry(
     origin: &HookOrigin,
     strict: bool,
     out: &mut Parsed,
-) -> Result<(), String> {
+) -> Result<(), HookError> {
     let Value::Object(entry) = entry else {
-        return Err(format!(
-            "field `{at}`: expected an object with `matcher` and `hooks`"
-        ));
+        return Err(field(at, "expected an object with `matcher` and `hooks`"));
     };
     let pattern = match entry.get("matcher") {
         None | Some(Value::Null) => "",
         Some(Value::String(m)) => m.as_str(),
         Some(other) => {
-            return Err(format!(
-                "field `{at}.matcher`: expected a string (a regular expression on tool names), found {}",
-                north_protocol::json_kind(other)
+            return Err(field(
+                format!("{at}.matcher"),
+                format!(
+                    "expected a string (a regular expression on tool names), found {}",
+                    north_protocol::json_kind(other)
+                ),
             ));
         }
     };
     let matcher = match Matcher::new(pattern) {
         Ok(m) => m,
-        Err(e) if strict => return Err(format!("field `{at}.matcher`: {e}")),
+        Err(e) if strict => return Err(field(format!("{at}.matcher"), format!("{e}"))),
         Err(e) => {
-            out.skipped.push(format!("field `{at}.matcher`: {e}"));
+            out.skipped.push(
+                field(
+                    format!("{at}.matcher"),
+                    format!("`{}` is not a regular expression: {e}", pattern.trim()),
+                )
+                .to_string(),
+            );
             return Ok(());
         }
     };
     let Some(Value::Array(hooks)) = entry.get("hooks") else {
-        return Err(format!(
-            "field `{at}.hooks`: expected a list of hooks (`[{{\"type\": \"command\", \"command\": \"…\"}}]`)"
+        return Err(field(
+            format!("{at}.hooks"),
+            "expected a list of hooks (`[{\"type\": \"command\", \"command\": \"…\"}]`)",
         ));
     };
     for (j, hook) in hooks.iter().enumerate() {
         let at = format!("{at}.hooks[{j}]");
         let Value::Object(hook) = hook else {
-            return Err(format!(
-                "field `{at}`: expected an object with `type` and `command`"
-            ));
+            return Err(field(at, "expected an object with `type` and `command`"));
         };
         match hook.get("type").and_then(Value::as_str) {
             Some("command") => {}
             Some(other) => {
-                let message =
-                    format!("field `{at}.type`: North runs only `command` hooks, not `{other}`");
+                let message = field(
+                    format!("{at}.type"),
+                    format!("North runs only `command` hooks, not `{other}`"),
+                );
                 if strict {
                     return Err(message);
                 }
-                out.skipped.push(message);
+                out.skipped.push(message.to_string());
                 continue;
             }
             None => {
-                return Err(format!(
-                    "field `{at}.type`: missing; write `\"type\": \"command\"`"
+                return Err(field(
+                    format!("{at}.type"),
+                    "missing; write `\"type\": \"command\"`",
                 ));
             }
         }
         let command = match hook.get("command").and_then(Value::as_str) {
             Some(c) if !c.trim().is_empty() => c.to_string(),
             _ => {
-                return Err(format!(
-                    "field `{at}.command`: expected the shell command to run"
+                return Err(field(
+                    format!("{at}.command"),
+                    "expected the shell command to run",
                 ));
             }
         };
@@ -142,15 +179,19 @@ fn parse_entry(
                     Duration::from_secs_f64(secs)
                 }
                 _ => {
-                    return Err(format!(
-                        "field `{at}.timeout`: {n} is not a number of seconds between 0 and {MAX_TIMEOUT_SECS}"
+                    return Err(field(
+                        format!("{at}.timeout"),
+                        format!("{n} is not a number of seconds between 0 and {MAX_TIMEOUT_SECS}"),
                     ));
                 }
             },
             Some(other) => {
-                return Err(format!(
-                    "field `{at}.timeout`: expected seconds, found {}",
-                    north_protocol::json_kind(other)
+                return Err(field(
+                    format!("{at}.timeout"),
+                    format!(
+                        "expected seconds, found {}",
+                        north_protocol::json_kind(other)
+                    ),
                 ));
             }
         };
@@ -158,9 +199,12 @@ fn parse_entry(
             None | Some(Value::Null) => false,
             Some(Value::Bool(b)) => *b,
             Some(other) => {
-                return Err(format!(
-                    "field `{at}.network`: expected true or false, found {}",
-                    north_protocol::json_kind(other)
+                return Err(field(
+                    format!("{at}.network"),
+                    format!(
+                        "expected true or false, found {}",
+                        north_protocol::json_kind(other)
+                    ),
                 ));
             }
         };
@@ -226,19 +270,16 @@ mod tests {
     fn north_files_name_what_is_wrong_and_claude_files_skip_it() {
         let v = json!({"PermissionRequest": [{"hooks": [{"type": "command", "command": "x"}]}]});
         let e = parse(&v, &user(), true).unwrap_err();
-        assert!(
-            e.contains("hooks.PermissionRequest") && e.contains("PreToolUse"),
-            "{e}"
-        );
+        assert_eq!(e.field, "hooks.PermissionRequest");
+        assert!(e.problem.contains("PreToolUse"), "{e}");
         let p = parse(&v, &user(), false).unwrap();
         assert!(p.defs.is_empty());
         assert_eq!(p.skipped.len(), 1);
 
         let v = json!({"Stop": [{"hooks": [{"type": "prompt", "prompt": "x"}]}]});
-        assert!(
-            parse(&v, &user(), true)
-                .unwrap_err()
-                .contains("hooks.Stop[0].hooks[0].type")
+        assert_eq!(
+            parse(&v, &user(), true).unwrap_err().field,
+            "hooks.Stop[0].hooks[0].type"
         );
         assert!(parse(&v, &user(), false).unwrap().defs.is_empty());
 
@@ -256,7 +297,7 @@ mod tests {
             (json!([]), "hooks"),
         ] {
             let e = parse(&v, &user(), true).unwrap_err();
-            assert!(e.contains(field), "{field}: {e}");
+            assert!(e.field.ends_with(field), "{field}: {e}");
         }
     }
 

@@ -22,7 +22,8 @@ use named::{describe_server, feed_named_files, server_argv};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use north_tools::policy::{AllowlistError, MeshPolicy, ProjectAllowlist};
+use north_policy::MeshPolicy;
+use north_tools::allowlist::{AllowlistError, ProjectAllowlist};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};

@@ -10,8 +10,8 @@ use north_agent::store::SessionStore;
 use north_agent::{AgentOptions, Approver, FlagApprover};
 use north_llm::{Backend, ScriptedBackend};
 use north_mesh::{Mesh, MeshEvent, MeshNote, MeshOptions, MeshReport};
+use north_policy::MeshPolicy;
 use north_tools::ToolContext;
-use north_tools::policy::MeshPolicy;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 

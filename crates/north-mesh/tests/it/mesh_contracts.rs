@@ -18,8 +18,8 @@ use north_agent::trust::{ProjectTrust, TrustStore};
 use north_agent::{AgentOptions, Approver};
 use north_llm::Backend;
 use north_mesh::{MEMORY_ROLE, Mesh, MeshOptions, MeshStatus, PLANNER_ROLE, Verdict};
-use north_tools::policy::MeshPolicy;
-use north_tools::policy::mesh::DEFAULT_TIMEOUT_SECONDS;
+use north_policy::MeshPolicy;
+use north_policy::mesh::DEFAULT_TIMEOUT_SECONDS;
 use north_tools::shell::tools::Bash;
 use north_tools::{Tool, ToolContext};
 use serde_json::{Value, json};
@@ -217,14 +217,10 @@ async fn bash_defaults_to_a_20_second_timeout() {
     let root = root(&dir);
     let mut ctx = ToolContext::new(root.clone());
     // As the mesh's gate leaves it: the policy's approval of this line.
-    ctx.approved = north_tools::policy::ShellPolicy::mesh(
-        &root,
-        &sleepy,
-        north_tools::policy::AllowRules::default(),
-        true,
-    )
-    .approve("sleep 1", None, north_tools::policy::Consent::None)
-    .ok();
+    ctx.approved =
+        north_policy::ShellPolicy::mesh(&root, &sleepy, north_policy::AllowRules::default(), true)
+            .approve("sleep 1", None, north_policy::Consent::None)
+            .ok();
     let out = Bash::with_policy(sleepy.clone())
         .call(json!({"cmd": "sleep 1"}), &ctx)
         .await;

@@ -15,8 +15,8 @@ use north_mesh::{
     ExecutionLog, MeshAgent, MeshNote, MeshPhase, MeshStatus, PLANNER_ROLE, RoleAgent, Step,
     Verdict,
 };
+use north_policy::MeshPolicy;
 use north_protocol::{ApprovalPolicy, ToolOutcome, ToolSpec};
-use north_tools::policy::MeshPolicy;
 use north_tools::{Tool, ToolContext};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};

@@ -13,8 +13,8 @@ use mesh_common::*;
 use north_agent::FlagApprover;
 use north_agent::memory::MemoryFile;
 use north_mesh::{Audit, MeshStatus, Verdict};
+use north_policy::{MeshPolicy, PolicyPreset};
 use north_protocol::ToolOutcome;
-use north_tools::policy::{MeshPolicy, PolicyPreset};
 use north_tools::{Registry, ToolContext};
 use serde_json::{Value, json};
 

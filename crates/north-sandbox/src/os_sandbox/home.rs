@@ -82,7 +82,7 @@ impl Home {
     /// of `keep` under it (the project, writable directories); writes the
     /// credential-free git identity. Returns what is readable. Does nothing
     /// when the home directory is the project or inside it.
-    pub fn cover(&self, keep: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    pub(super) fn cover(&self, keep: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
         if keep.first().is_some_and(|root| self.dir.starts_with(root)) {
             return Ok(Vec::new());
         }

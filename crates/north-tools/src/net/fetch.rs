@@ -19,9 +19,9 @@ use serde_json::{Value, json};
 use super::{NetError, parse_http_url};
 use crate::args::ArgsSchema;
 use crate::describe;
-use crate::policy::NetAccess;
-use crate::policy::net::{NetDenied, NetGrant, is_private_ip, normalize_host};
 use crate::{Tool, ToolContext};
+use north_policy::NetAccess;
+use north_policy::net::{NetDenied, NetGrant, is_private_ip, normalize_host};
 
 /// Bytes of Markdown the model gets at most.
 pub const MAX_MARKDOWN: usize = 100 * 1024;

@@ -20,8 +20,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use reqwest::Url;
 
-use crate::policy::{NetAccess, NetDenied, NetGrant};
 use cache::{Cache, CachedResponse};
+use north_policy::{NetAccess, NetDenied, NetGrant};
 
 /// Limits and defaults of an [`HttpClient`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -365,13 +365,13 @@ impl HttpClient {
         access: &NetAccess<'_>,
         first_hop: bool,
     ) -> Result<(), NetError> {
-        let host = crate::policy::net::normalize_host(url.host_str().unwrap_or_default());
+        let host = north_policy::net::normalize_host(url.host_str().unwrap_or_default());
         // A private answer is allowed where a grant names the host, or for
         // the endpoint the user configured itself (the SearXNG URL) — never
         // for where that endpoint redirects.
         let named = matches!(access.check(&host), Ok(NetGrant::Domain(_)))
             || (first_hop && !access.private_needs_grant);
-        if !named && crate::policy::net::is_private_host(&host) {
+        if !named && north_policy::net::is_private_host(&host) {
             return Err(NetError::Denied(NetDenied::Private { host }));
         }
         let port = url.port_or_known_default().unwrap_or(80);
@@ -426,7 +426,7 @@ pub fn parse_http_url(url: &str) -> Result<Url, NetError> {
 /// user is asked about is what [`HttpClient`] checks and connects to.
 pub fn url_host(url: &str) -> Result<String, NetError> {
     let parsed = parse_http_url(url)?;
-    Ok(crate::policy::net::normalize_host(
+    Ok(north_policy::net::normalize_host(
         parsed.host_str().unwrap_or_default(),
     ))
 }

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
-use crate::policy::net::is_private_ip;
+use north_policy::net::is_private_ip;
 
 /// Most hosts kept pinned; past this the map starts over.
 const MAX_PINS: usize = 256;

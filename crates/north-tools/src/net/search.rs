@@ -13,8 +13,8 @@ use super::fetch::fetch_or_ask;
 use super::parse_http_url;
 use crate::args::ArgsSchema;
 use crate::describe;
-use crate::policy::NetAccess;
 use crate::{Tool, ToolContext};
+use north_policy::NetAccess;
 
 /// Results returned at most.
 const MAX_RESULTS: usize = 10;

@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 use super::NetError;
 use crate::args::ArgsSchema;
 use crate::describe;
-use crate::policy::NetAccess;
 use crate::{Tool, ToolContext};
+use north_policy::NetAccess;
 
 /// Arguments of `http.get`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -28,7 +28,7 @@ fn yes() -> bool {
 }
 
 /// `http.get {url, use_cache=true}`: denied unless `net` or `net:<host>` is
-/// in [`ToolContext::capabilities`] (see [`crate::policy::net`] for the
+/// in [`ToolContext::capabilities`] (see [`north_policy::net`] for the
 /// allowlist rule). Returns `{url, final_url, status, content_type, body,
 /// truncated, from_cache}`; a binary body is left out (`body: null,
 /// binary: true`). Statuses of 400 and above are `ok:false` with the

@@ -13,7 +13,7 @@
 //!
 //! The shell does not sandbox the file system: commands run with the user's
 //! rights and are gated by approval (spec §8) or a command policy
-//! ([`crate::policy`]). Only the `cwd` option is checked to be inside the
+//! ([`north_policy`]). Only the `cwd` option is checked to be inside the
 //! project root.
 
 pub use crate::spawn::env;
@@ -31,7 +31,7 @@ pub use denial::{SandboxDenial, sandbox_denial};
 pub use output::truncate_chars;
 pub use result::{DENIED_NOTE, Naming, ShellResult, result_of};
 
-use crate::policy::ApprovedCommand;
+use north_policy::ApprovedCommand;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 

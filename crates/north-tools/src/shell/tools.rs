@@ -14,8 +14,8 @@ use super::output::truncate_chars;
 use super::{DENIED_NOTE, Naming, RunOptions, RunResult, result_of};
 use crate::args::ArgsSchema;
 use crate::describe;
-use crate::policy::{MeshPolicy, dangerous_substring};
 use crate::{Tool, ToolContext};
+use north_policy::{MeshPolicy, dangerous_substring};
 
 /// Longest timeout a model may ask for (one hour).
 const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
@@ -234,7 +234,7 @@ pub struct BashArgs {
 ///
 /// Timeout, output limit and the resource quotas (CPU seconds and virtual
 /// memory, the largest file written; applied with `ulimit` in a subshell) come from the policy's
-/// optional fields, with the defaults of [`crate::policy::mesh`].
+/// optional fields, with the defaults of [`north_policy::mesh`].
 pub struct Bash {
     policy: MeshPolicy,
     timeout: Duration,
@@ -416,12 +416,12 @@ async fn run(
 /// holds it to that: refused on a shell that could write the project.
 fn unheld_read_only(
     ctx: &ToolContext,
-    approved: &crate::policy::ApprovedCommand,
+    approved: &north_policy::ApprovedCommand,
     tool: &str,
 ) -> Option<ToolOutcome> {
     let read_only = matches!(
         approved.by(),
-        crate::policy::ApprovedBy::Consent(crate::policy::Consent::ReadOnly)
+        north_policy::ApprovedBy::Consent(north_policy::Consent::ReadOnly)
     );
     let writable = ctx
         .shell

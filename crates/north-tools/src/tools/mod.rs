@@ -13,9 +13,9 @@ mod write;
 use std::sync::Arc;
 
 use crate::net::tools::HttpGet;
-use crate::policy::MeshPolicy;
 use crate::shell::tools::{Bash, ShellExec, ShellRun};
 use crate::tool::{Registry, Typed};
+use north_policy::MeshPolicy;
 
 pub use context::{HotfilesArgs, language_of};
 pub use nav::{FindFilesArgs, LineRange, NoArgs, ReadFileArgs};

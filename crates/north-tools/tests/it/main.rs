@@ -8,11 +8,7 @@ mod tools_support;
 
 mod describe;
 mod net_http_get;
-mod orchestrate_table;
-mod policy_bypass;
-mod policy_corpus;
 mod policy_files;
-mod policy_property;
 mod read_documents;
 mod sandbox_escape;
 mod shell_pty;

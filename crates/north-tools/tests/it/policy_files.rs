@@ -2,9 +2,8 @@
 //! `policy.json`: loading, presets, checks and atomic persistence.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use north_tools::policy::{
-    AllowlistError, MeshPolicy, PolicyDenial, PolicyError, PolicyPreset, ProjectAllowlist,
-};
+use north_policy::{MeshPolicy, PolicyDenial, PolicyError, PolicyPreset};
+use north_tools::allowlist::{AllowlistError, ProjectAllowlist};
 use serde_json::{Value, json};
 
 #[test]

@@ -8,13 +8,13 @@ use std::time::Duration;
 
 /// A command as the policy approves it when a person said yes (these tests
 /// drive the shell itself, below the gate).
-fn cmd(line: &str) -> north_tools::policy::ApprovedCommand {
-    north_tools::policy::ShellPolicy::assistant(
+fn cmd(line: &str) -> north_policy::ApprovedCommand {
+    north_policy::ShellPolicy::assistant(
         std::path::Path::new("/"),
-        north_tools::policy::AllowRules::default(),
+        north_policy::AllowRules::default(),
         false,
     )
-    .approve(line, None, north_tools::policy::Consent::Person)
+    .approve(line, None, north_policy::Consent::Person)
     .expect("the assistant profile never denies")
 }
 

@@ -489,8 +489,7 @@ fn read_only_tools_are_not_write_tools() {
 #[test]
 fn mesh_write_respects_write_enabled() {
     let p = Project::new();
-    let policy =
-        north_tools::policy::MeshPolicy::preset(north_tools::policy::PolicyPreset::Conservative);
+    let policy = north_policy::MeshPolicy::preset(north_policy::PolicyPreset::Conservative);
     let tools = north_tools::tools::mesh_tools_with(&policy);
     let tool = tools.get("write").unwrap();
     let write = tool.as_write().unwrap();

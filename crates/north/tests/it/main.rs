@@ -15,6 +15,7 @@ mod acp_sessions;
 mod agents;
 mod architecture;
 mod background;
+mod boundaries;
 mod commands;
 mod concurrency;
 mod confinement;

@@ -4,7 +4,7 @@
 //! output ever holds a secret from outside the project: `north tool`,
 //! `north exec`, `north mesh` and `north mcp serve`. (The TUI and `north
 //! acp` share the agent's path with `north exec`, and every entry point
-//! takes its steps from `north_tools::policy::orchestrate`; `tui_e2e.rs`
+//! takes its steps from `north_policy::orchestrate`; `tui_e2e.rs`
 //! shows the TUI's prompt for an escape.)
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

@@ -5,7 +5,7 @@
 //! unquoted `~` (`~`, `~user`, `~+`, `~-`) at the start of a word or of an
 //! option's value, and unquoted glob characters. A `cd` moves where relative
 //! paths start. This module judges every word as the path it could become:
-//! literal words through [`crate::sandbox::physical_path`] (symlinks followed,
+//! literal words through [`crate::paths::physical_path`] (symlinks followed,
 //! `..` applied), globs by expanding them against the disk, tilde forms and
 //! `cd` without a directory refused outright because what they expand to is
 //! outside North's view. A word that could name something outside the project
@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 
 use super::SimpleCommand;
-use crate::sandbox::{is_inside, physical_path};
+use crate::paths::{is_inside, physical_path};
 
 /// Most paths one glob may match before the command is refused as
 /// unverifiable (and most directory entries scanned while expanding it).

@@ -4,8 +4,8 @@
 //! The binary's entry points run the same corpus in `crates/north/tests`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use north_policy::{AllowRules, MeshPolicy, ShellPolicy, Verdict};
 use north_test_support::corpus::{Expect, Layout, cases};
-use north_tools::policy::{AllowRules, MeshPolicy, ShellPolicy, Verdict};
 
 fn mesh_policy() -> MeshPolicy {
     serde_json::from_str(

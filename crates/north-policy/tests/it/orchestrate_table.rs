@@ -5,12 +5,12 @@
 //! holds here holds for each of them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use north_protocol::PermissionMode;
-use north_tools::policy::Consent;
-use north_tools::policy::orchestrate::{
+use north_policy::Consent;
+use north_policy::orchestrate::{
     Attempt, Before, CallFacts, Decider, Ending, HookWord, PolicyWord, Refused, Reply, before,
     unattended, walk,
 };
+use north_protocol::PermissionMode;
 
 const MODES: [PermissionMode; 4] = PermissionMode::ALL;
 const DECIDERS: [Decider; 3] = [Decider::Terminal, Decider::Editor, Decider::Unattended];

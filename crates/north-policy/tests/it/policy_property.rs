@@ -12,8 +12,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use north_policy::{AllowRules, ShellPolicy, Verdict};
 use north_test_support::corpus::Layout;
-use north_tools::policy::{AllowRules, ShellPolicy, Verdict};
 use proptest::prelude::*;
 
 /// The programs the instrumented `PATH` holds, each a logging wrapper of

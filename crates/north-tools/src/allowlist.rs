@@ -3,7 +3,8 @@
 //! prefixes (`"cargo test"` covers `cargo test -p x`, never `cargo test; rm x`).
 //!
 //! The file lives in the repository, so its rules apply only in a project the
-//! user trusts; [`super::ShellPolicy`] is where they are matched.
+//! user trusts; [`ProjectAllowlist::rules`] hands them to the command policy
+//! ([`north_policy::ShellPolicy`]), which matches them.
 
 use std::path::{Path, PathBuf};
 
@@ -98,6 +99,14 @@ impl ProjectAllowlist {
     /// The allowlist file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The allow rules of this list, for the command policy.
+    pub fn rules(&self) -> north_policy::AllowRules {
+        north_policy::AllowRules {
+            exact: self.commands().to_vec(),
+            prefixes: self.prefixes().to_vec(),
+        }
     }
 
     /// The allowed commands, in the order they were added.

@@ -4,8 +4,8 @@
 //! programs. Benign commands are approved.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use north_tools::policy::command::{self, CommandDenied, Refusal};
-use north_tools::policy::{MeshPolicy, PolicyDenial, PolicyPreset};
+use north_policy::command::{self, CommandDenied, Refusal};
+use north_policy::{MeshPolicy, PolicyDenial, PolicyPreset};
 
 /// A generous allowlist: every program the attempts start with that is
 /// harmless on its own.

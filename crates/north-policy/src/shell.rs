@@ -23,7 +23,7 @@
 use std::path::{Path, PathBuf};
 
 use super::command::{self, PathEscape, PathScope, Refusal, SimpleCommand, check_paths};
-use super::{MeshPolicy, PolicyDenial, ProjectAllowlist};
+use super::{MeshPolicy, PolicyDenial};
 
 /// What to do with a command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,14 +79,6 @@ pub struct AllowRules {
 }
 
 impl AllowRules {
-    /// The rules in `list`.
-    pub fn from_allowlist(list: &ProjectAllowlist) -> Self {
-        AllowRules {
-            exact: list.commands().to_vec(),
-            prefixes: list.prefixes().to_vec(),
-        }
-    }
-
     fn exact_match(&self, line: &str) -> bool {
         let line = line.trim();
         self.exact.iter().any(|r| r.trim() == line)
