@@ -61,7 +61,7 @@ pub fn sse_decode(data: &[u8]) {
 /// splitter shows, and finds the same blocks.
 pub fn notes_block(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
-    let mut filter = north_agent::blocks::BlockFilter::new();
+    let mut filter = north_protocol::blocks::BlockFilter::new();
     let mut visible = String::new();
     let mut at = 0;
     for (i, _) in text.char_indices().step_by(7) {
@@ -71,7 +71,7 @@ pub fn notes_block(data: &[u8]) {
     visible.push_str(&filter.feed(&text[at..]));
     let (tail, blocks) = filter.finish();
     visible.push_str(&tail);
-    let (whole_visible, whole_blocks) = north_agent::blocks::split_blocks(&text);
+    let (whole_visible, whole_blocks) = north_protocol::blocks::split_blocks(&text);
     assert_eq!(visible, whole_visible, "streaming changed what is shown");
     assert_eq!(
         format!("{blocks:?}"),
@@ -79,16 +79,16 @@ pub fn notes_block(data: &[u8]) {
         "streaming changed the blocks"
     );
     for block in &blocks {
-        let _ = north_agent::notes::NotesPatch::parse(&block.body);
+        let _ = north_protocol::notes::NotesPatch::parse(&block.body);
     }
-    let _ = north_agent::notes::NotesPatch::parse(&text);
+    let _ = north_protocol::notes::NotesPatch::parse(&text);
 }
 
 /// Parses a TOOL_CALLS block body: every call it accepts has an id, a tool
 /// and an object of arguments.
 pub fn tool_calls_block(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
-    if let Ok(calls) = north_agent::textcalls::parse(&text) {
+    if let Ok(calls) = north_protocol::textcalls::parse(&text) {
         for call in calls {
             assert!(!call.id.is_empty() && !call.name.is_empty());
             assert!(call.arguments.is_object(), "{call:?}");
@@ -162,7 +162,7 @@ pub fn structured_output(data: &[u8]) {
 /// always refused.
 pub fn config_file(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
-    let parsed = north_agent::config::parse_file(&text, Path::new("config.json"));
+    let parsed = north_config::parse_file(&text, Path::new("config.json"));
     if text.contains("\"api_key\"") && parsed.is_ok() {
         // A key field anywhere at the top level is refused; nested ones are
         // unknown fields and refused too.

@@ -5,12 +5,10 @@
 //! NOTES patches and actions, condensation, a checkpoint after every step;
 //! [`ModelSwitch`] moves a session to another model),
 //! [`Approver`] (how front ends decide shell commands, edits and
-//! capabilities; [`FlagApprover`] for headless runs), [`config::Config`]
-//! (flags > environment > project > global > defaults, with sources),
+//! capabilities; [`FlagApprover`] for headless runs),
 //! [`store::SessionStore`] (atomic checkpoints and JSONL traces under
 //! `.north/sessions/<id>/`), [`memory::MemoryFile`] (memory with BM25
-//! retrieval), [`blocks::BlockFilter`] and [`textcalls`] (the NOTES and
-//! text tool-call protocols), and [`undo`] (per-turn snapshots of the
+//! retrieval), and [`undo`] (per-turn snapshots of the
 //! working tree; undo and rewind of code and conversation). The mesh
 //! (planner → executor → memory) is built on this crate in `north-mesh`.
 //!
@@ -20,47 +18,39 @@
 //! Module map, lowest first — each module uses only modules above it, so
 //! there are no import circles:
 //! - `approval`: approvals
-//! - `blocks`: hiding marker-delimited blocks from streamed text
 //! - `clipboard`: an image on the system clipboard (the TUI's Ctrl+V)
 //! - `condense`: condensation
 //! - `frontmatter`: the `---` block atop Markdown files users write (commands, agents, skills)
-//! - `hooks`: the user's commands at lifecycle events (Claude Code's format)
-//! - `config`: configuration (uses `hooks`)
+//! - `hooks`: running the user's commands at lifecycle events (their definitions: `north-config`)
 //! - `redact`: scrubbing secrets out of anything North writes or shows
 //! - `skills`: skills, folders with `SKILL.md` (uses `frontmatter`)
 //! - `subagents`: custom agent definitions (uses `frontmatter`, `hooks`)
 //! - `store`: sessions on disk, in `.north/sessions/<id>/` (uses `redact`)
 //! - `context`: what the model is told (uses `store`)
 //! - `intent`: intent lines ("Searching: `foo` in `src/`") and result summaries
-//! - `memory`: memory entries and retrieval (runtime-contracts §5, mesh memory format) (uses `config`, `store`)
-//! - `notes`: the NOTES patch protocol (runtime-contracts §2)
-//! - `textcalls`: the text tool-call protocol (runtime-contracts §3), for models without native tool calling
-//! - `trust`: workspace trust (uses `config`, `memory`, `store`)
+//! - `memory`: memory entries and retrieval (runtime-contracts §5, mesh memory format) (uses `store`; `north-config`)
+//! - `trust`: workspace trust (uses `memory`, `store`; `north-config`)
 //! - `undo`: undo and rewind (uses `store`)
-//! - `agent`: the agent (uses `approval`, `blocks`, `condense`, `config`, `context`, `intent`, `memory`, `notes`, `redact`, `store`, `textcalls`, `trust`, `undo`)
+//! - `agent`: the agent (uses `approval`, `condense`, `context`, `intent`, `memory`, `redact`, `store`, `trust`, `undo`; `north-config`, `north-protocol`'s `blocks`, `notes`, `textcalls`)
 //! - `commands`: custom slash commands
 //! - `recovery`: panics North recovers from (a tool's panic fails its call)
 
 mod agent;
 pub mod approval;
-pub mod blocks;
 pub mod clipboard;
 pub mod commands;
 pub mod condense;
-pub mod config;
 pub mod context;
 pub mod frontmatter;
 pub mod hooks;
 pub mod intent;
 pub mod memory;
-pub mod notes;
 pub mod recovery;
 pub mod redact;
 
 pub mod skills;
 pub mod store;
 pub mod subagents;
-pub mod textcalls;
 pub mod trust;
 pub mod undo;
 

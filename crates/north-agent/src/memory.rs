@@ -84,7 +84,7 @@ impl MemoryFile {
     /// Global memory, shared by every project:
     /// `$XDG_DATA_HOME/north/memory.json` (`None` without a home directory).
     pub fn global() -> Option<Self> {
-        crate::config::data_dir().map(|d| Self::new(d.join("memory.json")))
+        north_config::data_dir().map(|d| Self::new(d.join("memory.json")))
     }
 
     /// Where it is.

@@ -129,12 +129,14 @@ pub fn parse_ollama_show(v: &Value) -> Option<(u64, bool)> {
     })
 }
 
+#[cfg(feature = "http")]
 /// The server root: `base_url` without a trailing `/v1`.
 fn root(base_url: &str) -> &str {
     let base = base_url.trim_end_matches('/');
     base.strip_suffix("/v1").unwrap_or(base)
 }
 
+#[cfg(feature = "http")]
 async fn fetch(key: Option<&ApiKey>, request: reqwest::RequestBuilder) -> Option<Value> {
     let request = match key {
         Some(k) => request.bearer_auth(k.expose()),
@@ -147,6 +149,7 @@ async fn fetch(key: Option<&ApiKey>, request: reqwest::RequestBuilder) -> Option
     serde_json::from_slice(&resp.bytes().await.ok()?).ok()
 }
 
+#[cfg(feature = "http")]
 /// Asks the server at `base_url` (an OpenAI `/v1` base or an Anthropic
 /// base) for the context window of `model`: llama.cpp's answer first,
 /// then `/v1/models`, then Ollama's. `None` when no probe answers within `timeout`.

@@ -24,7 +24,7 @@
 //! - `decode`: the typed stream-decoding contract shared by the HTTP providers (uses `sse`)
 //! - `error`: errors from model backends (uses `decode`)
 //! - `accumulate`: folding stream deltas into a complete response (uses `error`)
-//! - `key`: aPI keys that never print
+//! - `key`: API keys that never print
 //! - `transport`: the one HTTP transport every provider uses (uses `accumulate`, `decode`, `error`, `key`, `sse`)
 //! - `anthropic`: the Anthropic Messages API backend (uses `decode`, `error`, `key`, `sse`, `transport`)
 //! - `discovery`: context discovery (uses `key`, `transport`)
@@ -32,6 +32,13 @@
 //! - `openai`: the OpenAI backend (uses `accumulate`, `catalog`, `decode`, `error`, `key`, `sse`, `transport`)
 //! - `presets`: providers as presets over the OpenAI-compatible backend
 //! - `scripted`: the scripted backend (uses `error`)
+//!
+//! The `http` feature (on by default) builds the HTTP providers and context
+//! discovery on `reqwest`. Without it the crate is its pure part — encoding,
+//! decoding, the catalogue — which the fuzz targets build alone; the
+//! helpers only the transport calls are then unused, and said so once here
+//! rather than at each of them.
+#![cfg_attr(not(feature = "http"), allow(dead_code, unused_imports))]
 
 mod accumulate;
 pub mod anthropic;
@@ -54,12 +61,18 @@ use north_protocol::{ChatRequest, ChatResponse, StreamDelta};
 use tokio_util::sync::CancellationToken;
 
 pub use accumulate::{Pieces, ResponseBuilder, parse_arguments, replay};
-pub use anthropic::{AnthropicBackend, AnthropicConfig};
+#[cfg(feature = "http")]
+pub use anthropic::AnthropicBackend;
+pub use anthropic::AnthropicConfig;
 pub use catalog::{LimitSource, ModelInfo, ModelLimits};
-pub use discovery::{Discovered, DiscoverySource, discover_context_window};
+#[cfg(feature = "http")]
+pub use discovery::discover_context_window;
+pub use discovery::{Discovered, DiscoverySource};
 pub use error::{LlmError, PartialOutput, ResponseError};
 pub use key::{ApiKey, env_setting, scrub_secret};
-pub use openai::{OpenAiApi, OpenAiBackend, OpenAiConfig};
+#[cfg(feature = "http")]
+pub use openai::OpenAiBackend;
+pub use openai::{OpenAiApi, OpenAiConfig};
 pub use presets::{KeyHeader, PRESETS, Preset, preset};
 pub use scripted::ScriptedBackend;
 pub use transport::{

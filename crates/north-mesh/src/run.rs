@@ -173,7 +173,7 @@ impl Mesh {
                 json!({"purpose": "memory", "usage": resp.usage}),
             );
         }
-        let (text, _) = north_agent::blocks::split_blocks(&resp.text());
+        let (text, _) = north_protocol::blocks::split_blocks(&resp.text());
         let text = text.trim();
         let summary = if text.is_empty() {
             fallback_summary(log)

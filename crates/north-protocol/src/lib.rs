@@ -5,7 +5,10 @@
 //! ([`ToolSpec`], [`ToolCall`], [`ToolOutcome`], [`FileDiff`]), what a model stream yields
 //! ([`StreamDelta`], [`Usage`], [`StopReason`]), the [`Event`]s front ends
 //! render, and the persisted runtime contracts ([`State`], [`Checkpoint`],
-//! [`ChatMessage`], [`TraceEvent`]).
+//! [`ChatMessage`], [`TraceEvent`]), and the text protocols a model speaks
+//! inside its answer: [`notes`] (NOTES patches), [`textcalls`] (tool calls
+//! for models without native ones) and the [`blocks`] filter that hides
+//! them from a stream.
 //!
 //! It must not do I/O, hold runtime state, or depend on any other North
 //! crate: everything here is plain data with a stable serde form.
@@ -23,18 +26,24 @@
 //! - `request`: provider-neutral requests and complete responses (uses `message`, `stream`, `tool`)
 //! - `state`: persisted runtime contracts (uses `capability`, `message`)
 //! - `trace`: trace events (runtime-contracts §6)
+//! - `blocks`: hiding marker-delimited blocks from streamed text
+//! - `notes`: the NOTES patch protocol (runtime-contracts §2) (uses `state`, `capability`)
+//! - `textcalls`: the text tool-call protocol (runtime-contracts §3) (uses `tool`)
 //! - `results`: typed views of tool results — shell results, naming, grant requests (uses `capability`, `tool`)
 
+pub mod blocks;
 mod capability;
 mod elicit;
 mod event;
 mod json;
 mod message;
 mod mode;
+pub mod notes;
 mod request;
 mod results;
 mod state;
 mod stream;
+pub mod textcalls;
 mod tool;
 mod trace;
 

@@ -2,7 +2,7 @@
 //! one of the user's own `providers` — resolved into what a backend needs:
 //! base URL, API, the variable holding the key, how it is sent, headers.
 
-use north_agent::config::{Config, Provider, ProviderApi};
+use north_config::{Config, Provider, ProviderApi};
 use north_llm::{ApiKey, KeyHeader};
 
 use crate::RuntimeError;

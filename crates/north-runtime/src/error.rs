@@ -29,10 +29,10 @@ pub enum RuntimeError {
     Trust(#[from] north_agent::trust::TrustError),
     /// The configuration is invalid.
     #[error(transparent)]
-    Config(#[from] north_agent::config::ConfigError),
+    Config(#[from] north_config::ConfigError),
     /// The provider named is unknown.
     #[error(transparent)]
-    UnknownProvider(#[from] north_agent::config::UnknownProvider),
+    UnknownProvider(#[from] north_config::UnknownProvider),
     /// The backend cannot be built (a script unreadable, a client refused).
     #[error(transparent)]
     Backend(#[from] north_llm::LlmError),

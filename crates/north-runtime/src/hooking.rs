@@ -2,7 +2,7 @@
 //! sandbox, the one way every front end gets them: the agent's sessions,
 //! and as a gate around the calls `north tool` and `north mcp serve` make.
 
-use north_agent::config::Config;
+use north_config::Config;
 use north_tools::os_sandbox::ChildKind;
 
 use crate::sandboxing::SandboxChoice;
@@ -50,12 +50,12 @@ pub fn hook_gate(
     choice: &SandboxChoice,
     grants: &[north_protocol::Capability],
 ) -> Option<north_agent::hooks::HookGate> {
-    let global = north_agent::config::global_config_path();
-    let config = north_agent::config::Config::load(
+    let global = north_config::global_config_path();
+    let config = north_config::Config::load(
         root,
         global.as_deref(),
         north_secrets::var,
-        &north_agent::config::Overrides::default(),
+        &north_config::Overrides::default(),
         trusted,
     )
     .ok()?;

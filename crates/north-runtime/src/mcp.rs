@@ -10,7 +10,7 @@ use crate::project::Project;
 
 /// The user's own MCP servers file, beside the global config.
 pub fn user_mcp_file() -> Option<std::path::PathBuf> {
-    north_agent::config::global_config_path().map(|p| p.with_file_name("mcp.json"))
+    north_config::global_config_path().map(|p| p.with_file_name("mcp.json"))
 }
 
 /// How a front end wants the project's MCP servers run.

@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 
 use north_agent::AgentOptions;
-use north_agent::config::{Config, Overrides};
 use north_agent::store::{Session, SessionStore};
 use north_agent::trust::{ProjectTrust, TrustReport, TrustState, TrustStore};
+use north_config::{Config, Overrides};
 use north_llm::ModelLimits;
 use north_tools::ToolContext;
 use north_tools::os_sandbox::ChildKind;
@@ -194,7 +194,7 @@ impl Project {
         notices.extend(config_notices(&config, &selected));
         let sandbox = SandboxChoice::new(&config, opts.sandbox);
         let commands = sandbox.spawner(&root, &opts.grants, ChildKind::Command);
-        let config_dir = north_agent::config::global_config_path()
+        let config_dir = north_config::global_config_path()
             .and_then(|p| p.parent().map(std::path::Path::to_path_buf));
         let agents =
             north_agent::subagents::AgentSet::load(&root, config_dir.as_deref(), trust.applies());
@@ -242,7 +242,7 @@ fn load_config(
         thinking: model.thinking,
         ..opts.overrides.clone()
     };
-    let global = north_agent::config::global_config_path();
+    let global = north_config::global_config_path();
     Ok(Config::load(
         root,
         global.as_deref(),
@@ -263,7 +263,7 @@ fn config_notices(config: &Config, selected: &Selected) -> Vec<String> {
     if config
         .ignored
         .iter()
-        .any(|i| i.because == north_agent::config::IgnoredBecause::SandboxFromProject)
+        .any(|i| i.because == north_config::IgnoredBecause::SandboxFromProject)
     {
         notices.push(
             "ignored `sandbox` in .north/project.json: only your own config or --sandbox shapes the OS sandbox".into(),
@@ -467,7 +467,7 @@ impl Project {
             context_budget,
             compact_at_percent: self.config.compact_at.value,
             reasoning: self.config.thinking.value,
-            extra_memory: north_agent::config::data_dir()
+            extra_memory: north_config::data_dir()
                 .map(|d| d.join("memory.json"))
                 .into_iter()
                 .collect(),

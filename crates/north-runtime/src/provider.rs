@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use north_agent::config::{Config, Provider, ProviderApi};
+use north_config::{Config, Provider, ProviderApi};
 use north_llm::catalog::{self, DEFAULT_CONTEXT_WINDOW};
 use north_llm::{
     AnthropicBackend, AnthropicConfig, ApiKey, Backend, ModelLimits, OpenAiBackend, OpenAiConfig,

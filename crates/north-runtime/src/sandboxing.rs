@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use crate::RuntimeError;
-use north_agent::config::{Config, Overrides};
+use north_config::{Config, Overrides};
 use north_tools::Spawner;
 use north_tools::os_sandbox::{ChildKind, Network, SandboxSettings};
 
@@ -41,7 +41,7 @@ impl SandboxChoice {
     /// For a command that loads no configuration of its own (`north tool`):
     /// the user's config, read for this alone.
     pub fn for_project(root: &std::path::Path, flag: Option<bool>) -> Self {
-        let global = north_agent::config::global_config_path();
+        let global = north_config::global_config_path();
         match Config::load(
             root,
             global.as_deref(),

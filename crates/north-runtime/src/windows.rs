@@ -26,7 +26,7 @@ struct Entry {
 }
 
 fn path() -> Option<PathBuf> {
-    north_agent::config::state_dir().map(|d| d.join("context-windows.json"))
+    north_config::state_dir().map(|d| d.join("context-windows.json"))
 }
 
 fn now() -> u64 {

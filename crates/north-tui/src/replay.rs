@@ -47,7 +47,7 @@ pub(crate) fn replay(messages: &[Message], tools: &north_agent::Describer) -> Ve
 }
 
 fn flush_text(items: &mut Vec<Item>, role: Role, text: &mut String) {
-    let (visible, _) = north_agent::blocks::split_blocks(text);
+    let (visible, _) = north_protocol::blocks::split_blocks(text);
     let visible = visible.trim().to_string();
     text.clear();
     if visible.is_empty() {

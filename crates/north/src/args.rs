@@ -320,13 +320,13 @@ impl ModelArgs {
             model: self.choice(),
             trust: self.trust,
             sandbox: self.sandbox.map(SandboxSwitch::enabled),
-            overrides: north_agent::config::Overrides {
+            overrides: north_config::Overrides {
                 approve_edits: flags.approve_edits.then_some(true),
                 allow_shell: flags.allow_shell.then_some(true),
                 max_steps: flags.max_steps,
                 tool_protocol: flags.tool_protocol.map(|p| match p {
-                    ProtocolName::Native => north_agent::config::ToolProtocol::Native,
-                    ProtocolName::Text => north_agent::config::ToolProtocol::Text,
+                    ProtocolName::Native => north_config::ToolProtocol::Native,
+                    ProtocolName::Text => north_config::ToolProtocol::Text,
                 }),
                 ..Default::default()
             },

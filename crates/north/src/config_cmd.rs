@@ -3,8 +3,8 @@
 use std::process::ExitCode;
 
 use anyhow::Context;
-use north_agent::config::{Config, IgnoredBecause, Overrides, global_config_path};
 use north_agent::trust::{TrustReport, TrustState, TrustStore};
+use north_config::{Config, IgnoredBecause, Overrides, global_config_path};
 
 use crate::args::ConfigArgs;
 

@@ -80,7 +80,7 @@ pub fn protect_process() {
 /// first use. Without a config dir the key lives for this run only, so
 /// nothing a repository ships can pass for North's state either way.
 pub fn install_state_key() {
-    let path = north_agent::config::global_config_path().map(|p| p.with_file_name("state.key"));
+    let path = north_config::global_config_path().map(|p| p.with_file_name("state.key"));
     let key = match path.as_deref().map(north_tools::owner::load_or_create) {
         Some(Ok(key)) => key,
         Some(Err(e)) => {

@@ -376,7 +376,7 @@ pub fn custom_commands(
     root: &std::path::Path,
     project_trusted: bool,
 ) -> Vec<north_agent::commands::CustomCommand> {
-    let config_dir = north_agent::config::global_config_path()
+    let config_dir = north_config::global_config_path()
         .and_then(|p| p.parent().map(std::path::Path::to_path_buf));
     let builtin: Vec<&str> = north_tui::COMMANDS
         .iter()

@@ -105,7 +105,7 @@ pub fn init(level: LogLevel, redactor: &Redactor) -> Option<std::path::PathBuf> 
         .without_time()
         .with_filter(stderr_filter)
         .with_filter(not_error);
-    let path = north_agent::config::state_dir().map(|d| d.join("north.log"));
+    let path = north_config::state_dir().map(|d| d.join("north.log"));
     let file: Option<File> = path.as_ref().and_then(|p| {
         std::fs::create_dir_all(p.parent()?).ok()?;
         OpenOptions::new().create(true).append(true).open(p).ok()

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
-use north_agent::config::{Config, Overrides, Provider, global_config_path};
+use north_config::{Config, Overrides, Provider, global_config_path};
 use north_llm::catalog::{self, Family};
 
 use north_runtime::Endpoint;
@@ -98,7 +98,7 @@ fn known_models(
             }
             models.extend(endpoint.default_model.clone());
             // An Anthropic-compatible server is listed from the config only.
-            (endpoint.api != north_agent::config::ProviderApi::Anthropic)
+            (endpoint.api != north_config::ProviderApi::Anthropic)
                 .then(|| {
                     let cfg = north_runtime::provider::endpoint_openai_config(&endpoint, config)?;
                     anyhow::Ok(north_llm::OpenAiBackend::new(cfg)?)

@@ -5,10 +5,10 @@ use north_protocol::{ContentBlock, Event, NoticeKind, ToolCall, TraceKind};
 use serde_json::json;
 
 use super::{Agent, Emit};
-use crate::blocks::BlockKind;
-use crate::config::ToolProtocol;
-use crate::notes::{Action, NotesPatch};
-use crate::textcalls;
+use north_config::ToolProtocol;
+use north_protocol::blocks::BlockKind;
+use north_protocol::notes::{Action, NotesPatch};
+use north_protocol::textcalls;
 
 /// The text-protocol calls of a response.
 #[derive(Debug, Default)]
@@ -23,7 +23,7 @@ impl Agent {
     /// Applies NOTES blocks and their actions; returns text-protocol calls.
     pub(super) async fn apply_blocks(
         &mut self,
-        blocks: &[crate::blocks::Block],
+        blocks: &[north_protocol::blocks::Block],
         emit: &Emit<'_>,
     ) -> TextCalls {
         let mut calls = Vec::new();
@@ -48,7 +48,7 @@ impl Agent {
                             self.push_results(vec![ContentBlock::text(format!(
                                 "TOOL_CALLS_JSON rejected, nothing ran: {e}. Send the block again: {}, then {}.",
                                 "<<<TOOL_CALLS_JSON>>> and a JSON array of {\"id\", \"tool\", \"args\"} objects",
-                                crate::blocks::TOOL_CALLS.1
+                                north_protocol::blocks::TOOL_CALLS.1
                             ))]);
                             if self.opts.tool_protocol == ToolProtocol::Text {
                                 rejected += 1;
@@ -72,11 +72,15 @@ impl Agent {
 
     /// A NOTES block applied to the session state (a change of plan shown);
     /// a malformed one answered with why. Returns the actions it asked for.
-    fn apply_notes(&mut self, block: &crate::blocks::Block, emit: &Emit<'_>) -> Vec<Action> {
+    fn apply_notes(
+        &mut self,
+        block: &north_protocol::blocks::Block,
+        emit: &Emit<'_>,
+    ) -> Vec<Action> {
         let parsed = if block.terminated {
             NotesPatch::parse(&block.body).map_err(|e| e.to_string())
         } else {
-            Err(crate::notes::NotesError::Unterminated.to_string())
+            Err(north_protocol::notes::NotesError::Unterminated.to_string())
         };
         match parsed {
             Ok(patch) => {
@@ -110,8 +114,8 @@ impl Agent {
                 // next request tells it they were not, and why.
                 self.push_results(vec![ContentBlock::text(format!(
                     "NOTES_JSON rejected, your notes were not changed: {e}. Send the patch again as one JSON object between {} and {}.",
-                    crate::blocks::NOTES.0,
-                    crate::blocks::NOTES.1
+                    north_protocol::blocks::NOTES.0,
+                    north_protocol::blocks::NOTES.1
                 ))]);
                 emit(Event::Notice {
                     kind: NoticeKind::MalformedNotes,

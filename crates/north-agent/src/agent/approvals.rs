@@ -19,7 +19,7 @@ use super::denial::with_denial;
 use super::dispatch::CallEnv;
 use crate::approval::ApprovalRequest;
 use crate::hooks::HookPermission;
-use crate::notes::{deny_capability, grant_capability, request_capability};
+use north_protocol::notes::{deny_capability, grant_capability, request_capability};
 
 impl CallEnv<'_> {
     pub(super) async fn ask(

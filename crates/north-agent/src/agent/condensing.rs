@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 use super::turn::interrupted;
 use super::{Agent, Emit, TurnEnd};
 use crate::condense::{SUMMARY_INSTRUCTIONS, estimate_tokens, split_point, transcript};
-use crate::config::ToolProtocol;
+use north_config::ToolProtocol;
 
 impl Agent {
     /// Condenses when the context nears the budget or a NOTES action asked.
@@ -117,7 +117,7 @@ impl Agent {
                     TraceKind::LlmDone,
                     json!({"purpose": "condense", "usage": resp.usage}),
                 );
-                let (summary, _) = crate::blocks::split_blocks(&resp.text());
+                let (summary, _) = north_protocol::blocks::split_blocks(&resp.text());
                 self.conv.state.episode_summary = summary.trim().to_string();
                 self.drop_condensed(cut, used, emit);
                 Ok(true)

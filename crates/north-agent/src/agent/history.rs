@@ -7,9 +7,9 @@ use north_protocol::{
 };
 
 use super::{Agent, Emit};
-use crate::config::ToolProtocol;
 use crate::store::{StoreError, now_ts};
-use crate::textcalls;
+use north_config::ToolProtocol;
+use north_protocol::textcalls;
 
 impl Agent {
     /// A killed process can leave tool calls without results; they are

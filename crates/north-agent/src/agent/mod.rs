@@ -76,10 +76,10 @@ use north_tools::{Registry, ToolContext};
 use serde_json::json;
 
 use crate::approval::Approver;
-use crate::config::ToolProtocol;
 use crate::context::ProjectCard;
 use crate::redact::Redactor;
 use crate::store::{Session, StoreError};
+use north_config::ToolProtocol;
 
 /// Where events go: any thread-safe callback (a channel sender, a printer).
 pub type Emit<'a> = dyn Fn(Event) + Send + Sync + 'a;
@@ -135,7 +135,7 @@ impl Default for AgentOptions {
             tool_protocol: ToolProtocol::Native,
             max_tokens: 8192,
             context_budget: 120_000,
-            compact_at_percent: crate::config::DEFAULT_COMPACT_AT,
+            compact_at_percent: north_config::DEFAULT_COMPACT_AT,
             reasoning: None,
             extra_memory: Vec::new(),
             role: None,
@@ -387,6 +387,6 @@ impl Agent {
 
     /// Grants a capability on the user's behalf (e.g. `--grant net`).
     pub fn grant(&mut self, cap: &Capability) {
-        crate::notes::grant_capability(&mut self.conv.state, cap);
+        north_protocol::notes::grant_capability(&mut self.conv.state, cap);
     }
 }

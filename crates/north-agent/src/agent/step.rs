@@ -10,7 +10,7 @@ use super::malformed::Planned;
 use super::turn::interrupted;
 use super::{Agent, Emit, TurnEnd};
 use crate::condense::estimate_tokens;
-use crate::config::ToolProtocol;
+use north_config::ToolProtocol;
 
 /// What one step led to.
 pub(super) enum Step {

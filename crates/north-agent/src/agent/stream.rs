@@ -9,8 +9,8 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::{Agent, Emit};
-use crate::blocks::BlockFilter;
 use crate::redact::StreamScrubber;
+use north_protocol::blocks::BlockFilter;
 
 impl Agent {
     pub(super) async fn stream(
@@ -21,7 +21,7 @@ impl Agent {
     ) -> (
         north_protocol::ChatResponse,
         String,
-        Vec<crate::blocks::Block>,
+        Vec<north_protocol::blocks::Block>,
         Option<LlmError>,
     ) {
         let mut stream = self.services.backend.stream_chat(request, cancel.clone());

@@ -5,13 +5,13 @@ use north_protocol::TraceKind;
 use serde_json::json;
 
 use super::Agent;
-use crate::config::ToolProtocol;
 use crate::context::{
     ProjectCard, SystemParams, SystemPromptError, agents_md, agents_md_summary,
     render_system_prompt, state_text,
 };
 use crate::memory::{MemoryFile, retrieve, retrieved_block};
-use crate::textcalls;
+use north_config::ToolProtocol;
+use north_protocol::textcalls;
 
 impl Agent {
     pub(super) async fn system(&mut self, user_input: &str) -> Result<String, SystemPromptError> {

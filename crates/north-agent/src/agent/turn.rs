@@ -10,8 +10,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::malformed::{self, Planned};
 use super::{Agent, Emit, TurnEnd};
-use crate::config::ToolProtocol;
 use crate::context::SystemPromptError;
+use north_config::ToolProtocol;
 
 /// Ends a turn the user interrupted: the error and turn-end events.
 pub(super) fn interrupted(emit: &Emit<'_>, usage: Usage) -> TurnEnd {

@@ -11,20 +11,21 @@
 //! stderr as the reason; other codes are reported and do not block; a JSON
 //! object on stdout may decide instead (see [`HookVerdict`]).
 //!
-//! Main types: [`HookSet`] (configured hooks, with where each came from),
-//! [`Hooks`] (a set bound to a project and its spawners, which runs them),
+//! Main types: [`HookSet`] (configured hooks, with where each came from;
+//! read by `north-config`), [`Hooks`] (a set bound to a project and its spawners, which runs them),
 //! [`HookVerdict`] (what the hooks of one event decided).
 //!
 //! This module never decides whether a project is trusted (the caller
 //! passes only hooks it may run) and never starts a process but through
 //! [`north_tools::Spawner`].
 
-mod names;
-mod parse;
 mod run;
 mod tool_call;
 
-pub use names::{claude_names, hook_tool_input};
+pub use north_config::hooks::{
+    DEFAULT_TIMEOUT, HookDef, HookError, HookOrigin, HookSet, Matcher, PROJECT_HOOK_FILES,
+    claude_names, hook_tool_input, project_blocks, project_hooks,
+};
 
 /// What hooks gave as context travels with the user's message, between
 /// these tags; front ends show the user's own words without it.
@@ -45,12 +46,10 @@ pub fn without_context(text: &str) -> String {
     out.push_str(rest);
     out.trim_end().to_string()
 }
-pub use parse::{DEFAULT_TIMEOUT, HookError};
 pub use run::MAX_OUTPUT;
 pub use tool_call::HookGate;
 
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::path::PathBuf;
 
 use north_protocol::{Event, HookEvent, HookOutcome, PermissionMode};
 use north_tools::Spawner;
@@ -58,199 +57,8 @@ use serde_json::{Map, Value, json};
 
 use run::Ran;
 
-/// Project files whose `hooks` key North reads (trusted projects only):
-/// its own, then Claude Code's.
-pub const PROJECT_HOOK_FILES: &[&str] = &[
-    ".north/project.json",
-    ".claude/settings.json",
-    ".claude/settings.local.json",
-];
-
 /// Characters of hook output that reach the model as context or reason.
 const MAX_FOR_MODEL: usize = 10_000;
-
-/// Where a hook was configured.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HookOrigin {
-    /// The user's own config file.
-    User(PathBuf),
-    /// A project file (it runs only while the project is trusted).
-    Project(PathBuf),
-}
-
-impl std::fmt::Display for HookOrigin {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            HookOrigin::User(p) => write!(f, "your config {}", p.display()),
-            HookOrigin::Project(p) => write!(f, "project {}", p.display()),
-        }
-    }
-}
-
-impl PartialEq for Matcher {
-    fn eq(&self, other: &Self) -> bool {
-        self.text == other.text
-    }
-}
-
-/// A matcher: a regular expression on the whole tool name (North's, or
-/// its Claude Code name), or on the event's source for `SessionStart` and
-/// `PreCompact`. Empty or `*` matches everything.
-#[derive(Debug, Clone)]
-pub struct Matcher {
-    text: String,
-    regex: Option<regex::Regex>,
-}
-
-impl Matcher {
-    /// Compiles `pattern`.
-    pub fn new(pattern: &str) -> Result<Matcher, regex::Error> {
-        let trimmed = pattern.trim();
-        let regex = if trimmed.is_empty() || trimmed == "*" {
-            None
-        } else {
-            Some(regex::Regex::new(&format!("^(?:{trimmed})$"))?)
-        };
-        Ok(Matcher {
-            text: trimmed.to_string(),
-            regex,
-        })
-    }
-
-    /// The pattern as written (empty: everything).
-    pub fn text(&self) -> &str {
-        &self.text
-    }
-
-    /// Whether `subject` (a North tool name, or an event source) matches.
-    pub fn matches(&self, subject: &str) -> bool {
-        let Some(re) = &self.regex else {
-            return true;
-        };
-        re.is_match(subject) || claude_names(subject).iter().any(|n| re.is_match(n))
-    }
-}
-
-/// One configured hook.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HookDef {
-    /// When it runs.
-    pub event: HookEvent,
-    /// Which calls (or sources) it runs for.
-    pub matcher: Matcher,
-    /// The shell command.
-    pub command: String,
-    /// How long it may run before it is killed.
-    pub timeout: Duration,
-    /// Whether it may reach the network (the user's config only).
-    pub network: bool,
-    /// Where it was configured.
-    pub origin: HookOrigin,
-}
-
-/// The configured hooks, in the order their files were read.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct HookSet {
-    defs: Vec<HookDef>,
-    /// What was skipped while reading (events or hook types North does
-    /// not have, a project's `network`), one line each.
-    pub skipped: Vec<String>,
-}
-
-impl HookSet {
-    /// The hooks of one `hooks` block from `origin`; `strict` for North's
-    /// own files (any problem is an error naming the field), lenient for
-    /// Claude Code's.
-    pub fn parse(value: &Value, origin: HookOrigin, strict: bool) -> Result<HookSet, HookError> {
-        let parsed = parse::parse(value, &origin, strict)?;
-        Ok(HookSet {
-            defs: parsed.defs,
-            skipped: parsed.skipped,
-        })
-    }
-
-    /// Adds `other`'s hooks after these.
-    pub fn extend(&mut self, other: HookSet) {
-        self.defs.extend(other.defs);
-        self.skipped.extend(other.skipped);
-    }
-
-    /// Every hook.
-    pub fn defs(&self) -> &[HookDef] {
-        &self.defs
-    }
-
-    /// Whether there is none.
-    pub fn is_empty(&self) -> bool {
-        self.defs.is_empty()
-    }
-
-    /// Whether any hook runs at `event`.
-    pub fn has(&self, event: HookEvent) -> bool {
-        self.defs.iter().any(|d| d.event == event)
-    }
-
-    /// The hooks that run at `event` for `subject`, each command once.
-    pub fn matching(&self, event: HookEvent, subject: Option<&str>) -> Vec<&HookDef> {
-        let mut seen = std::collections::HashSet::new();
-        self.defs
-            .iter()
-            .filter(|d| d.event == event)
-            .filter(|d| subject.is_none_or(|s| d.matcher.matches(s)))
-            .filter(|d| seen.insert(d.command.as_str()))
-            .collect()
-    }
-
-    /// One line per hook, as `/hooks` shows them.
-    pub fn describe(&self) -> Vec<String> {
-        self.defs.iter().map(describe_def).collect()
-    }
-}
-
-/// `PreToolUse [Bash] runs `check.sh` (timeout 30s) — your config …`.
-fn describe_def(d: &HookDef) -> String {
-    let matcher = if d.matcher.text().is_empty() {
-        String::new()
-    } else {
-        format!(" [{}]", d.matcher.text())
-    };
-    format!(
-        "{}{matcher} runs `{}` (timeout {}s{}) — from {}",
-        d.event,
-        d.command,
-        d.timeout.as_secs_f64(),
-        if d.network { ", network" } else { "" },
-        d.origin
-    )
-}
-
-/// The `hooks` blocks a project's files hold, file by file: `(relative
-/// path, block)`. Unreadable or hook-less files are left out.
-pub fn project_blocks(root: &Path) -> Vec<(&'static str, Value)> {
-    PROJECT_HOOK_FILES
-        .iter()
-        .filter_map(|rel| {
-            let text = std::fs::read_to_string(root.join(rel)).ok()?;
-            let value: Value = serde_json::from_str(&text).ok()?;
-            let hooks = value.get("hooks")?.clone();
-            Some((*rel, hooks))
-        })
-        .collect()
-}
-
-/// The hooks a project's files configure (Claude Code's files read
-/// leniently; `.north/project.json` is checked strictly by the config).
-pub fn project_hooks(root: &Path) -> HookSet {
-    let mut set = HookSet::default();
-    for (rel, block) in project_blocks(root) {
-        let strict = rel.starts_with(".north/");
-        match HookSet::parse(&block, HookOrigin::Project(PathBuf::from(rel)), strict) {
-            Ok(s) => set.extend(s),
-            Err(e) => set.skipped.push(format!("{rel}: {e}")),
-        }
-    }
-    set
-}
 
 /// A hook's permission decision on a tool call.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -249,7 +249,7 @@ impl TrustStore {
 
     /// The user's store: `$XDG_CONFIG_HOME/north/trusted.json`.
     pub fn user() -> Option<Self> {
-        crate::config::global_config_path()
+        north_config::global_config_path()
             .and_then(|p| p.parent().map(|d| d.join("trusted.json")))
             .map(TrustStore::at)
     }

@@ -6,8 +6,8 @@
 
 use crate::support;
 
-use north_agent::config::ToolProtocol;
 use north_agent::{AgentOptions, TurnEnd};
+use north_config::ToolProtocol;
 use north_protocol::{ApprovalDecision, ApprovalKind, Event, NoticeKind};
 use serde_json::{Value, json};
 use support::*;

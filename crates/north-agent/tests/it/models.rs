@@ -9,8 +9,8 @@ use crate::support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use north_agent::config::ToolProtocol;
 use north_agent::{AgentOptions, ModelSwitch, TurnEnd};
+use north_config::ToolProtocol;
 use north_llm::{
     AnthropicBackend, AnthropicConfig, ApiKey, Backend, OpenAiApi, OpenAiBackend, OpenAiConfig,
     RetryPolicy, TransportConfig,

@@ -7,8 +7,8 @@ use crate::support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use north_agent::config::ToolProtocol;
 use north_agent::{AgentOptions, TurnEnd};
+use north_config::ToolProtocol;
 use north_llm::{
     AnthropicBackend, AnthropicConfig, ApiKey, OpenAiBackend, OpenAiConfig, RetryPolicy,
     TransportConfig,

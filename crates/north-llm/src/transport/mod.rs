@@ -7,24 +7,35 @@
 //! - `describe.rs`: error bodies, reqwest errors and URLs in words;
 //! - `stream.rs`: the streaming driver.
 
+#[cfg(feature = "http")]
 mod describe;
 mod retry;
+#[cfg(feature = "http")]
 mod stream;
 
 use std::time::Duration;
 
+#[cfg(feature = "http")]
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+#[cfg(feature = "http")]
 use serde_json::Value;
+#[cfg(feature = "http")]
 use tokio_util::sync::CancellationToken;
 
 pub use retry::{RetryNotice, RetryObserver, RetryPolicy, observe_retries};
 
+#[cfg(feature = "http")]
 pub(crate) use describe::printable_url;
+#[cfg(feature = "http")]
 use describe::{describe, error_from_body};
+#[cfg(feature = "http")]
 use retry::{is_retryable_status, retry_after};
 
+#[cfg(feature = "http")]
 use crate::decode::excerpt;
+#[cfg(feature = "http")]
 use crate::error::LlmError;
+#[cfg(feature = "http")]
 use crate::key::ApiKey;
 
 /// The `User-Agent` every request carries.
@@ -55,6 +66,7 @@ impl Default for TransportConfig {
 }
 
 /// One prepared HTTP POST.
+#[cfg(feature = "http")]
 #[derive(Debug, Clone)]
 pub(crate) struct HttpCall {
     pub provider: &'static str,
@@ -63,6 +75,7 @@ pub(crate) struct HttpCall {
     pub body: Vec<u8>,
 }
 
+#[cfg(feature = "http")]
 impl HttpCall {
     /// A POST of `body` as JSON.
     pub(crate) fn json(provider: &'static str, url: String, body: &Value) -> Self {
@@ -99,6 +112,7 @@ impl HttpCall {
 }
 
 /// Shared HTTP machinery of a provider.
+#[cfg(feature = "http")]
 #[derive(Debug)]
 pub(crate) struct Transport {
     client: reqwest::Client,
@@ -109,6 +123,7 @@ pub(crate) struct Transport {
     key_var: std::borrow::Cow<'static, str>,
 }
 
+#[cfg(feature = "http")]
 impl Transport {
     pub(crate) fn new(
         provider: &'static str,

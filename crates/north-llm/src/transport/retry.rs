@@ -5,6 +5,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+#[cfg(feature = "http")]
 use reqwest::header::HeaderMap;
 
 /// A retry about to be made, for a front end to show while it waits.
@@ -99,6 +100,7 @@ pub(crate) fn is_retryable_stream_error(error_type: &str) -> bool {
 }
 
 /// Parses `retry-after-ms` or `retry-after` (seconds).
+#[cfg(feature = "http")]
 pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     let get = |n: &str| headers.get(n).and_then(|v| v.to_str().ok());
     if let Some(ms) = get("retry-after-ms").and_then(|s| s.trim().parse::<f64>().ok()) {

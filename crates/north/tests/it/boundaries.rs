@@ -11,9 +11,10 @@ use std::path::Path;
 
 use crate::architecture::{crates, rust_files, workspace};
 
-/// The names under `[dependencies]` of the crate in `dir` (dev- and
-/// build-dependencies are not what the crate ships with).
-fn dependencies(dir: &Path) -> Vec<String> {
+/// The lines under `[dependencies]` of the crate in `dir` (dev- and
+/// build-dependencies are not what the crate ships with), comments left
+/// out.
+fn dependency_lines(dir: &Path) -> Vec<String> {
     let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
     let Some(section) = manifest.split("\n[dependencies]\n").nth(1) else {
         return Vec::new();
@@ -25,8 +26,23 @@ fn dependencies(dir: &Path) -> Vec<String> {
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .filter_map(|l| l.split(['.', ' ', '=']).next())
         .map(str::to_owned)
+        .collect()
+}
+
+/// The crate name a dependency line names.
+fn dependency_name(line: &str) -> String {
+    line.split(['.', ' ', '='])
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The names under `[dependencies]` of the crate in `dir`.
+fn dependencies(dir: &Path) -> Vec<String> {
+    dependency_lines(dir)
+        .iter()
+        .map(|l| dependency_name(l))
         .collect()
 }
 
@@ -102,6 +118,54 @@ fn the_policy_crate_has_no_io_dependencies() {
 
 fn name(krate: &Path) -> String {
     krate.file_name().unwrap().to_string_lossy().into_owned()
+}
+
+/// The fuzz targets are North's parsers alone: every crate they reach, and
+/// every crate those name, is free of the HTTP, SQLite, image and PDF
+/// crates (north-llm is reached without its `http` feature, where
+/// `reqwest` is an optional dependency), so a fuzz build is small and a
+/// parser bug is not hidden behind a network stack.
+#[test]
+fn the_fuzz_targets_build_without_http_sqlite_image_or_pdf() {
+    let heavy = [
+        "reqwest", "rusqlite", "image", "lopdf", "hyper", "rmcp", "htmd",
+    ];
+    let mut todo = vec![workspace().join("fuzz")];
+    let mut seen = BTreeSet::new();
+    while let Some(dir) = todo.pop() {
+        for line in dependency_lines(&dir) {
+            let dep = dependency_name(&line);
+            if line.contains("optional = true") {
+                continue;
+            }
+            assert!(
+                !heavy.contains(&dep.as_str()),
+                "{} pulls {dep} into the fuzz build",
+                dir.display()
+            );
+            if dep == "north-llm" {
+                assert!(
+                    line.contains("default-features = false"),
+                    "{} takes north-llm with its HTTP client: `default-features = false`",
+                    dir.display()
+                );
+            }
+            assert!(
+                !["north-tools", "north-agent", "north-mcp", "north-runtime"]
+                    .contains(&dep.as_str()),
+                "{} pulls {dep} (and its HTTP, SQLite, image and PDF crates) into the fuzz build",
+                dir.display()
+            );
+            if dep.starts_with("north-") && seen.insert(dep.clone()) {
+                todo.push(workspace().join("crates").join(&dep));
+            }
+        }
+    }
+    let llm = std::fs::read_to_string(workspace().join("crates/north-llm/Cargo.toml")).unwrap();
+    assert!(
+        llm.contains("reqwest = { workspace = true, optional = true }"),
+        "north-llm's HTTP client is behind its `http` feature"
+    );
 }
 
 /// The `mod` items declared at the top of a crate root (test modules

@@ -5,8 +5,22 @@
 //! Config files never hold API keys: keys come from the environment only,
 //! and a file naming a key field is rejected.
 //!
-//! Modules: `file` (one config file and its parser), `dirs` (the XDG
-//! locations of the global files); this module merges the sources.
+//! Main types: [`Config`] (the effective values, each with its [`Source`]),
+//! [`ConfigFile`] (one file as written), [`ConfigError`] (the file and the
+//! field), [`hooks::HookSet`] (the hooks configured).
+//!
+//! This crate must not run anything, talk to the network or decide trust
+//! (the caller says whether a project's widening settings apply): it reads
+//! and checks. It builds without an HTTP client, so its parser is fuzzed
+//! on its own.
+//!
+//! Module map, lowest first:
+//! - `hooks`: hook definitions, Claude Code's format read too
+//! - `dirs`: the XDG locations of the global files
+//! - `file`: one config file and its parser (uses `hooks`)
+//! - `apply`: one file's values laid over the defaults (uses `file`, `hooks`)
+//!
+//! This file merges the sources.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -19,6 +33,7 @@ use thiserror::Error;
 mod apply;
 mod dirs;
 mod file;
+pub mod hooks;
 
 pub use dirs::{data_dir, global_config_path, state_dir};
 pub use file::{
@@ -267,7 +282,7 @@ impl Config {
     /// Loads the effective configuration for the project at `root`.
     /// `global` is the global config path (None: skip), `env` looks up
     /// variables, `project_trusted` says whether the project's widening
-    /// settings apply (see [`crate::trust`]).
+    /// settings apply (see `north_agent::trust`).
     pub fn load(
         root: &Path,
         global: Option<&Path>,

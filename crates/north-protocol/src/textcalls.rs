@@ -3,7 +3,7 @@
 //! `[{"id", "tool", "args"}]`, answered by tool-role messages whose content is
 //! `{"id", "tool", "ok", "output", "error"}`.
 
-use north_protocol::{ToolCall, ToolOutcome};
+use crate::{ToolCall, ToolOutcome};
 use serde_json::{Value, json};
 use thiserror::Error;
 

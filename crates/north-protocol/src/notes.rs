@@ -4,7 +4,7 @@
 //! A model can *request* a capability but never grant one: the runtime turns
 //! a model-emitted `grant_permission` into a request the user decides.
 
-use north_protocol::{Capability, State};
+use crate::{Capability, State};
 use serde_json::{Map, Value};
 use thiserror::Error;
 
