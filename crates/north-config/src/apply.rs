@@ -17,56 +17,10 @@ impl Config {
         project: Option<bool>,
     ) {
         if let Some(trusted) = project {
-            if f.sandbox.take().is_some() {
-                self.ignore("sandbox", IgnoredBecause::SandboxFromProject);
-            }
-            // Where queries go is the user's choice, like where keys go.
-            if f.web_search.take().is_some() {
-                self.ignore("web_search", IgnoredBecause::EndpointFromProject);
-            }
-            if f.anthropic_base_url.take().is_some() {
-                self.ignore("anthropic_base_url", IgnoredBecause::EndpointFromProject);
-            }
-            if f.openai_base_url.take().is_some() {
-                self.ignore("openai_base_url", IgnoredBecause::EndpointFromProject);
-            }
-            // A project may name a provider, never say where it is, which
-            // headers it gets or which variable's key it is sent.
-            if f.providers.take().is_some() {
-                self.ignore("providers", IgnoredBecause::EndpointFromProject);
-            }
-            // A hook is code: a project's run only once it is trusted.
-            if !trusted && f.hooks.take().is_some() {
-                self.ignore("hooks", IgnoredBecause::Untrusted);
-            }
-            // `false` narrows and always applies; `true` widens.
-            if !trusted && f.approve_edits == Some(true) {
-                f.approve_edits = None;
-                self.ignore("approve_edits", IgnoredBecause::Untrusted);
-            }
-            if !trusted && f.allow_shell == Some(true) {
-                f.allow_shell = None;
-                self.ignore("allow_shell", IgnoredBecause::Untrusted);
-            }
-            // A project may choose `plan` or `ask` for itself, never raise
-            // its own mode unless the user trusts it.
-            if !trusted && f.mode.is_some_and(north_protocol::PermissionMode::widens) {
-                f.mode = None;
-                self.ignore("mode", IgnoredBecause::Untrusted);
-            }
+            self.hold_back_from_project(&mut f, trusted);
         }
         if let Some(block) = &f.hooks {
-            let origin = match src() {
-                Source::Project(_) => {
-                    crate::hooks::HookOrigin::Project(PathBuf::from(".north/project.json"))
-                }
-                Source::Global(p) => crate::hooks::HookOrigin::User(p),
-                other => crate::hooks::HookOrigin::User(PathBuf::from(other.to_string())),
-            };
-            // Checked when the file was read; a failure here cannot happen.
-            if let Ok(set) = crate::hooks::HookSet::parse(block, origin, true) {
-                self.hooks.extend(set);
-            }
+            self.add_hooks(block, src());
         }
         if let Some(w) = &f.web_search {
             if let Some(url) = &w.searxng_url {
@@ -143,6 +97,63 @@ impl Config {
             if let Some(paths) = sandbox.allow_read {
                 self.sandbox_allow_read.set(home_paths(&paths), src());
             }
+        }
+    }
+
+    /// Takes out of a project file what it may not set (endpoints, the
+    /// sandbox; widening keys and hooks unless `trusted`), recording each.
+    fn hold_back_from_project(&mut self, f: &mut ConfigFile, trusted: bool) {
+        if f.sandbox.take().is_some() {
+            self.ignore("sandbox", IgnoredBecause::SandboxFromProject);
+        }
+        // Where queries go is the user's choice, like where keys go.
+        if f.web_search.take().is_some() {
+            self.ignore("web_search", IgnoredBecause::EndpointFromProject);
+        }
+        if f.anthropic_base_url.take().is_some() {
+            self.ignore("anthropic_base_url", IgnoredBecause::EndpointFromProject);
+        }
+        if f.openai_base_url.take().is_some() {
+            self.ignore("openai_base_url", IgnoredBecause::EndpointFromProject);
+        }
+        // A project may name a provider, never say where it is, which
+        // headers it gets or which variable's key it is sent.
+        if f.providers.take().is_some() {
+            self.ignore("providers", IgnoredBecause::EndpointFromProject);
+        }
+        // A hook is code: a project's run only once it is trusted.
+        if !trusted && f.hooks.take().is_some() {
+            self.ignore("hooks", IgnoredBecause::Untrusted);
+        }
+        // `false` narrows and always applies; `true` widens.
+        if !trusted && f.approve_edits == Some(true) {
+            f.approve_edits = None;
+            self.ignore("approve_edits", IgnoredBecause::Untrusted);
+        }
+        if !trusted && f.allow_shell == Some(true) {
+            f.allow_shell = None;
+            self.ignore("allow_shell", IgnoredBecause::Untrusted);
+        }
+        // A project may choose `plan` or `ask` for itself, never raise
+        // its own mode unless the user trusts it.
+        if !trusted && f.mode.is_some_and(north_protocol::PermissionMode::widens) {
+            f.mode = None;
+            self.ignore("mode", IgnoredBecause::Untrusted);
+        }
+    }
+
+    /// Adds a file's hooks (checked when the file was read).
+    fn add_hooks(&mut self, block: &serde_json::Value, src: Source) {
+        let origin = match src {
+            Source::Project(_) => {
+                crate::hooks::HookOrigin::Project(PathBuf::from(".north/project.json"))
+            }
+            Source::Global(p) => crate::hooks::HookOrigin::User(p),
+            other => crate::hooks::HookOrigin::User(PathBuf::from(other.to_string())),
+        };
+        // Checked when the file was read; a failure here cannot happen.
+        if let Ok(set) = crate::hooks::HookSet::parse(block, origin, true) {
+            self.hooks.extend(set);
         }
     }
 

@@ -78,29 +78,29 @@ fn mirrors(structured: &Value, text: &str) -> bool {
     }
 }
 
-/// Maps a `CallToolResult` (as JSON) onto the envelope; binary parts are
-/// saved under `attachments`.
-pub fn to_outcome(result: &Value, attachments: &Path) -> ToolOutcome {
-    let mut text = String::new();
-    let mut files = Vec::new();
-    let mut resources = Vec::new();
-    let add_text = |t: &str, text: &mut String| {
-        if !text.is_empty() {
-            text.push('\n');
+/// The parts of a result's `content`, sorted by what the model gets.
+#[derive(Default)]
+struct Parts {
+    text: String,
+    files: Vec<Value>,
+    resources: Vec<Value>,
+}
+
+impl Parts {
+    fn add_text(&mut self, t: &str) {
+        if !self.text.is_empty() {
+            self.text.push('\n');
         }
-        text.push_str(t);
-    };
-    for block in result
-        .get("content")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+        self.text.push_str(t);
+    }
+
+    /// Takes one content block; binary parts are saved under `attachments`.
+    fn add(&mut self, block: &Value, attachments: &Path) {
         let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
         match kind {
             "text" => {
                 if let Some(t) = block.get("text").and_then(Value::as_str) {
-                    add_text(t, &mut text);
+                    self.add_text(t);
                 }
             }
             "image" | "audio" => {
@@ -109,7 +109,7 @@ pub fn to_outcome(result: &Value, attachments: &Path) -> ToolOutcome {
                     .and_then(Value::as_str)
                     .unwrap_or("application/octet-stream");
                 let data = block.get("data").and_then(Value::as_str).unwrap_or("");
-                files.push(match save_attachment(attachments, data, mime) {
+                self.files.push(match save_attachment(attachments, data, mime) {
                     Ok(path) => json!({ "type": kind, "mimeType": mime, "path": path }),
                     Err(e) => {
                         json!({ "type": kind, "mimeType": mime, "error": format!("not saved: {e}") })
@@ -123,32 +123,61 @@ pub fn to_outcome(result: &Value, attachments: &Path) -> ToolOutcome {
                         link.insert(key.into(), v.clone());
                     }
                 }
-                resources.push(Value::Object(link));
+                self.resources.push(Value::Object(link));
             }
-            "resource" => {
-                let res = block.get("resource").cloned().unwrap_or(Value::Null);
-                let uri = res.get("uri").cloned().unwrap_or(Value::Null);
-                if let Some(t) = res.get("text").and_then(Value::as_str) {
-                    resources.push(json!({ "uri": uri, "text": t }));
-                } else if let Some(blob) = res.get("blob").and_then(Value::as_str) {
-                    let mime = res
-                        .get("mimeType")
-                        .and_then(Value::as_str)
-                        .unwrap_or("application/octet-stream");
-                    resources.push(match save_attachment(attachments, blob, mime) {
-                        Ok(path) => json!({ "uri": uri, "mimeType": mime, "path": path }),
-                        Err(e) => json!({ "uri": uri, "error": format!("not saved: {e}") }),
-                    });
-                }
-            }
-            _ => add_text(&block.to_string(), &mut text),
+            "resource" => self.add_resource(block, attachments),
+            _ => self.add_text(&block.to_string()),
         }
     }
-    if text.chars().count() > MAX_TEXT {
-        let total = text.chars().count();
-        text = text.chars().take(MAX_TEXT).collect();
-        text.push_str(&format!("\n[cut: {} more characters]", total - MAX_TEXT));
+
+    /// An embedded resource: its text as it is, a blob saved to a file.
+    fn add_resource(&mut self, block: &Value, attachments: &Path) {
+        let res = block.get("resource").cloned().unwrap_or(Value::Null);
+        let uri = res.get("uri").cloned().unwrap_or(Value::Null);
+        if let Some(t) = res.get("text").and_then(Value::as_str) {
+            self.resources.push(json!({ "uri": uri, "text": t }));
+        } else if let Some(blob) = res.get("blob").and_then(Value::as_str) {
+            let mime = res
+                .get("mimeType")
+                .and_then(Value::as_str)
+                .unwrap_or("application/octet-stream");
+            self.resources
+                .push(match save_attachment(attachments, blob, mime) {
+                    Ok(path) => json!({ "uri": uri, "mimeType": mime, "path": path }),
+                    Err(e) => json!({ "uri": uri, "error": format!("not saved: {e}") }),
+                });
+        }
     }
+
+    /// The text, cut to [`MAX_TEXT`] characters with a note of the rest.
+    fn cut_text(&mut self) {
+        let total = self.text.chars().count();
+        if total > MAX_TEXT {
+            self.text = self.text.chars().take(MAX_TEXT).collect();
+            self.text
+                .push_str(&format!("\n[cut: {} more characters]", total - MAX_TEXT));
+        }
+    }
+}
+
+/// Maps a `CallToolResult` (as JSON) onto the envelope; binary parts are
+/// saved under `attachments`.
+pub fn to_outcome(result: &Value, attachments: &Path) -> ToolOutcome {
+    let mut parts = Parts::default();
+    for block in result
+        .get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        parts.add(block, attachments);
+    }
+    parts.cut_text();
+    let Parts {
+        text,
+        files,
+        resources,
+    } = parts;
     let is_error = result
         .get("isError")
         .and_then(Value::as_bool)

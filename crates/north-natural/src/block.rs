@@ -5,13 +5,13 @@
 use std::any::type_name;
 use std::sync::{Arc, Mutex};
 
-use north_protocol::{ChatRequest, ContentBlock, Message, Role};
+use north_protocol::{ChatRequest, ContentBlock, Message, Role, ToolCall};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::env::CallGuard;
+use crate::env::{CallGuard, Environment};
 use crate::error::{BlockLocation, Error, ParseError};
 use crate::final_answer::{Final, parse_final};
 use crate::prompt::{Finish, locals_lines, system_text, user_text};
@@ -19,7 +19,7 @@ use crate::schema::{SchemaFn, schema_of};
 use crate::scope::visible_tools;
 use crate::summary::short_type_name;
 use crate::sync::lock;
-use crate::tools::{BindingInfo, LocalKind, Locals, Outcome, Run, ToolContext};
+use crate::tools::{BindingInfo, LocalKind, Locals, Outcome, Run, Tool, ToolContext};
 use crate::validate::{Rejection, coerce};
 
 /// Where a block sits, fixed at expansion time.
@@ -223,141 +223,11 @@ impl<'g> BlockRun<'g> {
         request.tools = tools.iter().map(|t| t.spec()).collect();
         request.max_tokens = cfg.max_tokens;
 
-        let failure_limit = if env.backend().provider() == crate::stub::PROVIDER {
-            1
-        } else {
-            cfg.max_tool_failures.max(1)
-        };
-        let mut failures = 0;
-        let mut answer = None;
-        for _ in 0..cfg.max_steps {
-            let response = env
-                .backend()
-                .chat(request.clone())
-                .await
-                .map_err(|source| Error::Backend {
-                    at: at.clone(),
-                    source: Box::new(source),
-                })?;
-            let calls: Vec<_> = response.tool_calls().into_iter().cloned().collect();
-            if calls.is_empty() {
-                answer = Some(response.text());
-                break;
-            }
-            request.messages.push(Message {
-                role: Role::Assistant,
-                content: response.content.clone(),
-            });
-            let mut results = Vec::with_capacity(calls.len());
-            for call in calls {
-                let outcome = match tools.iter().find(|t| t.name() == call.name) {
-                    None => Outcome::Failed {
-                        output: serde_json::Value::Null,
-                        message: format!("unknown tool: no tool named `{}`", call.name),
-                        error: Error::Tool {
-                            at: at.clone(),
-                            tool: call.name.clone(),
-                            message: "the model called a tool that does not exist".to_owned(),
-                        },
-                    },
-                    Some(tool) => match &tool.run {
-                        Run::Builtin(b) => b.call(&ctx, &call.arguments),
-                        Run::User(handler) => match handler(&ctx, call.arguments.clone()).await {
-                            Ok(v) => Outcome::Ok(v),
-                            Err(e) => Outcome::Failed {
-                                output: serde_json::Value::Null,
-                                message: e.message().to_owned(),
-                                error: Error::Tool {
-                                    at: at.clone(),
-                                    tool: call.name.clone(),
-                                    message: e.message().to_owned(),
-                                },
-                            },
-                        },
-                    },
-                };
-                let content = outcome.content();
-                let is_error = match outcome {
-                    Outcome::Ok(_) => false,
-                    Outcome::Failed { error, .. } => {
-                        failures += 1;
-                        if failures >= failure_limit {
-                            return Err(error);
-                        }
-                        true
-                    }
-                };
-                results.push(ContentBlock::ToolResult {
-                    call_id: call.id.clone(),
-                    content,
-                    is_error,
-                });
-            }
-            request.messages.push(Message {
-                role: Role::Tool,
-                content: results,
-            });
-        }
-        let Some(answer) = answer else {
-            return Err(Error::StepLimit {
-                at,
-                limit: cfg.max_steps,
-            });
-        };
+        let answer = converse(&env, request, &tools, &ctx, &at).await?;
 
         *lock(&self.guard.frame.last_locals) = Some(locals_lines(&ctx));
 
-        let parse_error = |message: String| ParseError {
-            at: at.clone(),
-            message,
-            answer: answer.chars().take(200).collect(),
-        };
-        let effect = match parse_final(&answer).map_err(parse_error)? {
-            Final::Proceed => Effect::None,
-            f @ (Final::Continue | Final::Break) if !self.meta.in_loop => {
-                return Err(Error::EffectOutsideLoop {
-                    at,
-                    effect: if f == Final::Break {
-                        "break"
-                    } else {
-                        "continue"
-                    },
-                });
-            }
-            Final::Continue => Effect::Continue,
-            Final::Break => Effect::Break,
-            Final::Return(value_json) => {
-                let value = match value_json {
-                    None => Value::Null,
-                    // The final answer parsed; its effect failed: an error of
-                    // the block's execution, as the reference reports it.
-                    Some(text) => serde_json::from_str(&text).map_err(|e| Error::Return {
-                        at: at.clone(),
-                        type_name: short_type_name(type_name::<T>()),
-                        message: format!("`effect.value_json` is not JSON text: {e}"),
-                    })?,
-                };
-                let typed = (ret.decode)(value).map_err(|r| Error::Return {
-                    at: at.clone(),
-                    type_name: short_type_name(type_name::<T>()),
-                    message: match r.path {
-                        Some(p) => format!("at `{p}`: {}", r.message),
-                        None => r.message,
-                    },
-                })?;
-                Effect::Return(typed)
-            }
-            Final::Failed {
-                message,
-                error_type,
-            } => {
-                return Err(Error::Model {
-                    at,
-                    message,
-                    error_type,
-                });
-            }
-        };
+        let effect = effect_of(&answer, self.meta.in_loop, &at, &ret)?;
         let locals = std::mem::replace(
             &mut *lock(&ctx.locals),
             Locals {
@@ -372,6 +242,163 @@ impl<'g> BlockRun<'g> {
             effect,
         })
     }
+}
+
+/// Asks the model until it answers without tool calls, running the tools
+/// it calls; the answer's text. Too many failed tool calls end the block
+/// with the last failure, too many turns with [`Error::StepLimit`].
+async fn converse(
+    env: &Environment,
+    mut request: ChatRequest,
+    tools: &[Tool],
+    ctx: &ToolContext,
+    at: &BlockLocation,
+) -> Result<String, Error> {
+    let cfg = env.configuration();
+    let failure_limit = if env.backend().provider() == crate::stub::PROVIDER {
+        1
+    } else {
+        cfg.max_tool_failures.max(1)
+    };
+    let mut failures = 0;
+    for _ in 0..cfg.max_steps {
+        let response = env
+            .backend()
+            .chat(request.clone())
+            .await
+            .map_err(|source| Error::Backend {
+                at: at.clone(),
+                source: Box::new(source),
+            })?;
+        let calls: Vec<_> = response.tool_calls().into_iter().cloned().collect();
+        if calls.is_empty() {
+            return Ok(response.text());
+        }
+        request.messages.push(Message {
+            role: Role::Assistant,
+            content: response.content.clone(),
+        });
+        let mut results = Vec::with_capacity(calls.len());
+        for call in calls {
+            let outcome = call_tool(tools, ctx, &call, at).await;
+            let content = outcome.content();
+            let is_error = match outcome {
+                Outcome::Ok(_) => false,
+                Outcome::Failed { error, .. } => {
+                    failures += 1;
+                    if failures >= failure_limit {
+                        return Err(error);
+                    }
+                    true
+                }
+            };
+            results.push(ContentBlock::ToolResult {
+                call_id: call.id.clone(),
+                content,
+                is_error,
+            });
+        }
+        request.messages.push(Message {
+            role: Role::Tool,
+            content: results,
+        });
+    }
+    Err(Error::StepLimit {
+        at: at.clone(),
+        limit: cfg.max_steps,
+    })
+}
+
+/// Runs one tool call the model made (an unknown tool is a failed call).
+async fn call_tool(
+    tools: &[Tool],
+    ctx: &ToolContext,
+    call: &ToolCall,
+    at: &BlockLocation,
+) -> Outcome {
+    let failed = |message: String, why: String| Outcome::Failed {
+        output: serde_json::Value::Null,
+        message,
+        error: Error::Tool {
+            at: at.clone(),
+            tool: call.name.clone(),
+            message: why,
+        },
+    };
+    match tools.iter().find(|t| t.name() == call.name) {
+        None => failed(
+            format!("unknown tool: no tool named `{}`", call.name),
+            "the model called a tool that does not exist".to_owned(),
+        ),
+        Some(tool) => match &tool.run {
+            Run::Builtin(b) => b.call(ctx, &call.arguments),
+            Run::User(handler) => match handler(ctx, call.arguments.clone()).await {
+                Ok(v) => Outcome::Ok(v),
+                Err(e) => failed(e.message().to_owned(), e.message().to_owned()),
+            },
+        },
+    }
+}
+
+/// What the model's final answer tells the block to do: go on, `continue`
+/// or `break` its loop, or return a value of the function's type.
+fn effect_of<T>(
+    answer: &str,
+    in_loop: bool,
+    at: &BlockLocation,
+    ret: &ReturnSpec<T>,
+) -> Result<Effect<T>, Error> {
+    let parse_error = |message: String| ParseError {
+        at: at.clone(),
+        message,
+        answer: answer.chars().take(200).collect(),
+    };
+    let returned = |message: String| Error::Return {
+        at: at.clone(),
+        type_name: short_type_name(type_name::<T>()),
+        message,
+    };
+    Ok(match parse_final(answer).map_err(parse_error)? {
+        Final::Proceed => Effect::None,
+        f @ (Final::Continue | Final::Break) if !in_loop => {
+            return Err(Error::EffectOutsideLoop {
+                at: at.clone(),
+                effect: if f == Final::Break {
+                    "break"
+                } else {
+                    "continue"
+                },
+            });
+        }
+        Final::Continue => Effect::Continue,
+        Final::Break => Effect::Break,
+        Final::Return(value_json) => {
+            let value = match value_json {
+                None => Value::Null,
+                // The final answer parsed; its effect failed: an error of
+                // the block's execution, as the reference reports it.
+                Some(text) => serde_json::from_str(&text)
+                    .map_err(|e| returned(format!("`effect.value_json` is not JSON text: {e}")))?,
+            };
+            let typed = (ret.decode)(value).map_err(|r| {
+                returned(match r.path {
+                    Some(p) => format!("at `{p}`: {}", r.message),
+                    None => r.message,
+                })
+            })?;
+            Effect::Return(typed)
+        }
+        Final::Failed {
+            message,
+            error_type,
+        } => {
+            return Err(Error::Model {
+                at: at.clone(),
+                message,
+                error_type,
+            });
+        }
+    })
 }
 
 /// A finished block: the effect and the writable bindings to commit.

@@ -18,7 +18,7 @@ use crate::output::{
     fail,
 };
 use north_protocol::PermissionMode;
-use north_runtime::{McpSetup, Project, SessionChoice, SessionSpec, Sessions};
+use north_runtime::{LiveSession, McpSetup, Project, SessionChoice, SessionSpec, Sessions};
 
 /// Runs `north exec`.
 pub fn main(args: ExecArgs) -> ExitCode {
@@ -99,10 +99,95 @@ fn read_prompt(args: &ExecArgs) -> anyhow::Result<Option<String>> {
 }
 
 async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
+    let prompt = p.prompt.clone();
+    let (sessions, mut agent) = match open(args, p, redactor).await {
+        Ok(opened) => opened,
+        Err(code) => return code,
+    };
+    let session_id = agent.session_id().to_string();
+    let cancel = CancellationToken::new();
+    crate::stop::cancel_on_stop(cancel.clone());
+    let denied = Arc::new(Mutex::new(false));
+    let human = Text::default();
+    let json = args.json;
+    let denied_flag = denied.clone();
+    let emit = |event: Event| {
+        if let Event::ApprovalDecided {
+            decision: ApprovalDecision::Deny | ApprovalDecision::Reject,
+            ..
+        } = &event
+            && let Ok(mut d) = denied_flag.lock()
+        {
+            *d = true;
+        }
+        if json {
+            emit_json(&event);
+        } else {
+            human.event(&event, true);
+        }
+    };
+    emit(Event::SessionStarted {
+        session_id: session_id.clone(),
+        provider: sessions.project().selected.provider.clone(),
+        model: sessions.project().selected.model.clone(),
+    });
+    // A headless run gets one first request: let it carry the servers'
+    // tools (each server has its connect timeout; a failed one is reported
+    // and left out).
+    for (name, error) in sessions
+        .wait_ready(std::time::Duration::from_secs(60))
+        .await
+    {
+        eprintln!("north: MCP server `{name}`: {error}");
+    }
+    let end = match &prompt {
+        Some(prompt) => agent.run_turn(prompt, &emit, &cancel).await,
+        None => agent.continue_turn(&emit, &cancel).await,
+    };
+    sessions
+        .close(&mut agent, north_agent::SessionEndReason::Other, &emit)
+        .await;
+    if !json {
+        human.finish();
+        eprintln!("north: session {session_id} (resume with --resume {session_id})");
+    }
+    tracing::info!(session = %session_id, ?end, "exec finished");
+    let denied = denied.lock().map(|d| *d).unwrap_or(false);
+    exit_code(&end, denied)
+}
+
+/// The exit code of a finished turn: a refused action makes a done turn
+/// exit with the denied code.
+fn exit_code(end: &TurnEnd, denied: bool) -> ExitCode {
+    match end {
+        TurnEnd::Done if denied => ExitCode::from(EXIT_DENIED),
+        TurnEnd::Done => ExitCode::SUCCESS,
+        TurnEnd::StepLimit => ExitCode::from(EXIT_STEP_LIMIT),
+        TurnEnd::Interrupted => ExitCode::from(EXIT_INTERRUPTED),
+        TurnEnd::ProviderFailed(_) => ExitCode::from(EXIT_PROVIDER),
+        TurnEnd::PromptFailed(_) => ExitCode::from(EXIT_USAGE),
+    }
+}
+
+/// Starts the project's MCP servers and opens the session the flags name,
+/// with the images attached; on failure, the exit code (after whatever was
+/// started is stopped again).
+async fn open(
+    args: &ExecArgs,
+    p: Prepared,
+    redactor: Redactor,
+) -> Result<(Sessions, LiveSession), ExitCode> {
     let choice =
         match SessionChoice::from_flags(args.resume.as_ref(), args.continue_latest, args.fork) {
             Ok(c) => c,
-            Err(e) => return fail(args.json, ErrorKind::Config, &e.to_string(), EXIT_USAGE),
+            Err(e) => {
+                return Err(fail(
+                    args.json,
+                    ErrorKind::Config,
+                    &e.to_string(),
+                    EXIT_USAGE,
+                ));
+            }
         };
     let mode = args
         .mode
@@ -141,76 +226,26 @@ async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
         Ok(a) => a,
         Err(e) => {
             sessions.shutdown().await;
-            return fail(args.json, ErrorKind::Config, &e.to_string(), EXIT_USAGE);
+            return Err(fail(
+                args.json,
+                ErrorKind::Config,
+                &e.to_string(),
+                EXIT_USAGE,
+            ));
         }
     };
-    let session_id = agent.session_id().to_string();
     for path in &args.images {
-        match agent.attach_image_file(path) {
-            Ok(()) => {}
-            Err(e) => {
-                return fail(
-                    args.json,
-                    ErrorKind::Config,
-                    &format!("--image {}: {e}; nothing was sent", path.display()),
-                    EXIT_USAGE,
-                );
-            }
+        if let Err(e) = agent.attach_image_file(path) {
+            sessions
+                .close(&mut agent, north_agent::SessionEndReason::Other, &|_| {})
+                .await;
+            return Err(fail(
+                args.json,
+                ErrorKind::Config,
+                &format!("--image {}: {e}; nothing was sent", path.display()),
+                EXIT_USAGE,
+            ));
         }
     }
-    let cancel = CancellationToken::new();
-    crate::stop::cancel_on_stop(cancel.clone());
-    let denied = Arc::new(Mutex::new(false));
-    let human = Text::default();
-    let json = args.json;
-    let denied_flag = denied.clone();
-    let emit = |event: Event| {
-        if let Event::ApprovalDecided {
-            decision: ApprovalDecision::Deny | ApprovalDecision::Reject,
-            ..
-        } = &event
-            && let Ok(mut d) = denied_flag.lock()
-        {
-            *d = true;
-        }
-        if json {
-            emit_json(&event);
-        } else {
-            human.event(&event, true);
-        }
-    };
-    emit(Event::SessionStarted {
-        session_id: session_id.clone(),
-        provider: sessions.project().selected.provider.clone(),
-        model: sessions.project().selected.model.clone(),
-    });
-    // A headless run gets one first request: let it carry the servers'
-    // tools (each server has its connect timeout; a failed one is reported
-    // and left out).
-    for (name, error) in sessions
-        .wait_ready(std::time::Duration::from_secs(60))
-        .await
-    {
-        eprintln!("north: MCP server `{name}`: {error}");
-    }
-    let end = match &p.prompt {
-        Some(prompt) => agent.run_turn(prompt, &emit, &cancel).await,
-        None => agent.continue_turn(&emit, &cancel).await,
-    };
-    sessions
-        .close(&mut agent, north_agent::SessionEndReason::Other, &emit)
-        .await;
-    if !json {
-        human.finish();
-        eprintln!("north: session {session_id} (resume with --resume {session_id})");
-    }
-    tracing::info!(session = %session_id, ?end, "exec finished");
-    match end {
-        TurnEnd::Done if denied.lock().map(|d| *d).unwrap_or(false) => ExitCode::from(EXIT_DENIED),
-        TurnEnd::Done => ExitCode::SUCCESS,
-        TurnEnd::StepLimit => ExitCode::from(EXIT_STEP_LIMIT),
-        TurnEnd::Interrupted => ExitCode::from(EXIT_INTERRUPTED),
-        TurnEnd::ProviderFailed(_) => ExitCode::from(EXIT_PROVIDER),
-        TurnEnd::PromptFailed(_) => ExitCode::from(EXIT_USAGE),
-    }
+    Ok((sessions, agent))
 }

@@ -17,16 +17,14 @@
 //! told), [`AllowRulesView`] (the project's allow rules, for display).
 
 mod named;
+mod scan;
 
-use named::{describe_server, feed_named_files, server_argv};
+use scan::{Scan, scan};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use north_policy::MeshPolicy;
 use north_tools::allowlist::{AllowlistError, ProjectAllowlist};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 /// The project files whose settings can widen what North does, relative to
 /// the project root. Extend this list when a project file gains the power to
@@ -378,187 +376,6 @@ fn canonical(root: &Path) -> Result<PathBuf, TrustError> {
 
 fn key(root: &Path) -> String {
     root.display().to_string()
-}
-
-struct Scan {
-    fingerprint: String,
-    /// The fingerprint of everything but the allowlist: what a rule the
-    /// user adds with "Always" must leave unchanged to keep the project
-    /// trusted.
-    others: String,
-    /// Whether anything but the allowlist asks for trust.
-    others_want: bool,
-    wants: Vec<String>,
-    never: Vec<String>,
-}
-
-/// Reads the trust files of `root`: the fingerprint covers exactly what
-/// could widen North's behaviour, so unrelated edits (a model name) do not
-/// ask again.
-fn scan(root: &Path) -> Scan {
-    let mut hasher = Sha256::new();
-    let mut others = Sha256::new();
-    let mut wants = Vec::new();
-    let mut never = Vec::new();
-    let mut feed = |name: &str, content: &[u8]| {
-        let allowlist = name.starts_with(ProjectAllowlist::RELATIVE_PATH);
-        for (h, is_others) in [(&mut hasher, false), (&mut others, true)] {
-            if is_others && allowlist {
-                continue;
-            }
-            h.update(name.as_bytes());
-            h.update([0]);
-            h.update((content.len() as u64).to_le_bytes());
-            h.update(content);
-        }
-    };
-
-    let project = read_json(&root.join(".north/project.json"));
-    let mut security = BTreeMap::new();
-    if let Some(Value::Object(obj)) = &project {
-        for key in PROJECT_SECURITY_KEYS {
-            if let Some(v) = obj.get(*key) {
-                security.insert(*key, v.clone());
-                let widens = match v {
-                    Value::Bool(b) => *b,
-                    Value::String(mode) => mode != "ask" && mode != "plan",
-                    _ => true,
-                };
-                if widens {
-                    wants.push(format!(".north/project.json sets {key} = {v}"));
-                }
-            }
-        }
-        for key in PROJECT_ENDPOINT_KEYS {
-            if obj.contains_key(*key) {
-                never.push((*key).to_string());
-            }
-        }
-    }
-    feed(
-        ".north/project.json",
-        serde_json::to_string(&security)
-            .unwrap_or_default()
-            .as_bytes(),
-    );
-
-    // Hooks are code the project runs at every event.
-    named::scan_hooks(root, &mut feed, &mut wants);
-    // Agents and skills are instructions North would follow.
-    named::scan_definitions(root, &mut feed, &mut wants);
-
-    let allowlist_path = root.join(ProjectAllowlist::RELATIVE_PATH);
-    let allowlist_bytes = std::fs::read(&allowlist_path).unwrap_or_default();
-    feed(ProjectAllowlist::RELATIVE_PATH, &allowlist_bytes);
-    match ProjectAllowlist::load_from(allowlist_path) {
-        Ok(list) => {
-            wants.extend(
-                list.commands()
-                    .iter()
-                    .map(|c| format!(".north/allowlist.json allows `{c}`")),
-            );
-            wants.extend(
-                list.prefixes()
-                    .iter()
-                    .map(|c| format!(".north/allowlist.json allows commands starting with `{c}`")),
-            );
-            wants.extend(
-                list.tools()
-                    .iter()
-                    .map(|t| format!(".north/allowlist.json allows the tool `{t}` without asking")),
-            );
-            // A rule that names a project file (`./scripts/check.sh`)
-            // trusts that file's content too.
-            for rule in list.commands().iter().chain(list.prefixes()) {
-                let words: Vec<&str> = rule.split_whitespace().collect();
-                feed_named_files(
-                    &mut feed,
-                    ProjectAllowlist::RELATIVE_PATH,
-                    root,
-                    &[root.to_path_buf()],
-                    &words,
-                );
-            }
-        }
-        Err(_) if !allowlist_bytes.is_empty() => {
-            wants.push(".north/allowlist.json (unreadable)".into());
-        }
-        Err(_) => {}
-    }
-
-    let policy_bytes = std::fs::read(root.join("policy.json")).unwrap_or_default();
-    feed("policy.json", &policy_bytes);
-    if !policy_bytes.is_empty() {
-        match serde_json::from_slice::<MeshPolicy>(&policy_bytes) {
-            Ok(p) => wants.extend(
-                p.widenings_over(&MeshPolicy::default())
-                    .into_iter()
-                    .map(|w| format!("policy.json sets {w}")),
-            ),
-            Err(_) => wants.push("policy.json (malformed)".into()),
-        }
-    }
-
-    let mcp_bytes = std::fs::read(root.join(".mcp.json")).unwrap_or_default();
-    feed(".mcp.json", &mcp_bytes);
-    if !mcp_bytes.is_empty() {
-        let servers = serde_json::from_slice::<Value>(&mcp_bytes)
-            .ok()
-            .and_then(|v| v.get("mcpServers").and_then(Value::as_object).cloned());
-        match servers {
-            Some(servers) => {
-                for (name, server) in &servers {
-                    wants.push(format!(
-                        ".mcp.json: MCP server `{name}` {}",
-                        describe_server(server)
-                    ));
-                    // The files it runs are part of what the user trusts:
-                    // changing only `mcp/server.sh` asks again.
-                    let (argv, cwd) = server_argv(server);
-                    let mut bases = vec![root.to_path_buf()];
-                    if let Some(cwd) = cwd {
-                        bases.insert(0, root.join(cwd));
-                    }
-                    let words: Vec<&str> = argv.iter().map(String::as_str).collect();
-                    feed_named_files(&mut feed, ".mcp.json", root, &bases, &words);
-                }
-            }
-            None => wants.push(".mcp.json (MCP servers)".into()),
-        }
-    }
-
-    // Memories the repository shipped in `.north/memory.json` would reach
-    // the model as if remembered: they ask for trust like any setting.
-    // North's own entries (marked) never change the fingerprint.
-    if let Ok((_, shipped)) = crate::memory::MemoryFile::project(root).load_by_provenance()
-        && !shipped.is_empty()
-    {
-        wants.push(format!(
-            ".north/memory.json holds {} memories North did not write (the repository's)",
-            shipped.len()
-        ));
-        feed(
-            ".north/memory.json (shipped entries)",
-            serde_json::to_string(&shipped)
-                .unwrap_or_default()
-                .as_bytes(),
-        );
-    }
-    let others_want = wants
-        .iter()
-        .any(|w| !w.starts_with(ProjectAllowlist::RELATIVE_PATH));
-    Scan {
-        fingerprint: format!("{:x}", hasher.finalize()),
-        others: format!("{:x}", others.finalize()),
-        others_want,
-        wants,
-        never,
-    }
-}
-
-fn read_json(path: &Path) -> Option<Value> {
-    let text = std::fs::read_to_string(path).ok()?;
-    serde_json::from_str(&text).ok()
 }
 
 /// Records the decision to trust `root` as `scan` saw it.

@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use north_protocol::HookEvent;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::{HookDef, HookOrigin, Matcher};
 
@@ -105,6 +105,53 @@ fn parse_entry(
     let Value::Object(entry) = entry else {
         return Err(field(at, "expected an object with `matcher` and `hooks`"));
     };
+    let Some(matcher) = matcher_of(entry, at, strict, out)? else {
+        return Ok(());
+    };
+    let Some(Value::Array(hooks)) = entry.get("hooks") else {
+        return Err(field(
+            format!("{at}.hooks"),
+            "expected a list of hooks (`[{\"type\": \"command\", \"command\": \"…\"}]`)",
+        ));
+    };
+    for (j, hook) in hooks.iter().enumerate() {
+        let at = format!("{at}.hooks[{j}]");
+        let Value::Object(hook) = hook else {
+            return Err(field(at, "expected an object with `type` and `command`"));
+        };
+        if !is_command_hook(hook, &at, strict, out)? {
+            continue;
+        }
+        let command = match hook.get("command").and_then(Value::as_str) {
+            Some(c) if !c.trim().is_empty() => c.to_string(),
+            _ => {
+                return Err(field(
+                    format!("{at}.command"),
+                    "expected the shell command to run",
+                ));
+            }
+        };
+        let timeout = timeout_of(hook, &at)?;
+        let network = network_of(hook, &at, origin, out)?;
+        out.defs.push(HookDef {
+            event,
+            matcher: matcher.clone(),
+            command,
+            timeout,
+            network,
+            origin: origin.clone(),
+        });
+    }
+    Ok(())
+}
+
+/// The entry's matcher; `None` when a lenient read skips the entry.
+fn matcher_of(
+    entry: &Map<String, Value>,
+    at: &str,
+    strict: bool,
+    out: &mut Parsed,
+) -> Result<Option<Matcher>, HookError> {
     let pattern = match entry.get("matcher") {
         None | Some(Value::Null) => "",
         Some(Value::String(m)) => m.as_str(),
@@ -118,120 +165,105 @@ fn parse_entry(
             ));
         }
     };
-    let matcher = match Matcher::new(pattern) {
-        Ok(m) => m,
-        Err(e) if strict => return Err(field(format!("{at}.matcher"), format!("{e}"))),
+    match Matcher::new(pattern) {
+        Ok(m) => Ok(Some(m)),
         Err(e) => {
-            out.skipped.push(
-                field(
-                    format!("{at}.matcher"),
-                    format!("`{}` is not a regular expression: {e}", pattern.trim()),
-                )
-                .to_string(),
+            let problem = field(
+                format!("{at}.matcher"),
+                format!("`{}` is not a regular expression: {e}", pattern.trim()),
             );
-            return Ok(());
+            if strict {
+                return Err(problem);
+            }
+            out.skipped.push(problem.to_string());
+            Ok(None)
         }
-    };
-    let Some(Value::Array(hooks)) = entry.get("hooks") else {
-        return Err(field(
-            format!("{at}.hooks"),
-            "expected a list of hooks (`[{\"type\": \"command\", \"command\": \"…\"}]`)",
-        ));
-    };
-    for (j, hook) in hooks.iter().enumerate() {
-        let at = format!("{at}.hooks[{j}]");
-        let Value::Object(hook) = hook else {
-            return Err(field(at, "expected an object with `type` and `command`"));
-        };
-        match hook.get("type").and_then(Value::as_str) {
-            Some("command") => {}
-            Some(other) => {
-                let message = field(
-                    format!("{at}.type"),
-                    format!("North runs only `command` hooks, not `{other}`"),
-                );
-                if strict {
-                    return Err(message);
-                }
-                out.skipped.push(message.to_string());
-                continue;
-            }
-            None => {
-                return Err(field(
-                    format!("{at}.type"),
-                    "missing; write `\"type\": \"command\"`",
-                ));
-            }
-        }
-        let command = match hook.get("command").and_then(Value::as_str) {
-            Some(c) if !c.trim().is_empty() => c.to_string(),
-            _ => {
-                return Err(field(
-                    format!("{at}.command"),
-                    "expected the shell command to run",
-                ));
-            }
-        };
-        let timeout = match hook.get("timeout") {
-            None | Some(Value::Null) => DEFAULT_TIMEOUT,
-            Some(Value::Number(n)) => match n.as_f64() {
-                Some(secs) if secs > 0.0 && secs <= MAX_TIMEOUT_SECS => {
-                    Duration::from_secs_f64(secs)
-                }
-                _ => {
-                    return Err(field(
-                        format!("{at}.timeout"),
-                        format!("{n} is not a number of seconds between 0 and {MAX_TIMEOUT_SECS}"),
-                    ));
-                }
-            },
-            Some(other) => {
-                return Err(field(
-                    format!("{at}.timeout"),
-                    format!(
-                        "expected seconds, found {}",
-                        north_protocol::json_kind(other)
-                    ),
-                ));
-            }
-        };
-        let network = match hook.get("network") {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(b)) => *b,
-            Some(other) => {
-                return Err(field(
-                    format!("{at}.network"),
-                    format!(
-                        "expected true or false, found {}",
-                        north_protocol::json_kind(other)
-                    ),
-                ));
-            }
-        };
-        // Only the user opens the network to a hook: a project's hook runs
-        // without it whatever its entry says.
-        let network = match origin {
-            HookOrigin::User(_) => network,
-            HookOrigin::Project(path) => {
-                if network {
-                    out.skipped.push(format!(
-                        "{}: `{at}.network` ignored: only your own config lets a hook reach the network",
-                        path.display()
-                    ));
-                }
-                false
-            }
-        };
-        out.defs.push(HookDef {
-            event,
-            matcher: matcher.clone(),
-            command,
-            timeout,
-            network,
-            origin: origin.clone(),
-        });
     }
-    Ok(())
+}
+
+/// Whether the hook is a `command` hook (the only kind North runs); another
+/// kind is an error in North's files and skipped in Claude Code's.
+fn is_command_hook(
+    hook: &Map<String, Value>,
+    at: &str,
+    strict: bool,
+    out: &mut Parsed,
+) -> Result<bool, HookError> {
+    match hook.get("type").and_then(Value::as_str) {
+        Some("command") => Ok(true),
+        Some(other) => {
+            let problem = field(
+                format!("{at}.type"),
+                format!("North runs only `command` hooks, not `{other}`"),
+            );
+            if strict {
+                return Err(problem);
+            }
+            out.skipped.push(problem.to_string());
+            Ok(false)
+        }
+        None => Err(field(
+            format!("{at}.type"),
+            "missing; write `\"type\": \"command\"`",
+        )),
+    }
+}
+
+fn timeout_of(hook: &Map<String, Value>, at: &str) -> Result<Duration, HookError> {
+    match hook.get("timeout") {
+        None | Some(Value::Null) => Ok(DEFAULT_TIMEOUT),
+        Some(Value::Number(n)) => match n.as_f64() {
+            Some(secs) if secs > 0.0 && secs <= MAX_TIMEOUT_SECS => {
+                Ok(Duration::from_secs_f64(secs))
+            }
+            _ => Err(field(
+                format!("{at}.timeout"),
+                format!("{n} is not a number of seconds between 0 and {MAX_TIMEOUT_SECS}"),
+            )),
+        },
+        Some(other) => Err(field(
+            format!("{at}.timeout"),
+            format!(
+                "expected seconds, found {}",
+                north_protocol::json_kind(other)
+            ),
+        )),
+    }
+}
+
+/// Whether the hook may reach the network. Only the user opens it: a
+/// project's hook runs without it whatever its entry says.
+fn network_of(
+    hook: &Map<String, Value>,
+    at: &str,
+    origin: &HookOrigin,
+    out: &mut Parsed,
+) -> Result<bool, HookError> {
+    let network = match hook.get("network") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            return Err(field(
+                format!("{at}.network"),
+                format!(
+                    "expected true or false, found {}",
+                    north_protocol::json_kind(other)
+                ),
+            ));
+        }
+    };
+    Ok(match origin {
+        HookOrigin::User(_) => network,
+        HookOrigin::Project(path) => {
+            if network {
+                out.skipped.push(format!(
+                    "{}: `{at}.network` ignored: only your own config lets a hook reach the network",
+                    path.display()
+                ));
+            }
+            false
+        }
+    })
 }
 
 #[cfg(test)]

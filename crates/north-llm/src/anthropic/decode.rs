@@ -77,6 +77,229 @@ fn index_of(v: &Value) -> Result<usize, DecodeFailure> {
         .ok_or_else(|| missing("`index`", v))
 }
 
+impl AnthropicDecoder {
+    /// The message's id, model and first usage.
+    fn message_start(
+        &mut self,
+        v: &Value,
+        out: &mut Vec<StreamDelta>,
+    ) -> Result<(), DecodeFailure> {
+        count_unknown(
+            &mut self.stats,
+            P,
+            "message_start",
+            v,
+            &["type", "message"],
+        );
+        let msg = v.get("message").ok_or_else(|| missing("`message`", v))?;
+        out.push(StreamDelta::Start {
+            id: str_field(msg, "id").map(str::to_string),
+            model: str_field(msg, "model").map(str::to_string),
+        });
+        if let Some(u) = msg.get("usage") {
+            out.push(StreamDelta::Usage(usage_from(u)));
+        }
+        Ok(())
+    }
+
+    /// A content block opens: text, a tool call, thinking, or a hosted tool's.
+    fn block_start(&mut self, v: &Value, out: &mut Vec<StreamDelta>) -> Result<(), DecodeFailure> {
+        count_unknown(
+            &mut self.stats,
+            P,
+            "content_block_start",
+            v,
+            &["type", "index", "content_block"],
+        );
+        let index = index_of(v)?;
+        let block = v
+            .get("content_block")
+            .ok_or_else(|| missing("`content_block`", v))?;
+        let kind = match str_field(block, "type") {
+            Some("text") => {
+                if let Some(t) = str_field(block, "text").filter(|t| !t.is_empty()) {
+                    out.push(StreamDelta::Text {
+                        text: t.to_string(),
+                    });
+                }
+                BlockKind::Text
+            }
+            Some("tool_use") => {
+                let id = str_field(block, "id").ok_or_else(|| missing("tool_use `id`", block))?;
+                let name =
+                    str_field(block, "name").ok_or_else(|| missing("tool_use `name`", block))?;
+                out.push(StreamDelta::ToolCallStart {
+                    index,
+                    id: id.to_string(),
+                    name: name.to_string(),
+                });
+                // Some servers send the whole input up front instead of deltas.
+                if let Some(input) = block
+                    .get("input")
+                    .filter(|i| i.as_object().is_some_and(|o| !o.is_empty()))
+                {
+                    out.push(StreamDelta::ToolCallArgs {
+                        index,
+                        fragment: input.to_string(),
+                    });
+                }
+                BlockKind::ToolUse
+            }
+            Some("thinking") => {
+                if let Some(t) = str_field(block, "thinking").filter(|t| !t.is_empty()) {
+                    self.thinking_bytes += t.len() as u64;
+                    out.push(StreamDelta::Thinking {
+                        text: t.to_string(),
+                    });
+                }
+                if let Some(sig) = str_field(block, "signature").filter(|s| !s.is_empty()) {
+                    out.push(StreamDelta::ThinkingSignature {
+                        signature: sig.to_string(),
+                    });
+                }
+                BlockKind::Thinking
+            }
+            Some("redacted_thinking") => {
+                let data = str_field(block, "data")
+                    .ok_or_else(|| missing("redacted_thinking `data`", block))?;
+                out.push(StreamDelta::RedactedThinking {
+                    data: data.to_string(),
+                });
+                BlockKind::Ignored
+            }
+            Some("server_tool_use" | "web_search_tool_result") => {
+                self.hosted.push((index, block.clone(), String::new()));
+                BlockKind::Hosted
+            }
+            other => {
+                self.stats.unknown_events += 1;
+                tracing::warn!(provider = P, block_type = ?other, "unknown content block type; its deltas are skipped");
+                BlockKind::Unknown
+            }
+        };
+        self.blocks.push((index, kind));
+        Ok(())
+    }
+
+    /// More of an open block.
+    fn block_delta(&mut self, v: &Value, out: &mut Vec<StreamDelta>) -> Result<(), DecodeFailure> {
+        count_unknown(
+            &mut self.stats,
+            P,
+            "content_block_delta",
+            v,
+            &["type", "index", "delta"],
+        );
+        let index = index_of(v)?;
+        let delta = v.get("delta").ok_or_else(|| missing("`delta`", v))?;
+        match (self.kind(index), str_field(delta, "type")) {
+            (Some(BlockKind::Text), Some("text_delta")) => {
+                let text = str_field(delta, "text").ok_or_else(|| missing("`text`", delta))?;
+                if !text.is_empty() {
+                    out.push(StreamDelta::Text {
+                        text: text.to_string(),
+                    });
+                }
+            }
+            (Some(BlockKind::ToolUse), Some("input_json_delta")) => {
+                let frag = str_field(delta, "partial_json")
+                    .ok_or_else(|| missing("`partial_json`", delta))?;
+                if !frag.is_empty() {
+                    out.push(StreamDelta::ToolCallArgs {
+                        index,
+                        fragment: frag.to_string(),
+                    });
+                }
+            }
+            (Some(BlockKind::Thinking), Some("thinking_delta")) => {
+                let text =
+                    str_field(delta, "thinking").ok_or_else(|| missing("`thinking`", delta))?;
+                if !text.is_empty() {
+                    self.thinking_bytes += text.len() as u64;
+                    out.push(StreamDelta::Thinking {
+                        text: text.to_string(),
+                    });
+                }
+            }
+            (Some(BlockKind::Thinking), Some("signature_delta")) => {
+                let signature =
+                    str_field(delta, "signature").ok_or_else(|| missing("`signature`", delta))?;
+                out.push(StreamDelta::ThinkingSignature {
+                    signature: signature.to_string(),
+                });
+            }
+            (Some(BlockKind::Hosted), Some("input_json_delta")) => {
+                if let Some(h) = self.hosted.iter_mut().find(|h| h.0 == index) {
+                    h.2.push_str(str_field(delta, "partial_json").unwrap_or(""));
+                }
+            }
+            (Some(BlockKind::Ignored | BlockKind::Hosted), _) | (_, Some("citations_delta")) => {
+                self.stats.ignored += 1;
+            }
+            (None, _) => {
+                return Err(DecodeFailure::Malformed(format!(
+                    "content_block_delta for block {index} that never started"
+                )));
+            }
+            (Some(_), ty) => {
+                self.stats.unknown_events += 1;
+                tracing::warn!(provider = P, delta_type = ?ty, index, "unknown delta type skipped");
+            }
+        }
+        Ok(())
+    }
+
+    /// A block closes: a tool call ends, a hosted tool's block is whole.
+    fn block_stop(&mut self, v: &Value, out: &mut Vec<StreamDelta>) -> Result<(), DecodeFailure> {
+        let index = index_of(v)?;
+        if self.kind(index) == Some(BlockKind::ToolUse) {
+            out.push(StreamDelta::ToolCallEnd { index });
+        }
+        if let Some(at) = self.hosted.iter().position(|h| h.0 == index) {
+            let (_, mut raw, input) = self.hosted.remove(at);
+            if !input.is_empty() {
+                raw["input"] = serde_json::from_str(&input)
+                    .map_err(|e| DecodeFailure::Malformed(format!("server tool input: {e}")))?;
+            }
+            out.push(StreamDelta::Hosted {
+                api: north_protocol::HostedApi::Anthropic,
+                raw,
+            });
+        }
+        Ok(())
+    }
+
+    /// Usage so far and the stop reason.
+    fn message_delta(
+        &mut self,
+        v: &Value,
+        out: &mut Vec<StreamDelta>,
+    ) -> Result<(), DecodeFailure> {
+        count_unknown(
+            &mut self.stats,
+            P,
+            "message_delta",
+            v,
+            &["type", "delta", "usage"],
+        );
+        if let Some(u) = v.get("usage") {
+            let mut usage = usage_from(u);
+            // About 4 bytes a token; never more than the output itself.
+            usage.reasoning_tokens = self.thinking_bytes.div_ceil(4).min(usage.output_tokens);
+            out.push(StreamDelta::Usage(usage));
+        }
+        if let Some(d) = v.get("delta")
+            && let Some(reason) = str_field(d, "stop_reason")
+        {
+            out.push(StreamDelta::Stop {
+                reason: stop_reason(reason),
+                stop_sequence: str_field(d, "stop_sequence").map(str::to_string),
+            });
+        }
+        Ok(())
+    }
+}
+
 impl StreamDecoder for AnthropicDecoder {
     fn decode(&mut self, event: &SseEvent) -> Result<Vec<StreamDelta>, DecodeFailure> {
         if event.data.is_empty() {
@@ -89,209 +312,11 @@ impl StreamDecoder for AnthropicDecoder {
             .to_string();
         let mut out = Vec::new();
         match ty.as_str() {
-            "message_start" => {
-                count_unknown(
-                    &mut self.stats,
-                    P,
-                    "message_start",
-                    &v,
-                    &["type", "message"],
-                );
-                let msg = v.get("message").ok_or_else(|| missing("`message`", &v))?;
-                out.push(StreamDelta::Start {
-                    id: str_field(msg, "id").map(str::to_string),
-                    model: str_field(msg, "model").map(str::to_string),
-                });
-                if let Some(u) = msg.get("usage") {
-                    out.push(StreamDelta::Usage(usage_from(u)));
-                }
-            }
-            "content_block_start" => {
-                count_unknown(
-                    &mut self.stats,
-                    P,
-                    "content_block_start",
-                    &v,
-                    &["type", "index", "content_block"],
-                );
-                let index = index_of(&v)?;
-                let block = v
-                    .get("content_block")
-                    .ok_or_else(|| missing("`content_block`", &v))?;
-                let kind = match str_field(block, "type") {
-                    Some("text") => {
-                        if let Some(t) = str_field(block, "text").filter(|t| !t.is_empty()) {
-                            out.push(StreamDelta::Text {
-                                text: t.to_string(),
-                            });
-                        }
-                        BlockKind::Text
-                    }
-                    Some("tool_use") => {
-                        let id = str_field(block, "id")
-                            .ok_or_else(|| missing("tool_use `id`", block))?;
-                        let name = str_field(block, "name")
-                            .ok_or_else(|| missing("tool_use `name`", block))?;
-                        out.push(StreamDelta::ToolCallStart {
-                            index,
-                            id: id.to_string(),
-                            name: name.to_string(),
-                        });
-                        // Some servers send the whole input up front instead of deltas.
-                        if let Some(input) = block
-                            .get("input")
-                            .filter(|i| i.as_object().is_some_and(|o| !o.is_empty()))
-                        {
-                            out.push(StreamDelta::ToolCallArgs {
-                                index,
-                                fragment: input.to_string(),
-                            });
-                        }
-                        BlockKind::ToolUse
-                    }
-                    Some("thinking") => {
-                        if let Some(t) = str_field(block, "thinking").filter(|t| !t.is_empty()) {
-                            self.thinking_bytes += t.len() as u64;
-                            out.push(StreamDelta::Thinking {
-                                text: t.to_string(),
-                            });
-                        }
-                        if let Some(sig) = str_field(block, "signature").filter(|s| !s.is_empty()) {
-                            out.push(StreamDelta::ThinkingSignature {
-                                signature: sig.to_string(),
-                            });
-                        }
-                        BlockKind::Thinking
-                    }
-                    Some("redacted_thinking") => {
-                        let data = str_field(block, "data")
-                            .ok_or_else(|| missing("redacted_thinking `data`", block))?;
-                        out.push(StreamDelta::RedactedThinking {
-                            data: data.to_string(),
-                        });
-                        BlockKind::Ignored
-                    }
-                    Some("server_tool_use" | "web_search_tool_result") => {
-                        self.hosted.push((index, block.clone(), String::new()));
-                        BlockKind::Hosted
-                    }
-                    other => {
-                        self.stats.unknown_events += 1;
-                        tracing::warn!(provider = P, block_type = ?other, "unknown content block type; its deltas are skipped");
-                        BlockKind::Unknown
-                    }
-                };
-                self.blocks.push((index, kind));
-            }
-            "content_block_delta" => {
-                count_unknown(
-                    &mut self.stats,
-                    P,
-                    "content_block_delta",
-                    &v,
-                    &["type", "index", "delta"],
-                );
-                let index = index_of(&v)?;
-                let delta = v.get("delta").ok_or_else(|| missing("`delta`", &v))?;
-                match (self.kind(index), str_field(delta, "type")) {
-                    (Some(BlockKind::Text), Some("text_delta")) => {
-                        let text =
-                            str_field(delta, "text").ok_or_else(|| missing("`text`", delta))?;
-                        if !text.is_empty() {
-                            out.push(StreamDelta::Text {
-                                text: text.to_string(),
-                            });
-                        }
-                    }
-                    (Some(BlockKind::ToolUse), Some("input_json_delta")) => {
-                        let frag = str_field(delta, "partial_json")
-                            .ok_or_else(|| missing("`partial_json`", delta))?;
-                        if !frag.is_empty() {
-                            out.push(StreamDelta::ToolCallArgs {
-                                index,
-                                fragment: frag.to_string(),
-                            });
-                        }
-                    }
-                    (Some(BlockKind::Thinking), Some("thinking_delta")) => {
-                        let text = str_field(delta, "thinking")
-                            .ok_or_else(|| missing("`thinking`", delta))?;
-                        if !text.is_empty() {
-                            self.thinking_bytes += text.len() as u64;
-                            out.push(StreamDelta::Thinking {
-                                text: text.to_string(),
-                            });
-                        }
-                    }
-                    (Some(BlockKind::Thinking), Some("signature_delta")) => {
-                        let signature = str_field(delta, "signature")
-                            .ok_or_else(|| missing("`signature`", delta))?;
-                        out.push(StreamDelta::ThinkingSignature {
-                            signature: signature.to_string(),
-                        });
-                    }
-                    (Some(BlockKind::Hosted), Some("input_json_delta")) => {
-                        if let Some(h) = self.hosted.iter_mut().find(|h| h.0 == index) {
-                            h.2.push_str(str_field(delta, "partial_json").unwrap_or(""));
-                        }
-                    }
-                    (Some(BlockKind::Ignored | BlockKind::Hosted), _)
-                    | (_, Some("citations_delta")) => {
-                        self.stats.ignored += 1;
-                    }
-                    (None, _) => {
-                        return Err(DecodeFailure::Malformed(format!(
-                            "content_block_delta for block {index} that never started"
-                        )));
-                    }
-                    (Some(_), ty) => {
-                        self.stats.unknown_events += 1;
-                        tracing::warn!(provider = P, delta_type = ?ty, index, "unknown delta type skipped");
-                    }
-                }
-            }
-            "content_block_stop" => {
-                let index = index_of(&v)?;
-                if self.kind(index) == Some(BlockKind::ToolUse) {
-                    out.push(StreamDelta::ToolCallEnd { index });
-                }
-                if let Some(at) = self.hosted.iter().position(|h| h.0 == index) {
-                    let (_, mut raw, input) = self.hosted.remove(at);
-                    if !input.is_empty() {
-                        raw["input"] = serde_json::from_str(&input).map_err(|e| {
-                            DecodeFailure::Malformed(format!("server tool input: {e}"))
-                        })?;
-                    }
-                    out.push(StreamDelta::Hosted {
-                        api: north_protocol::HostedApi::Anthropic,
-                        raw,
-                    });
-                }
-            }
-            "message_delta" => {
-                count_unknown(
-                    &mut self.stats,
-                    P,
-                    "message_delta",
-                    &v,
-                    &["type", "delta", "usage"],
-                );
-                if let Some(u) = v.get("usage") {
-                    let mut usage = usage_from(u);
-                    // About 4 bytes a token; never more than the output itself.
-                    usage.reasoning_tokens =
-                        self.thinking_bytes.div_ceil(4).min(usage.output_tokens);
-                    out.push(StreamDelta::Usage(usage));
-                }
-                if let Some(d) = v.get("delta")
-                    && let Some(reason) = str_field(d, "stop_reason")
-                {
-                    out.push(StreamDelta::Stop {
-                        reason: stop_reason(reason),
-                        stop_sequence: str_field(d, "stop_sequence").map(str::to_string),
-                    });
-                }
-            }
+            "message_start" => self.message_start(&v, &mut out)?,
+            "content_block_start" => self.block_start(&v, &mut out)?,
+            "content_block_delta" => self.block_delta(&v, &mut out)?,
+            "content_block_stop" => self.block_stop(&v, &mut out)?,
+            "message_delta" => self.message_delta(&v, &mut out)?,
             "message_stop" => self.done = true,
             "ping" => {}
             "error" => {

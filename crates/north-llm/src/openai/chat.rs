@@ -1,7 +1,9 @@
 //! Chat Completions request encoding and complete-response decoding, for
 //! OpenAI and every compatible server.
 
-use north_protocol::{ChatRequest, ChatResponse, ContentBlock, ReasoningEffort, Role, ToolCall};
+use north_protocol::{
+    ChatRequest, ChatResponse, ContentBlock, Message, ReasoningEffort, Role, ToolCall,
+};
 use serde_json::{Map, Value, json};
 
 use super::decode::{finish_reason, usage_from};
@@ -49,6 +51,68 @@ fn user_parts(content: &[ContentBlock]) -> Vec<Value> {
         .collect()
 }
 
+/// One message in Chat Completions' terms, added to `messages` (a tool
+/// message may become several; an empty assistant turn none).
+fn encode_message(msg: &Message, messages: &mut Vec<Value>) {
+    match msg.role {
+        Role::System => messages.push(json!({"role": "system", "content": msg.text_content()})),
+        Role::User
+            if msg
+                .content
+                .iter()
+                .any(|b| b.is_image() || matches!(b, ContentBlock::Document { .. })) =>
+        {
+            messages.push(json!({"role": "user", "content": user_parts(&msg.content)}));
+        }
+        Role::User => messages.push(json!({"role": "user", "content": msg.text_content()})),
+        Role::Assistant => {
+            let text = msg.text_content();
+            let calls: Vec<Value> = msg
+                .tool_calls()
+                .map(|c| {
+                    json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": arguments_text(&c.arguments)}})
+                })
+                .collect();
+            if text.is_empty() && calls.is_empty() {
+                return;
+            }
+            let mut m = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { json!(text) }});
+            if !calls.is_empty() {
+                m["tool_calls"] = Value::Array(calls);
+            }
+            messages.push(m);
+        }
+        Role::Tool => {
+            for block in &msg.content {
+                match block {
+                    ContentBlock::ToolResult {
+                        call_id, content, ..
+                    } => messages
+                        .push(json!({"role": "tool", "tool_call_id": call_id, "content": content})),
+                    ContentBlock::Text { text } if !text.is_empty() => {
+                        messages.push(json!({"role": "user", "content": text}));
+                    }
+                    _ => {}
+                }
+            }
+            // Images a tool read: a tool message holds only text, so
+            // they follow as the user's.
+            let images: Vec<ContentBlock> = msg
+                .content
+                .iter()
+                .filter(|b| b.is_image())
+                .cloned()
+                .collect();
+            if !images.is_empty() {
+                let mut parts =
+                    vec![json!({"type": "text", "text": "The image the tool returned:"})];
+                parts.extend(user_parts(&images));
+                messages.push(json!({"role": "user", "content": parts}));
+            }
+        }
+    }
+}
+
 /// Encodes a provider-neutral request as a Chat Completions body.
 /// `official`: OpenAI's own endpoint, which wants `max_completion_tokens`
 /// and accepts `reasoning_effort`; compatible servers get `max_tokens`.
@@ -59,64 +123,7 @@ pub fn encode_request(req: &ChatRequest, stream: bool, official: bool) -> Value 
         messages.push(json!({"role": "system", "content": system}));
     }
     for msg in &req.messages {
-        match msg.role {
-            Role::System => messages.push(json!({"role": "system", "content": msg.text_content()})),
-            Role::User
-                if msg
-                    .content
-                    .iter()
-                    .any(|b| b.is_image() || matches!(b, ContentBlock::Document { .. })) =>
-            {
-                messages.push(json!({"role": "user", "content": user_parts(&msg.content)}));
-            }
-            Role::User => messages.push(json!({"role": "user", "content": msg.text_content()})),
-            Role::Assistant => {
-                let text = msg.text_content();
-                let calls: Vec<Value> = msg
-                    .tool_calls()
-                    .map(|c| {
-                        json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": arguments_text(&c.arguments)}})
-                    })
-                    .collect();
-                if text.is_empty() && calls.is_empty() {
-                    continue;
-                }
-                let mut m = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { json!(text) }});
-                if !calls.is_empty() {
-                    m["tool_calls"] = Value::Array(calls);
-                }
-                messages.push(m);
-            }
-            Role::Tool => {
-                for block in &msg.content {
-                    match block {
-                        ContentBlock::ToolResult {
-                            call_id, content, ..
-                        } => messages.push(
-                            json!({"role": "tool", "tool_call_id": call_id, "content": content}),
-                        ),
-                        ContentBlock::Text { text } if !text.is_empty() => {
-                            messages.push(json!({"role": "user", "content": text}));
-                        }
-                        _ => {}
-                    }
-                }
-                // Images a tool read: a tool message holds only text, so
-                // they follow as the user's.
-                let images: Vec<ContentBlock> = msg
-                    .content
-                    .iter()
-                    .filter(|b| b.is_image())
-                    .cloned()
-                    .collect();
-                if !images.is_empty() {
-                    let mut parts =
-                        vec![json!({"type": "text", "text": "The image the tool returned:"})];
-                    parts.extend(user_parts(&images));
-                    messages.push(json!({"role": "user", "content": parts}));
-                }
-            }
-        }
+        encode_message(msg, &mut messages);
     }
     let mut body = Map::new();
     body.insert("model".into(), json!(req.model));

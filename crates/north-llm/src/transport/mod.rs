@@ -207,16 +207,10 @@ impl Transport {
             let can_retry = *attempts <= retry.max_retries;
             match sent {
                 Ok(resp) if resp.status().is_success() => {
-                    // The provider's request id is what its support asks for.
-                    let request_id = resp
-                        .headers()
-                        .get("request-id")
-                        .or_else(|| resp.headers().get("x-request-id"))
-                        .and_then(|v| v.to_str().ok())
-                        .unwrap_or("-");
                     tracing::info!(
                         provider = self.provider,
-                        request_id,
+                        // The provider's request id is what its support asks for.
+                        request_id = request_id(&resp).as_deref().unwrap_or("-"),
                         status = resp.status().as_u16(),
                         attempt = *attempts,
                         "model response started"
@@ -224,29 +218,13 @@ impl Transport {
                     return Ok(resp);
                 }
                 Ok(resp) if resp.status().is_redirection() => {
-                    let location = resp
-                        .headers()
-                        .get(reqwest::header::LOCATION)
-                        .and_then(|v| v.to_str().ok())
-                        .map_or_else(|| "(none)".to_owned(), |l| self.scrub(l));
-                    return Err(LlmError::RedirectRefused {
-                        provider: self.provider,
-                        url: printable_url(&call.url),
-                        status: resp.status().as_u16(),
-                        location,
-                    });
+                    return Err(self.redirect_refused(&resp, call));
                 }
                 Ok(resp) => {
                     let status = resp.status().as_u16();
-                    let wait = retry_after(resp.headers());
-                    let request_id = resp
-                        .headers()
-                        .get("request-id")
-                        .or_else(|| resp.headers().get("x-request-id"))
-                        .and_then(|v| v.to_str().ok())
-                        .map(str::to_string);
                     if can_retry && is_retryable_status(status) {
-                        let delay = wait.unwrap_or_else(|| retry.backoff(*attempts));
+                        let delay =
+                            retry_after(resp.headers()).unwrap_or_else(|| retry.backoff(*attempts));
                         if delay <= retry.max_retry_after {
                             tracing::info!(
                                 provider = self.provider,
@@ -255,51 +233,20 @@ impl Transport {
                                 delay_ms = delay.as_millis() as u64,
                                 "retrying after HTTP error"
                             );
-                            retry::report(&RetryNotice {
-                                retry: *attempts,
-                                max: retry.max_retries,
-                                delay,
-                                reason: format!("HTTP {status}"),
-                            });
-                            if !self.sleep_or_cancel(delay, cancel).await {
-                                return Err(LlmError::Cancelled {
-                                    partial: Default::default(),
-                                });
-                            }
+                            self.wait_to_retry(*attempts, delay, format!("HTTP {status}"), cancel)
+                                .await?;
                             continue;
                         }
                     }
-                    let body = tokio::select! {
-                        _ = cancel.cancelled() => String::new(),
-                        b = resp.text() => b.unwrap_or_default(),
-                    };
-                    let (error_type, message) = error_from_body(&body);
-                    return Err(LlmError::Api {
-                        provider: self.provider,
-                        status,
-                        error_type,
-                        message: self.scrub(&message),
-                        request_id,
-                        attempts: *attempts,
-                        hint: self.hint(status),
-                    });
+                    return Err(self.api_error(resp, *attempts, cancel).await);
                 }
                 Err(e) => {
                     let message = self.scrub(&describe(e));
                     if can_retry {
                         let delay = retry.backoff(*attempts);
                         tracing::info!(provider = self.provider, attempt = *attempts, error = %message, "retrying after connection error");
-                        retry::report(&RetryNotice {
-                            retry: *attempts,
-                            max: retry.max_retries,
-                            delay,
-                            reason: message.clone(),
-                        });
-                        if !self.sleep_or_cancel(delay, cancel).await {
-                            return Err(LlmError::Cancelled {
-                                partial: Default::default(),
-                            });
-                        }
+                        self.wait_to_retry(*attempts, delay, message, cancel)
+                            .await?;
                         continue;
                     }
                     return Err(LlmError::Connection {
@@ -310,6 +257,71 @@ impl Transport {
                     });
                 }
             }
+        }
+    }
+
+    /// Says a retry is coming (to whoever observes retries) and waits for
+    /// it; a cancel while waiting ends the request.
+    async fn wait_to_retry(
+        &self,
+        attempt: u32,
+        delay: Duration,
+        reason: String,
+        cancel: &CancellationToken,
+    ) -> Result<(), LlmError> {
+        retry::report(&RetryNotice {
+            retry: attempt,
+            max: self.cfg.retry.max_retries,
+            delay,
+            reason,
+        });
+        if self.sleep_or_cancel(delay, cancel).await {
+            Ok(())
+        } else {
+            Err(LlmError::Cancelled {
+                partial: Default::default(),
+            })
+        }
+    }
+
+    /// A redirect is never followed (a key must not go where the user did
+    /// not send it): the error says where it pointed.
+    fn redirect_refused(&self, resp: &reqwest::Response, call: &HttpCall) -> LlmError {
+        let location = resp
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .map_or_else(|| "(none)".to_owned(), |l| self.scrub(l));
+        LlmError::RedirectRefused {
+            provider: self.provider,
+            url: printable_url(&call.url),
+            status: resp.status().as_u16(),
+            location,
+        }
+    }
+
+    /// The provider's error, from its body (read unless cancelled).
+    async fn api_error(
+        &self,
+        resp: reqwest::Response,
+        attempts: u32,
+        cancel: &CancellationToken,
+    ) -> LlmError {
+        let status = resp.status().as_u16();
+        let request_id = request_id(&resp);
+        let body = tokio::select! {
+            _ = cancel.cancelled() => String::new(),
+            b = resp.text() => b.unwrap_or_default(),
+        };
+        let (error_type, message) = error_from_body(&body);
+        LlmError::Api {
+            provider: self.provider,
+            status,
+            error_type,
+            message: self.scrub(&message),
+            request_id,
+            attempts,
+            hint: self.hint(status),
         }
     }
 
@@ -366,4 +378,14 @@ impl Transport {
             }
         }
     }
+}
+
+/// The provider's id for a response (`request-id` or `x-request-id`).
+#[cfg(feature = "http")]
+fn request_id(resp: &reqwest::Response) -> Option<String> {
+    resp.headers()
+        .get("request-id")
+        .or_else(|| resp.headers().get("x-request-id"))
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
 }

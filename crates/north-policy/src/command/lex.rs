@@ -26,6 +26,32 @@ pub(super) type Segment = (Option<Connector>, Vec<Word>);
 /// Lexes `line` into segments (simple commands) of words, each with the
 /// connector that joins it to the one before.
 pub(super) fn tokenize(line: &str) -> Result<Vec<Segment>, Refusal> {
+    check_characters(line)?;
+    let mut lexer = Lexer::default();
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i] as char;
+        match c {
+            ' ' => lexer.words.extend(lexer.word.take()),
+            '\'' | '"' => i = lexer.quoted(line, i)?,
+            ';' => lexer.end_segment(";")?,
+            '|' | '&' => i = lexer.connector(bytes, i)?,
+            '*' | '?' | '[' | ']' => lexer.push(c).glob = true,
+            '~' => lexer.push(c).tilde = true,
+            '=' => lexer.push(c).equals = true,
+            c if c.is_ascii_alphanumeric() || "-_./,:+%@".contains(c) => {
+                lexer.push(c);
+            }
+            other => return Err(refused(other, i)),
+        }
+        i += 1;
+    }
+    lexer.finish(line)
+}
+
+/// Only printable ASCII is read, and a line must say something.
+fn check_characters(line: &str) -> Result<(), Refusal> {
     for (at, c) in line.char_indices() {
         if !c.is_ascii() {
             return Err(Refusal::NonAscii { found: c, at });
@@ -37,122 +63,110 @@ pub(super) fn tokenize(line: &str) -> Result<Vec<Segment>, Refusal> {
     if line.trim().is_empty() {
         return Err(Refusal::Empty);
     }
-    let bytes = line.as_bytes();
-    let mut segments: Vec<Segment> = Vec::new();
-    let mut words: Vec<Word> = Vec::new();
-    let mut word: Option<Word> = None;
-    let mut i = 0;
-    let mut before: Option<Connector> = None;
-    let mut end_segment =
-        |words: &mut Vec<Word>, word: &mut Option<Word>, op: &str| -> Result<(), Refusal> {
-            words.extend(word.take());
-            if words.is_empty() {
-                return Err(Refusal::EmptySegment(op.to_owned()));
-            }
-            segments.push((before.take(), std::mem::take(words)));
-            before = Some(match op {
-                "&&" => Connector::And,
-                "||" => Connector::Or,
-                "|" => Connector::Pipe,
-                _ => Connector::Seq,
-            });
-            Ok(())
-        };
-    while i < bytes.len() {
-        let c = bytes[i] as char;
-        match c {
-            ' ' => words.extend(word.take()),
-            '\'' => {
-                let close = line[i + 1..]
-                    .find('\'')
-                    .ok_or(Refusal::UnterminatedQuote("single"))?;
-                let w = word.get_or_insert_with(Word::default);
-                w.text.push_str(&line[i + 1..i + 1 + close]);
-                w.quoted = true;
-                i += close + 1;
-            }
-            '"' => {
-                let close = line[i + 1..]
-                    .find('"')
-                    .ok_or(Refusal::UnterminatedQuote("double"))?;
-                let inner = &line[i + 1..i + 1 + close];
-                if let Some(pos) = inner.find(['$', '`', '\\', '!']) {
-                    let found = &inner[pos..pos + 1];
-                    return Err(syntax(
-                        found,
-                        i + 1 + pos,
-                        "expansion or escape inside double quotes",
-                    ));
-                }
-                let w = word.get_or_insert_with(Word::default);
-                w.text.push_str(inner);
-                w.quoted = true;
-                i += close + 1;
-            }
-            ';' => end_segment(&mut words, &mut word, ";")?,
-            '|' => match bytes.get(i + 1) {
-                Some(b'|') => {
-                    end_segment(&mut words, &mut word, "||")?;
-                    i += 1;
-                }
-                Some(b'&') => return Err(syntax("|&", i, "pipe of stderr")),
-                _ => end_segment(&mut words, &mut word, "|")?,
-            },
-            '&' => {
-                if bytes.get(i + 1) == Some(&b'&') {
-                    end_segment(&mut words, &mut word, "&&")?;
-                    i += 1;
-                } else {
-                    return Err(syntax("&", i, "background job or fd redirection"));
-                }
-            }
-            '<' | '>' => return Err(syntax(c.to_string(), i, "redirection")),
-            '(' | ')' => {
-                return Err(syntax(
-                    c.to_string(),
-                    i,
-                    "subshell, grouping or process substitution",
-                ));
-            }
-            '{' | '}' => return Err(syntax(c.to_string(), i, "brace expansion or group")),
-            '$' => return Err(syntax("$", i, "parameter, command or arithmetic expansion")),
-            '`' => return Err(syntax("`", i, "command substitution")),
-            '\\' => return Err(syntax("\\", i, "escape")),
-            '!' => return Err(syntax("!", i, "history expansion or negation")),
-            '#' => return Err(syntax("#", i, "comment")),
-            '^' => return Err(syntax("^", i, "history substitution")),
-            '*' | '?' | '[' | ']' => {
-                let w = word.get_or_insert_with(Word::default);
-                w.text.push(c);
-                w.glob = true;
-            }
-            '~' => {
-                let w = word.get_or_insert_with(Word::default);
-                w.text.push(c);
-                w.tilde = true;
-            }
-            '=' => {
-                let w = word.get_or_insert_with(Word::default);
-                w.text.push(c);
-                w.equals = true;
-            }
-            c if c.is_ascii_alphanumeric() || "-_./,:+%@".contains(c) => {
-                word.get_or_insert_with(Word::default).text.push(c);
-            }
-            other => return Err(syntax(other.to_string(), i, "unsupported character")),
+    Ok(())
+}
+
+/// Why the character `c` at `at` ends the reading: shell syntax the policy
+/// does not follow, named.
+fn refused(c: char, at: usize) -> Refusal {
+    let what = match c {
+        '<' | '>' => "redirection",
+        '(' | ')' => "subshell, grouping or process substitution",
+        '{' | '}' => "brace expansion or group",
+        '$' => "parameter, command or arithmetic expansion",
+        '`' => "command substitution",
+        '\\' => "escape",
+        '!' => "history expansion or negation",
+        '#' => "comment",
+        '^' => "history substitution",
+        _ => "unsupported character",
+    };
+    syntax(c.to_string(), at, what)
+}
+
+/// The lexer's state between characters.
+#[derive(Default)]
+struct Lexer {
+    segments: Vec<Segment>,
+    words: Vec<Word>,
+    word: Option<Word>,
+    before: Option<Connector>,
+}
+
+impl Lexer {
+    /// Adds `c` to the word being read (starting one).
+    fn push(&mut self, c: char) -> &mut Word {
+        let w = self.word.get_or_insert_with(Word::default);
+        w.text.push(c);
+        w
+    }
+
+    /// Reads the quoted text starting at `i` (a `'` or `"`) into the word;
+    /// returns the index of the closing quote. Double quotes hold no
+    /// expansion or escape: they are refused, not followed.
+    fn quoted(&mut self, line: &str, i: usize) -> Result<usize, Refusal> {
+        let quote = line.as_bytes()[i] as char;
+        let which = if quote == '\'' { "single" } else { "double" };
+        let close = line[i + 1..]
+            .find(quote)
+            .ok_or(Refusal::UnterminatedQuote(which))?;
+        let inner = &line[i + 1..i + 1 + close];
+        if quote == '"'
+            && let Some(pos) = inner.find(['$', '`', '\\', '!'])
+        {
+            return Err(syntax(
+                &inner[pos..pos + 1],
+                i + 1 + pos,
+                "expansion or escape inside double quotes",
+            ));
         }
-        i += 1;
+        let w = self.word.get_or_insert_with(Word::default);
+        w.text.push_str(inner);
+        w.quoted = true;
+        Ok(i + close + 1)
     }
-    words.extend(word.take());
-    if words.is_empty() {
-        // A trailing connector (`ls ;`, `ls |`) leaves an empty last command.
-        let trimmed = line.trim_end();
-        let op = ["&&", "||", "|", ";"]
-            .into_iter()
-            .find(|op| trimmed.ends_with(op))
-            .unwrap_or(";");
-        return Err(Refusal::EmptySegment(op.to_owned()));
+
+    /// Reads `|`, `||` or `&&` at `i`; returns the index of its last byte.
+    /// A lone `&` (a background job) and `|&` are refused.
+    fn connector(&mut self, bytes: &[u8], i: usize) -> Result<usize, Refusal> {
+        match (bytes[i], bytes.get(i + 1)) {
+            (b'|', Some(b'|')) => self.end_segment("||").map(|()| i + 1),
+            (b'|', Some(b'&')) => Err(syntax("|&", i, "pipe of stderr")),
+            (b'|', _) => self.end_segment("|").map(|()| i),
+            (_, Some(b'&')) => self.end_segment("&&").map(|()| i + 1),
+            _ => Err(syntax("&", i, "background job or fd redirection")),
+        }
     }
-    segments.push((before, words));
-    Ok(segments)
+
+    /// Closes the simple command being read; `op` joins the next one.
+    fn end_segment(&mut self, op: &str) -> Result<(), Refusal> {
+        self.words.extend(self.word.take());
+        if self.words.is_empty() {
+            return Err(Refusal::EmptySegment(op.to_owned()));
+        }
+        self.segments
+            .push((self.before.take(), std::mem::take(&mut self.words)));
+        self.before = Some(match op {
+            "&&" => Connector::And,
+            "||" => Connector::Or,
+            "|" => Connector::Pipe,
+            _ => Connector::Seq,
+        });
+        Ok(())
+    }
+
+    fn finish(mut self, line: &str) -> Result<Vec<Segment>, Refusal> {
+        self.words.extend(self.word.take());
+        if self.words.is_empty() {
+            // A trailing connector (`ls ;`, `ls |`) leaves an empty last command.
+            let trimmed = line.trim_end();
+            let op = ["&&", "||", "|", ";"]
+                .into_iter()
+                .find(|op| trimmed.ends_with(op))
+                .unwrap_or(";");
+            return Err(Refusal::EmptySegment(op.to_owned()));
+        }
+        self.segments.push((self.before, self.words));
+        Ok(self.segments)
+    }
 }

@@ -7,7 +7,7 @@
 //! still running would hold the lock.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::journal::{ApplyError, Fate, Fates, TXN_DIR, Tx, TxState, finish, roll_back};
 use super::lock::ApplyLock;
@@ -76,41 +76,10 @@ pub fn recover(sandbox: &Sandbox) -> Result<Recovery, ApplyError> {
 
 /// [`recover`] for a caller that already holds the lock.
 pub(super) fn recover_locked(sandbox: &Sandbox) -> Result<Recovery, ApplyError> {
-    let txn_dir = sandbox.root().join(TXN_DIR);
-    let Ok(read) = std::fs::read_dir(&txn_dir) else {
-        return Ok(Recovery::default());
-    };
-    let entries: Vec<PathBuf> = read.filter_map(Result::ok).map(|e| e.path()).collect();
-    // A journal whose own atomic write was killed left only its temp file:
-    // that apply never prepared anything (journal first, then temps).
-    for temp in entries
-        .iter()
-        .filter(|p| p.extension().is_some_and(|x| x == "tmp"))
-    {
-        let _ = std::fs::remove_file(temp);
-    }
-    let mut journals: Vec<PathBuf> = entries
-        .into_iter()
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    journals.sort();
     let mut recovery = Recovery::default();
-    for path in journals {
+    for path in journals(sandbox) {
         let shown = path.display().to_string();
-        let bytes = std::fs::read(&path).map_err(|e| ApplyError::Recovery {
-            path: shown.clone(),
-            message: e.to_string(),
-        })?;
-        let journal = match serde_json::from_slice(&bytes) {
-            Ok(j) => j,
-            Err(e) => {
-                return Err(ApplyError::Recovery {
-                    path: shown,
-                    message: format!("unreadable journal: {e}"),
-                });
-            }
-        };
-        let journal: super::journal::Journal = journal;
+        let journal = read_journal(&path, &shown)?;
         let provenance = crate::owner::check(
             crate::owner::StateKind::Journal,
             sandbox.root(),
@@ -133,70 +102,104 @@ pub(super) fn recover_locked(sandbox: &Sandbox) -> Result<Recovery, ApplyError> 
         let journal_rel = sandbox
             .relative(&tx.journal_path)
             .unwrap_or_else(|| shown.clone());
-        let settled = match tx.journal.state {
-            TxState::Prepared => {
-                let fates = tx
-                    .journal
-                    .entries
-                    .iter()
-                    .map(|e| {
-                        let fate = if e.backup.is_some() {
-                            Fate::Unchanged
-                        } else {
-                            Fate::NotCreated
-                        };
-                        (e.target.clone(), fate)
-                    })
-                    .collect();
-                tx.discard();
-                SettledApply {
-                    journal: journal_rel,
-                    completed: false,
-                    fates: Fates(fates),
-                }
-            }
-            TxState::Committed => {
-                let mut fates = Vec::new();
-                for e in &tx.journal.entries {
-                    let temp = tx.abs(&e.temp);
-                    let target = tx.abs(&e.target);
-                    if temp.exists() {
-                        std::fs::rename(&temp, &target).map_err(|err| ApplyError::Recovery {
-                            path: e.target.clone(),
-                            message: err.to_string(),
-                        })?;
-                        if let Some(parent) = target.parent() {
-                            let _ = fsync_dir(parent);
-                        }
-                    }
-                    let fate = if e.backup.is_some() {
-                        Fate::New
-                    } else {
-                        Fate::Created
-                    };
-                    fates.push((e.target.clone(), fate));
-                }
-                finish(&tx);
-                SettledApply {
-                    journal: journal_rel,
-                    completed: true,
-                    fates: Fates(fates),
-                }
-            }
+        let (completed, fates) = match tx.journal.state {
+            TxState::Prepared => (false, discard_prepared(&mut tx)),
+            TxState::Committed => (true, finish_committed(&tx)?),
             TxState::RollingBack => {
                 let n = tx.journal.entries.len();
-                let fates = roll_back(&mut tx, n);
-                SettledApply {
-                    journal: journal_rel,
-                    completed: false,
-                    fates,
-                }
+                (false, roll_back(&mut tx, n))
             }
+        };
+        let settled = SettledApply {
+            journal: journal_rel,
+            completed,
+            fates,
         };
         tracing::warn!(journal = %settled.journal, completed = settled.completed, files = %settled.fates, "settled an interrupted apply");
         recovery.settled.push(settled);
     }
     Ok(recovery)
+}
+
+/// The journals in the transaction directory, oldest first. A journal
+/// whose own atomic write was killed left only its temp file: that apply
+/// never prepared anything (journal first, then temps), so it goes.
+fn journals(sandbox: &Sandbox) -> Vec<PathBuf> {
+    let txn_dir = sandbox.root().join(TXN_DIR);
+    let Ok(read) = std::fs::read_dir(&txn_dir) else {
+        return Vec::new();
+    };
+    let entries: Vec<PathBuf> = read.filter_map(Result::ok).map(|e| e.path()).collect();
+    for temp in entries
+        .iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "tmp"))
+    {
+        let _ = std::fs::remove_file(temp);
+    }
+    let mut journals: Vec<PathBuf> = entries
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    journals.sort();
+    journals
+}
+
+fn read_journal(path: &Path, shown: &str) -> Result<super::journal::Journal, ApplyError> {
+    let bytes = std::fs::read(path).map_err(|e| ApplyError::Recovery {
+        path: shown.to_owned(),
+        message: e.to_string(),
+    })?;
+    serde_json::from_slice(&bytes).map_err(|e| ApplyError::Recovery {
+        path: shown.to_owned(),
+        message: format!("unreadable journal: {e}"),
+    })
+}
+
+/// A prepared apply never reached a target: its temps go, every file is
+/// as it was.
+fn discard_prepared(tx: &mut Tx<'_>) -> Fates {
+    let fates = tx
+        .journal
+        .entries
+        .iter()
+        .map(|e| {
+            let fate = if e.backup.is_some() {
+                Fate::Unchanged
+            } else {
+                Fate::NotCreated
+            };
+            (e.target.clone(), fate)
+        })
+        .collect();
+    tx.discard();
+    Fates(fates)
+}
+
+/// A committed apply is finished: every temp still there is renamed over
+/// its target.
+fn finish_committed(tx: &Tx<'_>) -> Result<Fates, ApplyError> {
+    let mut fates = Vec::new();
+    for e in &tx.journal.entries {
+        let temp = tx.abs(&e.temp);
+        let target = tx.abs(&e.target);
+        if temp.exists() {
+            std::fs::rename(&temp, &target).map_err(|err| ApplyError::Recovery {
+                path: e.target.clone(),
+                message: err.to_string(),
+            })?;
+            if let Some(parent) = target.parent() {
+                let _ = fsync_dir(parent);
+            }
+        }
+        let fate = if e.backup.is_some() {
+            Fate::New
+        } else {
+            Fate::Created
+        };
+        fates.push((e.target.clone(), fate));
+    }
+    finish(tx);
+    Ok(Fates(fates))
 }
 
 /// Journal paths were produced by the sandbox, but the journal is a file on

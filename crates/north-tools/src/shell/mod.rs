@@ -23,6 +23,7 @@ use crate::os_sandbox::gitguard;
 mod denial;
 mod output;
 mod result;
+mod runfiles;
 mod script;
 mod session;
 pub mod tools;

@@ -26,7 +26,8 @@ use portable_pty::{Child, MasterPty, PtySize, native_pty_system};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::output::{Collector, HeadTail, clean_text};
+use super::output::{Collector, clean_text};
+use super::runfiles::{RunFiles, create_private, read_bounded, read_from};
 use super::script::{INIT_SCRIPT, nonce, path_str, shell_quote, wrapper_script};
 use super::{RunOptions, ShellError};
 
@@ -268,30 +269,80 @@ impl PtySession {
                 session_ended: false,
             });
         }
+        let (files, mut collector) = self.start(command, cwd, opts)?;
+        let (ending, mut session_ended) =
+            self.collect(&mut collector, &files.err, opts, cancel).await;
+        if ending != Ending::Finished && !session_ended {
+            session_ended = !self.interrupt(&mut collector).await;
+        }
+        let mut exit_code = collector.exit_code();
+        if session_ended {
+            self.dead = true;
+            if exit_code.is_none() && ending == Ending::Finished {
+                // `exit N` in the command: report the shell's own status.
+                exit_code = self.wait_exit_status().await;
+            }
+        }
+        let (stdout, out_truncated) = collector.finish();
+        let (stderr, err_truncated) = read_bounded(&files.err, opts.max_output);
+        for file in [&files.cmd, &files.err, &files.run] {
+            let _ = std::fs::remove_file(file);
+        }
+        self.in_flight = false;
+        Ok(RawRun {
+            stdout,
+            stderr,
+            exit_code,
+            ending,
+            truncated: out_truncated || err_truncated,
+            session_ended,
+        })
+    }
+
+    /// Writes the command and its wrapper to private files and has the
+    /// shell source the wrapper; the collector waits for its markers.
+    fn start(
+        &mut self,
+        command: &str,
+        cwd: Option<&Path>,
+        opts: &RunOptions,
+    ) -> Result<(RunFiles, Collector), ShellError> {
         self.counter += 1;
         let id = self.counter;
         let n = nonce();
         let dir = self.dir.path().to_owned();
         // Unpredictable names, each created new (never through a link or
         // over a FIFO something else planted), readable by this user only.
-        let cmd_file = dir.join(format!("cmd-{id}-{n}.sh"));
-        let err_file = dir.join(format!("err-{id}-{n}.txt"));
-        let run_file = dir.join(format!("run-{id}-{n}.sh"));
+        let files = RunFiles {
+            cmd: dir.join(format!("cmd-{id}-{n}.sh")),
+            err: dir.join(format!("err-{id}-{n}.txt")),
+            run: dir.join(format!("run-{id}-{n}.sh")),
+        };
         let mut script = command.to_owned();
         script.push('\n');
-        create_private(&cmd_file, script.as_bytes())?;
-        create_private(&err_file, b"")?;
-        let wrapper = wrapper_script(&n, &cmd_file, &err_file, cwd, opts)?;
-        create_private(&run_file, wrapper.as_bytes())?;
-
-        let mut collector = Collector::new(
+        create_private(&files.cmd, script.as_bytes())?;
+        create_private(&files.err, b"")?;
+        let wrapper = wrapper_script(&n, &files.cmd, &files.err, cwd, opts)?;
+        create_private(&files.run, wrapper.as_bytes())?;
+        let collector = Collector::new(
             &format!("__NORTH_BEGIN_{n}"),
             &format!("__NORTH_END_{n}"),
             opts.max_output,
         );
-        self.send(&format!(" . {}\n", shell_quote(&path_str(&run_file)?)))?;
+        self.send(&format!(" . {}\n", shell_quote(&path_str(&files.run)?)))?;
         self.in_flight = true;
+        Ok((files, collector))
+    }
 
+    /// Reads the command's output until its end marker, its deadline, a
+    /// cancel or the shell's end: how it ended, and whether the shell did.
+    async fn collect(
+        &mut self,
+        collector: &mut Collector,
+        err_file: &Path,
+        opts: &RunOptions,
+        cancel: &CancellationToken,
+    ) -> (Ending, bool) {
         let deadline = tokio::time::Instant::now() + opts.timeout;
         let mut ending = Ending::Finished;
         let mut session_ended = false;
@@ -326,7 +377,7 @@ impl PtySession {
                 },
                 _ = poll.tick(), if opts.live.is_some() => {
                     if let Some(live) = &opts.live {
-                        let fresh = read_from(&err_file, &mut err_seen);
+                        let fresh = read_from(err_file, &mut err_seen);
                         send_live(live, OutputStream::Stderr, &fresh);
                     }
                 }
@@ -337,34 +388,10 @@ impl PtySession {
             send_live(
                 live,
                 OutputStream::Stderr,
-                &read_from(&err_file, &mut err_seen),
+                &read_from(err_file, &mut err_seen),
             );
         }
-        if ending != Ending::Finished && !session_ended {
-            session_ended = !self.interrupt(&mut collector).await;
-        }
-        let mut exit_code = collector.exit_code();
-        if session_ended {
-            self.dead = true;
-            if exit_code.is_none() && ending == Ending::Finished {
-                // `exit N` in the command: report the shell's own status.
-                exit_code = self.wait_exit_status().await;
-            }
-        }
-        let (stdout, out_truncated) = collector.finish();
-        let (stderr, err_truncated) = read_bounded(&err_file, opts.max_output);
-        for file in [&cmd_file, &err_file, &run_file] {
-            let _ = std::fs::remove_file(file);
-        }
-        self.in_flight = false;
-        Ok(RawRun {
-            stdout,
-            stderr,
-            exit_code,
-            ending,
-            truncated: out_truncated || err_truncated,
-            session_ended,
-        })
+        (ending, session_ended)
     }
 
     /// Whether an earlier run was abandoned mid-command.
@@ -508,82 +535,4 @@ fn send_live(live: &super::LiveOutput, stream: OutputStream, bytes: &[u8]) {
     if !bytes.is_empty() {
         let _ = live.send((stream, String::from_utf8_lossy(bytes).into_owned()));
     }
-}
-
-/// What `path` gained since byte `seen` (at most the newest 64 KiB of it).
-/// Creates `path` with `content`: a new regular file (`O_EXCL`, never
-/// following a link), mode 0600.
-fn create_private(path: &Path, content: &[u8]) -> Result<(), ShellError> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
-        .map_err(ShellError::Io)?;
-    file.write_all(content).map_err(ShellError::Io)
-}
-
-/// Opens a file North created, refusing anything but a regular file (a
-/// FIFO would block North, a link could point anywhere).
-fn open_own(path: &Path) -> Option<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-        .ok()?;
-    file.metadata().ok()?.is_file().then_some(file)
-}
-
-fn read_from(path: &Path, seen: &mut u64) -> Vec<u8> {
-    use std::io::{Read, Seek, SeekFrom};
-    const MAX: u64 = 64 * 1024;
-    let Some(mut file) = open_own(path) else {
-        return Vec::new();
-    };
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    if len <= *seen {
-        return Vec::new();
-    }
-    let from = (*seen).max(len.saturating_sub(MAX));
-    *seen = len;
-    let mut out = Vec::new();
-    if file.seek(SeekFrom::Start(from)).is_ok() {
-        let _ = file.take(len - from).read_to_end(&mut out);
-    }
-    out
-}
-
-/// Reads a file keeping at most `limit` bytes (head and tail).
-fn read_bounded(path: &Path, limit: usize) -> (String, bool) {
-    use std::io::{Seek, SeekFrom};
-    let Some(mut file) = open_own(path) else {
-        return (String::new(), false);
-    };
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let mut capture = HeadTail::new(limit);
-    if len <= limit as u64 {
-        let mut all = Vec::new();
-        let _ = file.read_to_end(&mut all);
-        capture.push(&all);
-        return capture.finish();
-    }
-    let head_len = limit / 2;
-    let tail_len = limit - head_len;
-    let mut head = vec![0u8; head_len];
-    let mut tail = vec![0u8; tail_len];
-    let ok = file.read_exact(&mut head).is_ok()
-        && file.seek(SeekFrom::End(-(tail_len as i64))).is_ok()
-        && file.read_exact(&mut tail).is_ok();
-    if !ok {
-        return (String::new(), false);
-    }
-    capture.push(&head);
-    // Account for the bytes in between without reading them.
-    capture.skip(len - limit as u64);
-    capture.push(&tail);
-    capture.finish()
 }
