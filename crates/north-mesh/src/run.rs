@@ -20,6 +20,7 @@ use super::{
 use north_agent::TurnEnd;
 use north_agent::memory::MemoryEntry;
 use north_agent::store::{Session, Tracer};
+use north_runtime::LiveSession;
 
 /// What a run did.
 #[derive(Debug, Clone)]
@@ -252,28 +253,104 @@ impl Mesh {
         }
 
         // 1. Plan.
+        let plan = match self.make_plan(goal, tracer.as_ref(), &note, cancel).await {
+            Ok(plan) => plan,
+            Err(status) => return finish(report, status),
+        };
+        report.log.plan = plan.clone();
+
+        // 2. Execute, one turn per step.
+        let (mut agent, first_input) = match self.start_executor(goal, &plan, session, &audit) {
+            Ok(started) => started,
+            Err(status) => return finish(report, status),
+        };
+        note(MeshNote::Phase {
+            phase: MeshPhase::Executing,
+        });
+        let executed = self
+            .execute_steps(
+                &mut agent,
+                &plan,
+                first_input,
+                &audit,
+                &mut report.log,
+                &emit,
+                cancel,
+            )
+            .await;
+        // The executor's session ends here however the steps ended: its
+        // background jobs stop and the SessionEnd hooks run.
+        agent
+            .close(north_agent::SessionEndReason::Other, &|_| {})
+            .await;
+        if let Some(status) = executed.stopped {
+            return finish(report, status);
+        }
+
+        // 3. Extra agents.
+        if let Err(status) = self.run_extra_agents(&mut report.log, &note, cancel).await {
+            return finish(report, status);
+        }
+
+        // 4. Remember.
+        match self
+            .remember(goal, &report.log, tracer.as_ref(), &note, cancel)
+            .await
+        {
+            Ok(entry) => report.memory = Some(entry),
+            Err(status) => return finish(report, status),
+        }
+        let refused = executed.refused || audit.denied() > 0;
+        let status = if executed.step_limit {
+            MeshStatus::StepLimit
+        } else if refused {
+            MeshStatus::Denied
+        } else {
+            MeshStatus::Completed
+        };
+        finish(report, status)
+    }
+
+    /// The planner's steps for `goal`, shown and traced; or the status a
+    /// run ends with.
+    async fn make_plan(
+        &self,
+        goal: &str,
+        tracer: Option<&Tracer>,
+        note: &(dyn Fn(MeshNote) + Sync),
+        cancel: &CancellationToken,
+    ) -> Result<Vec<Step>, MeshStatus> {
         note(MeshNote::Phase {
             phase: MeshPhase::Planning,
         });
-        let plan = match self.plan(goal, tracer.as_ref(), &note, cancel).await {
+        let plan = match self.plan(goal, tracer, note, cancel).await {
             Ok(plan) => plan,
-            Err(PlanFailure::Cancelled) => return finish(report, MeshStatus::Interrupted),
+            Err(PlanFailure::Cancelled) => return Err(MeshStatus::Interrupted),
             Err(PlanFailure::Provider(message)) => {
-                return finish(report, MeshStatus::ProviderFailed { message });
+                return Err(MeshStatus::ProviderFailed { message });
             }
             Err(PlanFailure::Unusable(message)) => {
-                return finish(report, MeshStatus::PlanFailed { message });
+                return Err(MeshStatus::PlanFailed { message });
             }
         };
-        if let Some(t) = &tracer {
+        if let Some(t) = tracer {
             t.record(TraceKind::MeshPlan, json!({"ok": true, "steps": plan}));
         }
-        report.log.plan = plan.clone();
         note(MeshNote::Plan {
             steps: plan.clone(),
         });
+        Ok(plan)
+    }
 
-        // 2. Execute, one turn per step.
+    /// The executor, on `session`, and its first input (goal, plan, the
+    /// last memories, the policy); or the status a run ends with.
+    fn start_executor(
+        &self,
+        goal: &str,
+        plan: &[Step],
+        session: Session,
+        audit: &Arc<Audit>,
+    ) -> Result<(LiveSession, String), MeshStatus> {
         let memories = match self.recent_memories() {
             Ok(m) => m,
             Err(e) => {
@@ -281,30 +358,42 @@ impl Mesh {
                 Vec::new()
             }
         };
-        let first_input = match self.executor_input(goal, &plan, &memories) {
-            Ok(i) => i,
-            Err(e) => {
-                let message = e.to_string();
-                return finish(report, MeshStatus::PlanFailed { message });
-            }
-        };
-        let mut agent = match self.executor(session, audit.clone()) {
-            Ok(a) => a,
-            Err(e) => {
-                let message = e.to_string();
-                return finish(report, MeshStatus::StorageFailed { message });
-            }
-        };
-        note(MeshNote::Phase {
-            phase: MeshPhase::Executing,
-        });
+        let first_input =
+            self.executor_input(goal, plan, &memories)
+                .map_err(|e| MeshStatus::PlanFailed {
+                    message: e.to_string(),
+                })?;
+        let agent =
+            self.executor(session, audit.clone())
+                .map_err(|e| MeshStatus::StorageFailed {
+                    message: e.to_string(),
+                })?;
+        Ok((agent, first_input))
+    }
+
+    /// Runs the plan's steps, one executor turn each, logging what each
+    /// did; stops at an interrupt or a provider failure.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the run's pieces the steps share, each borrowed for the loop"
+    )]
+    async fn execute_steps(
+        &self,
+        agent: &mut LiveSession,
+        plan: &[Step],
+        first_input: String,
+        audit: &Audit,
+        log: &mut ExecutionLog,
+        emit: &(dyn Fn(MeshEvent) + Sync),
+        cancel: &CancellationToken,
+    ) -> Executed {
+        let note = |n: MeshNote| emit(MeshEvent::Mesh(n));
         let refused = Mutex::new(false);
-        let mut step_limit = false;
-        let mut stopped: Option<MeshStatus> = None;
+        let mut executed = Executed::default();
         for (i, step) in plan.iter().enumerate() {
             let index = i + 1;
             if cancel.is_cancelled() {
-                stopped = Some(MeshStatus::Interrupted);
+                executed.stopped = Some(MeshStatus::Interrupted);
                 break;
             }
             note(MeshNote::StepStarted {
@@ -316,7 +405,7 @@ impl Mesh {
             let input = if index == 1 {
                 first_input.clone()
             } else {
-                step_input(index, &plan)
+                step_input(index, plan)
             };
             let step_log = Mutex::new(StepLog::new(index, &step.description));
             let flush_audit = || {
@@ -347,75 +436,88 @@ impl Mesh {
                 calls: step_log.calls.len(),
                 failed: step_log.failed(),
             });
-            report.log.steps.push(step_log);
+            log.steps.push(step_log);
             match end {
                 TurnEnd::Done => {}
-                TurnEnd::StepLimit => step_limit = true,
+                TurnEnd::StepLimit => executed.step_limit = true,
                 TurnEnd::Interrupted => {
-                    stopped = Some(MeshStatus::Interrupted);
+                    executed.stopped = Some(MeshStatus::Interrupted);
                     break;
                 }
                 TurnEnd::ProviderFailed(message) | TurnEnd::PromptFailed(message) => {
-                    stopped = Some(MeshStatus::ProviderFailed { message });
+                    executed.stopped = Some(MeshStatus::ProviderFailed { message });
                     break;
                 }
             }
         }
-        // The executor's session ends here however the steps ended: its
-        // background jobs stop and the SessionEnd hooks run.
-        agent
-            .close(north_agent::SessionEndReason::Other, &|_| {})
-            .await;
-        if let Some(status) = stopped {
-            return finish(report, status);
-        }
+        executed.refused = refused.into_inner().unwrap_or(false);
+        executed
+    }
 
-        // 3. Extra agents.
+    /// Runs the extra agents over the log; each may add a note to it.
+    async fn run_extra_agents(
+        &self,
+        log: &mut ExecutionLog,
+        note: &(dyn Fn(MeshNote) + Sync),
+        cancel: &CancellationToken,
+    ) -> Result<(), MeshStatus> {
         if !self.agents.is_empty() {
             note(MeshNote::Phase {
                 phase: MeshPhase::Reviewing,
             });
         }
         for extra in &self.agents {
-            match extra.run(&report.log, cancel).await {
+            match extra.run(log, cancel).await {
                 Ok(Some(text)) => {
                     let text = self.redactor.scrub(&text).into_owned();
                     note(MeshNote::AgentNote {
                         agent: extra.name().to_owned(),
                         text: text.clone(),
                     });
-                    report.log.notes.push(AgentNote {
+                    log.notes.push(AgentNote {
                         agent: extra.name().to_owned(),
                         text,
                     });
                 }
                 Ok(None) => {}
-                Err(e) if e.is_cancelled() => return finish(report, MeshStatus::Interrupted),
+                Err(e) if e.is_cancelled() => return Err(MeshStatus::Interrupted),
                 Err(e) => {
                     let message = format!("agent `{}`: {e}", extra.name());
-                    return finish(report, MeshStatus::ProviderFailed { message });
+                    return Err(MeshStatus::ProviderFailed { message });
                 }
             }
         }
+        Ok(())
+    }
 
-        // 4. Remember.
+    /// The memory agent summarizes the log into a memory entry, appended to
+    /// the project memory.
+    async fn remember(
+        &self,
+        goal: &str,
+        log: &ExecutionLog,
+        tracer: Option<&Tracer>,
+        note: &(dyn Fn(MeshNote) + Sync),
+        cancel: &CancellationToken,
+    ) -> Result<MemoryEntry, MeshStatus> {
         note(MeshNote::Phase {
             phase: MeshPhase::Remembering,
         });
-        let summary = match self.summarize(&report.log, tracer.as_ref(), cancel).await {
+        let summary = match self.summarize(log, tracer, cancel).await {
             Ok(s) => s,
-            Err(PlanFailure::Cancelled) => return finish(report, MeshStatus::Interrupted),
+            Err(PlanFailure::Cancelled) => return Err(MeshStatus::Interrupted),
             Err(PlanFailure::Provider(message) | PlanFailure::Unusable(message)) => {
-                return finish(report, MeshStatus::ProviderFailed { message });
+                return Err(MeshStatus::ProviderFailed { message });
             }
         };
         let entry = MemoryEntry::new(goal, summary);
         let memory = self.memory();
         if let Err(e) = memory.append(entry.clone()) {
-            let message = e.to_string();
-            return finish(report, MeshStatus::StorageFailed { message });
+            return Err(MeshStatus::StorageFailed {
+                message: e.to_string(),
+            });
         }
-        if let Some(t) = &tracer {
+        if let Some(t) = tracer {
             t.record(
                 TraceKind::MeshMemory,
                 json!({"id": entry.id, "path": memory.path()}),
@@ -425,17 +527,17 @@ impl Mesh {
             entry: entry.clone(),
             path: ".north/memory.json".to_owned(),
         });
-        report.memory = Some(entry);
-        let refused = refused.into_inner().unwrap_or(false) || audit.denied() > 0;
-        let status = if step_limit {
-            MeshStatus::StepLimit
-        } else if refused {
-            MeshStatus::Denied
-        } else {
-            MeshStatus::Completed
-        };
-        finish(report, status)
+        Ok(entry)
     }
+}
+
+/// How the steps went: the status they stopped the run with, if any,
+/// whether a step hit the step limit, whether the user refused something.
+#[derive(Default)]
+struct Executed {
+    stopped: Option<MeshStatus>,
+    step_limit: bool,
+    refused: bool,
 }
 
 /// The executor's input for step `index` (1-based) of `plan`.

@@ -89,7 +89,10 @@ fn stream(toks: &[String], per_frame: usize) -> (Duration, Duration, usize) {
     (wall0.elapsed(), cpu_time() - cpu0, frames + 1)
 }
 
-#[allow(clippy::too_many_lines, reason = "a benchmark's setup and its runs, read top to bottom")]
+#[allow(
+    clippy::too_many_lines,
+    reason = "a benchmark's setup and its runs, read top to bottom"
+)]
 fn main() {
     let n = 50_000;
     let toks = tokens(n);

@@ -52,59 +52,14 @@ impl App {
                 call_id,
                 agent,
                 event,
-            } => {
-                let line = match *event {
-                    Event::ToolIntent { line, .. } => Some(format!("{agent} · {line}")),
-                    Event::ToolResult {
-                        ok: false, summary, ..
-                    } => Some(format!("{agent} · ✗ {summary}")),
-                    Event::Error { message, .. } => Some(format!("{agent} · error: {message}")),
-                    _ => None,
-                };
-                if let Some(line) = line {
-                    self.agent_logs.entry(call_id).or_default().push(line);
-                }
-            }
+            } => self.agent_step(call_id, &agent, *event),
             Event::ToolResult {
                 call_id,
                 tool,
                 ok,
                 summary,
                 details,
-            } => {
-                self.live_output.clear();
-                // The user's own "deny"/"reject" line already says it: one
-                // ✗ per refusal, not a second for the result it produced.
-                let refused_just_now = matches!(
-                    self.items.last(),
-                    Some(Item::Decision {
-                        decision: ApprovalDecision::Deny | ApprovalDecision::Reject,
-                        ..
-                    })
-                );
-                if !ok && refused_just_now {
-                    return;
-                }
-                let mut text = details.as_ref().map(details_text).unwrap_or_default();
-                let mut has_details = is_large(&text);
-                // A sub-agent's steps fold under its answer.
-                if let Some(log) = self.agent_logs.remove(&call_id) {
-                    text = format!("{}\n\n{text}", log.join("\n"));
-                    has_details = true;
-                }
-                // A command the user ran (`!cmd`) shows what it printed.
-                self.push(Item::result(
-                    tool,
-                    ok,
-                    summary,
-                    details.as_ref(),
-                    has_details,
-                    call_id.starts_with("user-"),
-                ));
-                if !text.trim().is_empty() {
-                    self.full_output.insert(self.items.len() - 1, text);
-                }
-            }
+            } => self.tool_result(call_id, tool, ok, summary, details),
             Event::ApprovalRequested {
                 call_id,
                 kind,
@@ -113,26 +68,7 @@ impl App {
                 self.requests.insert(call_id, (kind, subject));
             }
             Event::ApprovalDecided { call_id, decision } => {
-                if self.pending.as_ref().is_some_and(|p| p.call_id == call_id) {
-                    self.pending = None;
-                }
-                if let Some(files) = self.diffs.remove(&call_id) {
-                    self.push(Item::Review {
-                        files,
-                        decision: Some(decision),
-                    });
-                }
-                let reason = self.reasons.remove(&call_id);
-                let (kind, subject) = self
-                    .requests
-                    .remove(&call_id)
-                    .unwrap_or((ApprovalKind::Shell, call_id));
-                self.push(Item::Decision {
-                    kind,
-                    subject,
-                    decision,
-                    reason,
-                });
+                self.approval_decided(call_id, decision);
             }
             Event::Diff { call_id, diff } => {
                 self.diffs
@@ -153,10 +89,7 @@ impl App {
                 ..
             } => self.push(Item::Interrupted),
             Event::Error { message, .. } => self.push(Item::Error(message)),
-            Event::Notice { message, .. } => self.push(Item::Notice {
-                title: message,
-                body: Vec::new(),
-            }),
+            Event::Notice { message, .. } => self.push_notice(Some(message)),
             // A hook that ran as it should is quiet; a block, a failure or
             // a kill is shown where it happened.
             Event::Hook {
@@ -165,14 +98,8 @@ impl App {
                 outcome,
                 message,
             } => {
-                if let Some(title) =
-                    north_protocol::hook_line(event, &command, outcome, message.as_deref())
-                {
-                    self.push(Item::Notice {
-                        title,
-                        body: Vec::new(),
-                    });
-                }
+                let line = north_protocol::hook_line(event, &command, outcome, message.as_deref());
+                self.push_notice(line);
             }
             // Thinking is for a collapsed view the TUI does not have yet.
             Event::Thinking { .. }
@@ -181,6 +108,99 @@ impl App {
             | Event::ToolOutput { .. }
             | Event::TurnStarted { .. }
             | Event::TurnEnd { .. } => {}
+        }
+    }
+
+    /// A sub-agent's step: kept to fold under its answer.
+    fn agent_step(&mut self, call_id: String, agent: &str, event: Event) {
+        let line = match event {
+            Event::ToolIntent { line, .. } => Some(format!("{agent} · {line}")),
+            Event::ToolResult {
+                ok: false, summary, ..
+            } => Some(format!("{agent} · ✗ {summary}")),
+            Event::Error { message, .. } => Some(format!("{agent} · error: {message}")),
+            _ => None,
+        };
+        if let Some(line) = line {
+            self.agent_logs.entry(call_id).or_default().push(line);
+        }
+    }
+
+    /// A tool's result, with its full output kept for the details view.
+    fn tool_result(
+        &mut self,
+        call_id: String,
+        tool: String,
+        ok: bool,
+        summary: String,
+        details: Option<serde_json::Value>,
+    ) {
+        self.live_output.clear();
+        // The user's own "deny"/"reject" line already says it: one
+        // ✗ per refusal, not a second for the result it produced.
+        let refused_just_now = matches!(
+            self.items.last(),
+            Some(Item::Decision {
+                decision: ApprovalDecision::Deny | ApprovalDecision::Reject,
+                ..
+            })
+        );
+        if !ok && refused_just_now {
+            return;
+        }
+        let mut text = details.as_ref().map(details_text).unwrap_or_default();
+        let mut has_details = is_large(&text);
+        // A sub-agent's steps fold under its answer.
+        if let Some(log) = self.agent_logs.remove(&call_id) {
+            text = format!("{}\n\n{text}", log.join("\n"));
+            has_details = true;
+        }
+        // A command the user ran (`!cmd`) shows what it printed.
+        self.push(Item::result(
+            tool,
+            ok,
+            summary,
+            details.as_ref(),
+            has_details,
+            call_id.starts_with("user-"),
+        ));
+        if !text.trim().is_empty() {
+            self.full_output.insert(self.items.len() - 1, text);
+        }
+    }
+
+    /// The user's decision, shown with what it was about (and the diff it
+    /// reviewed).
+    fn approval_decided(&mut self, call_id: String, decision: ApprovalDecision) {
+        if self.pending.as_ref().is_some_and(|p| p.call_id == call_id) {
+            self.pending = None;
+        }
+        if let Some(files) = self.diffs.remove(&call_id) {
+            self.push(Item::Review {
+                files,
+                decision: Some(decision),
+            });
+        }
+        let reason = self.reasons.remove(&call_id);
+        let (kind, subject) = self
+            .requests
+            .remove(&call_id)
+            .unwrap_or((ApprovalKind::Shell, call_id));
+        self.push(Item::Decision {
+            kind,
+            subject,
+            decision,
+            reason,
+        });
+    }
+
+    /// A one-line notice in the timeline (none when there is nothing to say).
+    fn push_notice(&mut self, title: Option<String>) {
+        if let Some(title) = title {
+            self.push(Item::Notice {
+                title,
+                body: Vec::new(),
+            });
         }
     }
 }

@@ -108,8 +108,11 @@ pub fn draw<B: FrameBackend>(term: &mut InlineTerminal<B>, app: &mut App) -> io:
     term.frame(&lines, height, |area, buf| app.render(area, buf))
 }
 
+/// The terminal the TUI draws in.
+type Tty = InlineTerminal<TtyBackend<BufWriter<Stdout>>>;
+
 struct Loop {
-    term: InlineTerminal<TtyBackend<BufWriter<Stdout>>>,
+    term: Tty,
     app: App,
     cmds: mpsc::UnboundedSender<WorkerCmd>,
     cancel: Option<CancellationToken>,
@@ -136,6 +139,83 @@ impl Loop {
                 "the agent stopped".into(),
             )));
         }
+    }
+
+    /// A key, paste or resize; `Some` when it ends the session.
+    async fn on_input(&mut self, ev: TermEvent, inbox: &mut Inbox) -> io::Result<Option<Exit>> {
+        let actions = match ev {
+            TermEvent::Key(k) => self.app.handle_key(k),
+            TermEvent::Paste(text) => {
+                self.app.handle_paste(&text);
+                Vec::new()
+            }
+            TermEvent::Resize(c, r) => {
+                // The event's size is the one when it was queued; a later
+                // resize may already have been followed, so the terminal
+                // is asked again.
+                let (c, r) = terminal::size().unwrap_or((c, r));
+                self.follow_size(Size::new(c, r))?;
+                Vec::new()
+            }
+            _ => Vec::new(),
+        };
+        if let Some(exit) = self.act(actions)? {
+            return Ok(Some(exit));
+        }
+        if std::mem::take(&mut self.open_transcript)
+            && let Some(exit) = transcript_view(self, inbox).await?
+        {
+            return Ok(Some(exit));
+        }
+        // Keys are drawn at once: typing never waits for a frame.
+        if self.app.take_dirty() {
+            self.draw_now()?;
+        }
+        Ok(None)
+    }
+
+    /// A message from the worker and whatever else already arrived, in
+    /// one frame; `Some` when it ends the session.
+    fn on_messages(
+        &mut self,
+        msg: UiMsg,
+        inbox: &mut Inbox,
+        frame: Duration,
+    ) -> io::Result<Option<Exit>> {
+        let mut actions: Vec<Action> = self.app.handle_msg(msg).into_iter().collect();
+        for _ in 0..4096 {
+            match inbox.try_recv() {
+                Some(m) => actions.extend(self.app.handle_msg(m)),
+                None => break,
+            }
+        }
+        if let Some(exit) = self.act(actions)? {
+            return Ok(Some(exit));
+        }
+        // A steady stream still gets a frame at least every frame period
+        // (the spinner and timer move with it).
+        if self.app.has_prompt() || self.last_draw.elapsed() >= frame {
+            self.app.take_dirty();
+            self.draw_now()?;
+        }
+        Ok(None)
+    }
+
+    /// Stops a running turn and has the worker end the session (its
+    /// `SessionEnd` hooks run); a worker that cannot finish in time is
+    /// stopped. The last frame is drawn.
+    async fn end_session(&mut self, worker: &mut tokio::task::JoinHandle<()>) {
+        if let Some(c) = &self.cancel {
+            c.cancel();
+        }
+        let _ = self.cmds.send(WorkerCmd::End);
+        if tokio::time::timeout(std::time::Duration::from_secs(10), &mut *worker)
+            .await
+            .is_err()
+        {
+            worker.abort();
+        }
+        let _ = draw(&mut self.term, &mut self.app);
     }
 
     /// Runs actions; `Some` when the UI should end.
@@ -345,9 +425,10 @@ pub struct Ended {
     pub session_id: String,
 }
 
-/// Runs the interactive assistant until the user quits. The terminal is
-/// restored on return, on panic and on SIGTERM/SIGHUP.
-pub async fn run(start: Start) -> Result<Ended, TuiError> {
+/// Puts the terminal in the state the TUI draws in (raw mode, bracketed
+/// paste, the keyboard enhancement where it is supported) and builds the
+/// inline terminal below the cursor; the guard restores it when dropped.
+fn enter_terminal() -> Result<(Tty, bool, Guard), TuiError> {
     use std::io::IsTerminal;
     if !io::stdin().is_terminal() || !io::stdout().is_terminal() {
         return Err(TuiError::NotATerminal);
@@ -360,7 +441,7 @@ pub async fn run(start: Start) -> Result<Ended, TuiError> {
     terminal::enable_raw_mode()?;
     ACTIVE.store(true, Ordering::SeqCst);
     install_panic_hook();
-    let _guard = Guard;
+    let guard = Guard;
     let enhanced = terminal::supports_keyboard_enhancement().unwrap_or(false);
     let mut stdout = io::stdout();
     if enhanced {
@@ -375,6 +456,13 @@ pub async fn run(start: Start) -> Result<Ended, TuiError> {
     let size = Size::new(cols, rows);
     let backend = TtyBackend::new(BufWriter::with_capacity(1 << 16, io::stdout()), size);
     let term = InlineTerminal::new(backend, size, row)?;
+    Ok((term, enhanced, guard))
+}
+
+/// Runs the interactive assistant until the user quits. The terminal is
+/// restored on return, on panic and on SIGTERM/SIGHUP.
+pub async fn run(start: Start) -> Result<Ended, TuiError> {
+    let (term, enhanced, _guard) = enter_terminal()?;
     let mut app = App::new(start.info);
     app.set_keyboard_enhanced(enhanced);
     app.start_header();
@@ -443,53 +531,14 @@ pub async fn run(start: Start) -> Result<Ended, TuiError> {
             _ = terminated => break Exit::Terminated,
             ev = l.input.next() => {
                 let Some(ev) = ev else { break Exit::Quit };
-                let actions = match ev? {
-                    TermEvent::Key(k) => l.app.handle_key(k),
-                    TermEvent::Paste(text) => {
-                        l.app.handle_paste(&text);
-                        Vec::new()
-                    }
-                    TermEvent::Resize(c, r) => {
-                        // The event's size is the one when it was queued; a
-                        // later resize may already have been followed, so
-                        // the terminal is asked again.
-                        let (c, r) = terminal::size().unwrap_or((c, r));
-                        l.follow_size(Size::new(c, r))?;
-                        Vec::new()
-                    }
-                    _ => Vec::new(),
-                };
-                if let Some(exit) = l.act(actions)? {
+                if let Some(exit) = l.on_input(ev?, &mut inbox).await? {
                     break exit;
-                }
-                if std::mem::take(&mut l.open_transcript)
-                    && let Some(exit) = transcript_view(&mut l, &mut inbox).await?
-                {
-                    break exit;
-                }
-                // Keys are drawn at once: typing never waits for a frame.
-                if l.app.take_dirty() {
-                    l.draw_now()?;
                 }
             }
             msg = inbox.recv() => {
                 let Some(msg) = msg else { break Exit::Quit };
-                let mut actions: Vec<Action> = l.app.handle_msg(msg).into_iter().collect();
-                // Coalesce whatever else already arrived into this frame.
-                for _ in 0..4096 {
-                    match inbox.try_recv() {
-                        Some(m) => actions.extend(l.app.handle_msg(m)),
-                        None => break,
-                    }
-                }
-                if let Some(exit) = l.act(actions)? {
+                if let Some(exit) = l.on_messages(msg, &mut inbox, frame)? {
                     break exit;
-                }
-                // A steady stream still gets a frame at least every frame
-                // period (the spinner and timer move with it).
-                if l.app.has_prompt() || l.last_draw.elapsed() >= frame {
-                    l.app.take_dirty();
-                    l.draw_now()?;
                 }
             }
             _ = tokio::time::sleep_until(due.unwrap_or_else(Instant::now).into()), if due.is_some() => {
@@ -502,19 +551,7 @@ pub async fn run(start: Start) -> Result<Ended, TuiError> {
             }
         }
     };
-    if let Some(c) = &l.cancel {
-        c.cancel();
-    }
-    // The worker ends the session (its `SessionEnd` hooks run); a worker
-    // that cannot finish in time is stopped.
-    let _ = l.cmds.send(WorkerCmd::End);
-    if tokio::time::timeout(std::time::Duration::from_secs(10), &mut worker)
-        .await
-        .is_err()
-    {
-        worker.abort();
-    }
-    let _ = draw(&mut l.term, &mut l.app);
+    l.end_session(&mut worker).await;
     l.term.finish()?;
     drop(_guard);
     Ok(Ended {

@@ -73,20 +73,7 @@ pub(crate) fn run(app: &mut App, line: &str) -> Vec<Action> {
                 return vec![Action::SwitchModel(rest.join(" "))];
             }
         }
-        "/model" => {
-            let info = app.info().clone();
-            app.notice(
-                "Model",
-                vec![
-                    kv("model", &info.model),
-                    kv("provider", &info.provider),
-                    Line::from(Span::styled(
-                        "Type `/model ` to pick another (the session continues on it), or set `model` in .north/project.json or your user config (see `north config`).",
-                        style::dim(),
-                    )),
-                ],
-            );
-        }
+        "/model" => model(app),
         "/compact" | "/diff" | "/init" if app.is_busy() => {
             app.push(Item::Error(format!("{command} runs between turns")));
         }
@@ -96,33 +83,12 @@ pub(crate) fn run(app: &mut App, line: &str) -> Vec<Action> {
             return vec![Action::Compact(focus)];
         }
         "/diff" => return vec![Action::Diff],
-        "/ps" => {
-            let kill = match (rest.first(), rest.get(1)) {
-                (Some(&"kill"), Some(id)) => Some((*id).to_string()),
-                (None, _) => None,
-                _ => {
-                    app.push(Item::Error("usage: /ps, or /ps kill ID".into()));
-                    return Vec::new();
-                }
-            };
-            return vec![Action::Ps(kill)];
-        }
+        "/ps" => return ps(app, &rest),
         "/init" => {
             app.start_turn(line);
             return vec![Action::Submit(INIT_PROMPT.to_string())];
         }
-        "/undo" => match rest.as_slice() {
-            [] | ["force"] => {
-                return vec![Action::Rewind(crate::rewind::RewindRequest {
-                    turn: None,
-                    scope: north_agent::undo::RewindScope::Code,
-                    force: !rest.is_empty(),
-                })];
-            }
-            _ => app.push(Item::Error(
-                "/undo takes no argument but `force`; /rewind N goes further back".into(),
-            )),
-        },
+        "/undo" => return undo(app, &rest),
         "/rewind" if rest.is_empty() => return vec![Action::ListTurns],
         "/rewind" => match crate::rewind::parse(&rest) {
             Ok(req) if req.turn.is_some() => return vec![Action::Rewind(req)],
@@ -143,6 +109,52 @@ pub(crate) fn run(app: &mut App, line: &str) -> Vec<Action> {
         ))),
     }
     Vec::new()
+}
+
+/// `/model` alone: the model in use, and how to pick another.
+fn model(app: &mut App) {
+    let info = app.info().clone();
+    app.notice(
+        "Model",
+        vec![
+            kv("model", &info.model),
+            kv("provider", &info.provider),
+            Line::from(Span::styled(
+                "Type `/model ` to pick another (the session continues on it), or set `model` in .north/project.json or your user config (see `north config`).",
+                style::dim(),
+            )),
+        ],
+    );
+}
+
+/// `/ps` lists background commands; `/ps kill ID` stops one.
+fn ps(app: &mut App, rest: &[&str]) -> Vec<Action> {
+    let kill = match (rest.first(), rest.get(1)) {
+        (Some(&"kill"), Some(id)) => Some((*id).to_string()),
+        (None, _) => None,
+        _ => {
+            app.push(Item::Error("usage: /ps, or /ps kill ID".into()));
+            return Vec::new();
+        }
+    };
+    vec![Action::Ps(kill)]
+}
+
+/// `/undo [force]`: the last turn's file changes taken back.
+fn undo(app: &mut App, rest: &[&str]) -> Vec<Action> {
+    match rest {
+        [] | ["force"] => vec![Action::Rewind(crate::rewind::RewindRequest {
+            turn: None,
+            scope: north_agent::undo::RewindScope::Code,
+            force: !rest.is_empty(),
+        })],
+        _ => {
+            app.push(Item::Error(
+                "/undo takes no argument but `force`; /rewind N goes further back".into(),
+            ));
+            Vec::new()
+        }
+    }
 }
 
 /// Token counts and cost, as `/status` and `/cost` show them.

@@ -286,23 +286,7 @@ impl Item {
     pub fn lines(&self, width: u16) -> Vec<Line<'static>> {
         let w = usize::from(width).max(8);
         match self {
-            Item::User(text) => {
-                let mut out = Vec::new();
-                for (i, line) in text.split('\n').enumerate() {
-                    let first = if i == 0 {
-                        vec![Span::styled("› ", style::user())]
-                    } else {
-                        vec![Span::raw("  ")]
-                    };
-                    out.extend(wrap_prefixed(
-                        &[Span::styled(line.to_string(), style::user())],
-                        w,
-                        &first,
-                        &[Span::raw("  ")],
-                    ));
-                }
-                out
-            }
+            Item::User(text) => user_lines(text, w),
             Item::Assistant(text) => crate::markdown::render(text, width),
             Item::Intent(line) => wrap_prefixed(
                 &inline_code(line, style::intent()),
@@ -316,59 +300,8 @@ impl Item {
                 has_details,
                 tail,
                 ..
-            } => {
-                let (mark, st) = if *ok {
-                    ("  ↳ ", style::ok())
-                } else {
-                    ("  ✗ ", style::error())
-                };
-                let mut content =
-                    inline_code(summary, if *ok { Style::new() } else { style::error() });
-                if *has_details {
-                    content.push(Span::styled("  (details: ctrl+o)", style::dim()));
-                }
-                let mut out =
-                    wrap_prefixed(&content, w, &[Span::styled(mark, st)], &[Span::raw("    ")]);
-                for (stderr, line) in tail {
-                    let (gutter, text_style) = if *stderr {
-                        ("    ┆ ", style::error())
-                    } else {
-                        ("    │ ", style::dim())
-                    };
-                    out.extend(wrap_prefixed(
-                        &[Span::styled(line.replace('\t', "    "), text_style)],
-                        w,
-                        &[Span::styled(gutter, text_style)],
-                        &[Span::styled(gutter, text_style)],
-                    ));
-                }
-                out
-            }
-            Item::Review { files, decision } => {
-                let added: usize = files.iter().map(|f| f.added).sum();
-                let removed: usize = files.iter().map(|f| f.removed).sum();
-                let mut head = vec![Span::styled(
-                    format!(
-                        "Proposed edits · {} file{} ",
-                        files.len(),
-                        if files.len() == 1 { "" } else { "s" }
-                    ),
-                    style::key(),
-                )];
-                head.extend(diff::counts(added, removed));
-                match decision {
-                    Some(ApprovalDecision::Accept) => {
-                        head.push(Span::styled("  accepted", style::ok()))
-                    }
-                    Some(ApprovalDecision::Reject) => {
-                        head.push(Span::styled("  rejected", style::error()))
-                    }
-                    _ => {}
-                }
-                let mut out = vec![Line::from(head)];
-                out.extend(diff::render(files, width));
-                out
-            }
+            } => result_lines(*ok, summary, *has_details, tail, w),
+            Item::Review { files, decision } => review_lines(files, *decision, width),
             Item::Decision {
                 kind,
                 subject,
@@ -414,6 +347,87 @@ impl Item {
             ))],
         }
     }
+}
+
+/// The user's message, each line under the `›` mark.
+fn user_lines(text: &str, w: usize) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    for (i, line) in text.split('\n').enumerate() {
+        let first = if i == 0 {
+            vec![Span::styled("› ", style::user())]
+        } else {
+            vec![Span::raw("  ")]
+        };
+        out.extend(wrap_prefixed(
+            &[Span::styled(line.to_string(), style::user())],
+            w,
+            &first,
+            &[Span::raw("  ")],
+        ));
+    }
+    out
+}
+
+/// A tool's result: its mark and summary, and the last lines of a
+/// command's output under a gutter (stderr's dashed).
+fn result_lines(
+    ok: bool,
+    summary: &str,
+    has_details: bool,
+    tail: &[(bool, String)],
+    w: usize,
+) -> Vec<Line<'static>> {
+    let (mark, st) = if ok {
+        ("  ↳ ", style::ok())
+    } else {
+        ("  ✗ ", style::error())
+    };
+    let mut content = inline_code(summary, if ok { Style::new() } else { style::error() });
+    if has_details {
+        content.push(Span::styled("  (details: ctrl+o)", style::dim()));
+    }
+    let mut out = wrap_prefixed(&content, w, &[Span::styled(mark, st)], &[Span::raw("    ")]);
+    for (stderr, line) in tail {
+        let (gutter, text_style) = if *stderr {
+            ("    ┆ ", style::error())
+        } else {
+            ("    │ ", style::dim())
+        };
+        out.extend(wrap_prefixed(
+            &[Span::styled(line.replace('\t', "    "), text_style)],
+            w,
+            &[Span::styled(gutter, text_style)],
+            &[Span::styled(gutter, text_style)],
+        ));
+    }
+    out
+}
+
+/// Proposed edits: the files and counts, the decision, and the diff.
+fn review_lines(
+    files: &[FileDiff],
+    decision: Option<ApprovalDecision>,
+    width: u16,
+) -> Vec<Line<'static>> {
+    let added: usize = files.iter().map(|f| f.added).sum();
+    let removed: usize = files.iter().map(|f| f.removed).sum();
+    let mut head = vec![Span::styled(
+        format!(
+            "Proposed edits · {} file{} ",
+            files.len(),
+            if files.len() == 1 { "" } else { "s" }
+        ),
+        style::key(),
+    )];
+    head.extend(diff::counts(added, removed));
+    match decision {
+        Some(ApprovalDecision::Accept) => head.push(Span::styled("  accepted", style::ok())),
+        Some(ApprovalDecision::Reject) => head.push(Span::styled("  rejected", style::error())),
+        _ => {}
+    }
+    let mut out = vec![Line::from(head)];
+    out.extend(diff::render(files, width));
+    out
 }
 
 /// Splits text on backticks: `code` parts styled as code, the rest `base`.

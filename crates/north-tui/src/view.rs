@@ -146,52 +146,63 @@ fn prompt_lines(p: &Pending, width: u16, max_h: u16) -> Vec<Line<'static>> {
                 w,
             ));
         }
-        PromptKind::Edit { files } => {
-            let added: usize = files.iter().map(|f| f.added).sum();
-            let removed: usize = files.iter().map(|f| f.removed).sum();
-            let mut head = vec![Span::styled(
-                format!(
-                    "Review edits · {} file{} ",
-                    files.len(),
-                    if files.len() == 1 { "" } else { "s" }
-                ),
-                style::notice(),
-            )];
-            head.extend(diff::counts(added, removed));
-            head.push(Span::styled(
-                " · nothing is written before you accept",
-                style::dim(),
-            ));
-            out.extend(wrap_prefixed(&head, w, &[], &[]));
-            let options = options_lines(p, w);
-            let body = diff::render(files, width);
-            // Header, options and help surround the scrolled diff.
-            let chrome = out.len() + options.len() + 2;
-            let room = usize::from(max_h).saturating_sub(chrome).max(3);
-            let max_scroll = body.len().saturating_sub(room);
-            let scroll = p.scroll.min(max_scroll);
-            let shown: Vec<Line<'static>> = body.iter().skip(scroll).take(room).cloned().collect();
-            let more_below = body.len() > scroll + shown.len();
-            out.extend(shown);
-            out.extend(options);
-            let position = if body.len() > room {
-                format!(
-                    "lines {}–{} of {}{} · ↑/↓ pgup/pgdn scroll · ",
-                    scroll + 1,
-                    scroll + room.min(body.len()),
-                    body.len(),
-                    if more_below { " ▼" } else { "" }
-                )
-            } else {
-                String::new()
-            };
-            out.extend(hint_lines(
-                &format!("{position}y accept · n/esc reject and stop"),
-                w,
-            ));
-        }
+        PromptKind::Edit { files } => edit_prompt_lines(p, files, width, max_h, &mut out),
     }
     out
+}
+
+/// The edit review: the files and counts, the diff scrolled to fit
+/// `max_h`, the options and where in the diff the view is.
+fn edit_prompt_lines(
+    p: &Pending,
+    files: &[north_protocol::FileDiff],
+    width: u16,
+    max_h: u16,
+    out: &mut Vec<Line<'static>>,
+) {
+    let w = usize::from(width).max(8);
+    let added: usize = files.iter().map(|f| f.added).sum();
+    let removed: usize = files.iter().map(|f| f.removed).sum();
+    let mut head = vec![Span::styled(
+        format!(
+            "Review edits · {} file{} ",
+            files.len(),
+            if files.len() == 1 { "" } else { "s" }
+        ),
+        style::notice(),
+    )];
+    head.extend(diff::counts(added, removed));
+    head.push(Span::styled(
+        " · nothing is written before you accept",
+        style::dim(),
+    ));
+    out.extend(wrap_prefixed(&head, w, &[], &[]));
+    let options = options_lines(p, w);
+    let body = diff::render(files, width);
+    // Header, options and help surround the scrolled diff.
+    let chrome = out.len() + options.len() + 2;
+    let room = usize::from(max_h).saturating_sub(chrome).max(3);
+    let max_scroll = body.len().saturating_sub(room);
+    let scroll = p.scroll.min(max_scroll);
+    let shown: Vec<Line<'static>> = body.iter().skip(scroll).take(room).cloned().collect();
+    let more_below = body.len() > scroll + shown.len();
+    out.extend(shown);
+    out.extend(options);
+    let position = if body.len() > room {
+        format!(
+            "lines {}–{} of {}{} · ↑/↓ pgup/pgdn scroll · ",
+            scroll + 1,
+            scroll + room.min(body.len()),
+            body.len(),
+            if more_below { " ▼" } else { "" }
+        )
+    } else {
+        String::new()
+    };
+    out.extend(hint_lines(
+        &format!("{position}y accept · n/esc reject and stop"),
+        w,
+    ));
 }
 
 impl App {
@@ -299,8 +310,9 @@ impl App {
         format!("retrying {count} {when} · {reason}")
     }
 
-    fn status_line(&self, width: u16) -> Line<'static> {
-        let w = usize::from(width);
+    /// The status line's left side: a hint, the working state (with a
+    /// retry and type-ahead beside it), or the keys that send.
+    fn status_left(&self) -> Vec<Span<'static>> {
         // A retry is part of the working state: it shows beside it.
         let retry = self
             .hint
@@ -312,7 +324,7 @@ impl App {
             .hint
             .as_deref()
             .is_some_and(|h| h.starts_with("Queued"));
-        let left: Vec<Span<'static>> = if let Some(hint) = self
+        if let Some(hint) = self
             .hint
             .as_ref()
             .filter(|_| retry.is_none() && !(queued_hint && self.is_busy()))
@@ -374,7 +386,12 @@ impl App {
                 format!(" enter send · {newline} newline · /help"),
                 style::dim(),
             )]
-        };
+        }
+    }
+
+    /// The status line's right side, each part with the rank it is kept
+    /// by when the line is too narrow (the lowest goes first).
+    fn status_parts(&self) -> Vec<(u8, String)> {
         let model = if self.info.provider == self.info.model || self.info.provider.is_empty() {
             self.info.model.clone()
         } else {
@@ -428,6 +445,13 @@ impl App {
         if self.background > 0 {
             parts.push((6, format!("{} in background (/ps)", self.background)));
         }
+        parts
+    }
+
+    fn status_line(&self, width: u16) -> Line<'static> {
+        let w = usize::from(width);
+        let left = self.status_left();
+        let mut parts = self.status_parts();
         let left_w = spans_width(&left);
         let right = loop {
             let shown: Vec<&str> = parts.iter().map(|(_, p)| p.as_str()).collect();

@@ -118,34 +118,12 @@ pub(crate) async fn worker(
         let counts_jobs = matches!(cmd, WorkerCmd::Turn(..) | WorkerCmd::Ps(_));
         match cmd {
             WorkerCmd::Turn(input, images, cancel) => {
-                for path in images {
-                    if let Err(e) = agent.attach_image_file(&path) {
-                        let _ = tx.send(UiMsg::Failed(format!(
-                            "{} not attached: {e}",
-                            path.display()
-                        )));
-                    }
-                }
-                let events = tx.clone();
-                let emit = move |e| {
-                    let _ = events.send(UiMsg::Event(e));
-                };
-                // Retries show in the status line while North waits.
-                let retries = tx.clone();
-                let observer: north_llm::RetryObserver = std::sync::Arc::new(move |n| {
-                    let _ = retries.send(UiMsg::Retrying(n.clone()));
-                });
-                let end =
-                    north_llm::observe_retries(observer, agent.run_turn(&input, &emit, &cancel))
-                        .await;
-                let _ = tx.send(UiMsg::TurnDone(end));
+                turn(&mut agent, &input, images, &cancel, &tx).await;
             }
             WorkerCmd::Shell(command, cancel) => {
-                let events = tx.clone();
-                let emit = move |e| {
-                    let _ = events.send(UiMsg::Event(e));
-                };
-                let end = agent.run_user_command(&command, &emit, &cancel).await;
+                let end = agent
+                    .run_user_command(&command, &emitter(&tx), &cancel)
+                    .await;
                 let _ = tx.send(UiMsg::TurnDone(end));
             }
             WorkerCmd::Rewind(req) => {
@@ -161,66 +139,23 @@ pub(crate) async fn worker(
                 let _ = tx.send(crate::rewind::list(&agent));
             }
             WorkerCmd::Compact(focus, cancel) => {
-                let events = tx.clone();
-                let emit = move |e| {
-                    let _ = events.send(UiMsg::Event(e));
-                };
-                let end = match agent.compact(focus.as_deref(), &emit, &cancel).await {
+                let end = match agent
+                    .compact(focus.as_deref(), &emitter(&tx), &cancel)
+                    .await
+                {
                     Ok(_) => TurnEnd::Done,
                     Err(end) => end,
                 };
                 let _ = tx.send(UiMsg::TurnDone(end));
             }
-            WorkerCmd::SwitchModel(name) => match source.sessions.switch_model(&name) {
-                Ok(switch) => {
-                    let context_window = switch.context_budget;
-                    let events = tx.clone();
-                    let emit = move |e| {
-                        let _ = events.send(UiMsg::Event(e));
-                    };
-                    agent.switch_model(switch, &emit);
-                    let model = agent.model();
-                    let _ = tx.send(UiMsg::ModelSet {
-                        provider: model.provider,
-                        model: model.model,
-                        context_window,
-                    });
-                }
-                Err(e) => {
-                    let _ = tx.send(UiMsg::Failed(format!("cannot switch to {name}: {e}")));
-                }
-            },
+            WorkerCmd::SwitchModel(name) => {
+                let _ = tx.send(switch_model(&mut agent, &source, &name, &tx));
+            }
             WorkerCmd::Diff => {
-                let _ = tx.send(match agent.session_diff().await {
-                    Ok(d) if d.paths.is_empty() => UiMsg::Info {
-                        title: "Diff · this session changed no file".into(),
-                        lines: Vec::new(),
-                    },
-                    Ok(d) => UiMsg::Info {
-                        title: format!(
-                            "Diff · this session changed {} file{} (/undo or /rewind take changes back)",
-                            d.paths.len(),
-                            if d.paths.len() == 1 { "" } else { "s" }
-                        ),
-                        lines: diff_lines(&d),
-                    },
-                    Err(e) => UiMsg::Failed(e.to_string()),
-                });
+                let _ = tx.send(diff(&agent).await);
             }
             WorkerCmd::Rename(name) => {
-                let _ = tx.send(match agent.rename_session(&name) {
-                    Ok(Some(name)) => UiMsg::Info {
-                        title: format!(
-                            "Session named `{name}` · north --resume '{name}' continues it"
-                        ),
-                        lines: Vec::new(),
-                    },
-                    Ok(None) => UiMsg::Info {
-                        title: "Session name removed".into(),
-                        lines: Vec::new(),
-                    },
-                    Err(e) => UiMsg::Failed(format!("cannot rename the session: {e}")),
-                });
+                let _ = tx.send(rename(&mut agent, &name));
             }
             WorkerCmd::Ps(kill) => {
                 if let Some(id) = &kill
@@ -239,12 +174,8 @@ pub(crate) async fn worker(
             }
             WorkerCmd::New => match source.open(None, agent.mode()) {
                 Ok(next) => {
-                    let events = tx.clone();
-                    let emit = move |e| {
-                        let _ = events.send(UiMsg::Event(e));
-                    };
                     agent
-                        .close(north_agent::SessionEndReason::Clear, &emit)
+                        .close(north_agent::SessionEndReason::Clear, &emitter(&tx))
                         .await;
                     agent = next;
                     let _ = tx.send(UiMsg::Started {
@@ -275,5 +206,95 @@ pub(crate) async fn worker(
         if counts_jobs {
             let _ = tx.send(UiMsg::Background(agent.background_running()));
         }
+    }
+}
+
+/// Agent events, sent on to the UI.
+fn emitter(tx: &mpsc::UnboundedSender<UiMsg>) -> impl Fn(north_protocol::Event) + Send + Sync {
+    let events = tx.clone();
+    move |e| {
+        let _ = events.send(UiMsg::Event(e));
+    }
+}
+
+/// One turn: the images attached first, retries shown in the status line
+/// while North waits.
+async fn turn(
+    agent: &mut LiveSession,
+    input: &str,
+    images: Vec<std::path::PathBuf>,
+    cancel: &tokio_util::sync::CancellationToken,
+    tx: &mpsc::UnboundedSender<UiMsg>,
+) {
+    for path in images {
+        if let Err(e) = agent.attach_image_file(&path) {
+            let _ = tx.send(UiMsg::Failed(format!(
+                "{} not attached: {e}",
+                path.display()
+            )));
+        }
+    }
+    let retries = tx.clone();
+    let observer: north_llm::RetryObserver = std::sync::Arc::new(move |n| {
+        let _ = retries.send(UiMsg::Retrying(n.clone()));
+    });
+    let emit = emitter(tx);
+    let end = north_llm::observe_retries(observer, agent.run_turn(input, &emit, cancel)).await;
+    let _ = tx.send(UiMsg::TurnDone(end));
+}
+
+/// `/model NAME`: the session goes on with another model.
+fn switch_model(
+    agent: &mut LiveSession,
+    source: &SessionSource,
+    name: &str,
+    tx: &mpsc::UnboundedSender<UiMsg>,
+) -> UiMsg {
+    match source.sessions.switch_model(name) {
+        Ok(switch) => {
+            let context_window = switch.context_budget;
+            agent.switch_model(switch, &emitter(tx));
+            let model = agent.model();
+            UiMsg::ModelSet {
+                provider: model.provider,
+                model: model.model,
+                context_window,
+            }
+        }
+        Err(e) => UiMsg::Failed(format!("cannot switch to {name}: {e}")),
+    }
+}
+
+/// `/diff`: what this session changed.
+async fn diff(agent: &LiveSession) -> UiMsg {
+    match agent.session_diff().await {
+        Ok(d) if d.paths.is_empty() => UiMsg::Info {
+            title: "Diff · this session changed no file".into(),
+            lines: Vec::new(),
+        },
+        Ok(d) => UiMsg::Info {
+            title: format!(
+                "Diff · this session changed {} file{} (/undo or /rewind take changes back)",
+                d.paths.len(),
+                if d.paths.len() == 1 { "" } else { "s" }
+            ),
+            lines: diff_lines(&d),
+        },
+        Err(e) => UiMsg::Failed(e.to_string()),
+    }
+}
+
+/// `/rename NAME` (an empty name removes it).
+fn rename(agent: &mut LiveSession, name: &str) -> UiMsg {
+    match agent.rename_session(name) {
+        Ok(Some(name)) => UiMsg::Info {
+            title: format!("Session named `{name}` · north --resume '{name}' continues it"),
+            lines: Vec::new(),
+        },
+        Ok(None) => UiMsg::Info {
+            title: "Session name removed".into(),
+            lines: Vec::new(),
+        },
+        Err(e) => UiMsg::Failed(format!("cannot rename the session: {e}")),
     }
 }

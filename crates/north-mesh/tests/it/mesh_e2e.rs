@@ -42,7 +42,10 @@ fn count_lines_script() -> Value {
     ])
 }
 
-#[allow(clippy::too_many_lines, reason = "one end-to-end scenario, read top to bottom")]
+#[allow(
+    clippy::too_many_lines,
+    reason = "one end-to-end scenario, read top to bottom"
+)]
 #[tokio::test]
 async fn find_rust_files_and_count_lines_runs_plan_tools_memory() {
     let dir = project();
