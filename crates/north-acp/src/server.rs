@@ -231,6 +231,91 @@ fn prompt_text(blocks: &[ContentBlock]) -> String {
     out.join("\n")
 }
 
+/// What North can do, told to the editor; what the editor can do (write
+/// its buffers, show forms), remembered.
+fn initialize(
+    req: &InitializeRequest,
+    writes: &std::sync::atomic::AtomicBool,
+    forms: &std::sync::atomic::AtomicBool,
+) -> InitializeResponse {
+    let version = req.protocol_version.min(ProtocolVersion::V1);
+    // Accepted edits then go to the editor's buffers.
+    writes.store(
+        req.client_capabilities.fs.write_text_file,
+        std::sync::atomic::Ordering::Relaxed,
+    );
+    // Servers' forms go to an editor that shows them.
+    forms.store(
+        req.client_capabilities
+            .elicitation
+            .as_ref()
+            .is_some_and(|e| e.form.is_some()),
+        std::sync::atomic::Ordering::Relaxed,
+    );
+    InitializeResponse::new(version)
+        .agent_capabilities(
+            AgentCapabilities::new()
+                .load_session(true)
+                .mcp_capabilities(McpCapabilities::new().http(true)),
+        )
+        .agent_info(Implementation::new("north", env!("CARGO_PKG_VERSION")))
+}
+
+/// Runs one prompt's turn, its events sent to the editor as session
+/// updates; `session/cancel` reaches it through `cancel`.
+async fn turn(
+    agent: &tokio::sync::Mutex<LiveSession>,
+    cancel: &TurnCancel,
+    input: &str,
+    id: String,
+    events: ConnectionTo<Client>,
+) -> TurnEnd {
+    let mut agent = agent.lock().await;
+    let token = CancellationToken::new();
+    if let Ok(mut c) = cancel.lock() {
+        *c = token.clone();
+    }
+    let emit = move |e: Event| {
+        if let Some(u) = update_for(&e) {
+            let _ = events.send_notification(SessionNotification::new(id.clone(), u));
+        }
+    };
+    agent.run_turn(input, &emit, &token).await
+}
+
+/// How a turn's end reads in ACP.
+fn stop_reason(end: TurnEnd) -> Result<StopReason, Error> {
+    match end {
+        TurnEnd::Done => Ok(StopReason::EndTurn),
+        TurnEnd::StepLimit => Ok(StopReason::MaxTurnRequests),
+        TurnEnd::Interrupted => Ok(StopReason::Cancelled),
+        TurnEnd::ProviderFailed(m) | TurnEnd::PromptFailed(m) => Err(internal(m)),
+    }
+}
+
+/// `session/set_mode`: between turns only (a running turn holds the
+/// agent, and this never waits for it); the editor hears the new mode.
+fn set_mode(
+    shared: &Shared,
+    req: &SetSessionModeRequest,
+    cx: &ConnectionTo<Client>,
+) -> Result<SetSessionModeResponse, Error> {
+    let id = req.session_id.to_string();
+    let mode: PermissionMode = req.mode_id.to_string().parse().map_err(invalid)?;
+    let (agent, _) = shared.session(&id)?;
+    let Ok(mut agent) = agent.try_lock() else {
+        return Err(invalid(
+            "the mode changes between turns; wait for this one to end",
+        ));
+    };
+    agent.set_mode(mode).map_err(invalid)?;
+    let _ = cx.send_notification(SessionNotification::new(
+        id,
+        SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(mode.as_str().to_string())),
+    ));
+    Ok(SetSessionModeResponse::new())
+}
+
 /// Serves one editor connection on stdin/stdout until it closes.
 pub async fn serve(runtime: Arc<AcpRuntime>) -> Result<(), Error> {
     serve_on(runtime, Stdio::new()).await
@@ -262,29 +347,7 @@ pub async fn serve_on(
         .name("north")
         .on_receive_request(
             async move |req: InitializeRequest, responder, _cx| {
-                let version = req.protocol_version.min(ProtocolVersion::V1);
-                // Accepted edits then go to the editor's buffers.
-                writes.store(
-                    req.client_capabilities.fs.write_text_file,
-                    std::sync::atomic::Ordering::Relaxed,
-                );
-                // Servers' forms go to an editor that shows them.
-                forms.store(
-                    req.client_capabilities
-                        .elicitation
-                        .as_ref()
-                        .is_some_and(|e| e.form.is_some()),
-                    std::sync::atomic::Ordering::Relaxed,
-                );
-                responder.respond(
-                    InitializeResponse::new(version)
-                        .agent_capabilities(
-                            AgentCapabilities::new()
-                                .load_session(true)
-                                .mcp_capabilities(McpCapabilities::new().http(true)),
-                        )
-                        .agent_info(Implementation::new("north", env!("CARGO_PKG_VERSION"))),
-                )
+                responder.respond(initialize(&req, &writes, &forms))
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -327,32 +390,9 @@ pub async fn serve_on(
                 // The turn runs outside the dispatch loop, which must stay
                 // free for permission answers and `session/cancel`.
                 cx.spawn(async move {
-                    let mut agent = agent.lock().await;
-                    let token = CancellationToken::new();
-                    if let Ok(mut c) = cancel.lock() {
-                        *c = token.clone();
-                    }
-                    let sid = id.clone();
-                    let emit = move |e: Event| {
-                        if let Some(u) = update_for(&e) {
-                            let _ =
-                                events.send_notification(SessionNotification::new(sid.clone(), u));
-                        }
-                    };
-                    let end = agent.run_turn(&input, &emit, &token).await;
-                    match end {
-                        TurnEnd::Done => {
-                            responder.respond(PromptResponse::new(StopReason::EndTurn))
-                        }
-                        TurnEnd::StepLimit => {
-                            responder.respond(PromptResponse::new(StopReason::MaxTurnRequests))
-                        }
-                        TurnEnd::Interrupted => {
-                            responder.respond(PromptResponse::new(StopReason::Cancelled))
-                        }
-                        TurnEnd::ProviderFailed(m) | TurnEnd::PromptFailed(m) => {
-                            responder.respond_with_error(internal(m))
-                        }
+                    match stop_reason(turn(&agent, &cancel, &input, id, events).await) {
+                        Ok(reason) => responder.respond(PromptResponse::new(reason)),
+                        Err(e) => responder.respond_with_error(e),
                     }
                 })
             },
@@ -371,31 +411,10 @@ pub async fn serve_on(
         )
         .on_receive_request(
             async move |req: SetSessionModeRequest, responder, cx: ConnectionTo<Client>| {
-                let id = req.session_id.to_string();
-                let mode: PermissionMode = match req.mode_id.to_string().parse() {
-                    Ok(m) => m,
-                    Err(e) => return responder.respond_with_error(invalid(e)),
-                };
-                let agent = match s_mode.session(&id) {
-                    Ok((a, _)) => a,
-                    Err(e) => return responder.respond_with_error(e),
-                };
-                // Never wait here: a running turn holds the agent.
-                let Ok(mut agent) = agent.try_lock() else {
-                    return responder.respond_with_error(invalid(
-                        "the mode changes between turns; wait for this one to end",
-                    ));
-                };
-                if let Err(e) = agent.set_mode(mode) {
-                    return responder.respond_with_error(invalid(e));
+                match set_mode(&s_mode, &req, &cx) {
+                    Ok(done) => responder.respond(done),
+                    Err(e) => responder.respond_with_error(e),
                 }
-                let _ = cx.send_notification(SessionNotification::new(
-                    id,
-                    SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
-                        mode.as_str().to_string(),
-                    )),
-                ));
-                responder.respond(SetSessionModeResponse::new())
             },
             agent_client_protocol::on_receive_request!(),
         )

@@ -9,7 +9,7 @@ use clap::Args;
 use north_agent::redact::Redactor;
 use north_tui::{Exit, SessionInfo, Start, TuiError};
 
-use north_runtime::{McpSetup, Project, SessionChoice, SessionSpec, Sessions};
+use north_runtime::{LiveSession, McpSetup, Project, SessionChoice, SessionSpec, Sessions};
 
 use crate::args::ModelArgs;
 use crate::logging;
@@ -193,6 +193,89 @@ fn mcp_auth(hub: Option<&Arc<north_mcp::McpHub>>) -> north_tui::McpAuth {
     ))
 }
 
+/// What the TUI shows about the session and its project (the header,
+/// `/status`, `/mcp`, `/hooks`, `/agents`, the `@` file picker).
+fn session_info(agent: &LiveSession, sessions: &Sessions) -> SessionInfo {
+    let project = sessions.project();
+    let mcp_hub = sessions.mcp().cloned();
+    let modes: Vec<north_protocol::PermissionMode> = north_protocol::PermissionMode::ALL
+        .into_iter()
+        .filter(|m| agent.mode_available(*m).is_ok())
+        .collect();
+    SessionInfo {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        mode: agent.mode(),
+        modes,
+        root: project.root.clone(),
+        provider: project.selected.provider.clone(),
+        model: project.selected.model.clone(),
+        session_id: agent.session_id().to_string(),
+        context_window: Some(project.selected.limits.context_window),
+        catalog: north_llm::catalog::lookup(&project.selected.model),
+        mcp: mcp_view(mcp_hub.as_ref()),
+        mcp_auth: mcp_auth(mcp_hub.as_ref()),
+        commands: custom_commands(&project.root, project.trust.applies()),
+        files: file_finder(project.root.clone()),
+        trust: Some(trust_line(&project.trust)),
+        global_memory: north_agent::memory::MemoryFile::global().map(|m| m.path().to_path_buf()),
+        hooks: project.config.hooks.clone(),
+        hooks_not_run: if project.trust.applies() {
+            Vec::new()
+        } else {
+            north_agent::hooks::project_hooks(&project.root).describe()
+        },
+        provider_models: crate::models_cmd::model_lister(&project.config),
+        agents: project.agents.describe(),
+        skills: project
+            .skills
+            .skills()
+            .iter()
+            .map(|s| format!("{} — {} ({})", s.name, s.description, s.source))
+            .collect(),
+        agents_not_used: project
+            .agents
+            .ignored
+            .iter()
+            .chain(&project.skills.ignored)
+            .cloned()
+            .collect(),
+    }
+}
+
+/// Why the project could not be opened, with what to do about a missing
+/// key.
+fn open_failed(e: &north_runtime::RuntimeError, redactor: &Redactor) -> String {
+    let message = redactor.scrub(&e.to_string()).into_owned();
+    let hint = if message.contains("API_KEY") {
+        "\nnorth: set the key in the environment, pick another provider (--provider openai with OPENAI_BASE_URL for a local server), or try North with no model at all: north --script examples/hello.json"
+    } else {
+        ""
+    };
+    format!("{message}{hint}")
+}
+
+/// The exit code of the UI's end, with the line that says how to resume.
+fn exit_code(result: Result<north_tui::Ended, TuiError>) -> ExitCode {
+    match result {
+        Ok(ended) => {
+            // The session in use at the end: `/resume` or `/new` may have
+            // changed it.
+            let id = &ended.session_id;
+            println!("north: session {id} (resume with: north --resume {id})");
+            tracing::info!(session = %id, exit = ?ended.exit, "north finished");
+            match ended.exit {
+                Exit::Quit => ExitCode::SUCCESS,
+                Exit::Terminated => ExitCode::from(EXIT_TERMINATED),
+            }
+        }
+        Err(e @ TuiError::NotATerminal) => usage_error(&e.to_string()),
+        Err(e) => {
+            eprintln!("north: error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
 /// Runs the interactive assistant.
 pub fn main(args: InteractiveArgs) -> ExitCode {
     let redactor = Redactor::from_env();
@@ -204,15 +287,7 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
         .project_options(&crate::args::RunFlags::default(), &[]);
     let project = match Project::open(&options, Some(&ask)) {
         Ok(p) => p,
-        Err(e) => {
-            let message = redactor.scrub(&e.to_string()).into_owned();
-            let hint = if message.contains("API_KEY") {
-                "\nnorth: set the key in the environment, pick another provider (--provider openai with OPENAI_BASE_URL for a local server), or try North with no model at all: north --script examples/hello.json"
-            } else {
-                ""
-            };
-            return usage_error(&format!("{message}{hint}"));
-        }
+        Err(e) => return usage_error(&open_failed(&e, &redactor)),
     };
     crate::args::print_notices(&project.notices);
     let choice =
@@ -268,50 +343,7 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
         Ok(a) => a,
         Err(e) => return usage_error(&e.to_string()),
     };
-    let project = sessions.project();
-    let mcp_hub = sessions.mcp().cloned();
-    let modes: Vec<north_protocol::PermissionMode> = north_protocol::PermissionMode::ALL
-        .into_iter()
-        .filter(|m| agent.mode_available(*m).is_ok())
-        .collect();
-    let info = SessionInfo {
-        version: env!("CARGO_PKG_VERSION").to_string(),
-        mode: agent.mode(),
-        modes,
-        root: project.root.clone(),
-        provider: project.selected.provider.clone(),
-        model: project.selected.model.clone(),
-        session_id: agent.session_id().to_string(),
-        context_window: Some(project.selected.limits.context_window),
-        catalog: north_llm::catalog::lookup(&project.selected.model),
-        mcp: mcp_view(mcp_hub.as_ref()),
-        mcp_auth: mcp_auth(mcp_hub.as_ref()),
-        commands: custom_commands(&project.root, project.trust.applies()),
-        files: file_finder(project.root.clone()),
-        trust: Some(trust_line(&project.trust)),
-        global_memory: north_agent::memory::MemoryFile::global().map(|m| m.path().to_path_buf()),
-        hooks: project.config.hooks.clone(),
-        hooks_not_run: if project.trust.applies() {
-            Vec::new()
-        } else {
-            north_agent::hooks::project_hooks(&project.root).describe()
-        },
-        provider_models: crate::models_cmd::model_lister(&project.config),
-        agents: project.agents.describe(),
-        skills: project
-            .skills
-            .skills()
-            .iter()
-            .map(|s| format!("{} — {} ({})", s.name, s.description, s.source))
-            .collect(),
-        agents_not_used: project
-            .agents
-            .ignored
-            .iter()
-            .chain(&project.skills.ignored)
-            .cloned()
-            .collect(),
-    };
+    let info = session_info(&agent, &sessions);
     let sessions = Arc::new(sessions);
     let servers = sessions.clone();
     let sessions = north_tui::SessionSource {
@@ -338,24 +370,7 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
     // servers stop here, however the UI ended.
     runtime.block_on(servers.shutdown());
     runtime.shutdown_timeout(std::time::Duration::from_millis(500));
-    match result {
-        Ok(ended) => {
-            // The session in use at the end: `/resume` or `/new` may have
-            // changed it.
-            let id = &ended.session_id;
-            println!("north: session {id} (resume with: north --resume {id})");
-            tracing::info!(session = %id, exit = ?ended.exit, "north finished");
-            match ended.exit {
-                Exit::Quit => ExitCode::SUCCESS,
-                Exit::Terminated => ExitCode::from(EXIT_TERMINATED),
-            }
-        }
-        Err(e @ TuiError::NotATerminal) => usage_error(&e.to_string()),
-        Err(e) => {
-            eprintln!("north: error: {e}");
-            ExitCode::from(1)
-        }
-    }
+    exit_code(result)
 }
 
 /// Servers' forms, filled in in the TUI.

@@ -126,9 +126,6 @@ pub fn run(args: ToolArgs) -> anyhow::Result<ExitCode> {
         &root,
         trust.applies(),
     )?));
-    let Some(tool) = tools.get(name) else {
-        bail!(Usage(format!("unknown tool `{name}`")));
-    };
     let mut ctx = ToolContext::for_project(root.clone());
     ctx.capabilities = args.grants.clone();
     let choice = north_runtime::SandboxChoice::for_project(
@@ -174,33 +171,15 @@ pub fn run(args: ToolArgs) -> anyhow::Result<ExitCode> {
         print_json(&serde_json::to_value(&blocked)?)?;
         return Ok(ExitCode::from(1));
     }
-    let mut outcome = match approval {
-        ApprovalPolicy::Write => {
-            let write = tool.as_write().with_context(|| {
-                format!("tool `{name}` declares write approval but cannot propose")
-            })?;
-            match write.propose(tool_args, &ctx) {
-                Err(failed) => failed,
-                Ok(proposal) if !args.apply => ToolOutcome::ok(proposal.to_model_json()),
-                Ok(proposal) => match edit::apply(&proposal, &sandbox) {
-                    Ok(applied) => ToolOutcome::ok(write.applied_output(&proposal, &applied)),
-                    Err(e) => ToolOutcome::err(e.to_string()),
-                },
-            }
-        }
-        ApprovalPolicy::Shell => {
-            match shell_gate(&ctx, name, &tool_args, args.yes, trust.applies())? {
-                Err(denied) => denied,
-                Ok(approved) => {
-                    let ctx = ToolContext { approved, ..ctx };
-                    call(&tools, name, tool_args, &ctx)?
-                }
-            }
-        }
-        ApprovalPolicy::Net | ApprovalPolicy::None | ApprovalPolicy::External => {
-            call(&tools, name, tool_args, &ctx)?
-        }
-    };
+    let mut outcome = dispatch(
+        &tools,
+        name,
+        tool_args,
+        ctx,
+        &sandbox,
+        &args,
+        trust.applies(),
+    )?;
     if let Some(gate) = &gate {
         runtime.block_on(gate.after(name, &hook_args, &call_id, &mut outcome));
     }
@@ -209,6 +188,47 @@ pub fn run(args: ToolArgs) -> anyhow::Result<ExitCode> {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
+    })
+}
+
+/// Runs the tool the way its approval says: a write tool proposes (and
+/// applies with `--apply`), a shell tool passes the command policy first.
+fn dispatch(
+    tools: &Registry,
+    name: &str,
+    tool_args: serde_json::Value,
+    ctx: ToolContext,
+    sandbox: &north_tools::Sandbox,
+    args: &ToolArgs,
+    trusted: bool,
+) -> anyhow::Result<ToolOutcome> {
+    let Some(tool) = tools.get(name) else {
+        bail!(Usage(format!("unknown tool `{name}`")));
+    };
+    Ok(match tool.spec().approval {
+        ApprovalPolicy::Write => {
+            let write = tool.as_write().with_context(|| {
+                format!("tool `{name}` declares write approval but cannot propose")
+            })?;
+            match write.propose(tool_args, &ctx) {
+                Err(failed) => failed,
+                Ok(proposal) if !args.apply => ToolOutcome::ok(proposal.to_model_json()),
+                Ok(proposal) => match edit::apply(&proposal, sandbox) {
+                    Ok(applied) => ToolOutcome::ok(write.applied_output(&proposal, &applied)),
+                    Err(e) => ToolOutcome::err(e.to_string()),
+                },
+            }
+        }
+        ApprovalPolicy::Shell => match shell_gate(&ctx, name, &tool_args, args.yes, trusted)? {
+            Err(denied) => denied,
+            Ok(approved) => {
+                let ctx = ToolContext { approved, ..ctx };
+                call(tools, name, tool_args, &ctx)?
+            }
+        },
+        ApprovalPolicy::Net | ApprovalPolicy::None | ApprovalPolicy::External => {
+            call(tools, name, tool_args, &ctx)?
+        }
     })
 }
 

@@ -117,7 +117,10 @@ async fn a_full_turn_streams_asks_before_editing_and_loads_later() {
 
 /// Every tool of the assistant is filed by the editor under the kind the
 /// tool itself declares — live, and again when the session is loaded.
-#[allow(clippy::too_many_lines, reason = "one end-to-end scenario, read top to bottom")]
+#[allow(
+    clippy::too_many_lines,
+    reason = "one end-to-end scenario, read top to bottom"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_north_tool_is_filed_under_its_own_kind() {
     let p = project();

@@ -10,7 +10,10 @@ use serde_json::json;
 use crate::tty;
 use tty::*;
 
-#[allow(clippy::too_many_lines, reason = "one end-to-end scenario, read top to bottom")]
+#[allow(
+    clippy::too_many_lines,
+    reason = "one end-to-end scenario, read top to bottom"
+)]
 #[test]
 fn a_full_session_streams_reviews_diffs_approves_commands_and_restores_the_terminal() {
     let _tty = one_tty();
