@@ -204,7 +204,7 @@ impl Loop {
     /// Stops a running turn and has the worker end the session (its
     /// `SessionEnd` hooks run); a worker that cannot finish in time is
     /// stopped. The last frame is drawn.
-    async fn end_session(&mut self, worker: &mut tokio::task::JoinHandle<()>) {
+    async fn stop_worker(&mut self, worker: &mut tokio::task::JoinHandle<()>) {
         if let Some(c) = &self.cancel {
             c.cancel();
         }
@@ -551,7 +551,7 @@ pub async fn run(start: Start) -> Result<Ended, TuiError> {
             }
         }
     };
-    l.end_session(&mut worker).await;
+    l.stop_worker(&mut worker).await;
     l.term.finish()?;
     drop(_guard);
     Ok(Ended {

@@ -1,6 +1,6 @@
 //! The workspace's shape, kept true by a test: no import circles between
 //! the modules of a crate (at every level: a module's children form no
-//! circle either), no source file past 600 lines, one spawner and one
+//! circle either), no source file past 1,000 lines (600 warns), one spawner and one
 //! place sessions are assembled. Crate boundaries are in `boundaries`.
 //!
 //! Imports are read as text: `use crate::…`, `use super::…`, `use
@@ -245,9 +245,13 @@ fn the_circle_check_sees_a_circle() {
     assert!(found.iter().any(|c| c.contains("a -> b -> a")), "{found:?}");
 }
 
+/// Functions are bounded (clippy's `too_many_lines` at 100, in CI); a file
+/// past 600 lines is a warning to look at, not a reason to cut a concept
+/// in two. Past 1,000 it is two concepts: that fails.
 #[test]
-fn no_source_file_is_past_600_lines() {
+fn source_files_past_600_lines_are_named_and_none_is_past_1000() {
     let mut long = Vec::new();
+    let mut too_long = Vec::new();
     for krate in crates() {
         let mut files = Vec::new();
         for dir in ["src", "tests", "benches", "examples"] {
@@ -255,15 +259,21 @@ fn no_source_file_is_past_600_lines() {
         }
         for file in files {
             let lines = std::fs::read_to_string(&file).unwrap().lines().count();
-            if lines > 600 {
-                long.push(format!("{} ({lines} lines)", file.display()));
+            let line = format!("{} ({lines} lines)", file.display());
+            if lines > 1000 {
+                too_long.push(line);
+            } else if lines > 600 {
+                long.push(line);
             }
         }
     }
+    if !long.is_empty() {
+        eprintln!("warning: files past 600 lines:\n{}", long.join("\n"));
+    }
     assert!(
-        long.is_empty(),
+        too_long.is_empty(),
         "split these by concept:\n{}",
-        long.join("\n")
+        too_long.join("\n")
     );
 }
 
