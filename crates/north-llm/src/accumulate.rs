@@ -62,6 +62,29 @@ impl ResponseBuilder {
                     self.finish_call(pos, &raw);
                 }
             }
+            StreamDelta::Thinking { .. }
+            | StreamDelta::ThinkingSignature { .. }
+            | StreamDelta::RedactedThinking { .. }
+            | StreamDelta::Reasoning { .. } => self.push_reasoning(delta),
+            StreamDelta::Hosted { api, raw } => self.response.content.push(ContentBlock::Hosted {
+                api: *api,
+                raw: raw.clone(),
+            }),
+            StreamDelta::Usage(u) => self.response.usage.merge_latest(u),
+            StreamDelta::Stop {
+                reason,
+                stop_sequence,
+            } => {
+                self.response.stop_reason = Some(reason.clone());
+                self.response.stop_sequence.clone_from(stop_sequence);
+            }
+        }
+    }
+
+    /// Applies a thinking or reasoning delta (the model's reasoning, kept
+    /// to go back to the provider unchanged).
+    fn push_reasoning(&mut self, delta: &StreamDelta) {
+        match delta {
             StreamDelta::Thinking { text } => match self.response.content.last_mut() {
                 Some(ContentBlock::Thinking {
                     thinking,
@@ -110,18 +133,7 @@ impl ResponseBuilder {
                     encrypted_content: encrypted_content.clone(),
                 });
             }
-            StreamDelta::Hosted { api, raw } => self.response.content.push(ContentBlock::Hosted {
-                api: *api,
-                raw: raw.clone(),
-            }),
-            StreamDelta::Usage(u) => self.response.usage.merge_latest(u),
-            StreamDelta::Stop {
-                reason,
-                stop_sequence,
-            } => {
-                self.response.stop_reason = Some(reason.clone());
-                self.response.stop_sequence.clone_from(stop_sequence);
-            }
+            _ => {}
         }
     }
 

@@ -40,7 +40,10 @@ fn hub_for(server: ServerConfig, root: &std::path::Path) -> Arc<McpHub> {
     McpHub::new(vec![server], opts)
 }
 
-#[allow(clippy::too_many_lines, reason = "one end-to-end scenario, read top to bottom")]
+#[allow(
+    clippy::too_many_lines,
+    reason = "one end-to-end scenario, read top to bottom"
+)]
 async fn exercise(hub: Arc<McpHub>, root: &std::path::Path) {
     hub.wait_ready(Duration::from_secs(60)).await;
     let status = &hub.statuses()[0];

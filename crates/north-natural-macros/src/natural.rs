@@ -93,7 +93,10 @@ impl Expander {
     }
 
     /// The code that runs one block.
-    #[allow(clippy::too_many_lines, reason = "a proc-macro expander: the code it generates reads in one place")]
+    #[allow(
+        clippy::too_many_lines,
+        reason = "a proc-macro expander: the code it generates reads in one place"
+    )]
     fn block_code(&mut self, span: Span, program: &str, index: u32) -> TokenStream {
         let ret = self.ret.clone();
         let return_spec = self.return_spec.clone();
@@ -415,7 +418,10 @@ fn doc_text(attrs: &[Attribute]) -> Option<(String, Span)> {
     span.map(|s| (lines.join("\n"), s))
 }
 
-#[allow(clippy::too_many_lines, reason = "a proc-macro expander: the code it generates reads in one place")]
+#[allow(
+    clippy::too_many_lines,
+    reason = "a proc-macro expander: the code it generates reads in one place"
+)]
 pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     if !attr.is_empty() {
         return Err(syn::Error::new(

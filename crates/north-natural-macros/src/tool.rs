@@ -27,7 +27,10 @@ fn returns_result(output: &ReturnType) -> bool {
     }
 }
 
-#[allow(clippy::too_many_lines, reason = "a proc-macro expander: the code it generates reads in one place")]
+#[allow(
+    clippy::too_many_lines,
+    reason = "a proc-macro expander: the code it generates reads in one place"
+)]
 pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     let func: ItemFn = syn::parse2(item)?;
     let mut name = func.sig.ident.to_string();

@@ -11,30 +11,9 @@ use crate::transcript::{Item, details_text, is_large};
 impl App {
     /// Renders one agent event into the timeline.
     pub fn handle_event(&mut self, event: Event) {
-        self.dirty = true;
-        // Anything from the model ends a wait for a retry.
-        if self
-            .hint
-            .as_deref()
-            .is_some_and(|h| h.starts_with("retrying "))
-        {
-            self.hint = None;
-        }
-        if let Event::Thinking { text } = &event {
-            self.streamed_bytes += text.len() as u64;
-        }
-        if let Event::AssistantText { text } = event {
-            self.streamed_bytes += text.len() as u64;
-            if let Some(block) = self.stream.push(&text) {
-                self.push_block(block);
-            }
+        let Some(event) = self.streamed(event) else {
             return;
-        }
-        if let Event::ToolOutput { stream, text, .. } = &event {
-            // Live output does not end the streamed answer above it.
-            self.live_output.push(*stream, text);
-            return;
-        }
+        };
         self.finish_stream();
         match event {
             Event::Plan { goals, open_loops } => self.checklist.update(&goals, &open_loops),
@@ -109,6 +88,36 @@ impl App {
             | Event::TurnStarted { .. }
             | Event::TurnEnd { .. } => {}
         }
+    }
+
+    /// Takes what streams (answer text, a command's live output) and
+    /// counts it; any other event is handed back.
+    fn streamed(&mut self, event: Event) -> Option<Event> {
+        self.dirty = true;
+        // Anything from the model ends a wait for a retry.
+        if self
+            .hint
+            .as_deref()
+            .is_some_and(|h| h.starts_with("retrying "))
+        {
+            self.hint = None;
+        }
+        if let Event::Thinking { text } = &event {
+            self.streamed_bytes += text.len() as u64;
+        }
+        if let Event::AssistantText { text } = event {
+            self.streamed_bytes += text.len() as u64;
+            if let Some(block) = self.stream.push(&text) {
+                self.push_block(block);
+            }
+            return None;
+        }
+        if let Event::ToolOutput { stream, text, .. } = &event {
+            // Live output does not end the streamed answer above it.
+            self.live_output.push(*stream, text);
+            return None;
+        }
+        Some(event)
     }
 
     /// A sub-agent's step: kept to fold under its answer.

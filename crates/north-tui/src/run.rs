@@ -261,13 +261,7 @@ impl Loop {
                     let _ = self.cmds.send(WorkerCmd::ListTurns);
                 }
                 Action::Compact(focus) => {
-                    let cancel = CancellationToken::new();
-                    self.cancel = Some(cancel.clone());
-                    if self.cmds.send(WorkerCmd::Compact(focus, cancel)).is_err() {
-                        self.app.handle_msg(UiMsg::TurnDone(TurnEnd::ProviderFailed(
-                            "the agent stopped".into(),
-                        )));
-                    }
+                    self.run_in_worker(|cancel| WorkerCmd::Compact(focus, cancel))
                 }
                 Action::SwitchModel(name) => {
                     let _ = self.cmds.send(WorkerCmd::SwitchModel(name));
@@ -278,29 +272,7 @@ impl Loop {
                 Action::Ps(kill) => {
                     let _ = self.cmds.send(WorkerCmd::Ps(kill));
                 }
-                Action::McpAuth(name, logout) => {
-                    let tx = self.inbox.clone();
-                    if let Some(auth) = self.app.info().mcp_auth.0.clone() {
-                        let say = tx.clone();
-                        let announce: std::sync::Arc<dyn Fn(String) + Send + Sync> =
-                            std::sync::Arc::new(move |line| {
-                                let _ = say.send(UiMsg::Event(north_protocol::Event::Notice {
-                                    kind: north_protocol::NoticeKind::Login,
-                                    message: line,
-                                }));
-                            });
-                        tokio::spawn(async move {
-                            let msg = match auth(name, logout, announce).await {
-                                Ok(done) => UiMsg::Event(north_protocol::Event::Notice {
-                                    kind: north_protocol::NoticeKind::Login,
-                                    message: done,
-                                }),
-                                Err(why) => UiMsg::Failed(why),
-                            };
-                            let _ = tx.send(msg);
-                        });
-                    }
-                }
+                Action::McpAuth(name, logout) => self.mcp_auth(name, logout),
                 Action::PasteImage => {
                     // The clipboard tool may take a moment: off the UI thread.
                     let tx = self.inbox.clone();
@@ -311,17 +283,50 @@ impl Loop {
                     });
                 }
                 Action::Shell(command) => {
-                    let cancel = CancellationToken::new();
-                    self.cancel = Some(cancel.clone());
-                    if self.cmds.send(WorkerCmd::Shell(command, cancel)).is_err() {
-                        self.app.handle_msg(UiMsg::TurnDone(TurnEnd::ProviderFailed(
-                            "the agent stopped".into(),
-                        )));
-                    }
+                    self.run_in_worker(|cancel| WorkerCmd::Shell(command, cancel))
                 }
             }
         }
         Ok(None)
+    }
+
+    /// Sends the worker something that runs like a turn (it can be
+    /// interrupted); a worker that is gone ends the turn at once.
+    fn run_in_worker(&mut self, cmd: impl FnOnce(CancellationToken) -> WorkerCmd) {
+        let cancel = CancellationToken::new();
+        self.cancel = Some(cancel.clone());
+        if self.cmds.send(cmd(cancel)).is_err() {
+            self.app.handle_msg(UiMsg::TurnDone(TurnEnd::ProviderFailed(
+                "the agent stopped".into(),
+            )));
+        }
+    }
+
+    /// `/mcp login|logout NAME`, off the UI thread: the URL and the outcome
+    /// show in the transcript.
+    fn mcp_auth(&self, name: String, logout: bool) {
+        let tx = self.inbox.clone();
+        let Some(auth) = self.app.info().mcp_auth.0.clone() else {
+            return;
+        };
+        let say = tx.clone();
+        let announce: std::sync::Arc<dyn Fn(String) + Send + Sync> =
+            std::sync::Arc::new(move |line| {
+                let _ = say.send(UiMsg::Event(north_protocol::Event::Notice {
+                    kind: north_protocol::NoticeKind::Login,
+                    message: line,
+                }));
+            });
+        tokio::spawn(async move {
+            let msg = match auth(name, logout, announce).await {
+                Ok(done) => UiMsg::Event(north_protocol::Event::Notice {
+                    kind: north_protocol::NoticeKind::Login,
+                    message: done,
+                }),
+                Err(why) => UiMsg::Failed(why),
+            };
+            let _ = tx.send(msg);
+        });
     }
 
     /// Follows a terminal size change; the resize event can trail the

@@ -172,8 +172,8 @@ pub(crate) async fn worker(
                     .await;
                 break;
             }
-            WorkerCmd::New => match source.open(None, agent.mode()) {
-                Ok(next) => {
+            WorkerCmd::New => {
+                if let Some(next) = open_next(&source, None, &agent, &tx) {
                     agent
                         .close(north_agent::SessionEndReason::Clear, &emitter(&tx))
                         .await;
@@ -182,14 +182,9 @@ pub(crate) async fn worker(
                         session_id: agent.session_id().to_string(),
                     });
                 }
-                Err(e) => {
-                    let _ = tx.send(UiMsg::Failed(format!(
-                        "cannot start a new conversation: {e}"
-                    )));
-                }
-            },
-            WorkerCmd::Resume(id) => match source.open(Some(&id), agent.mode()) {
-                Ok(next) => {
+            }
+            WorkerCmd::Resume(id) => {
+                if let Some(next) = open_next(&source, Some(&id), &agent, &tx) {
                     agent = next;
                     let _ = tx.send(UiMsg::Resumed {
                         session_id: agent.session_id().to_string(),
@@ -198,13 +193,30 @@ pub(crate) async fn worker(
                         usage: agent.total_usage(),
                     });
                 }
-                Err(e) => {
-                    let _ = tx.send(UiMsg::Failed(format!("cannot resume {id}: {e}")));
-                }
-            },
+            }
         }
         if counts_jobs {
             let _ = tx.send(UiMsg::Background(agent.background_running()));
+        }
+    }
+}
+
+/// Opens the session `/new` (`id` None) or `/resume ID` asks for, in the
+/// current mode; a failure is said in the UI.
+fn open_next(
+    source: &SessionSource,
+    id: Option<&str>,
+    agent: &LiveSession,
+    tx: &mpsc::UnboundedSender<UiMsg>,
+) -> Option<LiveSession> {
+    match source.open(id, agent.mode()) {
+        Ok(next) => Some(next),
+        Err(e) => {
+            let _ = tx.send(UiMsg::Failed(match id {
+                None => format!("cannot start a new conversation: {e}"),
+                Some(id) => format!("cannot resume {id}: {e}"),
+            }));
+            None
         }
     }
 }

@@ -231,14 +231,10 @@ impl Human {
     }
 }
 
-async fn run(args: &MeshArgs, p: Prepared, redactor: Redactor) -> ExitCode {
-    let session = match p.project.session(&SessionChoice::New) {
-        Ok(s) => s,
-        Err(e) => {
-            let message = format!("cannot create the session: {e}");
-            return fail(args.json, ErrorKind::Config, &message, EXIT_USAGE);
-        }
-    };
+/// The mesh on the project's model, with the user's grants, approvals and
+/// hooks (the user's and a trusted project's run around its commands, as
+/// in every other front end).
+fn mesh(args: &MeshArgs, p: &Prepared, redactor: Redactor) -> Result<Mesh, north_mesh::MeshError> {
     let approver = FlagApprover {
         approve_edits: p.project.config.approve_edits.value,
         allow_shell: p.project.config.allow_shell.value,
@@ -252,14 +248,46 @@ async fn run(args: &MeshArgs, p: Prepared, redactor: Redactor) -> ExitCode {
     // What the user granted counts for the mesh's tools as for exec's.
     let mut ctx = p.project.tool_context();
     ctx.capabilities = args.grants.clone();
-    let mesh = match Mesh::new(
+    let mesh = Mesh::new(
         p.project.selected.backend.clone(),
         ctx,
-        p.policy,
+        p.policy.clone(),
         Arc::new(approver),
         redactor,
         opts,
-    ) {
+    )?;
+    // The user's hooks (and a trusted project's) run around the mesh's
+    // commands, and their MCP servers' tools are offered, as in every other
+    // front end.
+    Ok(if p.project.config.hooks.is_empty() {
+        mesh
+    } else {
+        mesh.with_hooks(Arc::new(p.project.hooks()))
+    })
+}
+
+/// The exit code a run's status ends `north mesh` with.
+fn exit_code(status: &MeshStatus) -> ExitCode {
+    match status {
+        MeshStatus::Completed => ExitCode::SUCCESS,
+        MeshStatus::Denied => ExitCode::from(EXIT_DENIED),
+        MeshStatus::StepLimit => ExitCode::from(EXIT_STEP_LIMIT),
+        MeshStatus::Interrupted => ExitCode::from(EXIT_INTERRUPTED),
+        MeshStatus::PlanFailed { .. }
+        | MeshStatus::ProviderFailed { .. }
+        | MeshStatus::StorageFailed { .. } => ExitCode::from(EXIT_PROVIDER),
+    }
+}
+
+async fn run(args: &MeshArgs, p: Prepared, redactor: Redactor) -> ExitCode {
+    let session = match p.project.session(&SessionChoice::New) {
+        Ok(s) => s,
+        Err(e) => {
+            let message = format!("cannot create the session: {e}");
+            return fail(args.json, ErrorKind::Config, &message, EXIT_USAGE);
+        }
+    };
+    let mesh = match mesh(args, &p, redactor) {
         Ok(m) => m,
         Err(e) => {
             return fail(
@@ -269,14 +297,6 @@ async fn run(args: &MeshArgs, p: Prepared, redactor: Redactor) -> ExitCode {
                 EXIT_PROVIDER,
             );
         }
-    };
-    // The user's hooks (and a trusted project's) run around the mesh's
-    // commands, and their MCP servers' tools are offered, as in every other
-    // front end.
-    let mesh = if p.project.config.hooks.is_empty() {
-        mesh
-    } else {
-        mesh.with_hooks(Arc::new(p.project.hooks()))
     };
     // Nobody to ask: a server's form is declined.
     let forms = Arc::new(north_mcp::elicit::Unattended {
@@ -316,13 +336,5 @@ async fn run(args: &MeshArgs, p: Prepared, redactor: Redactor) -> ExitCode {
         eprintln!("north: session {id} (trace in .north/sessions/{id}/trace.jsonl)");
     }
     tracing::info!(session = %id, status = ?report.status, "mesh finished");
-    match report.status {
-        MeshStatus::Completed => ExitCode::SUCCESS,
-        MeshStatus::Denied => ExitCode::from(EXIT_DENIED),
-        MeshStatus::StepLimit => ExitCode::from(EXIT_STEP_LIMIT),
-        MeshStatus::Interrupted => ExitCode::from(EXIT_INTERRUPTED),
-        MeshStatus::PlanFailed { .. }
-        | MeshStatus::ProviderFailed { .. }
-        | MeshStatus::StorageFailed { .. } => ExitCode::from(EXIT_PROVIDER),
-    }
+    exit_code(&report.status)
 }

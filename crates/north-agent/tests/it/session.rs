@@ -43,7 +43,10 @@ fn script() -> serde_json::Value {
     ]})
 }
 
-#[allow(clippy::too_many_lines, reason = "one end-to-end scenario, read top to bottom")]
+#[allow(
+    clippy::too_many_lines,
+    reason = "one end-to-end scenario, read top to bottom"
+)]
 #[tokio::test]
 async fn scripted_session_lists_searches_reads_edits_runs_and_records_everything() {
     let dir = project();

@@ -84,13 +84,7 @@ impl AnthropicDecoder {
         v: &Value,
         out: &mut Vec<StreamDelta>,
     ) -> Result<(), DecodeFailure> {
-        count_unknown(
-            &mut self.stats,
-            P,
-            "message_start",
-            v,
-            &["type", "message"],
-        );
+        count_unknown(&mut self.stats, P, "message_start", v, &["type", "message"]);
         let msg = v.get("message").ok_or_else(|| missing("`message`", v))?;
         out.push(StreamDelta::Start {
             id: str_field(msg, "id").map(str::to_string),

@@ -128,14 +128,9 @@ pub fn thinking_budget(effort: Option<ReasoningEffort>, max_tokens: u32) -> Opti
     (budget >= 1_024).then_some(budget)
 }
 
-/// Encodes a provider-neutral request as a Messages API body.
-///
-/// Prompt caching: breakpoints go on the last tool definition, the system
-/// prompt and the newest message, so each turn of a long session re-reads
-/// the whole prefix from cache. Thinking and redacted thinking go back
-/// unchanged (the API checks their signatures); reasoning items of other
-/// providers are left out.
-pub fn encode_request(req: &ChatRequest, stream: bool) -> Value {
+/// The system text (the request's and any system messages') and the
+/// messages in the API's roles, consecutive ones of a role merged.
+fn conversation(req: &ChatRequest) -> (Vec<String>, Vec<(&'static str, Vec<Value>)>) {
     let mut system_text: Vec<String> = req.system.iter().cloned().collect();
     let mut messages: Vec<(&'static str, Vec<Value>)> = Vec::new();
     for Message { role, content } in &req.messages {
@@ -165,6 +160,40 @@ pub fn encode_request(req: &ChatRequest, stream: bool) -> Value {
             _ => messages.push((role, blocks)),
         }
     }
+    (system_text, messages)
+}
+
+/// The tool definitions, a cache breakpoint on the last, and the hosted
+/// web search when asked for; `None` when there is none.
+fn tools(req: &ChatRequest) -> Option<Value> {
+    let n = req.tools.len();
+    let mut tools: Vec<Value> = req
+        .tools
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let mut v = json!({"name": t.name, "description": t.description, "input_schema": t.input_schema});
+            if i + 1 == n {
+                v["cache_control"] = ephemeral();
+            }
+            v
+        })
+        .collect();
+    if req.server_tools.contains(&ServerTool::WebSearch) {
+        tools.push(json!({"type": "web_search_20250305", "name": "web_search", "max_uses": 5}));
+    }
+    (!tools.is_empty()).then_some(Value::Array(tools))
+}
+
+/// Encodes a provider-neutral request as a Messages API body.
+///
+/// Prompt caching: breakpoints go on the last tool definition, the system
+/// prompt and the newest message, so each turn of a long session re-reads
+/// the whole prefix from cache. Thinking and redacted thinking go back
+/// unchanged (the API checks their signatures); reasoning items of other
+/// providers are left out.
+pub fn encode_request(req: &ChatRequest, stream: bool) -> Value {
+    let (mut system_text, mut messages) = conversation(req);
     if let Some(schema) = &req.output_schema {
         system_text.push(format!(
             "Answer with a single JSON value that validates against this JSON Schema, and nothing else:\n{schema}"
@@ -198,29 +227,8 @@ pub fn encode_request(req: &ChatRequest, stream: bool) -> Value {
                 .collect(),
         ),
     );
-    if !req.tools.is_empty() {
-        let n = req.tools.len();
-        let tools = req
-            .tools
-            .iter()
-            .enumerate()
-            .map(|(i, t)| {
-                let mut v = json!({"name": t.name, "description": t.description, "input_schema": t.input_schema});
-                if i + 1 == n {
-                    v["cache_control"] = ephemeral();
-                }
-                v
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
-    }
-    if req.server_tools.contains(&ServerTool::WebSearch) {
-        let tools = body
-            .entry("tools")
-            .or_insert_with(|| Value::Array(Vec::new()));
-        if let Some(tools) = tools.as_array_mut() {
-            tools.push(json!({"type": "web_search_20250305", "name": "web_search", "max_uses": 5}));
-        }
+    if let Some(tools) = tools(req) {
+        body.insert("tools".into(), tools);
     }
     let thinking = thinking_budget(req.reasoning, req.max_tokens);
     if let Some(budget) = thinking {

@@ -149,6 +149,34 @@ impl Transport {
         }
     }
 
+    /// How a stream ends when its decoder fails: a malformed event is not
+    /// retried, a provider's error event is when its type says so.
+    fn decode_failed(&self, failure: DecodeFailure) -> StreamEnd {
+        let provider = self.provider;
+        match failure {
+            DecodeFailure::Malformed(message) => StreamEnd::Failed {
+                error: LlmError::Decode {
+                    provider,
+                    message: self.scrub(&message),
+                    partial: Default::default(),
+                },
+                retryable: false,
+            },
+            DecodeFailure::Provider {
+                error_type,
+                message,
+            } => StreamEnd::Failed {
+                retryable: is_retryable_stream_error(&error_type),
+                error: LlmError::StreamError {
+                    provider,
+                    error_type,
+                    message: self.scrub(&message),
+                    partial: Default::default(),
+                },
+            },
+        }
+    }
+
     async fn read_body<D: StreamDecoder>(
         &self,
         resp: reqwest::Response,
@@ -209,31 +237,7 @@ impl Transport {
             for event in parser.feed(&chunk) {
                 let deltas = match decoder.decode(&event) {
                     Ok(ds) => ds,
-                    Err(DecodeFailure::Malformed(message)) => {
-                        return fail(
-                            LlmError::Decode {
-                                provider,
-                                message: self.scrub(&message),
-                                partial: Default::default(),
-                            },
-                            false,
-                        );
-                    }
-                    Err(DecodeFailure::Provider {
-                        error_type,
-                        message,
-                    }) => {
-                        let retryable = is_retryable_stream_error(&error_type);
-                        return fail(
-                            LlmError::StreamError {
-                                provider,
-                                error_type,
-                                message: self.scrub(&message),
-                                partial: Default::default(),
-                            },
-                            retryable,
-                        );
-                    }
+                    Err(failure) => return self.decode_failed(failure),
                 };
                 for d in deltas {
                     saw_stop |= matches!(d, StreamDelta::Stop { .. });
