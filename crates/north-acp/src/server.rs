@@ -316,6 +316,30 @@ fn set_mode(
     Ok(SetSessionModeResponse::new())
 }
 
+/// `session/load`: the session reopened, its history replayed to the
+/// editor as updates.
+fn load(
+    shared: &Shared,
+    req: &LoadSessionRequest,
+    cx: &ConnectionTo<Client>,
+) -> Result<LoadSessionResponse, Error> {
+    let id = req.session_id.to_string();
+    let (id, mode, history) = shared.open(cx, &req.cwd, Some(&id), &req.mcp_servers)?;
+    for update in history {
+        let _ = cx.send_notification(SessionNotification::new(id.clone(), update));
+    }
+    Ok(LoadSessionResponse::new().modes(mode_state(mode)))
+}
+
+/// `session/cancel`: the session's running turn stops.
+fn cancel_turn(shared: &Shared, id: &str) {
+    if let Ok((_, cancel)) = shared.session(id)
+        && let Ok(c) = cancel.lock()
+    {
+        c.cancel();
+    }
+}
+
 /// Serves one editor connection on stdin/stdout until it closes.
 pub async fn serve(runtime: Arc<AcpRuntime>) -> Result<(), Error> {
     serve_on(runtime, Stdio::new()).await
@@ -335,13 +359,7 @@ pub async fn serve_on(
     let writes = shared.editor_writes.clone();
     let forms = shared.editor_forms.clone();
     let ended = shared.clone();
-    let (s_new, s_load, s_prompt, s_cancel, s_mode) = (
-        shared.clone(),
-        shared.clone(),
-        shared.clone(),
-        shared.clone(),
-        shared,
-    );
+    let [s_new, s_load, s_prompt, s_cancel, s_mode] = std::array::from_fn(|_| shared.clone());
     let served = AcpRole
         .v1()
         .name("north")
@@ -363,18 +381,11 @@ pub async fn serve_on(
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |req: LoadSessionRequest, responder, cx: ConnectionTo<Client>| {
-                let id = req.session_id.to_string();
-                match s_load.open(&cx, &req.cwd, Some(&id), &req.mcp_servers) {
-                    Ok((id, mode, history)) => {
-                        for update in history {
-                            let _ =
-                                cx.send_notification(SessionNotification::new(id.clone(), update));
-                        }
-                        responder.respond(LoadSessionResponse::new().modes(mode_state(mode)))
-                    }
-                    Err(e) => responder.respond_with_error(e),
-                }
+            async move |req: LoadSessionRequest, responder, cx: ConnectionTo<Client>| match load(
+                &s_load, &req, &cx,
+            ) {
+                Ok(loaded) => responder.respond(loaded),
+                Err(e) => responder.respond_with_error(e),
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -400,11 +411,7 @@ pub async fn serve_on(
         )
         .on_receive_notification(
             async move |n: CancelNotification, _cx| {
-                if let Ok((_, cancel)) = s_cancel.session(&n.session_id.to_string())
-                    && let Ok(c) = cancel.lock()
-                {
-                    c.cancel();
-                }
+                cancel_turn(&s_cancel, &n.session_id.to_string());
                 Ok(())
             },
             agent_client_protocol::on_receive_notification!(),

@@ -101,17 +101,7 @@ impl ProjectCard {
             Sha256::digest(format!("{}\n{tree}", git_head(&ctx.root)).as_bytes())
         );
         let cache = ctx.root.join(".north").join("cache.json");
-        if let Ok(text) = std::fs::read_to_string(&cache)
-            && let Ok(card) = serde_json::from_str::<ProjectCard>(&text)
-            && card.fingerprint == fingerprint
-            && north_tools::owner::check(
-                north_tools::owner::StateKind::CardCache,
-                &ctx.root,
-                &card.signed(),
-                card.owner.as_deref(),
-            )
-            .usable()
-        {
+        if let Some(card) = cached(&cache, &ctx.root, &fingerprint) {
             return card;
         }
         let readme = tools.call("read_readme", json!({}), ctx).await;
@@ -146,20 +136,46 @@ impl ProjectCard {
             hotfiles,
             owner: None,
         };
-        card.owner = north_tools::owner::mark(
+        card.save(&cache, &ctx.root);
+        card
+    }
+}
+
+/// The cached card at `cache`, when North wrote it for this fingerprint.
+fn cached(
+    cache: &std::path::Path,
+    root: &std::path::Path,
+    fingerprint: &str,
+) -> Option<ProjectCard> {
+    let text = std::fs::read_to_string(cache).ok()?;
+    let card = serde_json::from_str::<ProjectCard>(&text).ok()?;
+    let ours = north_tools::owner::check(
+        north_tools::owner::StateKind::CardCache,
+        root,
+        &card.signed(),
+        card.owner.as_deref(),
+    )
+    .usable();
+    (card.fingerprint == fingerprint && ours).then_some(card)
+}
+
+impl ProjectCard {
+    /// Marks the card as this user's North's and caches it (never through
+    /// a linked state directory).
+    fn save(&mut self, cache: &std::path::Path, root: &std::path::Path) {
+        self.owner = north_tools::owner::mark(
             north_tools::owner::StateKind::CardCache,
-            &ctx.root,
-            &card.signed(),
+            root,
+            &self.signed(),
         );
         if let Some(dir) = cache.parent()
-            && !north_tools::repo::state_dir_is_linked(&ctx.root)
+            && !north_tools::repo::state_dir_is_linked(root)
             && std::fs::create_dir_all(dir).is_ok()
-            && let Ok(text) = serde_json::to_string_pretty(&card)
-            && let Err(e) = write_atomic(&cache, text.as_bytes())
+            && let Ok(text) = serde_json::to_string_pretty(&*self)
+            && let Err(e) = write_atomic(cache, text.as_bytes())
         {
             tracing::warn!(path = %cache.display(), error = %e, "cannot write project card cache");
         }
-        card
     }
 }
 

@@ -171,24 +171,12 @@ impl<'g> BlockRun<'g> {
         values.insert("memory".to_owned(), env.memory().json());
         values.extend(self.values);
         let mut bindings = self.bindings;
-        // Spec 8.1: the context locals start from the function's locals, not
-        // only the bound ones. Bindings (current values) and `memory` win
-        // over a parameter's call-start snapshot of the same name.
-        for param in &self.guard.params {
-            if values.contains_key(param.name) || self.meta.shadowed.contains(&param.name) {
-                continue;
-            }
-            values.insert(param.name.to_owned(), param.value.clone());
-            bindings.push(BindingInfo {
-                name: param.name,
-                type_name: param.type_name.clone(),
-                coerce: None,
-                schema: param.schema,
-                kind: LocalKind::Param {
-                    mutable: param.mutable,
-                },
-            });
-        }
+        add_params(
+            &self.guard.params,
+            self.meta.shadowed,
+            &mut values,
+            &mut bindings,
+        );
         let ctx = ToolContext {
             at: at.clone(),
             root: env.workspace_root().to_path_buf(),
@@ -241,6 +229,33 @@ impl<'g> BlockRun<'g> {
             assigned: locals.assigned,
             effect,
         })
+    }
+}
+
+/// Adds the function's parameters to a block's locals (spec 8.1: the
+/// context locals start from the function's locals, not only the bound
+/// ones); a binding's current value, `memory` and a shadowed name win over
+/// a parameter's call-start snapshot.
+fn add_params(
+    params: &[crate::env::Param],
+    shadowed: &[&str],
+    values: &mut Map<String, Value>,
+    bindings: &mut Vec<BindingInfo>,
+) {
+    for param in params {
+        if values.contains_key(param.name) || shadowed.contains(&param.name) {
+            continue;
+        }
+        values.insert(param.name.to_owned(), param.value.clone());
+        bindings.push(BindingInfo {
+            name: param.name,
+            type_name: param.type_name.clone(),
+            coerce: None,
+            schema: param.schema,
+            kind: LocalKind::Param {
+                mutable: param.mutable,
+            },
+        });
     }
 }
 

@@ -77,25 +77,8 @@ impl App {
         }
         self.dirty = true;
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        if let Some(form) = self.forms.front_mut() {
-            // Ctrl+C cancels the form and goes on to stop the turn.
-            let stop = ctrl && key.code == KeyCode::Char('c');
-            let done = if stop {
-                form.key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE))
-            } else {
-                form.key(key)
-            };
-            if done && let Some(form) = self.forms.pop_front() {
-                self.notice(
-                    format!(
-                        "MCP server {}: form {}",
-                        form.form.server,
-                        form.outcome.unwrap_or("closed")
-                    ),
-                    Vec::new(),
-                );
-            }
-            return if stop { self.ctrl_c() } else { Vec::new() };
+        if !self.forms.is_empty() {
+            return self.form_key(key, ctrl);
         }
         if ctrl && key.code == KeyCode::Char('c') {
             return self.ctrl_c();
@@ -123,32 +106,7 @@ impl App {
             return self.cycle_mode();
         }
         if key.code == KeyCode::Esc {
-            if self.is_busy() && !self.interrupting {
-                return self.interrupt();
-            }
-            // Esc Esc: on a draft, clears it (↑ brings it back); on an
-            // idle, empty composer, the rewind picker.
-            let now = std::time::Instant::now();
-            let again = self
-                .last_esc
-                .is_some_and(|at| now.duration_since(at) <= QUIT_WINDOW);
-            if !self.composer.is_empty() {
-                if again {
-                    self.last_esc = None;
-                    self.composer.stash();
-                    self.hint = Some("Draft cleared · ↑ brings it back".into());
-                } else {
-                    self.last_esc = Some(now);
-                    self.hint = Some("Esc again clears the draft".into());
-                }
-            } else if !self.is_busy() {
-                if again {
-                    self.last_esc = None;
-                    return vec![Action::ListTurns];
-                }
-                self.last_esc = Some(now);
-            }
-            return Vec::new();
+            return self.esc();
         }
         // `?` on an empty composer: the keys, as both peers show them.
         if key.code == KeyCode::Char('?') && !ctrl && self.composer.is_empty() {
@@ -162,6 +120,62 @@ impl App {
         let actions = self.composer_key(key, ctrl);
         self.refresh_popup();
         actions
+    }
+
+    /// A key while an MCP server's form is open: it goes to the form;
+    /// Ctrl+C cancels the form and goes on to stop the turn.
+    fn form_key(&mut self, key: KeyEvent, ctrl: bool) -> Vec<Action> {
+        let Some(form) = self.forms.front_mut() else {
+            return Vec::new();
+        };
+        let stop = ctrl && key.code == KeyCode::Char('c');
+        let done = if stop {
+            form.key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE))
+        } else {
+            form.key(key)
+        };
+        if done && let Some(form) = self.forms.pop_front() {
+            self.notice(
+                format!(
+                    "MCP server {}: form {}",
+                    form.form.server,
+                    form.outcome.unwrap_or("closed")
+                ),
+                Vec::new(),
+            );
+        }
+        if stop { self.ctrl_c() } else { Vec::new() }
+    }
+
+    /// Esc: interrupts a turn; Esc Esc clears a draft (↑ brings it back)
+    /// or, on an idle empty composer, opens the rewind picker.
+    fn esc(&mut self) -> Vec<Action> {
+        if self.is_busy() && !self.interrupting {
+            return self.interrupt();
+        }
+        // Esc Esc: on a draft, clears it (↑ brings it back); on an
+        // idle, empty composer, the rewind picker.
+        let now = std::time::Instant::now();
+        let again = self
+            .last_esc
+            .is_some_and(|at| now.duration_since(at) <= QUIT_WINDOW);
+        if !self.composer.is_empty() {
+            if again {
+                self.last_esc = None;
+                self.composer.stash();
+                self.hint = Some("Draft cleared · ↑ brings it back".into());
+            } else {
+                self.last_esc = Some(now);
+                self.hint = Some("Esc again clears the draft".into());
+            }
+        } else if !self.is_busy() {
+            if again {
+                self.last_esc = None;
+                return vec![Action::ListTurns];
+            }
+            self.last_esc = Some(now);
+        }
+        Vec::new()
     }
 
     /// A key for the composer (or the shortcuts that work from it).
@@ -460,28 +474,7 @@ impl App {
                     .iter()
                     .find(|(_, k, _)| k.starts_with(c))
                     .map(|o| o.2);
-                by_key.or(match (&p.kind, c) {
-                    (PromptKind::Shell { .. }, 'y' | 'r') => {
-                        Some(Choice::Decide(ApprovalDecision::RunOnce))
-                    }
-                    (PromptKind::Shell { .. }, 'a') => {
-                        Some(Choice::Decide(ApprovalDecision::Always))
-                    }
-                    (PromptKind::Shell { .. }, 'n' | 'd') => {
-                        Some(Choice::Stop(ApprovalDecision::Deny))
-                    }
-                    (PromptKind::Edit { .. }, 'a') => {
-                        Some(Choice::Decide(ApprovalDecision::Accept))
-                    }
-                    (PromptKind::Edit { .. }, 'r') => Some(Choice::Stop(ApprovalDecision::Reject)),
-                    (PromptKind::Capability { .. }, 'g') => {
-                        Some(Choice::Decide(ApprovalDecision::Grant))
-                    }
-                    (PromptKind::Capability { .. }, 'd') => {
-                        Some(Choice::Stop(ApprovalDecision::Deny))
-                    }
-                    _ => None,
-                })
+                by_key.or_else(|| letter_choice(&p.kind, c))
             }
             _ => None,
         };
@@ -561,6 +554,21 @@ impl App {
             return Vec::new();
         }
         vec![Action::Resume(id.to_string())]
+    }
+}
+
+/// The letters both peers' users type at a prompt (`y`, `a`, `n`, `d`,
+/// `g`, `r`), beside each option's own key.
+fn letter_choice(kind: &PromptKind, c: char) -> Option<Choice> {
+    match (kind, c) {
+        (PromptKind::Shell { .. }, 'y' | 'r') => Some(Choice::Decide(ApprovalDecision::RunOnce)),
+        (PromptKind::Shell { .. }, 'a') => Some(Choice::Decide(ApprovalDecision::Always)),
+        (PromptKind::Shell { .. }, 'n' | 'd') => Some(Choice::Stop(ApprovalDecision::Deny)),
+        (PromptKind::Edit { .. }, 'a') => Some(Choice::Decide(ApprovalDecision::Accept)),
+        (PromptKind::Edit { .. }, 'r') => Some(Choice::Stop(ApprovalDecision::Reject)),
+        (PromptKind::Capability { .. }, 'g') => Some(Choice::Decide(ApprovalDecision::Grant)),
+        (PromptKind::Capability { .. }, 'd') => Some(Choice::Stop(ApprovalDecision::Deny)),
+        _ => None,
     }
 }
 

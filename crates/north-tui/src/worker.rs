@@ -130,10 +130,8 @@ pub(crate) async fn worker(
                 let _ = tx.send(crate::rewind::run(&mut agent, req));
             }
             WorkerCmd::SetMode(mode) => {
-                let _ = tx.send(match agent.set_mode(mode) {
-                    Ok(()) => UiMsg::ModeSet(mode),
-                    Err(e) => UiMsg::Failed(e.to_string()),
-                });
+                let set = agent.set_mode(mode).map(|()| UiMsg::ModeSet(mode));
+                let _ = tx.send(set.unwrap_or_else(|e| UiMsg::Failed(e.to_string())));
             }
             WorkerCmd::ListTurns => {
                 let _ = tx.send(crate::rewind::list(&agent));
@@ -158,13 +156,7 @@ pub(crate) async fn worker(
                 let _ = tx.send(rename(&mut agent, &name));
             }
             WorkerCmd::Ps(kill) => {
-                if let Some(id) = &kill
-                    && !agent.kill_background(id)
-                {
-                    let _ = tx.send(UiMsg::Failed(format!("no background command `{id}`")));
-                    continue;
-                }
-                let _ = tx.send(ps_info(&agent.background_jobs(), kill.as_deref()));
+                let _ = tx.send(ps(&mut agent, kill.as_deref()));
             }
             WorkerCmd::End => {
                 agent
@@ -199,6 +191,16 @@ pub(crate) async fn worker(
             let _ = tx.send(UiMsg::Background(agent.background_running()));
         }
     }
+}
+
+/// `/ps` (and `/ps kill ID`): the background commands.
+fn ps(agent: &mut LiveSession, kill: Option<&str>) -> UiMsg {
+    if let Some(id) = kill
+        && !agent.kill_background(id)
+    {
+        return UiMsg::Failed(format!("no background command `{id}`"));
+    }
+    ps_info(&agent.background_jobs(), kill)
 }
 
 /// Opens the session `/new` (`id` None) or `/resume ID` asks for, in the

@@ -193,6 +193,26 @@ fn mcp_auth(hub: Option<&Arc<north_mcp::McpHub>>) -> north_tui::McpAuth {
     ))
 }
 
+/// How the project's MCP servers reach the user: a login opens the
+/// browser when one can be opened (the URL and the outcome show in the
+/// transcript), a server's form is asked in the TUI.
+fn mcp_setup(inbox: &north_tui::Inbox) -> McpSetup {
+    let login_notices = inbox.sender();
+    let announce = north_mcp::Announcer::new(move |line| {
+        let _ = login_notices.send(north_tui::UiMsg::Event(north_protocol::Event::Notice {
+            kind: north_protocol::NoticeKind::Login,
+            message: line.to_string(),
+        }));
+    });
+    let forms = Arc::new(TuiForms(north_tui::FormAsker::new(inbox.sender())));
+    McpSetup {
+        login_on_demand: true,
+        forms: Some(forms),
+        announce: Some(announce),
+        ..McpSetup::default()
+    }
+}
+
 /// What the TUI shows about the session and its project (the header,
 /// `/status`, `/mcp`, `/hooks`, `/agents`, the `@` file picker).
 fn session_info(agent: &LiveSession, sessions: &Sessions) -> SessionInfo {
@@ -307,16 +327,6 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
     approver.approve_edits = project.config.approve_edits.value;
     approver.allow_shell = project.config.allow_shell.value;
     let approver = Arc::new(approver);
-    // A server asking for a login opens the browser when one can be
-    // opened; the URL and the outcome show in the transcript.
-    let login_notices = inbox.sender();
-    let announce = north_mcp::Announcer::new(move |line| {
-        let _ = login_notices.send(north_tui::UiMsg::Event(north_protocol::Event::Notice {
-            kind: north_protocol::NoticeKind::Login,
-            message: line.to_string(),
-        }));
-    });
-    let forms = Arc::new(TuiForms(north_tui::FormAsker::new(inbox.sender())));
     // The servers start in the background: the first prompt never waits.
     let sessions = {
         let _entered = runtime.enter();
@@ -324,12 +334,7 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
             project,
             args.model.choice(),
             args.max_tokens,
-            McpSetup {
-                login_on_demand: true,
-                forms: Some(forms),
-                announce: Some(announce),
-                ..McpSetup::default()
-            },
+            mcp_setup(&inbox),
         )
     };
     crate::args::print_notices(sessions.notices());

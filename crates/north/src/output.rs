@@ -137,16 +137,7 @@ impl Text {
             }
             Event::Diff { diff, .. } => self.line(diff.trim_end()),
             Event::ApprovalDecided { decision, .. } => {
-                let word = match decision {
-                    ApprovalDecision::Accept => "accepted",
-                    ApprovalDecision::Reject => "rejected",
-                    ApprovalDecision::RunOnce => "allowed once",
-                    ApprovalDecision::Always => "always allowed",
-                    ApprovalDecision::AlwaysPrefix => "always allowed (prefix)",
-                    ApprovalDecision::Deny => "denied",
-                    ApprovalDecision::Grant => "granted",
-                };
-                self.line(&format!("  [{word}]"));
+                self.line(&format!("  [{}]", decision_word(*decision)));
             }
             Event::Error {
                 kind: ErrorKind::Interrupted,
@@ -176,15 +167,8 @@ impl Text {
             }
             Event::Plan { goals, open_loops } => {
                 self.finish();
-                let mut items: Vec<String> = open_loops.iter().map(|l| format!("◐ {l}")).collect();
-                items.extend(
-                    goals
-                        .iter()
-                        .filter(|g| !open_loops.contains(g))
-                        .map(|g| format!("☐ {g}")),
-                );
-                if !items.is_empty() {
-                    eprintln!("north: plan: {}", items.join(" · "));
+                if let Some(plan) = plan_line(goals, open_loops) {
+                    eprintln!("north: plan: {plan}");
                 }
             }
             // Thinking and live command output are in --json; the text
@@ -199,4 +183,30 @@ impl Text {
             | Event::TurnEnd { .. } => {}
         }
     }
+}
+
+/// A decision as the text output says it.
+fn decision_word(decision: ApprovalDecision) -> &'static str {
+    match decision {
+        ApprovalDecision::Accept => "accepted",
+        ApprovalDecision::Reject => "rejected",
+        ApprovalDecision::RunOnce => "allowed once",
+        ApprovalDecision::Always => "always allowed",
+        ApprovalDecision::AlwaysPrefix => "always allowed (prefix)",
+        ApprovalDecision::Deny => "denied",
+        ApprovalDecision::Grant => "granted",
+    }
+}
+
+/// The plan on one line: open loops first (◐), then the other goals (☐);
+/// `None` when there is nothing in it.
+fn plan_line(goals: &[String], open_loops: &[String]) -> Option<String> {
+    let mut items: Vec<String> = open_loops.iter().map(|l| format!("◐ {l}")).collect();
+    items.extend(
+        goals
+            .iter()
+            .filter(|g| !open_loops.contains(g))
+            .map(|g| format!("☐ {g}")),
+    );
+    (!items.is_empty()).then(|| items.join(" · "))
 }

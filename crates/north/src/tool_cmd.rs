@@ -126,22 +126,7 @@ pub fn run(args: ToolArgs) -> anyhow::Result<ExitCode> {
         &root,
         trust.applies(),
     )?));
-    let mut ctx = ToolContext::for_project(root.clone());
-    ctx.capabilities = args.grants.clone();
-    let choice = north_runtime::SandboxChoice::for_project(
-        &root,
-        args.sandbox.map(crate::args::SandboxSwitch::enabled),
-    );
-    let commands = choice.spawner(
-        &root,
-        &args.grants,
-        north_tools::os_sandbox::ChildKind::Command,
-    );
-    if commands.is_confined() {
-        ctx.shell = std::sync::Arc::new(north_tools::shell::ShellManager::with_spawner(
-            root, commands,
-        ));
-    }
+    let (ctx, choice) = context(root, &args);
     let sandbox = ctx.sandbox().map_err(|e| Usage(e.to_string()))?;
 
     // Finish any apply a killed process left half done before looking at
@@ -189,6 +174,32 @@ pub fn run(args: ToolArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The call's context: the user's grants, and the project's shell under
+/// the OS sandbox (unless `--sandbox off`); with the sandbox choice the
+/// hooks run under too.
+fn context(
+    root: std::path::PathBuf,
+    args: &ToolArgs,
+) -> (ToolContext, north_runtime::SandboxChoice) {
+    let mut ctx = ToolContext::for_project(root.clone());
+    ctx.capabilities = args.grants.clone();
+    let choice = north_runtime::SandboxChoice::for_project(
+        &root,
+        args.sandbox.map(crate::args::SandboxSwitch::enabled),
+    );
+    let commands = choice.spawner(
+        &root,
+        &args.grants,
+        north_tools::os_sandbox::ChildKind::Command,
+    );
+    if commands.is_confined() {
+        ctx.shell = std::sync::Arc::new(north_tools::shell::ShellManager::with_spawner(
+            root, commands,
+        ));
+    }
+    (ctx, choice)
 }
 
 /// Runs the tool the way its approval says: a write tool proposes (and

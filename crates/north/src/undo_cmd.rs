@@ -59,6 +59,46 @@ impl From<What> for RewindScope {
     }
 }
 
+/// `--list`: the session's turns with snapshots, and which are undone.
+fn list(agent: &north_runtime::LiveSession, id: &str) {
+    if agent.turns().is_empty() {
+        println!("session {id} has no turns with snapshots");
+    }
+    for t in agent.turns() {
+        let status = match (&t.after, t.undone) {
+            (_, true) => "undone",
+            (None, _) => "unfinished",
+            (Some(_), false) => "",
+        };
+        println!(
+            "{:>3}  {}  {:<10}  {}",
+            t.turn,
+            north_agent::store::utc_stamp(t.started_ts as u64),
+            status,
+            t.prompt
+        );
+    }
+}
+
+/// What an undo did to the files.
+fn print_restored(files: &north_tools::snapshot::RestoreReport, turns: &[u32], id: &str) {
+    for p in &files.written {
+        println!("restored {p}");
+    }
+    for p in &files.removed {
+        println!("removed  {p}");
+    }
+    for (p, why) in &files.skipped {
+        println!("kept     {p} ({why})");
+    }
+    println!(
+        "undid turn(s) {:?} of session {id}: {} restored, {} removed",
+        turns,
+        files.written.len(),
+        files.removed.len()
+    );
+}
+
 /// Runs `north undo`.
 pub fn main(args: UndoArgs) -> anyhow::Result<ExitCode> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
@@ -75,23 +115,7 @@ pub fn main(args: UndoArgs) -> anyhow::Result<ExitCode> {
     // talks to a model here.
     let mut agent = north_runtime::LiveSession::for_rewind(&root, session)?;
     if args.list {
-        if agent.turns().is_empty() {
-            println!("session {id} has no turns with snapshots");
-        }
-        for t in agent.turns() {
-            let status = match (&t.after, t.undone) {
-                (_, true) => "undone",
-                (None, _) => "unfinished",
-                (Some(_), false) => "",
-            };
-            println!(
-                "{:>3}  {}  {:<10}  {}",
-                t.turn,
-                north_agent::store::utc_stamp(t.started_ts as u64),
-                status,
-                t.prompt
-            );
-        }
+        list(&agent, &id);
         return Ok(ExitCode::SUCCESS);
     }
     if args.what != What::Conversation {
@@ -128,21 +152,7 @@ pub fn main(args: UndoArgs) -> anyhow::Result<ExitCode> {
         Err(e) => return Err(e.into()),
     };
     if let Some(files) = &report.files {
-        for p in &files.written {
-            println!("restored {p}");
-        }
-        for p in &files.removed {
-            println!("removed  {p}");
-        }
-        for (p, why) in &files.skipped {
-            println!("kept     {p} ({why})");
-        }
-        println!(
-            "undid turn(s) {:?} of session {id}: {} restored, {} removed",
-            report.turns,
-            files.written.len(),
-            files.removed.len()
-        );
+        print_restored(files, &report.turns, &id);
     }
     if let Some(n) = report.messages_dropped {
         println!("conversation of session {id} rewound: {n} message(s) dropped");

@@ -305,6 +305,37 @@ fn string_map(value: Option<&Value>, what: &str) -> Result<BTreeMap<String, Stri
     }
 }
 
+/// A stdio server: its command, arguments, environment and directory.
+fn stdio_transport(obj: &serde_json::Map<String, Value>) -> Result<Transport, String> {
+    let command = obj
+        .get("command")
+        .and_then(Value::as_str)
+        .filter(|c| !c.trim().is_empty())
+        .ok_or(if obj.contains_key("url") {
+            "a server with `url` needs `\"type\": \"http\"`"
+        } else {
+            "a stdio server needs `command`"
+        })?;
+    let args = match obj.get("args") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|a| match a {
+                Value::String(s) => Ok(s.clone()),
+                Value::Number(n) => Ok(n.to_string()),
+                _ => Err("`args` must be an array of strings".to_string()),
+            })
+            .collect::<Result<_, _>>()?,
+        Some(_) => return Err("`args` must be an array of strings".into()),
+    };
+    Ok(Transport::Stdio {
+        command: command.into(),
+        args,
+        env: string_map(obj.get("env"), "env")?,
+        cwd: obj.get("cwd").and_then(Value::as_str).map(PathBuf::from),
+    })
+}
+
 fn parse_entry(name: &str, entry: &Value, scope: Scope) -> Result<ServerConfig, String> {
     if !valid_name(name) {
         return Err("the name must use letters, digits, `-` and `_` (at most 32, no `__`)".into());
@@ -332,35 +363,7 @@ fn parse_entry(name: &str, entry: &Value, scope: Scope) -> Result<ServerConfig, 
                 "the SSE transport is deprecated in MCP and not supported; if the server also speaks streamable HTTP, use `\"type\": \"http\"`".into(),
             );
         }
-        Some("stdio") | None => {
-            let command = obj
-                .get("command")
-                .and_then(Value::as_str)
-                .filter(|c| !c.trim().is_empty())
-                .ok_or(if obj.contains_key("url") {
-                    "a server with `url` needs `\"type\": \"http\"`"
-                } else {
-                    "a stdio server needs `command`"
-                })?;
-            let args = match obj.get("args") {
-                None | Some(Value::Null) => Vec::new(),
-                Some(Value::Array(items)) => items
-                    .iter()
-                    .map(|a| match a {
-                        Value::String(s) => Ok(s.clone()),
-                        Value::Number(n) => Ok(n.to_string()),
-                        _ => Err("`args` must be an array of strings".to_string()),
-                    })
-                    .collect::<Result<_, _>>()?,
-                Some(_) => return Err("`args` must be an array of strings".into()),
-            };
-            Transport::Stdio {
-                command: command.into(),
-                args,
-                env: string_map(obj.get("env"), "env")?,
-                cwd: obj.get("cwd").and_then(Value::as_str).map(PathBuf::from),
-            }
-        }
+        Some("stdio") | None => stdio_transport(obj)?,
         Some(other) => {
             return Err(format!(
                 "unknown `type` `{other}`: use `stdio` (with `command`) or `http` (with `url`)"

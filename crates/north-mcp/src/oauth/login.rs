@@ -180,6 +180,19 @@ pub struct LoginTarget<'a> {
     pub challenge: Option<&'a str>,
 }
 
+/// The loopback listener the browser comes back to (`port` 0: any free
+/// one), and the redirect URL that names it.
+async fn callback_listener(port: u16) -> Result<(tokio::net::TcpListener, String), OAuthError> {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+        .await
+        .map_err(|e| OAuthError::Callback(format!("cannot listen on 127.0.0.1:{port}: {e}")))?;
+    let port = listener
+        .local_addr()
+        .map_err(|e| OAuthError::Callback(e.to_string()))?
+        .port();
+    Ok((listener, format!("http://127.0.0.1:{port}/callback")))
+}
+
 /// Logs in to `target`: discovery, registration, the browser, the code,
 /// the tokens (saved in `store`). `announce` tells the user the URL (it is
 /// always shown, in case no browser opens).
@@ -190,15 +203,7 @@ pub async fn login(
 ) -> Result<(), OAuthError> {
     crate::install_tls_provider();
     let config = target.config.cloned().unwrap_or_default();
-    let port = config.callback_port.unwrap_or(0);
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
-        .await
-        .map_err(|e| OAuthError::Callback(format!("cannot listen on 127.0.0.1:{port}: {e}")))?;
-    let port = listener
-        .local_addr()
-        .map_err(|e| OAuthError::Callback(e.to_string()))?
-        .port();
-    let redirect = format!("http://127.0.0.1:{port}/callback");
+    let (listener, redirect) = callback_listener(config.callback_port.unwrap_or(0)).await?;
 
     let mut manager = AuthorizationManager::new(target.url)
         .await
