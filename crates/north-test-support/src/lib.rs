@@ -19,6 +19,7 @@
 //! - `bin`
 //! - `corpus`: the adversarial command corpus (`fixtures/command-corpus.txt`) and the scratch layout…
 //! - `discovery`: what model servers answer when asked for their context size, in each server's own…
+//! - `jsonrpc`: a plain JSON-RPC client on a child's stdio (MCP's stdio transport)
 //! - `interop`: finding Node.js and the npm packages `.ci/run` installs for the MCP interop tests…
 //! - `openai`: openAI Chat Completions wire format
 //! - `responses`: openAI Responses API wire format (uses `openai`)
@@ -28,6 +29,7 @@ pub mod anthropic;
 pub mod corpus;
 pub mod discovery;
 pub mod interop;
+pub mod jsonrpc;
 pub mod openai;
 pub mod responses;
 mod server;

@@ -3,10 +3,12 @@
 //! `PostToolUse` hook's feedback reaches the client with the result.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Write};
+use north_test_support::jsonrpc::StdioClient;
+
+use crate::common;
 use std::process::{Command, Stdio};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 #[test]
 fn the_users_hooks_run_around_calls_an_mcp_client_makes() {
@@ -16,18 +18,7 @@ fn the_users_hooks_run_around_calls_an_mcp_client_makes() {
     std::fs::write(root.join("src/main.rs"), "fn main() {}\n").unwrap();
     let home = dir.path().join("home");
     let config = home.join("config/north");
-    std::fs::create_dir_all(&config).unwrap();
-    std::fs::write(
-        config.join("config.json"),
-        json!({"hooks": {
-            "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
-                "command": "grep -q 'rm -rf' && { echo 'no deleting here' >&2; exit 2; }; exit 0"}]}],
-            "PostToolUse": [{"matcher": "Read", "hooks": [{"type": "command",
-                "command": "echo 'read noted' >&2; exit 2"}]}]
-        }})
-        .to_string(),
-    )
-    .unwrap();
+    common::write_guard_hooks(&config);
     let mut child = Command::new(env!("CARGO_BIN_EXE_north"))
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
@@ -42,32 +33,10 @@ fn the_users_hooks_run_around_calls_an_mcp_client_makes() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut call = |id: u64, method: &str, params: Value| -> Value {
-        writeln!(
-            stdin,
-            "{}",
-            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-        )
-        .unwrap();
-        if method == "initialize" {
-            let ready = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-            // Sent after the answer below is read.
-            let answer = read_answer(&mut lines, id);
-            writeln!(stdin, "{ready}").unwrap();
-            return answer;
-        }
-        read_answer(&mut lines, id)
-    };
-    let init = call(
-        0,
-        "initialize",
-        json!({"protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "hooks", "version": "1"}}),
-    );
+    let mut client = StdioClient::new(&mut child);
+    let init = client.initialize("hooks");
     assert!(init.get("result").is_some(), "{init}");
-    let blocked = call(
+    let blocked = client.request(
         1,
         "tools/call",
         json!({"name": "shell_run", "arguments": {"command": "rm -rf src"}}),
@@ -76,7 +45,7 @@ fn the_users_hooks_run_around_calls_an_mcp_client_makes() {
     assert_eq!(blocked["result"]["isError"], json!(true), "{shown}");
     assert!(shown.contains("no deleting here"), "{shown}");
     assert!(root.join("src/main.rs").exists(), "the blocked command ran");
-    let read = call(
+    let read = client.request(
         2,
         "tools/call",
         json!({"name": "read_file", "arguments": {"path": "src/main.rs"}}),
@@ -85,14 +54,4 @@ fn the_users_hooks_run_around_calls_an_mcp_client_makes() {
     assert!(shown.contains("read noted"), "{shown}");
     let _ = child.kill();
     let _ = child.wait();
-}
-
-fn read_answer(lines: &mut impl Iterator<Item = std::io::Result<String>>, id: u64) -> Value {
-    for line in lines {
-        let message: Value = serde_json::from_str(&line.unwrap()).unwrap_or(Value::Null);
-        if message["id"] == json!(id) {
-            return message;
-        }
-    }
-    panic!("the server closed before answering {id}");
 }

@@ -213,7 +213,7 @@ fn north_mesh_with_yes_under_the_trusted_policy() {
 /// MCP client's model would send them.
 #[test]
 fn north_mcp_serve_with_allow_shell() {
-    use std::io::{BufRead, BufReader, Write};
+    use north_test_support::jsonrpc::StdioClient;
     let layout = Layout::new();
     let mut child = north(&layout)
         .args(["mcp", "serve", "--allow-shell"])
@@ -222,37 +222,20 @@ fn north_mcp_serve_with_allow_shell() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut send = |message: Value| {
-        writeln!(stdin, "{message}").unwrap();
-        stdin.flush().unwrap();
-    };
-    let mut answer = |id: u64| -> Value {
-        for line in lines.by_ref() {
-            let message: Value = serde_json::from_str(&line.unwrap()).unwrap_or(Value::Null);
-            if message["id"] == json!(id) {
-                return message;
-            }
-        }
-        panic!("the server closed before answering {id}");
-    };
-    send(
-        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "corpus", "version": "1"}}}),
-    );
-    assert!(answer(0).get("result").is_some());
-    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let mut client = StdioClient::new(&mut child);
+    assert!(client.initialize("corpus").get("result").is_some());
     let mut wrong = Vec::new();
     let mut everything = String::new();
     let mut id = 0;
     for case in cases() {
         id += 1;
         let args = json!({"command": case.command, "timeoutMs": 10000});
-        send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": "shell_run", "arguments": args}}));
-        let result = answer(id)["result"].clone();
+        let result = client.request(
+            id,
+            "tools/call",
+            json!({"name": "shell_run", "arguments": args}),
+        )["result"]
+            .clone();
         let shown = result.to_string();
         // It ran when its result carries an exit code (a timeout is an error
         // that still does); a refusal carries none.

@@ -9,6 +9,8 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
+use crate::common;
+
 /// The binary with its config, state and data dirs in a scratch home, so
 /// trust decisions and logs never touch the user's.
 fn north() -> Command {
@@ -436,18 +438,7 @@ fn the_users_hooks_run_around_a_tool_called_from_the_command_line() {
     let (_d, root) = project();
     let home = tempfile::tempdir().unwrap();
     let config = home.path().join("config/north");
-    std::fs::create_dir_all(&config).unwrap();
-    std::fs::write(
-        config.join("config.json"),
-        json!({"hooks": {
-            "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
-                "command": "grep -q 'rm -rf' && { echo 'no deleting here' >&2; exit 2; }; exit 0"}]}],
-            "PostToolUse": [{"matcher": "Read", "hooks": [{"type": "command",
-                "command": "echo 'read noted' >&2; exit 2"}]}]
-        }})
-        .to_string(),
-    )
-    .unwrap();
+    common::write_guard_hooks(&config);
     let tool = |name: &str, args: Value, extra: &[&str]| {
         let out = Command::new(assert_cmd::cargo::cargo_bin("north"))
             .env_remove("GIT_DIR")

@@ -228,3 +228,22 @@ pub fn poll_until(
         std::thread::sleep(std::time::Duration::from_millis(30));
     }
 }
+
+/// The user's `config.json` in `config` (the north config directory) with
+/// Claude Code-style hooks that stop any `rm -rf` a `Bash` call runs
+/// ("no deleting here") and answer every `Read` with "read noted": what
+/// the tests of each front end's hooks drive.
+pub fn write_guard_hooks(config: &Path) {
+    std::fs::create_dir_all(config).unwrap();
+    std::fs::write(
+        config.join("config.json"),
+        serde_json::json!({"hooks": {
+            "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
+                "command": "grep -q 'rm -rf' && { echo 'no deleting here' >&2; exit 2; }; exit 0"}]}],
+            "PostToolUse": [{"matcher": "Read", "hooks": [{"type": "command",
+                "command": "echo 'read noted' >&2; exit 2"}]}]
+        }})
+        .to_string(),
+    )
+    .unwrap();
+}
