@@ -22,6 +22,7 @@
 //! - `jsonrpc`: a plain JSON-RPC client on a child's stdio (MCP's stdio transport)
 //! - `interop`: finding Node.js and the npm packages `.ci/run` installs for the MCP interop tests…
 //! - `openai`: openAI Chat Completions wire format
+//! - `recorded`: the tool result or text a recorded request carries
 //! - `responses`: openAI Responses API wire format (uses `openai`)
 //! - `server`: the fake HTTP server
 
@@ -31,6 +32,7 @@ pub mod discovery;
 pub mod interop;
 pub mod jsonrpc;
 pub mod openai;
+pub mod recorded;
 pub mod responses;
 mod server;
 

@@ -4,6 +4,7 @@
 //! skills apply only once it is trusted.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use north_test_support::recorded::tool_result;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -99,7 +100,7 @@ fn a_sub_agent_cannot_start_another_beyond_the_depth_limit() {
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(!tool_names(&requests[1]).contains(&"agent".to_string()));
-    let refused = requests[2].to_string();
+    let refused = tool_result(&requests[2], "a2").to_string();
     assert!(
         refused.contains("cannot start sub-agents (the depth limit is 1)"),
         "{refused}"

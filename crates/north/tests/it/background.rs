@@ -5,6 +5,8 @@
 
 use serde_json::{Value, json};
 
+use north_test_support::recorded::{texts, tool_result};
+
 use crate::common;
 use common::{Sandbox, text};
 
@@ -27,17 +29,20 @@ fn a_background_command_is_read_when_it_ends_and_its_exit_is_announced() {
         &[],
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let started = requests[1].to_string();
-    assert!(started.contains(r#"\"id\":\"bg1\""#), "{started}");
-    let read = requests[2].to_string();
-    assert!(read.contains("BG-DONE"), "{read}");
+    let started = tool_result(&requests[1], "b1");
+    assert_eq!(started["output"]["id"], "bg1", "{started}");
+    let read = tool_result(&requests[2], "o1");
     assert!(
-        read.contains(r#"\"exitCode\":0"#) && read.contains(r#"\"state\":\"exited\""#),
+        read["output"]["output"]
+            .as_str()
+            .is_some_and(|o| o.contains("BG-DONE")),
         "{read}"
     );
+    assert_eq!(read["output"]["exitCode"], 0, "{read}");
+    assert_eq!(read["output"]["state"], "exited", "{read}");
     // bg2 ended while the foreground command ran and was never read: the
     // next request says so; bg1 (read after it ended) is not announced.
-    let last = requests[4].to_string();
+    let last = texts(&requests[4]);
     assert!(
         last.contains("background command bg2 (`echo quick`) ended with exit code 0"),
         "{last}"
@@ -61,11 +66,14 @@ fn background_commands_die_with_the_session_and_can_be_killed() {
         &[],
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(requests[3].to_string().contains(r#"\"state\":\"killed\""#));
+    assert_eq!(tool_result(&requests[3], "k1")["output"]["state"], "killed");
+    let unknown = tool_result(&requests[4], "o1");
+    assert_eq!(unknown["ok"], false, "{unknown}");
     assert!(
-        requests[4]
-            .to_string()
-            .contains("no background command `bg9`")
+        unknown["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("no background command `bg9`")),
+        "{unknown}"
     );
     // Long after both would have written their marker.
     std::thread::sleep(std::time::Duration::from_secs(5));
@@ -93,6 +101,8 @@ fn a_background_command_goes_through_the_policy_like_any_other() {
         &[],
     );
     assert!(!p.join("started.txt").exists());
-    assert!(!requests[1].to_string().contains(r#"\"id\":\"bg1\""#));
+    let refused = tool_result(&requests[1], "b1");
+    assert_eq!(refused["ok"], false, "a refused job started: {refused}");
+    assert!(refused["output"].get("id").is_none(), "{refused}");
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
 }

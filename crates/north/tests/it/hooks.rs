@@ -3,6 +3,7 @@
 //! boundary and the OS sandbox.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use north_test_support::recorded::tool_result;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -165,10 +166,11 @@ fn a_json_deny_blocks_like_exit_two_and_claude_code_files_and_names_work() {
     let stderr = text(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(!p.join("pushed.txt").exists(), "a denied command ran");
+    let blocked = tool_result(&requests[1], "s1");
+    assert_eq!(blocked["ok"], false, "{blocked}");
     assert!(
-        requests[1]
-            .to_string()
-            .contains("no pushes from the assistant")
+        blocked.to_string().contains("no pushes from the assistant"),
+        "{blocked}"
     );
     let post = read_json(&p.join("claude-post.json"));
     assert_eq!(post["tool_name"], "edit_create_file");

@@ -4,6 +4,7 @@
 //! the sandbox is offered where no person at North's terminal decides.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use north_test_support::recorded::tool_result;
 use serde_json::{Value, json};
 
 use crate::common;
@@ -83,7 +84,7 @@ fn the_model_gets_output_and_denial_from_shell_run() {
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     // The tool result in the second request, as the model reads it.
-    let sent = requests[1].to_string();
+    let sent = tool_result(&requests[1], "s1").to_string();
     assert!(sent.contains("BEFORE-THE-WRITE"), "{sent}");
     assert!(sent.contains("sandboxDenied"), "{sent}");
     assert!(

@@ -4,6 +4,7 @@
 //! user configured a backend.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use north_test_support::recorded::tool_result;
 use north_test_support::{FakeServer, Reply};
 use serde_json::{Value, json};
 
@@ -52,7 +53,7 @@ async fn a_page_reaches_the_model_as_markdown_without_its_scripts() {
     .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(tool_names(&requests[0]).contains(&"web_fetch".to_string()));
-    let seen = requests[1].to_string();
+    let seen = tool_result(&requests[1], "w1").to_string();
     assert!(seen.contains("# Async in Rust"), "{seen}");
     assert!(seen.contains("Futures are lazy: nothing happens until they are polled."));
     for gone in ["EXFIL-SCRIPT-3391", "color:red", "<p>", "About"] {
@@ -108,7 +109,7 @@ async fn a_redirect_to_another_domain_asks_again() {
         "{}",
         text(&out.stderr)
     );
-    let told = requests[1].to_string();
+    let told = tool_result(&requests[1], "w1").to_string();
     assert!(told.contains("net:localhost"), "{told}");
     assert!(
         !told.contains("Futures are lazy"),
