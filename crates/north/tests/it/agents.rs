@@ -72,10 +72,11 @@ fn a_sub_agent_has_its_own_prompt_and_only_its_tools_and_its_answer_is_the_resul
             .contains("REVIEWER-BODY-7731")
     );
     // A tool it lacks is refused, and did not run.
-    assert!(requests[2].to_string().contains("unknown tool `shell_run`"));
+    let refused = tool_result(&requests[2], "s1").to_string();
+    assert!(refused.contains("unknown tool `shell_run`"), "{refused}");
     assert!(!p.join("by-reviewer.txt").exists());
     // Its final text is the `agent` result the parent reads next.
-    let parent = requests[3].to_string();
+    let parent = tool_result(&requests[3], "a1").to_string();
     assert!(parent.contains("REVIEW-ANSWER-5512"), "{parent}");
     // exec --json shows what the sub-agent did as `agent` events.
     let events = json_lines(&out);
@@ -195,8 +196,8 @@ fn a_skill_shows_its_description_and_loads_its_body_on_demand() {
         !first.contains("DEPLOY-BODY-2207"),
         "the body is loaded only on demand"
     );
-    let second = requests[1].to_string();
-    assert!(second.contains("DEPLOY-BODY-2207"));
+    let second = tool_result(&requests[1], "k1").to_string();
+    assert!(second.contains("DEPLOY-BODY-2207"), "{second}");
     assert!(
         second.contains("checklist.md"),
         "the files beside it are named"

@@ -6,6 +6,7 @@
 //! skip where it is missing.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use north_test_support::recorded::tool_result;
 use std::path::Path;
 use std::process::Command;
 
@@ -84,7 +85,7 @@ async fn a_file_is_read_through_server_filesystem_in_a_scripted_turn() {
         first.contains("mcp__fs__read_text_file"),
         "the server's tools are offered with their schemas"
     );
-    let second = requests[1].to_string();
+    let second = tool_result(&requests[1], "t1").to_string();
     assert!(second.contains("the launch code is tangerine"), "{second}");
 
     // Headless without a grant: nobody can approve, nothing is read.
