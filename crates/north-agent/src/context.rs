@@ -139,27 +139,7 @@ impl ProjectCard {
         card.save(&cache, &ctx.root);
         card
     }
-}
 
-/// The cached card at `cache`, when North wrote it for this fingerprint.
-fn cached(
-    cache: &std::path::Path,
-    root: &std::path::Path,
-    fingerprint: &str,
-) -> Option<ProjectCard> {
-    let text = std::fs::read_to_string(cache).ok()?;
-    let card = serde_json::from_str::<ProjectCard>(&text).ok()?;
-    let ours = north_tools::owner::check(
-        north_tools::owner::StateKind::CardCache,
-        root,
-        &card.signed(),
-        card.owner.as_deref(),
-    )
-    .usable();
-    (card.fingerprint == fingerprint && ours).then_some(card)
-}
-
-impl ProjectCard {
     /// Marks the card as this user's North's and caches it (never through
     /// a linked state directory).
     fn save(&mut self, cache: &std::path::Path, root: &std::path::Path) {
@@ -177,6 +157,28 @@ impl ProjectCard {
             tracing::warn!(path = %cache.display(), error = %e, "cannot write project card cache");
         }
     }
+}
+
+/// The cached card at `cache`, when North wrote it for this fingerprint.
+fn cached(
+    cache: &std::path::Path,
+    root: &std::path::Path,
+    fingerprint: &str,
+) -> Option<ProjectCard> {
+    let text = std::fs::read_to_string(cache).ok()?;
+    let card = serde_json::from_str::<ProjectCard>(&text).ok()?;
+    // A stale card is not worth checking the mark of.
+    if card.fingerprint != fingerprint {
+        return None;
+    }
+    north_tools::owner::check(
+        north_tools::owner::StateKind::CardCache,
+        root,
+        &card.signed(),
+        card.owner.as_deref(),
+    )
+    .usable()
+    .then_some(card)
 }
 
 /// Parameters of North's system prompt.
