@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use north_tools::spawn::Spawner;
 
 /// Why no image came from the clipboard.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum ClipboardError {
     /// No display the clipboard tools could reach.
     #[error(
@@ -25,7 +25,7 @@ pub enum ClipboardError {
     Empty,
     /// The image could not be kept for the prompt.
     #[error("the clipboard image could not be saved: {0}")]
-    Save(String),
+    Save(std::io::Error),
 }
 
 /// The clipboard tools to try, in order, for the environment `var` reads:
@@ -90,7 +90,7 @@ pub fn save_image(cwd: &std::path::Path) -> Result<PathBuf, ClipboardError> {
 /// `png` in a new file only this user reads, kept past this process's
 /// exit only until the system cleans its temporary directory.
 fn keep(png: &[u8]) -> Result<PathBuf, ClipboardError> {
-    let save = |e: std::io::Error| ClipboardError::Save(e.to_string());
+    let save = ClipboardError::Save;
     let mut file = tempfile::Builder::new()
         .prefix("north-clipboard-")
         .suffix(".png")

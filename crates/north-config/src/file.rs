@@ -7,7 +7,7 @@ use north_llm::OpenAiApi;
 use north_protocol::ReasoningEffort;
 use serde::Deserialize;
 
-use super::{ConfigError, ToolProtocol};
+use super::{ConfigError, FileProblem, ToolProtocol};
 
 /// One config file's contents; every field optional.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -184,33 +184,24 @@ pub fn parse_file(text: &str, path: &Path) -> Result<ConfigFile, ConfigError> {
     if text.trim().is_empty() {
         return Ok(ConfigFile::default());
     }
-    let raw: serde_json::Value = serde_json::from_str(text).map_err(|e| ConfigError::Invalid {
+    let invalid = |problem: FileProblem| ConfigError::Invalid {
         path: path.into(),
-        message: format!("not valid JSON: {e}"),
-    })?;
+        problem,
+    };
+    let raw: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| invalid(FileProblem::Json(e)))?;
     if let Some(obj) = raw.as_object()
         && let Some(k) = obj
             .keys()
             .find(|k| k.to_ascii_lowercase().contains("key") || k.contains("token"))
     {
-        return Err(ConfigError::Invalid {
-            path: path.into(),
-            message: format!(
-                "field `{k}`: API keys are read from the environment only (ANTHROPIC_API_KEY, OPENAI_API_KEY), never from config files"
-            ),
-        });
+        return Err(invalid(FileProblem::KeyField(k.clone())));
     }
     let file: ConfigFile = serde_path_to_error::deserialize(raw).map_err(|e| {
-        let field = e.path().to_string();
-        let message = if field == "." {
-            e.inner().to_string()
-        } else {
-            format!("field `{field}`: {}", e.inner())
-        };
-        ConfigError::Invalid {
-            path: path.into(),
-            message,
-        }
+        invalid(FileProblem::Field {
+            field: e.path().to_string(),
+            error: e.into_inner(),
+        })
     })?;
     if let Some(hooks) = &file.hooks
         && let Err(source) =
@@ -222,18 +213,10 @@ pub fn parse_file(text: &str, path: &Path) -> Result<ConfigFile, ConfigError> {
         });
     }
     if file.max_steps == Some(0) {
-        return Err(ConfigError::Invalid {
-            path: path.into(),
-            message: "field `max_steps`: must be at least 1".into(),
-        });
+        return Err(invalid(FileProblem::MaxStepsZero));
     }
     if let Some(v) = file.compact_at.filter(|v| !(10..=99).contains(v)) {
-        return Err(ConfigError::Invalid {
-            path: path.into(),
-            message: format!(
-                "field `compact_at`: {v} is not a share of the context budget in percent (10 to 99)"
-            ),
-        });
+        return Err(invalid(FileProblem::CompactAt(v)));
     }
     Ok(file)
 }

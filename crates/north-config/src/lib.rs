@@ -224,12 +224,12 @@ pub enum ConfigError {
         source: std::io::Error,
     },
     /// The file is malformed.
-    #[error("{path}: {message}")]
+    #[error("{path}: {problem}")]
     Invalid {
         /// The file.
         path: PathBuf,
         /// What is wrong, with the field.
-        message: String,
+        problem: FileProblem,
     },
     /// The file's `hooks` block cannot be run.
     #[error("{path}: {source}")]
@@ -240,12 +240,12 @@ pub enum ConfigError {
         source: crate::hooks::HookError,
     },
     /// An environment variable has a bad value.
-    #[error("environment variable {var}: {message}")]
+    #[error("environment variable {var}: `{value}` is not a whole number of at least 1")]
     Env {
         /// The variable.
         var: &'static str,
-        /// What is wrong.
-        message: String,
+        /// Its value.
+        value: String,
     },
     /// The provider named is not one North knows.
     #[error("{error} (provider set by {source_of})")]
@@ -255,6 +255,41 @@ pub enum ConfigError {
         /// The name and the known ones.
         error: UnknownProvider,
     },
+}
+
+/// What is wrong in a config file.
+#[derive(Debug, Error)]
+pub enum FileProblem {
+    /// The text is not JSON.
+    #[error("not valid JSON: {0}")]
+    Json(serde_json::Error),
+    /// A field looks like it holds a key.
+    #[error(
+        "field `{0}`: API keys are read from the environment only (ANTHROPIC_API_KEY, OPENAI_API_KEY), never from config files"
+    )]
+    KeyField(String),
+    /// A field has the wrong type or is unknown (`.`: the file itself).
+    #[error("{}{error}", field_prefix(.field))]
+    Field {
+        /// Where, as a path (`sandbox.enabled`).
+        field: String,
+        /// What serde found.
+        error: serde_json::Error,
+    },
+    /// `max_steps` is 0.
+    #[error("field `max_steps`: must be at least 1")]
+    MaxStepsZero,
+    /// `compact_at` is not a percentage North compacts at.
+    #[error("field `compact_at`: {0} is not a share of the context budget in percent (10 to 99)")]
+    CompactAt(u8),
+}
+
+fn field_prefix(field: &str) -> String {
+    if field == "." {
+        String::new()
+    } else {
+        format!("field `{field}`: ")
+    }
 }
 
 /// Command-line overrides (None: not given).
@@ -346,7 +381,7 @@ impl Config {
                 .filter(|n: &u32| *n > 0)
                 .ok_or_else(|| ConfigError::Env {
                     var: "NORTH_MAX_STEPS",
-                    message: format!("`{v}` is not a whole number of at least 1"),
+                    value: v.clone(),
                 })?;
             c.max_steps.set(n, Source::Env("NORTH_MAX_STEPS"));
         }

@@ -46,7 +46,7 @@ pub fn main(args: ExecArgs) -> ExitCode {
         Err(e) => fail(
             args.json,
             ErrorKind::Config,
-            &redactor.scrub(&format!("{e:#}")),
+            &redactor.scrub(&crate::output::error_line(&e)),
             EXIT_USAGE,
         ),
     }

@@ -99,7 +99,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("north: error: {e:#}");
+            eprintln!("north: error: {}", output::error_line(&e));
             ExitCode::from(2)
         }
     }

@@ -78,7 +78,7 @@ pub fn main(args: MeshArgs) -> ExitCode {
             return fail(
                 args.json,
                 ErrorKind::Config,
-                &redactor.scrub(&format!("{e:#}")),
+                &redactor.scrub(&crate::output::error_line(&e)),
                 EXIT_USAGE,
             );
         }

@@ -19,6 +19,23 @@ pub const EXIT_STEP_LIMIT: u8 = 4;
 /// Interrupted with Ctrl+C.
 pub const EXIT_INTERRUPTED: u8 = 130;
 
+/// `e` and its causes on one line, each said once: most of North's errors
+/// already print their source, which anyhow's `{:#}` would repeat.
+pub fn error_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
+}
+
 /// Prints one value as a JSON line and flushes.
 pub fn emit_json(value: &impl serde::Serialize) {
     if let Ok(line) = serde_json::to_string(value) {

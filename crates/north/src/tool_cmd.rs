@@ -82,7 +82,7 @@ pub fn main(args: ToolArgs) -> ExitCode {
     match run(args) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("north tool: {e:#}");
+            eprintln!("north tool: {}", crate::output::error_line(&e));
             ExitCode::from(2)
         }
     }

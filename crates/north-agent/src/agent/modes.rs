@@ -36,8 +36,10 @@ pub enum ModeError {
     #[error("the {0} mode is not available in this front end")]
     NoKit(PermissionMode),
     /// `auto` needs the OS sandbox.
-    #[error("the auto mode needs the OS sandbox, which is not available here: {0}")]
-    NoSandbox(String),
+    #[error(
+        "the auto mode needs the OS sandbox, which is not available here: this kernel or platform cannot confine commands"
+    )]
+    NoSandbox,
 }
 
 /// The agent's mode and what it switches between.
@@ -98,9 +100,9 @@ impl Agent {
         match (mode, &self.modes.kit) {
             (PermissionMode::Ask | PermissionMode::AcceptEdits, _) => Ok(()),
             (_, None) => Err(ModeError::NoKit(mode)),
-            (PermissionMode::Auto, Some(kit)) if kit.sandboxed_shell.is_none() => Err(
-                ModeError::NoSandbox("this kernel or platform cannot confine commands".into()),
-            ),
+            (PermissionMode::Auto, Some(kit)) if kit.sandboxed_shell.is_none() => {
+                Err(ModeError::NoSandbox)
+            }
             _ => Ok(()),
         }
     }

@@ -9,7 +9,7 @@ use rmcp::transport::auth::{
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use super::{OAuthError, TokenFile};
+use super::{CallbackProblem, OAuthError, TokenFile};
 use crate::config::OAuthConfig;
 
 /// How long North waits for the browser to come back.
@@ -108,7 +108,7 @@ async fn await_callback(
         let (mut stream, _) = listener
             .accept()
             .await
-            .map_err(|e| OAuthError::Callback(e.to_string()))?;
+            .map_err(|e| OAuthError::Callback(CallbackProblem::Io(e)))?;
         let mut buf = vec![0u8; 8192];
         let mut len = 0;
         // The request line is all North needs; a browser sends it first.
@@ -142,7 +142,8 @@ async fn await_callback(
             continue;
         }
         let url = format!("{}{}", redirect.trim_end_matches("/callback"), target);
-        let parsed = url::Url::parse(&url).map_err(|e| OAuthError::Callback(e.to_string()))?;
+        let parsed =
+            url::Url::parse(&url).map_err(|e| OAuthError::Callback(CallbackProblem::Url(e)))?;
         let param = |k: &str| {
             parsed
                 .query_pairs()
@@ -185,10 +186,10 @@ pub struct LoginTarget<'a> {
 async fn callback_listener(port: u16) -> Result<(tokio::net::TcpListener, String), OAuthError> {
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
         .await
-        .map_err(|e| OAuthError::Callback(format!("cannot listen on 127.0.0.1:{port}: {e}")))?;
+        .map_err(|source| OAuthError::Callback(CallbackProblem::Listen { port, source }))?;
     let port = listener
         .local_addr()
-        .map_err(|e| OAuthError::Callback(e.to_string()))?
+        .map_err(|e| OAuthError::Callback(CallbackProblem::Io(e)))?
         .port();
     Ok((listener, format!("http://127.0.0.1:{port}/callback")))
 }
@@ -241,7 +242,7 @@ pub async fn login(
         } else {
             secret.clone()
         })
-        .map_err(|e| OAuthError::Store(e.to_string()))?;
+        .map_err(OAuthError::Store)?;
     let mut request = AuthorizationRequest::new(redirect.clone())
         .with_initial_scope_selection()
         .with_scopes(scopes)
@@ -266,10 +267,9 @@ pub async fn login(
     let callback = tokio::time::timeout(LOGIN_WAIT, await_callback(listener, &redirect))
         .await
         .map_err(|_| {
-            OAuthError::Callback(format!(
-                "no answer from the browser within {} minutes",
-                LOGIN_WAIT.as_secs() / 60
-            ))
+            OAuthError::Callback(CallbackProblem::TimedOut {
+                minutes: LOGIN_WAIT.as_secs() / 60,
+            })
         })??;
     session
         .handle_callback_url(&callback)

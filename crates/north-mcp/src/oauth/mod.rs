@@ -25,25 +25,69 @@ pub use store::TokenFile;
 pub const MAX_AUTHORIZATIONS: u32 = 3;
 
 /// Why a login failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum OAuthError {
     /// Discovery, registration or the token exchange failed.
     #[error("{0}")]
-    Protocol(String),
+    Protocol(AuthError),
+    /// The authorization server's metadata could not be fetched.
+    #[error("{at}: {problem}")]
+    Metadata {
+        /// The metadata URL.
+        at: String,
+        /// What went wrong there.
+        problem: MetadataProblem,
+    },
     /// The browser never came back, or came back with nothing usable.
     #[error("the login callback failed: {0}")]
-    Callback(String),
-    /// The user or the authorization server refused.
+    Callback(CallbackProblem),
+    /// The user or the authorization server refused (its own words).
     #[error("the authorization server refused: {0}")]
     Denied(String),
     /// The token file could not be written.
     #[error("the tokens could not be saved: {0}")]
-    Store(String),
+    Store(std::io::Error),
+}
+
+/// Why the metadata document could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum MetadataProblem {
+    /// The request or its body failed.
+    #[error("{0}")]
+    Http(reqwest013::Error),
+    /// The body is not metadata.
+    #[error("not authorization server metadata: {0}")]
+    Json(serde_json::Error),
+}
+
+/// Why the browser's return could not be taken.
+#[derive(Debug, thiserror::Error)]
+pub enum CallbackProblem {
+    /// The loopback listener could not be opened.
+    #[error("cannot listen on 127.0.0.1:{port}: {source}")]
+    Listen {
+        /// The port asked for (0: any).
+        port: u16,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// A connection could not be taken or read.
+    #[error("{0}")]
+    Io(std::io::Error),
+    /// The request named no usable URL.
+    #[error("{0}")]
+    Url(url::ParseError),
+    /// The browser never came back.
+    #[error("no answer from the browser within {minutes} minutes")]
+    TimedOut {
+        /// How long North waited.
+        minutes: u64,
+    },
 }
 
 impl OAuthError {
     fn from_auth(e: AuthError) -> Self {
-        OAuthError::Protocol(e.to_string())
+        OAuthError::Protocol(e)
     }
 }
 
@@ -129,13 +173,17 @@ pub(crate) async fn resolve_metadata(
                 .timeout(std::time::Duration::from_secs(15))
                 .send()
                 .await
-                .map_err(|e| OAuthError::Protocol(format!("{at}: {e}")))?;
-            let body = response
-                .bytes()
-                .await
-                .map_err(|e| OAuthError::Protocol(format!("{at}: {e}")))?;
-            serde_json::from_slice(&body).map_err(|e| {
-                OAuthError::Protocol(format!("{at}: not authorization server metadata: {e}"))
+                .map_err(|e| OAuthError::Metadata {
+                    at: at.clone(),
+                    problem: MetadataProblem::Http(e),
+                })?;
+            let body = response.bytes().await.map_err(|e| OAuthError::Metadata {
+                at: at.clone(),
+                problem: MetadataProblem::Http(e),
+            })?;
+            serde_json::from_slice(&body).map_err(|e| OAuthError::Metadata {
+                at,
+                problem: MetadataProblem::Json(e),
             })
         }
         Err(e) => Err(OAuthError::from_auth(e)),

@@ -35,6 +35,11 @@ pub struct GitState {
     present: Vec<&'static str>,
     /// Sequencer directories whose to-do list already ran commands.
     exec_todos: Vec<&'static str>,
+    /// Quarantine directories already there: one that appears during the
+    /// command was made by another guard (the launcher's supervisor sets a
+    /// new `.git` aside the moment it appears), and the model is told of
+    /// it all the same.
+    quarantined: Vec<PathBuf>,
 }
 
 /// Sequencer directories whose to-do lists can run commands.
@@ -58,7 +63,48 @@ pub fn observe(root: &Path) -> GitState {
         existed,
         present,
         exec_todos,
+        quarantined: quarantines(root),
     }
+}
+
+/// Every quarantine directory under `root` (either place
+/// [`quarantine_dir`] puts one), sorted.
+fn quarantines(root: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(root.join(crate::STATE_DIR).join("quarantine"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    found.extend(
+        std::fs::read_dir(root)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with(".north-quarantine-")
+            })
+            .map(|e| e.path()),
+    );
+    found.sort();
+    found
+}
+
+/// What other guards set aside since `before`, as labels (`.git`,
+/// `.git/commondir`), leaving out `own`.
+fn set_aside_by_others(root: &Path, before: &GitState, own: Option<&Path>) -> Vec<String> {
+    quarantines(root)
+        .into_iter()
+        .filter(|dir| !before.quarantined.contains(dir) && Some(dir.as_path()) != own)
+        .flat_map(|dir| std::fs::read_dir(dir).into_iter().flatten().flatten())
+        .map(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .replacen(".git_", ".git/", 1)
+        })
+        .collect()
 }
 
 /// Whether the to-do list of `dir` (a sequencer directory) has a line
@@ -131,6 +177,16 @@ pub fn seal(root: &Path, before: &GitState) -> Option<String> {
             }
         }
     }
+    if let Some(dir) = &quarantine {
+        // Empty when the supervisor was first; those entries are counted
+        // below.
+        let _ = std::fs::remove_dir(dir);
+    }
+    for label in set_aside_by_others(root, before, quarantine.as_deref()) {
+        if !moved.contains(&label) {
+            moved.push(label);
+        }
+    }
     if moved.is_empty() && failed.is_empty() {
         return None;
     }
@@ -177,5 +233,28 @@ mod tests {
         assert!(!root.join(".git/commondir").exists());
         assert!(root.join(".git/index").exists(), "ordinary git state stays");
         assert_eq!(seal(root, &observe(root)), None);
+    }
+
+    #[test]
+    fn what_another_guard_set_aside_first_is_still_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".north/quarantine/1-old")).unwrap();
+        let before = observe(root);
+        // The supervisor wins the race: the .git is gone before the
+        // foreground check runs.
+        let theirs = root.join(".north/quarantine/2-abcd");
+        std::fs::create_dir_all(theirs.join(".git")).unwrap();
+        std::fs::create_dir_all(theirs.join(".git_commondir")).unwrap();
+        let note = seal(root, &before).unwrap();
+        assert!(
+            note.contains(".git, .git/commondir") || note.contains(".git/commondir, .git"),
+            "{note}"
+        );
+        let dirs = std::fs::read_dir(root.join(".north/quarantine"))
+            .unwrap()
+            .count();
+        assert_eq!(dirs, 2, "no empty quarantine directory of its own is left");
+        assert_eq!(seal(root, &observe(root)), None, "reported once");
     }
 }

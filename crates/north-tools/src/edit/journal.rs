@@ -53,13 +53,33 @@ pub enum ApplyError {
     #[error(transparent)]
     Lock(#[from] LockError),
     /// Finishing an earlier interrupted apply failed.
-    #[error("cannot recover an interrupted apply ({path}): {message}")]
+    #[error("cannot recover an interrupted apply ({path}): {problem}")]
     Recovery {
-        /// The journal.
+        /// The journal (or, for a failed rename, the file).
         path: String,
         /// What failed.
-        message: String,
+        problem: RecoveryProblem,
     },
+}
+
+/// Why an interrupted apply could not be finished.
+#[derive(Debug, thiserror::Error)]
+pub enum RecoveryProblem {
+    /// The journal could not be read.
+    #[error("{0}")]
+    Read(std::io::Error),
+    /// The journal is not one North wrote.
+    #[error("unreadable journal: {0}")]
+    Journal(serde_json::Error),
+    /// A finished file could not be put in place.
+    #[error("{0}")]
+    Rename(std::io::Error),
+    /// A path in the journal is not one the sandbox lets North write.
+    #[error("{0}; delete the journal to discard it")]
+    Path(SandboxError),
+    /// A path in the journal goes through a symlink.
+    #[error("{0:?} goes through a symlink; delete the journal to discard it")]
+    Symlink(String),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

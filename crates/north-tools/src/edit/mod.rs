@@ -22,7 +22,7 @@ use crate::repo::{self, MAX_TEXT_FILE_BYTES, RepoError};
 use crate::sandbox::Sandbox;
 
 pub use apply::{Applied, AppliedFile, apply};
-pub use journal::{ApplyError, Fate, Fates};
+pub use journal::{ApplyError, Fate, Fates, RecoveryProblem};
 pub use lock::{ApplyLock, LockError};
 pub use ops::{
     EditProblem, Eol, LineHint, closest_lines, insert_at_line, line_count, replace_exact,

@@ -9,7 +9,9 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::journal::{ApplyError, Fate, Fates, TXN_DIR, Tx, TxState, finish, roll_back};
+use super::journal::{
+    ApplyError, Fate, Fates, RecoveryProblem, TXN_DIR, Tx, TxState, finish, roll_back,
+};
 use super::lock::ApplyLock;
 use crate::repo::fsync_dir;
 use crate::sandbox::Sandbox;
@@ -147,11 +149,11 @@ fn journals(sandbox: &Sandbox) -> Vec<PathBuf> {
 fn read_journal(path: &Path, shown: &str) -> Result<super::journal::Journal, ApplyError> {
     let bytes = std::fs::read(path).map_err(|e| ApplyError::Recovery {
         path: shown.to_owned(),
-        message: e.to_string(),
+        problem: RecoveryProblem::Read(e),
     })?;
     serde_json::from_slice(&bytes).map_err(|e| ApplyError::Recovery {
         path: shown.to_owned(),
-        message: format!("unreadable journal: {e}"),
+        problem: RecoveryProblem::Journal(e),
     })
 }
 
@@ -185,7 +187,7 @@ fn finish_committed(tx: &Tx<'_>) -> Result<Fates, ApplyError> {
         if temp.exists() {
             std::fs::rename(&temp, &target).map_err(|err| ApplyError::Recovery {
                 path: e.target.clone(),
-                message: err.to_string(),
+                problem: RecoveryProblem::Rename(err),
             })?;
             if let Some(parent) = target.parent() {
                 let _ = fsync_dir(parent);
@@ -218,12 +220,12 @@ fn check_paths(tx: &Tx<'_>, shown: &str) -> Result<(), ApplyError> {
             .resolve_for_write(p)
             .map_err(|e| ApplyError::Recovery {
                 path: shown.to_owned(),
-                message: format!("{e}; delete the journal to discard it"),
+                problem: RecoveryProblem::Path(e),
             })?;
         if resolved.rel != *p {
             return Err(ApplyError::Recovery {
                 path: shown.to_owned(),
-                message: format!("{p:?} goes through a symlink; delete the journal to discard it"),
+                problem: RecoveryProblem::Symlink(p.clone()),
             });
         }
     }

@@ -142,7 +142,8 @@ fn a_long_paste_shows_as_a_summary_and_is_sent_whole() {
 fn a_second_ctrl_c_long_after_the_first_does_not_quit() {
     let mut app = app();
     assert_eq!(ctrl(&mut app, 'c'), Vec::<Action>::new());
-    std::thread::sleep(std::time::Duration::from_millis(2100));
+    // The run loop ticks the app; a tick past the window disarms it.
+    app.tick(std::time::Instant::now() + std::time::Duration::from_millis(2100));
     assert_eq!(
         ctrl(&mut app, 'c'),
         Vec::<Action>::new(),

@@ -54,10 +54,11 @@ fn a_background_command_is_read_when_it_ends_and_its_exit_is_announced() {
 fn background_commands_die_with_the_session_and_can_be_killed() {
     let sb = Sandbox::new();
     let p = sb.project();
+    let sleep = sb.unique_sleep();
     let (out, requests) = sb.exec_scripted(
         &json!([
-            call("b1", "shell_run", json!({"command": "sleep 3 && touch survived-session.txt", "background": true})),
-            call("b2", "shell_run", json!({"command": "sleep 3 && touch survived-kill.txt", "background": true})),
+            call("b1", "shell_run", json!({"command": format!("sleep {sleep} && touch survived-session.txt"), "background": true})),
+            call("b2", "shell_run", json!({"command": format!("sleep {sleep} && touch survived-kill.txt"), "background": true})),
             call("k1", "shell_kill", json!({"id": "bg2"})),
             call("o1", "shell_output", json!({"id": "bg9"})),
             {"text": "leaving"}
@@ -75,8 +76,12 @@ fn background_commands_die_with_the_session_and_can_be_killed() {
             .is_some_and(|e| e.contains("no background command `bg9`")),
         "{unknown}"
     );
-    // Long after both would have written their marker.
-    std::thread::sleep(std::time::Duration::from_secs(5));
+    // Both jobs' processes are gone (killed, not left to finish their
+    // sleep), so neither can write its marker later.
+    assert!(
+        Sandbox::no_sleep_left(&sleep),
+        "a background command outlived the session"
+    );
     assert!(
         !p.join("survived-session.txt").exists(),
         "a background command outlived the session"

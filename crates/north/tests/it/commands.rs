@@ -64,6 +64,27 @@ fn malformed_config_is_an_error_naming_file_and_field() {
 }
 
 #[test]
+fn a_config_error_says_its_cause_once() {
+    let h = Sandbox::new();
+    let dir = h.home().join("config/north");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.json"), r#"{"hooks": {"PreToolUse": 3}}"#).unwrap();
+    for args in [&["config"][..], &["exec", "hi"]] {
+        let out = run(&h, args);
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        let cause = "expected a list of matcher entries, found a number";
+        assert_eq!(err.matches(cause).count(), 1, "{args:?}: {err}");
+    }
+    // An OS error, too.
+    std::fs::remove_file(dir.join("config.json")).unwrap();
+    std::fs::create_dir(dir.join("config.json")).unwrap();
+    let out = run(&h, &["config"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.matches("Is a directory").count(), 1, "{err}");
+}
+
+#[test]
 fn sessions_are_listed_and_shown() {
     let h = Sandbox::new();
     let script = h.dir.path().join("s.json");

@@ -192,6 +192,7 @@ fn in_a_terminal(sb: &Sandbox, inner: &str) -> String {
     let mut reader = pair.master.try_clone_reader().unwrap();
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let sink = seen.clone();
+    let (drained, all_read) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut buf = [0u8; 4096];
         while let Ok(n) = reader.read(&mut buf) {
@@ -200,13 +201,15 @@ fn in_a_terminal(sb: &Sandbox, inner: &str) -> String {
             }
             sink.lock().unwrap().extend_from_slice(&buf[..n]);
         }
+        let _ = drained.send(());
     });
     let deadline = Instant::now() + Duration::from_secs(120);
     while child.try_wait().unwrap().is_none() {
         assert!(Instant::now() < deadline, "the terminal session hung");
         std::thread::sleep(Duration::from_millis(50));
     }
-    std::thread::sleep(Duration::from_millis(200));
+    // The terminal's last bytes are read once every writer has closed it.
+    let _ = all_read.recv_timeout(Duration::from_secs(10));
     let bytes = seen.lock().unwrap().clone();
     text(&bytes)
 }

@@ -228,8 +228,13 @@ async fn a_login_keeps_private_tokens_refreshes_them_and_logout_forgets_them() {
     let stored = std::fs::read_to_string(&token_file).unwrap();
     assert!(stored.contains("ACCESS-FIRST-7f3a") && stored.contains("REFRESH-9c1d"));
 
-    // The access token expires after a second; the next use refreshes it.
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // The access token lives a second: the record says it came an hour
+    // ago, so the next use refreshes it (no waiting for the clock).
+    let mut record: serde_json::Value = serde_json::from_str(&stored).unwrap();
+    let received = &mut record["credentials"]["token_received_at"];
+    assert!(received.is_u64(), "{stored}");
+    *received = json!(received.as_u64().unwrap() - 3600);
+    std::fs::write(&token_file, record.to_string()).unwrap();
     let mut cmd = sb.north();
     cmd.args(["mcp", "call", "docs", "whoami"]);
     let out = output(cmd).await;

@@ -145,7 +145,7 @@ fn socket_server(sb: &Sandbox) -> (PathBuf, PathBuf) {
 /// processes, reach the socket, leave a `setsid` child behind, and do
 /// ordinary work with git.
 fn probe(sb: &Sandbox, socket: &Path) -> String {
-    let sleep = sleep_of(sb);
+    let sleep = sb.inner.unique_sleep();
     let home = sb.home();
     let mut reads = String::new();
     for store in STORES {
@@ -161,17 +161,6 @@ fn probe(sb: &Sandbox, socket: &Path) -> String {
         home = home.display(),
         sock = socket.display(),
     )
-}
-
-/// A `sleep` duration unique to this test's scratch dir, so one test's
-/// check for leftovers never sees another's.
-fn sleep_of(sb: &Sandbox) -> String {
-    let n: u32 = sb
-        .home()
-        .to_string_lossy()
-        .bytes()
-        .fold(7u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
-    format!("30.{:05}", n % 100_000)
 }
 
 fn assert_confined(sb: &Sandbox, output: &str, socket_marker: &Path, how: &str) {
@@ -218,16 +207,12 @@ fn assert_confined(sb: &Sandbox, output: &str, socket_marker: &Path, how: &str) 
     );
     // What it wrote to the temp dir stayed in its private one.
     assert!(
-        !Path::new(&format!("/tmp/probe-{}", sleep_of(sb))).exists(),
+        !Path::new(&format!("/tmp/probe-{}", sb.inner.unique_sleep())).exists(),
         "{how}: the temp dir is shared"
     );
     // The `setsid` child died with the command.
-    let left = Command::new("pgrep")
-        .args(["-f", &format!("^sleep {}$", sleep_of(sb))])
-        .output()
-        .unwrap();
     assert!(
-        text(&left.stdout).trim().is_empty(),
+        common::Sandbox::no_sleep_left(&sb.inner.unique_sleep()),
         "{how}: a setsid child outlived the command"
     );
 }

@@ -30,6 +30,34 @@ impl Sandbox {
         self.dir.path().join("home")
     }
 
+    /// A `sleep` duration unique to this sandbox, so one test's look for
+    /// leftover processes never sees another's.
+    pub fn unique_sleep(&self) -> String {
+        let n: u32 = self
+            .home()
+            .to_string_lossy()
+            .bytes()
+            .fold(7u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
+        format!("30.{:05}", n % 100_000)
+    }
+
+    /// Whether no process runs `sleep <duration>` (from
+    /// [`Sandbox::unique_sleep`]): waits for the ones killed a moment ago
+    /// to go, up to ten seconds, since a kill is delivered asynchronously.
+    pub fn no_sleep_left(duration: &str) -> bool {
+        for _ in 0..200 {
+            let out = Command::new("pgrep")
+                .args(["-f", &format!("^sleep {duration}$")])
+                .output()
+                .unwrap();
+            if out.stdout.is_empty() {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        false
+    }
+
     /// Writes `value` as JSON to a file beside the project.
     pub fn file(&self, name: &str, value: &serde_json::Value) -> PathBuf {
         let p = self.dir.path().join(name);
