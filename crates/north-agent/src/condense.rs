@@ -29,7 +29,7 @@ pub fn estimate_tokens(messages: &[Message]) -> u64 {
 }
 
 /// Whether `m` is something the user typed (not a tool result).
-pub fn is_user_input(m: &Message) -> bool {
+pub(crate) fn is_user_input(m: &Message) -> bool {
     m.role == Role::User
         && !m
             .content
@@ -42,7 +42,7 @@ pub fn is_user_input(m: &Message) -> bool {
 /// result. `None` when nothing worthwhile can be dropped. A long single
 /// turn has one user message, so cutting before an assistant message is
 /// what lets it condense at all.
-pub fn split_point(messages: &[Message], keep_tokens: u64) -> Option<usize> {
+pub(crate) fn split_point(messages: &[Message], keep_tokens: u64) -> Option<usize> {
     let mut kept = 0u64;
     let mut best = None;
     for i in (0..messages.len()).rev() {

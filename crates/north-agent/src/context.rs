@@ -19,7 +19,7 @@ use crate::store::write_atomic;
 
 /// The project card (north.md §5.2).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ProjectCard {
+pub(crate) struct ProjectCard {
     /// Fingerprint of what the card was computed from.
     pub fingerprint: String,
     /// README excerpt.
@@ -75,7 +75,7 @@ fn field<'a>(v: &'a Value, keys: &[&str]) -> Option<&'a Value> {
 impl ProjectCard {
     /// Loads the cached card, or computes it with the read-only tools when
     /// the repository changed (a new HEAD or a different root listing).
-    pub async fn load_or_compute(tools: &Registry, ctx: &ToolContext) -> ProjectCard {
+    pub(crate) async fn load_or_compute(tools: &Registry, ctx: &ToolContext) -> ProjectCard {
         // A registry without the read-only context tools (the mesh profile)
         // has no card to offer; it must not overwrite the cached one.
         if tools.get("list_root").is_none() {
@@ -183,7 +183,7 @@ fn cached(
 
 /// Parameters of North's system prompt.
 #[derive(Debug, Clone, Default, Serialize, JsonSchema, PromptParams)]
-pub struct SystemParams {
+pub(crate) struct SystemParams {
     /// The rules at the top (North's product rules, or an agent's role).
     pub rules: String,
     /// README excerpt.
@@ -212,7 +212,7 @@ pub struct SystemParams {
 }
 
 /// North's product rules, the first section of the assistant's system prompt.
-pub const RULES: &str = "You are North, a coding assistant working in the user's repository through tools.
+pub(crate) const RULES: &str = "You are North, a coding assistant working in the user's repository through tools.
 - Never claim to have changed a file: propose edits with the edit tools; the user reviews a diff and accepts or rejects it. Edits match text exactly (no fuzzy matching): read the current text before editing, and on a failed anchor read more context and retry.
 - Shell commands need the user's approval unless allowlisted; a denied command is final for this turn.
 - Keep context small: search and read targeted line ranges instead of whole large files.
@@ -319,7 +319,7 @@ pub const SYSTEM_PROMPT_KEY: &str = "system";
 /// Why the system prompt could not be built. The turn stops: a model must
 /// never receive an empty or partial system prompt.
 #[derive(Debug, thiserror::Error)]
-pub enum SystemPromptError {
+pub(crate) enum SystemPromptError {
     /// North's own template is invalid (a bug in North).
     #[error("North's system prompt template is invalid: {0}")]
     Template(#[from] north_prompt::PromptValidationError),
@@ -328,20 +328,10 @@ pub enum SystemPromptError {
     Render(#[from] north_prompt::PromptRenderError),
 }
 
-/// Renders the system prompt as text, with section overrides if any
-/// (sections are addressed as `(SYSTEM_PROMPT_NS, SYSTEM_PROMPT_KEY,
-/// [section key])`).
-pub fn system_prompt(
-    params: SystemParams,
-    overrides: Option<&PromptOverrides>,
-) -> Result<String, SystemPromptError> {
-    Ok(render_system_prompt(params, overrides, &VisibilityOverrides::default())?.into_text())
-}
-
 /// Renders the system prompt with the sections the session opened
 /// (`visibility`): the text, and the disclosure tools (`read_section`,
 /// `open_sections`) when a section is shown as a summary.
-pub fn render_system_prompt(
+pub(crate) fn render_system_prompt(
     params: SystemParams,
     overrides: Option<&PromptOverrides>,
     visibility: &VisibilityOverrides,
@@ -356,14 +346,14 @@ pub fn render_system_prompt(
 
 /// Characters of `AGENTS.md` shown in full; past this the section is a
 /// summary the model can expand.
-pub const AGENTS_MD_INLINE: usize = 4_000;
+pub(crate) const AGENTS_MD_INLINE: usize = 4_000;
 /// Characters of `AGENTS.md` read at all.
 const AGENTS_MD_MAX: usize = 100_000;
 
 /// Reads `AGENTS.md` at the root (bounded), as users of other assistants
 /// expect — contained like the model's own reads: an `AGENTS.md` that is a
 /// link out of the project is refused (and logged), never read.
-pub fn agents_md(root: &Path) -> String {
+pub(crate) fn agents_md(root: &Path) -> String {
     let Ok(sandbox) = north_tools::Sandbox::new(root) else {
         return String::new();
     };
@@ -380,7 +370,7 @@ pub fn agents_md(root: &Path) -> String {
 
 /// The summary of a long `AGENTS.md`: its first [`AGENTS_MD_INLINE`]
 /// characters and how to read the rest (empty when it is short).
-pub fn agents_md_summary(agents_md: &str) -> String {
+pub(crate) fn agents_md_summary(agents_md: &str) -> String {
     let total = agents_md.chars().count();
     if total <= AGENTS_MD_INLINE {
         return String::new();

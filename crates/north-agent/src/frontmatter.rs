@@ -8,7 +8,7 @@ use std::path::Path;
 
 /// Why a user's Markdown file was skipped.
 #[derive(Debug, thiserror::Error)]
-pub enum SkipReason {
+pub(crate) enum SkipReason {
     /// It is a link that leads out of its directory.
     #[error("a link out of its directory; skipped")]
     LinkOut,
@@ -26,7 +26,7 @@ pub enum SkipReason {
 /// Reads a user's Markdown file `path` found in `dir`: never through a link
 /// that leads out of `dir`, never a file over `max` bytes. The error says
 /// why it was skipped.
-pub fn read_within(path: &Path, dir: &Path, max: u64) -> Result<String, SkipReason> {
+pub(crate) fn read_within(path: &Path, dir: &Path, max: u64) -> Result<String, SkipReason> {
     let contained = std::fs::canonicalize(path)
         .ok()
         .zip(std::fs::canonicalize(dir).ok())

@@ -30,7 +30,7 @@ const CONTENT_KEYS: &[&str] = &["old", "new", "content", "text", "body", "data"]
 /// Tool arguments as the log may hold them: paths, commands, queries and
 /// numbers kept; file contents and edit text replaced by their size; other
 /// long strings cut. Keys are scrubbed later by the log writer.
-pub fn log_args(args: &Value) -> Value {
+pub(crate) fn log_args(args: &Value) -> Value {
     fn walk(v: &Value, content: bool) -> Value {
         match v {
             Value::String(t) if content => Value::String(format!("<{} chars>", t.chars().count())),

@@ -117,7 +117,9 @@ impl MemoryFile {
 
     /// The entries, split into this user's (or unverifiable: no key in
     /// this process) and those from elsewhere (a repository shipped them).
-    pub fn load_by_provenance(&self) -> Result<(Vec<MemoryEntry>, Vec<MemoryEntry>), StoreError> {
+    pub(crate) fn load_by_provenance(
+        &self,
+    ) -> Result<(Vec<MemoryEntry>, Vec<MemoryEntry>), StoreError> {
         let (own, foreign) = self.load()?.into_iter().partition(|e| {
             north_tools::owner::check(
                 north_tools::owner::StateKind::Memory,
@@ -203,7 +205,7 @@ fn tokens(text: &str) -> Vec<String> {
 
 /// An entry with its retrieval score.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Scored {
+pub(crate) struct Scored {
     /// The entry.
     pub entry: MemoryEntry,
     /// BM25 score (higher is more relevant).
@@ -212,7 +214,7 @@ pub struct Scored {
 
 /// Ranks `entries` against `query` with BM25 (k1 = 1.2, b = 0.75); returns
 /// at most `k` entries with a positive score, best first.
-pub fn retrieve(entries: &[MemoryEntry], query: &str, k: usize) -> Vec<Scored> {
+pub(crate) fn retrieve(entries: &[MemoryEntry], query: &str, k: usize) -> Vec<Scored> {
     let docs: Vec<Vec<String>> = entries
         .iter()
         .map(|e| tokens(&format!("{} {} {}", e.goal, e.summary, e.tags.join(" "))))
@@ -269,7 +271,7 @@ pub fn retrieve(entries: &[MemoryEntry], query: &str, k: usize) -> Vec<Scored> {
 }
 
 /// The block injected into the system prompt (empty when nothing matched).
-pub fn retrieved_block(items: &[Scored]) -> String {
+pub(crate) fn retrieved_block(items: &[Scored]) -> String {
     if items.is_empty() {
         return String::new();
     }

@@ -51,7 +51,7 @@ impl Redactor {
     /// `value` with every known secret replaced in each of its strings
     /// (keys included). Works on the values, not their JSON text, so a
     /// secret holding a character JSON escapes is still found.
-    pub fn scrub_value(&self, value: &mut serde_json::Value) {
+    pub(crate) fn scrub_value(&self, value: &mut serde_json::Value) {
         use serde_json::Value;
         if self.secrets.is_empty() {
             return;
@@ -75,7 +75,7 @@ impl Redactor {
     }
 
     /// A tool outcome as the model may see it: every secret replaced.
-    pub fn scrub_outcome(
+    pub(crate) fn scrub_outcome(
         &self,
         outcome: &north_protocol::ToolOutcome,
     ) -> north_protocol::ToolOutcome {
@@ -107,7 +107,7 @@ impl Redactor {
 /// still replaced, because the tail that could begin a secret is held back
 /// until the next delta (or [`StreamScrubber::finish`]) shows what follows.
 #[derive(Debug)]
-pub struct StreamScrubber<'a> {
+pub(crate) struct StreamScrubber<'a> {
     redactor: &'a Redactor,
     pending: String,
 }

@@ -16,7 +16,8 @@ use north_tools::{Tool, ToolContext};
 use serde_json::{Value, json};
 
 /// The project directories skills are read from (trusted projects only).
-pub const PROJECT_SKILL_DIRS: &[&str] = &[".north/skills", ".claude/skills", ".agents/skills"];
+pub(crate) const PROJECT_SKILL_DIRS: &[&str] =
+    &[".north/skills", ".claude/skills", ".agents/skills"];
 
 /// Characters of a description the model sees (about 100 tokens).
 pub const MAX_DESCRIPTION: usize = 400;

@@ -17,7 +17,7 @@ use north_protocol::PermissionMode;
 use crate::hooks::Matcher;
 
 /// The project directories agents are read from (trusted projects only).
-pub const PROJECT_AGENT_DIRS: &[&str] = &[".north/agents", ".claude/agents"];
+pub(crate) const PROJECT_AGENT_DIRS: &[&str] = &[".north/agents", ".claude/agents"];
 
 /// The largest definition file read, in bytes.
 const MAX_FILE: u64 = 256 * 1024;
@@ -94,7 +94,7 @@ impl AgentDef {
 
     /// The mode it runs in under a parent in `parent`: its own when that is
     /// no wider, else the parent's.
-    pub fn mode_under(&self, parent: PermissionMode) -> PermissionMode {
+    pub(crate) fn mode_under(&self, parent: PermissionMode) -> PermissionMode {
         let rank = |m: PermissionMode| match m {
             PermissionMode::Plan => 0,
             PermissionMode::Ask => 1,
@@ -108,7 +108,7 @@ impl AgentDef {
     }
 
     /// The model it asks for, if not the parent's.
-    pub fn own_model(&self) -> Option<&str> {
+    pub(crate) fn own_model(&self) -> Option<&str> {
         self.model
             .as_deref()
             .filter(|m| !m.is_empty() && *m != "inherit")

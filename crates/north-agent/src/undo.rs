@@ -28,12 +28,12 @@ use crate::store::{Session, write_atomic};
 const TURNS_FILE: &str = "turns.json";
 
 /// Where a project's snapshots live: `.north/snapshots`.
-pub fn snapshot_dir(root: &Path) -> PathBuf {
+pub(crate) fn snapshot_dir(root: &Path) -> PathBuf {
     root.join(north_tools::repo::STATE_DIR).join("snapshots")
 }
 
 /// The most of a turn's input a record keeps for `/rewind`.
-pub const INPUT_CHARS: usize = 20_000;
+pub(crate) const INPUT_CHARS: usize = 20_000;
 
 /// One user turn, as undo needs it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -129,7 +129,7 @@ pub struct Conflict {
 
 /// The turns of one session.
 #[derive(Debug, Clone)]
-pub struct TurnLog {
+pub(crate) struct TurnLog {
     path: PathBuf,
     turns: Vec<TurnRecord>,
 }
@@ -186,7 +186,7 @@ impl TurnLog {
     }
 
     /// The last finished turn that is not undone yet.
-    pub fn last_undoable(&self) -> Option<u32> {
+    pub(crate) fn last_undoable(&self) -> Option<u32> {
         self.turns
             .iter()
             .rev()
@@ -237,7 +237,7 @@ fn text_of(store: &SnapshotStore, entry: Option<&Entry>) -> Option<String> {
 /// How to undo turn `turn` and every later turn not undone yet: the tree
 /// goes back to what it was before `turn`, for the paths those turns
 /// changed. Paths that differ from what North left are conflicts.
-pub fn plan_code_undo(
+pub(crate) fn plan_code_undo(
     store: &SnapshotStore,
     root: &Path,
     log: &TurnLog,
@@ -297,7 +297,7 @@ pub fn plan_code_undo(
 
 /// Carries out `plan`; with conflicts, only when `overwrite` is set. Marks
 /// the plan's turns undone.
-pub fn apply_code_undo(
+pub(crate) fn apply_code_undo(
     store: &SnapshotStore,
     root: &Path,
     log: &mut TurnLog,

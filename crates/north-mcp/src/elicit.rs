@@ -140,17 +140,6 @@ impl Roots {
             })
             .unwrap_or_default()
     }
-
-    /// Replaces the roots; whether they changed.
-    pub(crate) fn replace(&self, roots: Vec<PathBuf>) -> bool {
-        match self.0.write() {
-            Ok(mut r) if *r != roots => {
-                *r = roots;
-                true
-            }
-            _ => false,
-        }
-    }
 }
 
 /// `path` as a `file://` URI (percent-encoding what a URI cannot hold).

@@ -216,21 +216,6 @@ impl McpHub {
         self.opts.elicitor.set(elicitor);
     }
 
-    /// Makes `roots` the directories servers are told of, and tells the
-    /// connected ones they changed (`notifications/roots/list_changed`).
-    pub async fn set_roots(&self, roots: Vec<std::path::PathBuf>) {
-        if !self.opts.roots.replace(roots) {
-            return;
-        }
-        for server in &self.servers {
-            let conn = server.conn.lock().await.clone();
-            if let Some(conn) = conn {
-                #[allow(deprecated)]
-                let _ = conn.service.peer().notify_roots_list_changed().await;
-            }
-        }
-    }
-
     /// Stops every server.
     pub async fn shutdown(&self) {
         futures::future::join_all(self.servers.iter().map(|s| s.close())).await;

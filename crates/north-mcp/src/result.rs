@@ -13,10 +13,10 @@ use north_protocol::ToolOutcome;
 use serde_json::{Map, Value, json};
 
 /// The most text kept from one result; the rest is cut with a note.
-pub const MAX_TEXT: usize = 100_000;
+pub(crate) const MAX_TEXT: usize = 100_000;
 
 /// Saves base64 `data` of type `mime` under `dir`, named by its content.
-pub fn save_attachment(dir: &Path, data: &str, mime: &str) -> std::io::Result<PathBuf> {
+pub(crate) fn save_attachment(dir: &Path, data: &str, mime: &str) -> std::io::Result<PathBuf> {
     let bytes = decode_base64(data)
         .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidData, "not base64"))?;
     use sha2::Digest;
@@ -162,7 +162,7 @@ impl Parts {
 
 /// Maps a `CallToolResult` (as JSON) onto the envelope; binary parts are
 /// saved under `attachments`.
-pub fn to_outcome(result: &Value, attachments: &Path) -> ToolOutcome {
+pub(crate) fn to_outcome(result: &Value, attachments: &Path) -> ToolOutcome {
     let mut parts = Parts::default();
     for block in result
         .get("content")

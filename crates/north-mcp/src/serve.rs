@@ -27,7 +27,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
 /// The tool that applies a proposal.
-pub const APPLY_TOOL: &str = "apply_edit";
+pub(crate) const APPLY_TOOL: &str = "apply_edit";
 
 /// How `north mcp serve` runs.
 #[derive(Debug, Clone)]

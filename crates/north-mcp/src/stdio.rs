@@ -15,7 +15,7 @@ use crate::config::Transport;
 
 /// The longest stdout line kept (one JSON-RPC message); longer ones are
 /// dropped while they stream past.
-pub const MAX_LINE: usize = 16 * 1024 * 1024;
+pub(crate) const MAX_LINE: usize = 16 * 1024 * 1024;
 
 /// How much of a server's stderr is kept for error messages.
 const STDERR_TAIL: usize = 4096;
@@ -56,13 +56,13 @@ pub struct ChildServer {
 impl ChildServer {
     /// The process guard, what the server writes (filtered to JSON-RPC
     /// lines) and its stdin.
-    pub fn into_parts(self) -> (ChildGuard, DuplexStream, ChildStdin) {
+    pub(crate) fn into_parts(self) -> (ChildGuard, DuplexStream, ChildStdin) {
         (self.guard, self.reader, self.writer)
     }
 }
 
 /// Owns a server's process: dropping it kills the process and its group.
-pub struct ChildGuard {
+pub(crate) struct ChildGuard {
     child: Child,
 }
 

@@ -46,11 +46,6 @@ impl McpHub {
             .map(|s| s.config.name.clone())
             .collect()
     }
-
-    /// Whether tool definitions are deferred behind the search tool now.
-    pub fn deferring(&self) -> bool {
-        self.all_tools().len() > self.opts.defer_threshold
-    }
 }
 
 fn spec_of(tool: &RemoteTool) -> ToolSpec {

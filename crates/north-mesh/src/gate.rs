@@ -183,7 +183,7 @@ impl Audit {
     }
 
     /// Decisions not taken yet (for the event stream).
-    pub fn take_pending(&self) -> Vec<AuditEntry> {
+    pub(crate) fn take_pending(&self) -> Vec<AuditEntry> {
         self.pending
             .lock()
             .map(|mut p| std::mem::take(&mut *p))

@@ -105,7 +105,7 @@ use north_agent::store::StoreError;
 use north_runtime::{AgentParts, LiveSession, RuntimeError};
 
 /// How many recent memories the executor sees (the spec's context window).
-pub const MEMORY_CONTEXT: usize = 5;
+pub(crate) const MEMORY_CONTEXT: usize = 5;
 
 /// Why a mesh could not be built or a stage failed.
 #[derive(Debug, thiserror::Error)]
@@ -252,7 +252,7 @@ impl Mesh {
     }
 
     /// The last memories the executor will see, oldest first.
-    pub fn recent_memories(&self) -> Result<Vec<MemoryEntry>, StoreError> {
+    pub(crate) fn recent_memories(&self) -> Result<Vec<MemoryEntry>, StoreError> {
         self.memory().recent(self.opts.memory_context)
     }
 
@@ -302,7 +302,7 @@ impl Mesh {
     }
 
     /// A role agent on this mesh's backend and model.
-    pub fn role_agent(&self, name: &str, role: &str) -> RoleAgent {
+    pub(crate) fn role_agent(&self, name: &str, role: &str) -> RoleAgent {
         RoleAgent::new(
             name,
             role,

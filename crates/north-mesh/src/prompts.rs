@@ -69,7 +69,7 @@ const EXECUTOR_RULES: &str = "- Execute the plan one step at a time, in order, u
 
 /// Parameters of the memory agent's instructions.
 #[derive(Debug, Clone, Default, Serialize, JsonSchema, PromptParams)]
-pub struct MemoryParams {
+pub(crate) struct MemoryParams {
     /// Largest summary length in characters.
     pub max_chars: usize,
 }
@@ -182,7 +182,7 @@ impl Prompts {
 /// What to tell the planner when its answer could not be used: the exact
 /// reason, the schema the answer must match, and to keep it short (a small
 /// model's window has little room for a long plan).
-pub fn repair_prompt(error: &str, schema: &serde_json::Value) -> String {
+pub(crate) fn repair_prompt(error: &str, schema: &serde_json::Value) -> String {
     format!(
         "That answer cannot be used: {error}\n\nAnswer again with only one JSON value that matches this JSON Schema, and nothing else (no prose, no code fence):\n{schema}\n\nFor example: {{\"items\": [{{\"description\": \"List the files in src\", \"tool\": \"bash\"}}]}}. Keep the plan short: at most seven steps of one sentence each."
     )
@@ -192,7 +192,7 @@ pub fn repair_prompt(error: &str, schema: &serde_json::Value) -> String {
 /// a cut-off answer says so, invalid JSON gives serde's exact error (not
 /// what a scan for brackets happened to find), and a wrong shape says what
 /// the schema wants.
-pub fn plan_error(
+pub(crate) fn plan_error(
     text: &str,
     cut_at: Option<u32>,
     parse_error: &north_prompt::OutputParseError,

@@ -51,7 +51,7 @@ impl RoleAgent {
 
     /// Sets the output token limit (default 2,048).
     #[must_use]
-    pub fn with_max_tokens(mut self, max_tokens: u32) -> Self {
+    pub(crate) fn with_max_tokens(mut self, max_tokens: u32) -> Self {
         self.max_tokens = max_tokens;
         self
     }

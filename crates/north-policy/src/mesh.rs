@@ -45,13 +45,13 @@ pub struct MeshPolicy {
 /// Default `bash` timeout in seconds.
 pub const DEFAULT_TIMEOUT_SECONDS: u64 = 20;
 /// Default `bash` output limit in characters.
-pub const DEFAULT_MAX_OUTPUT: usize = 4000;
+pub(crate) const DEFAULT_MAX_OUTPUT: usize = 4000;
 /// Default CPU-time quota of a `bash` command, in seconds.
-pub const DEFAULT_CPU_SECONDS: u64 = 20;
+pub(crate) const DEFAULT_CPU_SECONDS: u64 = 20;
 /// Default virtual-memory quota of a `bash` command, in bytes (2 GiB).
-pub const DEFAULT_MEMORY_BYTES: u64 = 2 << 30;
+pub(crate) const DEFAULT_MEMORY_BYTES: u64 = 2 << 30;
 /// Default disk quota of a `bash` command (largest file written), in bytes (1 GiB).
-pub const DEFAULT_DISK_BYTES: u64 = 1 << 30;
+pub(crate) const DEFAULT_DISK_BYTES: u64 = 1 << 30;
 
 /// The three documented policy presets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

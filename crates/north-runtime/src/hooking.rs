@@ -11,7 +11,7 @@ use crate::sandboxing::SandboxChoice;
 /// end runs them with. What the user's own hooks name in their home
 /// directory (`~/bin/notify`) stays readable to hooks; what a project's
 /// hooks name there does not.
-pub fn hooks_for(
+pub(crate) fn hooks_for(
     root: &std::path::Path,
     config: &Config,
     sandbox: &SandboxChoice,

@@ -1,7 +1,7 @@
 //! A project opened once for every session in it: root, trust, effective
 //! configuration, model backend, sandbox, grants, agents and skills.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use north_agent::AgentOptions;
 use north_agent::store::{Session, SessionStore};
@@ -289,26 +289,33 @@ fn config_notices(config: &Config, selected: &Selected) -> Vec<String> {
 }
 
 /// What the permission modes need: `plan`'s read-only tools, where the
+/// North's shell in `root`, started through `spawner` (None: unconfined).
+fn shell_on(
+    root: &Path,
+    spawner: Option<north_tools::Spawner>,
+) -> std::sync::Arc<dyn north_tools::services::Shell> {
+    let root = root.to_path_buf();
+    std::sync::Arc::new(match spawner {
+        Some(spawner) => north_tools::shell::ShellManager::with_spawner(root, spawner),
+        None => north_tools::shell::ShellManager::new(root),
+    })
+}
+
 /// OS sandbox works a shell started inside `north sandbox` for `auto`, the
 /// shell outside it a stopped command may escalate to once, and the
 /// read-only shell lines that only read run in unasked.
-pub fn mode_kit(project: &Project) -> north_agent::ModeKit {
+pub(crate) fn mode_kit(project: &Project) -> north_agent::ModeKit {
     let root = project.root.as_path();
     let grants = &project.grants;
     let settings = project.sandbox.settings(root, grants);
     let sandboxed_shell = match crate::sandboxing::sandboxed(&settings, ChildKind::Command) {
-        Ok(spawner) => Some(std::sync::Arc::new(
-            north_tools::shell::ShellManager::with_spawner(root.to_path_buf(), spawner),
-        )),
+        Ok(spawner) => Some(shell_on(root, Some(spawner))),
         Err(e) => {
             tracing::warn!(error = %e, "no sandboxed shell; the auto mode is unavailable");
             None
         }
     };
-    let outside_shell = project
-        .commands
-        .is_confined()
-        .then(|| std::sync::Arc::new(north_tools::shell::ShellManager::new(root.to_path_buf())));
+    let outside_shell = project.commands.is_confined().then(|| shell_on(root, None));
     // Only where commands are confined at all: with the sandbox off, a
     // line that reads still asks.
     let read_only_shell = project
@@ -316,12 +323,7 @@ pub fn mode_kit(project: &Project) -> north_agent::ModeKit {
         .is_confined()
         .then(|| crate::sandboxing::sandboxed(&settings, ChildKind::ReadOnlyCommand).ok())
         .flatten()
-        .map(|spawner| {
-            std::sync::Arc::new(north_tools::shell::ShellManager::with_spawner(
-                root.to_path_buf(),
-                spawner,
-            ))
-        });
+        .map(|spawner| shell_on(root, Some(spawner)));
     north_agent::ModeKit {
         plan_tools: plan_tools(grants),
         sandboxed_shell,
@@ -332,7 +334,7 @@ pub fn mode_kit(project: &Project) -> north_agent::ModeKit {
 
 /// The assistant's tools: North's own, plus `http.get` when a `net`
 /// capability is granted (the model cannot use what it is not offered).
-pub fn assistant_tools(grants: &[north_protocol::Capability]) -> north_tools::Registry {
+pub(crate) fn assistant_tools(grants: &[north_protocol::Capability]) -> north_tools::Registry {
     let mut tools = north_tools::north_tools();
     add_http_get(&mut tools, grants);
     tools
@@ -361,7 +363,7 @@ pub fn plan_tools(grants: &[north_protocol::Capability]) -> north_tools::Registr
 /// `web_search` when the user's config names a search backend — the
 /// provider's own search when asked for and it has one (then it is the
 /// provider's tool of that name), else a SearXNG endpoint.
-pub fn add_web_tools(tools: &mut north_tools::Registry, project: &Project) {
+pub(crate) fn add_web_tools(tools: &mut north_tools::Registry, project: &Project) {
     let config = &project.config;
     tools.register(std::sync::Arc::new(north_tools::net::fetch::WebFetch::new()));
     if project.hosted_search() {
@@ -434,7 +436,7 @@ impl Project {
 
     /// Whether the provider's own web search is used: the user asked
     /// (`web_search.provider`) and the provider's API has one.
-    pub fn hosted_search(&self) -> bool {
+    pub(crate) fn hosted_search(&self) -> bool {
         self.config.web_search_provider
             && self
                 .selected

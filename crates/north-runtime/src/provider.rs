@@ -259,7 +259,7 @@ pub fn endpoint_openai_config(
 }
 
 /// The backend for a preset or one of the user's providers.
-pub fn endpoint_backend(
+pub(crate) fn endpoint_backend(
     endpoint: &Endpoint,
     config: &Config,
 ) -> Result<Arc<dyn Backend>, RuntimeError> {

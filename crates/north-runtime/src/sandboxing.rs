@@ -105,7 +105,7 @@ impl SandboxChoice {
 /// paths — and what the user's own servers (their `mcp.json`, their
 /// editor's) name in their home directory (`node ~/tools/mcp-x/index.js`),
 /// never what a project's `.mcp.json` names there.
-pub fn mcp_spawner(
+pub(crate) fn mcp_spawner(
     root: &std::path::Path,
     choice: &SandboxChoice,
     servers: &[north_mcp::config::ServerConfig],
@@ -132,7 +132,7 @@ pub fn mcp_spawner(
 }
 
 /// What `words` (a command the user configured) name in the home directory.
-pub fn named_in_home(words: &[String]) -> Vec<PathBuf> {
+pub(crate) fn named_in_home(words: &[String]) -> Vec<PathBuf> {
     let Some(home) = std::env::var_os("HOME")
         .map(PathBuf::from)
         .and_then(|h| h.canonicalize().ok())

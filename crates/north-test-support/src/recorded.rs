@@ -35,3 +35,39 @@ pub fn texts(request: &Value) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// The names of the tools `request` offers, in order (none: empty).
+pub fn tool_names(request: &Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The definition of the tool `name` that `request` offers (name,
+/// description, schema), or `Value::Null` when it offers none by that name.
+pub fn tool(request: &Value, name: &str) -> Value {
+    request["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|t| t["name"] == name)
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+/// The text of `request`'s system prompt (a string, or text blocks as an
+/// Anthropic request carries it); empty when there is none.
+pub fn system(request: &Value) -> String {
+    match &request["system"] {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}

@@ -20,7 +20,7 @@ pub struct ArgsError {
 }
 
 /// The input schema of one tool and its compiled validator.
-pub struct ArgsSchema {
+pub(crate) struct ArgsSchema {
     schema: Value,
     validator: Option<jsonschema::Validator>,
 }

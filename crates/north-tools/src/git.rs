@@ -23,14 +23,14 @@ use std::time::{Duration, Instant};
 use crate::Spawner;
 
 /// How long North waits for its own git before giving up.
-pub const GIT_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const GIT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Most bytes of git output North reads.
 const MAX_OUTPUT: usize = 16 * 1024 * 1024;
 
 /// Why North's own git gave no answer (callers fall back, never fail).
 #[derive(Debug, thiserror::Error)]
-pub enum GitError {
+pub(crate) enum GitError {
     /// No git directory North can read safely (none, a `.git` file, a link).
     #[error("no plain .git directory at or above {0}")]
     NoRepository(PathBuf),
@@ -51,7 +51,7 @@ pub enum GitError {
 /// A repository as North's own git sees it: its history through a neutral
 /// git directory.
 #[derive(Debug)]
-pub struct NeutralRepo {
+pub(crate) struct NeutralRepo {
     /// The private directory git is pointed at (removed on drop).
     dir: tempfile::TempDir,
     /// The path of the project root below the repository's top, `/`-joined

@@ -2,7 +2,7 @@
 //!
 //! Main types: [`Tool`] (a declarative [`ToolSpec`](north_protocol::ToolSpec)
 //! plus `call`), [`ToolContext`] (the sandbox root, granted capabilities and
-//! shared services a call may use), [`Registry`] (lists specs for the model,
+//! services a call may use, [`services::Shell`] and [`services::Web`]), [`Registry`] (lists specs for the model,
 //! dispatches calls by name), [`Sandbox`] (every path resolves inside the
 //! project root) and the edit pipeline's [`edit::Proposal`] (diffs for review)
 //! with [`edit::apply`] (atomic across files, crash safe). The registries
@@ -29,7 +29,8 @@
 //! - `git`: North's own git, with the repository's config neutralised (uses `north-sandbox`'s spawner)
 //! - `shell`: the project's persistent PTY shell (spec §3.1.6, §6.4) (uses `args`, `describe`; `north-policy`, `north-sandbox`'s spawner and git guard)
 //! - `snapshot`: snapshots of a working tree, for undo (uses `edit`, `repo`)
-//! - `tool`: the Tool contract, the per-call context, and the registry (uses `args`, `describe`, `edit`, `net`, `sandbox`, `shell`)
+//! - `services`: the shell and the web as traits a tool call reaches through its context (uses `net`, `shell`; `north-policy`, `north-sandbox`'s spawner)
+//! - `tool`: the Tool contract, the per-call context, and the registry (uses `args`, `describe`, `edit`, `net`, `sandbox`, `services`, `shell`)
 //! - `tools`: the built-in tools and the registries (profiles) that group them (uses `args`, `describe`, `edit`, `git`, `media`, `net`, `repo`, `sandbox`, `shell`, `tool`; `north-policy`)
 
 pub mod allowlist;
@@ -42,6 +43,7 @@ pub mod net;
 pub mod owner;
 pub mod repo;
 pub mod sandbox;
+pub mod services;
 pub mod shell;
 pub mod snapshot;
 mod tool;

@@ -13,11 +13,11 @@ use std::path::{Component, Path, PathBuf};
 pub use north_policy::paths::{is_inside, physical_path};
 
 /// Longest relative path (in bytes) a tool accepts.
-pub const MAX_PATH_BYTES: usize = 1024;
+pub(crate) const MAX_PATH_BYTES: usize = 1024;
 /// Longest single path component (in bytes) a tool accepts.
-pub const MAX_COMPONENT_BYTES: usize = 255;
+pub(crate) const MAX_COMPONENT_BYTES: usize = 255;
 /// Top-level directories no tool may write into.
-pub const PROTECTED_DIRS: &[&str] = &[".git", ".north"];
+pub(crate) const PROTECTED_DIRS: &[&str] = &[".git", ".north"];
 
 /// Why a path was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -117,7 +117,7 @@ impl Sandbox {
 
     /// Checks the text of `path` without touching the disk and returns it as a
     /// clean relative path (empty for the root itself).
-    pub fn check_syntax(path: &str) -> Result<PathBuf, SandboxError> {
+    pub(crate) fn check_syntax(path: &str) -> Result<PathBuf, SandboxError> {
         if path.contains('\0') {
             return Err(SandboxError::Nul(path.to_owned()));
         }
@@ -193,7 +193,7 @@ impl Sandbox {
     /// [`Sandbox::resolve_existing`], and neither a secret env file nor
     /// excluded by the project's ignore files (reads are ignore-aware, as
     /// listings and searches are).
-    pub fn resolve_readable(&self, path: &str) -> Result<Resolved, SandboxError> {
+    pub(crate) fn resolve_readable(&self, path: &str) -> Result<Resolved, SandboxError> {
         let resolved = self.resolve_existing(path)?;
         let name = resolved
             .abs

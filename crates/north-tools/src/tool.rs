@@ -77,10 +77,11 @@ pub struct ToolContext {
     pub capabilities: Vec<north_protocol::Capability>,
     /// Global network allowlist of domains, if configured.
     pub net_allowlist: Option<Vec<String>>,
-    /// The project's persistent shell (started lazily on first use).
-    pub shell: Arc<crate::shell::ShellManager>,
-    /// HTTP client with its cache (opened lazily on first use).
-    pub http: Arc<crate::net::HttpClient>,
+    /// The project's shell (North's: a persistent session started lazily
+    /// on first use).
+    pub shell: Arc<dyn crate::services::Shell>,
+    /// The web (North's: an HTTP client with its cache, opened lazily).
+    pub http: Arc<dyn crate::services::Web>,
     /// Cancelled when the user interrupts; long tools stop promptly.
     pub cancel: CancellationToken,
     /// Where a running command's output goes as it is produced, while a
@@ -352,7 +353,7 @@ impl Failure {
         }
     }
 
-    pub fn into_outcome(self) -> ToolOutcome {
+    pub(crate) fn into_outcome(self) -> ToolOutcome {
         ToolOutcome {
             ok: false,
             output: self.details,

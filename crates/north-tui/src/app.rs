@@ -83,6 +83,8 @@ pub enum Action {
     Interrupt,
     /// Leave.
     Quit,
+    /// Stop North like any job (Ctrl+Z); `fg` brings it back.
+    Suspend,
     /// Clear the terminal's screen (not the session).
     ClearScreen,
     /// Switch to this session.
@@ -267,12 +269,12 @@ impl App {
     }
 
     /// Records whether the terminal reports Shift+Enter (kitty protocol).
-    pub fn set_keyboard_enhanced(&mut self, on: bool) {
+    pub(crate) fn set_keyboard_enhanced(&mut self, on: bool) {
         self.keyboard_enhanced = on;
     }
 
     /// Whether a turn is running.
-    pub fn is_busy(&self) -> bool {
+    pub(crate) fn is_busy(&self) -> bool {
         self.busy_since.is_some()
     }
 
@@ -287,17 +289,17 @@ impl App {
     }
 
     /// Whether something changed since the last [`App::take_dirty`].
-    pub fn take_dirty(&mut self) -> bool {
+    pub(crate) fn take_dirty(&mut self) -> bool {
         std::mem::take(&mut self.dirty)
     }
 
     /// Whether something changed that is not drawn yet.
-    pub fn is_dirty(&self) -> bool {
+    pub(crate) fn is_dirty(&self) -> bool {
         self.dirty
     }
 
     /// Marks the screen as needing a redraw.
-    pub fn mark_dirty(&mut self) {
+    pub(crate) fn mark_dirty(&mut self) {
         self.dirty = true;
     }
 
@@ -453,7 +455,7 @@ impl App {
     }
 
     /// Shows a prompt for the user's decision.
-    pub fn handle_prompt(&mut self, prompt: Prompt) {
+    pub(crate) fn handle_prompt(&mut self, prompt: Prompt) {
         self.finish_stream();
         if let PromptKind::Edit { files } = &prompt.kind {
             self.diffs.insert(prompt.call_id.clone(), files.clone());

@@ -39,7 +39,7 @@ impl App {
     /// Lines that became final since the last frame — items not printed
     /// yet, then the streamed answer's complete lines — marked printed.
     /// This is the only way anything reaches the terminal's history.
-    pub fn take_commits(&mut self, width: u16) -> Vec<Line<'static>> {
+    pub(crate) fn take_commits(&mut self, width: u16) -> Vec<Line<'static>> {
         let mut lines = Vec::new();
         let mut prev = if self.fresh_screen || self.committed == 0 {
             None

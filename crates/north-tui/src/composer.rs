@@ -8,11 +8,11 @@ use crate::style;
 use crate::wrap::width;
 
 /// Rows the composer grows to before it scrolls.
-pub const MAX_ROWS: u16 = 8;
+pub(crate) const MAX_ROWS: u16 = 8;
 
 /// Multiline input with history of what was sent.
 #[derive(Debug)]
-pub struct Composer {
+pub(crate) struct Composer {
     area: TextArea<'static>,
     history: Vec<String>,
     /// Position while browsing history; `None` when editing a fresh draft.
@@ -54,7 +54,7 @@ impl Composer {
     }
 
     /// Replaces the text, cursor at the end.
-    pub fn set_text(&mut self, text: &str) {
+    pub(crate) fn set_text(&mut self, text: &str) {
         self.area = text_area(text);
     }
 
@@ -77,22 +77,22 @@ impl Composer {
     }
 
     /// Ctrl+U: deletes from the cursor to the start of the line.
-    pub fn kill_to_line_start(&mut self) {
+    pub(crate) fn kill_to_line_start(&mut self) {
         self.area.delete_line_by_head();
     }
 
-    /// Ctrl+Z / Ctrl+_: undoes the last edit.
+    /// Ctrl+_: undoes the last edit.
     pub fn undo(&mut self) {
         self.area.undo();
     }
 
     /// Alt+B: moves back a word.
-    pub fn word_back(&mut self) {
+    pub(crate) fn word_back(&mut self) {
         self.area.move_cursor(CursorMove::WordBack);
     }
 
     /// Alt+F: moves forward a word.
-    pub fn word_forward(&mut self) {
+    pub(crate) fn word_forward(&mut self) {
         self.area.move_cursor(CursorMove::WordForward);
     }
 
@@ -104,7 +104,7 @@ impl Composer {
     /// Whether the character before the cursor is a backslash: Enter then
     /// continues the line (the shell's habit, and Claude Code's) instead of
     /// sending.
-    pub fn backslash_before_cursor(&self) -> bool {
+    pub(crate) fn backslash_before_cursor(&self) -> bool {
         let (row, col) = self.cursor();
         self.area
             .lines()
@@ -114,7 +114,7 @@ impl Composer {
     }
 
     /// Replaces the backslash before the cursor with a line break.
-    pub fn continue_line(&mut self) {
+    pub(crate) fn continue_line(&mut self) {
         self.area.delete_char();
         self.area.insert_newline();
     }
@@ -142,7 +142,7 @@ impl Composer {
     }
 
     /// Steps back in history; `false` when there is nothing older.
-    pub fn history_prev(&mut self) -> bool {
+    pub(crate) fn history_prev(&mut self) -> bool {
         let next = match self.browsing {
             None if self.history.is_empty() => return false,
             None => {
@@ -159,7 +159,7 @@ impl Composer {
     }
 
     /// Steps forward in history, back to the draft at the end.
-    pub fn history_next(&mut self) -> bool {
+    pub(crate) fn history_next(&mut self) -> bool {
         let Some(i) = self.browsing else {
             return false;
         };
@@ -188,12 +188,12 @@ impl Composer {
     }
 
     /// The widget to render.
-    pub fn widget(&self) -> impl ratatui::widgets::Widget + '_ {
+    pub(crate) fn widget(&self) -> impl ratatui::widgets::Widget + '_ {
         &self.area
     }
 
     /// Whether the cursor block is shown (hidden while a prompt has focus).
-    pub fn set_focused(&mut self, focused: bool) {
+    pub(crate) fn set_focused(&mut self, focused: bool) {
         if focused {
             self.area
                 .set_cursor_style(Style::new().add_modifier(ratatui::style::Modifier::REVERSED));

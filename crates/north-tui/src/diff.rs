@@ -8,7 +8,7 @@ use crate::style;
 use crate::wrap::wrap_spans;
 
 /// Splits unified diff text (as in the `diff` event) into files.
-pub fn parse_unified(text: &str) -> Vec<FileDiff> {
+pub(crate) fn parse_unified(text: &str) -> Vec<FileDiff> {
     let mut files: Vec<FileDiff> = Vec::new();
     let mut lines = text.split_inclusive('\n').peekable();
     while let Some(line) = lines.next() {
@@ -52,7 +52,7 @@ pub fn counts(added: usize, removed: usize) -> Vec<Span<'static>> {
 }
 
 /// Header line of one file.
-pub fn file_header(f: &FileDiff) -> Line<'static> {
+pub(crate) fn file_header(f: &FileDiff) -> Line<'static> {
     let mut spans = vec![
         Span::styled("▌ ", style::dim()),
         Span::styled(f.path.clone(), style::file()),

@@ -124,13 +124,14 @@ fn key_lines(app: &App) -> Vec<Line<'static>> {
         ),
         ("ctrl+l", "clear the screen (history moves to scrollback)"),
         ("ctrl+d", "quit (on an empty composer)"),
+        ("ctrl+z", "suspend (`fg` in the shell brings North back)"),
         ("ctrl+a / e", "start / end of line"),
         (
             "ctrl+u / k / w",
             "delete to line start / to line end / the word before",
         ),
         ("alt+b / alt+f", "word back / forward"),
-        ("ctrl+z / _", "undo"),
+        ("ctrl+_", "undo the last edit of the draft"),
     ]
     .into_iter()
     .map(|(k, d)| kv(k, d))

@@ -28,14 +28,14 @@ fn theme() -> Option<&'static Theme> {
 
 /// Highlights one code block line by line (syntect keeps state across
 /// lines, e.g. inside a multi-line string).
-pub struct Highlighter {
+pub(crate) struct Highlighter {
     lines: HighlightLines<'static>,
 }
 
 impl Highlighter {
     /// A highlighter for a fence's language tag (`rust`, `py`, `json`…);
     /// `None` when the language is unknown or empty.
-    pub fn for_language(lang: &str) -> Option<Self> {
+    pub(crate) fn for_language(lang: &str) -> Option<Self> {
         let lang = lang.trim();
         if lang.is_empty() {
             return None;

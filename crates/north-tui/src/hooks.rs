@@ -54,7 +54,7 @@ pub type FindFiles = dyn Fn(&str, usize) -> Vec<String> + Send + Sync;
 pub type FileFinder = Hook<FindFiles>;
 
 /// The models `/model` completes from, as they are known now.
-pub type ListModels = dyn Fn() -> Vec<String> + Send + Sync;
+pub(crate) type ListModels = dyn Fn() -> Vec<String> + Send + Sync;
 
 /// What the provider serves, for `/model` (none: the catalogue only).
 pub type ModelLister = Hook<ListModels>;
@@ -79,7 +79,7 @@ pub struct McpServerLine {
 }
 
 /// Lists the servers' state.
-pub type McpLines = dyn Fn() -> Vec<McpServerLine> + Send + Sync;
+pub(crate) type McpLines = dyn Fn() -> Vec<McpServerLine> + Send + Sync;
 
 /// Where `/mcp` reads the servers' state (none: no servers configured).
 pub type McpView = Hook<McpLines>;
@@ -87,7 +87,7 @@ pub type McpView = Hook<McpLines>;
 /// Logs in to (or, with `true`, out of) the MCP server named; what the
 /// login needs the user to see (the URL to open) goes to the callback.
 /// Returns what happened, or why it failed.
-pub type McpLogin = dyn Fn(
+pub(crate) type McpLogin = dyn Fn(
         String,
         bool,
         Arc<dyn Fn(String) + Send + Sync>,

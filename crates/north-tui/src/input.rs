@@ -44,7 +44,7 @@ impl Input {
     }
 
     /// The cursor's row as the terminal reports it now.
-    pub fn cursor_row(&self) -> Option<u16> {
+    pub(crate) fn cursor_row(&self) -> Option<u16> {
         let (tx, rx) = std_mpsc::channel();
         self.queries.send(tx).ok()?;
         rx.recv_timeout(Duration::from_secs(3)).ok().flatten()

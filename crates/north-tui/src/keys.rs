@@ -83,6 +83,9 @@ impl App {
         if ctrl && key.code == KeyCode::Char('c') {
             return self.ctrl_c();
         }
+        if ctrl && key.code == KeyCode::Char('z') {
+            return vec![Action::Suspend];
+        }
         self.quit_armed = None;
         self.hint = None;
         if ctrl
@@ -327,9 +330,9 @@ impl App {
         let alt = key.modifiers.contains(KeyModifiers::ALT);
         match key.code {
             KeyCode::Char('u') if ctrl => self.composer.kill_to_line_start(),
-            KeyCode::Char('z') | KeyCode::Char('_') | KeyCode::Char('7') if ctrl => {
-                self.composer.undo()
-            }
+            // Ctrl+Z suspends, as in every terminal program; undo keeps
+            // readline's Ctrl+_ (Ctrl+7 where a terminal sends that).
+            KeyCode::Char('_') | KeyCode::Char('7') if ctrl => self.composer.undo(),
             KeyCode::Char('b') if alt => self.composer.word_back(),
             KeyCode::Char('f') if alt => self.composer.word_forward(),
             _ => return false,

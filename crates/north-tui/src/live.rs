@@ -10,11 +10,11 @@ use ratatui::text::{Line, Span};
 use crate::style;
 
 /// Lines of live output shown under the working indicator.
-pub const LIVE_LINES: usize = 6;
+pub(crate) const LIVE_LINES: usize = 6;
 
 /// The tail of a running command's output.
 #[derive(Debug, Default)]
-pub struct LiveLines {
+pub(crate) struct LiveLines {
     lines: VecDeque<(OutputStream, String)>,
     /// A line still being written, per stream.
     partial: [String; 2],

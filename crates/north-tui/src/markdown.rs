@@ -460,7 +460,7 @@ pub fn render(source: &str, width: u16) -> Vec<Line<'static>> {
 /// Where a streaming answer can be cut so the part before it is final: the
 /// end of the last blank line that is outside a code fence. Everything
 /// before the cut renders the same whatever arrives later.
-pub fn stable_prefix(text: &str) -> usize {
+pub(crate) fn stable_prefix(text: &str) -> usize {
     let mut in_fence: Option<(char, usize)> = None;
     let mut cut = 0;
     let mut offset = 0;

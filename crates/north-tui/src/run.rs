@@ -237,6 +237,7 @@ impl Loop {
                     }
                     return Ok(Some(Exit::Quit));
                 }
+                Action::Suspend => self.suspend()?,
                 Action::ClearScreen => {
                     self.term.clear_screen()?;
                     self.app.screen_cleared();
@@ -343,6 +344,42 @@ impl Loop {
         self.term.resize(size, anchor)?;
         self.app.mark_dirty();
         Ok(())
+    }
+
+    /// Ctrl+Z: hands the terminal back to the shell as it was and stops
+    /// North like any job; `fg` brings it back, redrawn where the shell
+    /// left the cursor. The whole process stops, a running turn with it;
+    /// commands North started keep running.
+    fn suspend(&mut self) -> io::Result<()> {
+        self.term.finish()?;
+        let enhanced = ENHANCED.load(Ordering::SeqCst);
+        restore_terminal();
+        #[cfg(unix)]
+        // SAFETY: raise has no memory-safety preconditions; SIGTSTP's
+        // default action stops the process until the shell sends SIGCONT.
+        unsafe {
+            libc::raise(libc::SIGTSTP);
+        }
+        terminal::enable_raw_mode()?;
+        ACTIVE.store(true, Ordering::SeqCst);
+        let mut out = io::stdout();
+        if enhanced {
+            execute!(
+                out,
+                PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+            )?;
+            ENHANCED.store(true, Ordering::SeqCst);
+        }
+        execute!(out, EnableBracketedPaste, cursor::Hide)?;
+        let (cols, rows) = terminal::size()?;
+        let size = Size::new(cols, rows);
+        // The shell printed its job lines below the transcript; the live
+        // area starts where its prompt left the cursor.
+        let anchor = self.input.cursor_row();
+        self.term.backend_mut().set_size(size);
+        self.term.resize(size, anchor)?;
+        self.app.mark_dirty();
+        self.draw_now()
     }
 
     fn draw_now(&mut self) -> io::Result<()> {

@@ -68,7 +68,7 @@ impl Stream {
     }
 
     /// Whether nothing is streaming.
-    pub fn is_blank(&self) -> bool {
+    pub(crate) fn is_blank(&self) -> bool {
         self.text.trim().is_empty()
     }
 
@@ -128,7 +128,7 @@ impl Stream {
 
     /// The rows that became final since the last call, marked printed.
     /// `separate` puts a blank row before the block's first printed row.
-    pub fn take_final(&mut self, width: u16, separate: bool) -> Vec<Line<'static>> {
+    pub(crate) fn take_final(&mut self, width: u16, separate: bool) -> Vec<Line<'static>> {
         let complete = self.text.rfind('\n').map_or(0, |i| i + 1);
         if complete <= self.printed || self.text[..complete].trim().is_empty() {
             return Vec::new();

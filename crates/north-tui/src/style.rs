@@ -9,7 +9,7 @@ pub fn user() -> Style {
 }
 
 /// Secondary text: hints, intent bullets, borders.
-pub fn dim() -> Style {
+pub(crate) fn dim() -> Style {
     Style::new().fg(Color::DarkGray)
 }
 
@@ -54,7 +54,7 @@ pub fn removed() -> Style {
 }
 
 /// Diff hunk headers.
-pub fn hunk() -> Style {
+pub(crate) fn hunk() -> Style {
     Style::new().fg(Color::Cyan)
 }
 

@@ -198,7 +198,7 @@ impl<B: FrameBackend> InlineTerminal<B> {
     }
 
     /// The backend, mutably.
-    pub fn backend_mut(&mut self) -> &mut B {
+    pub(crate) fn backend_mut(&mut self) -> &mut B {
         &mut self.backend
     }
 
@@ -272,7 +272,7 @@ impl<B: FrameBackend> InlineTerminal<B> {
 
     /// Makes the live area `height` rows tall, scrolling the screen when it
     /// would not fit below its top row.
-    pub fn set_height(&mut self, height: u16) -> io::Result<()> {
+    pub(crate) fn set_height(&mut self, height: u16) -> io::Result<()> {
         let height = height.clamp(1, self.screen.height.max(1));
         if height == self.height {
             return Ok(());
@@ -291,7 +291,7 @@ impl<B: FrameBackend> InlineTerminal<B> {
 
     /// Prints finished lines above the live area (they scroll into the
     /// terminal's scrollback) and moves the live area below them.
-    pub fn insert_lines(&mut self, lines: &[Line<'_>]) -> io::Result<()> {
+    pub(crate) fn insert_lines(&mut self, lines: &[Line<'_>]) -> io::Result<()> {
         if lines.is_empty() {
             return Ok(());
         }

@@ -67,7 +67,7 @@ pub enum Item {
 
 /// Text for a result's details: the output (or error) of a tool outcome,
 /// pretty-printed, strings shown as they are.
-pub fn details_text(details: &Value) -> String {
+pub(crate) fn details_text(details: &Value) -> String {
     let body = match details.get("output") {
         Some(Value::Null) | None => details.get("error").unwrap_or(details),
         Some(out) => out,
@@ -230,7 +230,7 @@ fn tail_of(out: &Value) -> Vec<(bool, String)> {
 }
 
 /// Whether details deserve an expansion rather than being left out.
-pub fn is_large(text: &str) -> bool {
+pub(crate) fn is_large(text: &str) -> bool {
     text.lines().count() > 1 || text.len() > 120
 }
 
@@ -269,7 +269,7 @@ impl Item {
     }
 
     /// The item's lines at `width`, with the spacing it needs after `prev`.
-    pub fn lines_after(&self, prev: Option<&Item>, width: u16) -> Vec<Line<'static>> {
+    pub(crate) fn lines_after(&self, prev: Option<&Item>, width: u16) -> Vec<Line<'static>> {
         let mut out = Vec::new();
         let assistant_continues =
             matches!((prev, self), (Some(Item::Assistant(_)), Item::Assistant(_)));
@@ -431,7 +431,7 @@ fn review_lines(
 }
 
 /// Splits text on backticks: `code` parts styled as code, the rest `base`.
-pub fn inline_code(text: &str, base: Style) -> Vec<Span<'static>> {
+pub(crate) fn inline_code(text: &str, base: Style) -> Vec<Span<'static>> {
     text.split('`')
         .enumerate()
         .filter(|(_, part)| !part.is_empty())

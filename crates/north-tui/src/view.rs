@@ -287,7 +287,7 @@ impl App {
     }
 
     /// Rows the live area needs at this width (at most `screen_h`).
-    pub fn live_height(&self, width: u16, screen_h: u16) -> u16 {
+    pub(crate) fn live_height(&self, width: u16, screen_h: u16) -> u16 {
         self.screen_h.set(screen_h);
         let l = self.layout(width, screen_h);
         let panel_h = l.panel.len() as u16;

@@ -14,7 +14,7 @@ pub fn width(s: &str) -> usize {
 }
 
 /// Display width of a sequence of spans.
-pub fn spans_width(spans: &[Span<'_>]) -> usize {
+pub(crate) fn spans_width(spans: &[Span<'_>]) -> usize {
     spans.iter().map(|s| width(&s.content)).sum()
 }
 
@@ -44,7 +44,7 @@ fn to_spans(cells: &[(char, Style)]) -> Vec<Span<'static>> {
 /// Breaks `spans` (one logical line, no newlines) into rows of at most
 /// `width` cells, at spaces where possible and inside a word only when the
 /// word alone is wider than a row.
-pub fn wrap_spans(spans: &[Span<'_>], width: usize) -> Vec<Vec<Span<'static>>> {
+pub(crate) fn wrap_spans(spans: &[Span<'_>], width: usize) -> Vec<Vec<Span<'static>>> {
     let width = width.max(1);
     let mut rows: Vec<Vec<(char, Style)>> = Vec::new();
     let mut cur: Vec<(char, Style)> = Vec::new();
@@ -80,7 +80,7 @@ pub fn wrap_spans(spans: &[Span<'_>], width: usize) -> Vec<Vec<Span<'static>>> {
 
 /// Wraps `content` to `width` with a prefix on the first row and another on
 /// the following rows (a bullet and its hanging indent, a quote bar).
-pub fn wrap_prefixed(
+pub(crate) fn wrap_prefixed(
     content: &[Span<'_>],
     width: usize,
     first: &[Span<'static>],
@@ -104,7 +104,7 @@ pub fn wrap_prefixed(
 }
 
 /// Wraps plain text with one style; newlines start new rows.
-pub fn wrap_text(text: &str, width: usize, style: Style) -> Vec<Line<'static>> {
+pub(crate) fn wrap_text(text: &str, width: usize, style: Style) -> Vec<Line<'static>> {
     text.split('\n')
         .flat_map(|l| {
             wrap_spans(&[Span::styled(l.to_string(), style)], width)

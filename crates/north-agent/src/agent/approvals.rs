@@ -401,7 +401,7 @@ impl CallEnv<'_> {
         call: &ToolCall,
         command: &str,
         confined: ToolOutcome,
-        plain: std::sync::Arc<north_tools::shell::ShellManager>,
+        plain: std::sync::Arc<dyn north_tools::services::Shell>,
         evidence: String,
     ) -> ToolOutcome {
         let reason = AskReason::SandboxDenied(evidence.clone());

@@ -25,10 +25,10 @@ pub(crate) struct CallEnv<'a> {
     pub mode: north_protocol::PermissionMode,
     /// The shell outside the OS sandbox, when commands run inside it: a
     /// command the sandbox stopped may run there once, if the user says so.
-    pub escalation: Option<std::sync::Arc<north_tools::shell::ShellManager>>,
+    pub escalation: Option<std::sync::Arc<dyn north_tools::services::Shell>>,
     /// The shell a line the policy verified as only reading runs in,
     /// unasked (None: such lines ask as others do).
-    pub read_only_shell: Option<std::sync::Arc<north_tools::shell::ShellManager>>,
+    pub read_only_shell: Option<std::sync::Arc<dyn north_tools::services::Shell>>,
     /// The user typed this command (`!cmd`): it is approved line by line
     /// already. The policy's refusals and the OS sandbox still apply.
     pub typed_by_user: bool,

@@ -161,11 +161,6 @@ impl Agent {
         }
     }
 
-    /// Bytes this agent wrote to its session log.
-    pub fn session_bytes_written(&self) -> u64 {
-        self.conv.log.bytes_written()
-    }
-
     pub(super) fn save(&mut self, emit: &Emit<'_>) {
         if let Err(e) = self.checkpoint() {
             emit(Event::Error {

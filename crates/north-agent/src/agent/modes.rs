@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use north_protocol::{PermissionMode, TraceKind};
 use north_tools::Registry;
-use north_tools::shell::ShellManager;
+use north_tools::services::Shell;
 use serde_json::json;
 
 use super::Agent;
@@ -18,15 +18,15 @@ pub struct ModeKit {
     pub plan_tools: Registry,
     /// A shell whose commands run inside the OS sandbox (None: the sandbox
     /// is unavailable here, so `auto` is too).
-    pub sandboxed_shell: Option<Arc<ShellManager>>,
+    pub sandboxed_shell: Option<Arc<dyn Shell>>,
     /// A shell outside the sandbox, for the one-time escalation the user
     /// may allow when the sandbox stopped a command (None: no escalation;
     /// the denial is reported).
-    pub outside_shell: Option<Arc<ShellManager>>,
+    pub outside_shell: Option<Arc<dyn Shell>>,
     /// A shell in a sandbox where the project is read-only and there is no
     /// network: a line the policy verified as only reading (`ls`, `git
     /// status`) runs there without asking (None: such lines ask as others).
-    pub read_only_shell: Option<Arc<ShellManager>>,
+    pub read_only_shell: Option<Arc<dyn Shell>>,
 }
 
 /// Why a mode could not be entered.
@@ -50,7 +50,7 @@ pub(super) struct Modes {
     /// `accept-edits`); the shell is confined unless the user turned the
     /// sandbox off.
     pub full_tools: Registry,
-    pub plain_shell: Arc<ShellManager>,
+    pub plain_shell: Arc<dyn Shell>,
 }
 
 impl Agent {
@@ -63,7 +63,7 @@ impl Agent {
     /// The session's background commands, one line each (`/ps`).
     pub fn background_jobs(&self) -> Vec<north_tools::shell::background::JobSummary> {
         let mut jobs = self.modes.plain_shell.jobs().list();
-        if !Arc::ptr_eq(&self.services.ctx.shell, &self.modes.plain_shell) {
+        if !north_tools::services::same(&self.services.ctx.shell, &self.modes.plain_shell) {
             jobs.extend(self.services.ctx.shell.jobs().list());
         }
         jobs
@@ -72,7 +72,7 @@ impl Agent {
     /// How many of the session's background commands run now.
     pub fn background_running(&self) -> usize {
         let mut n = self.modes.plain_shell.jobs().running();
-        if !Arc::ptr_eq(&self.services.ctx.shell, &self.modes.plain_shell) {
+        if !north_tools::services::same(&self.services.ctx.shell, &self.modes.plain_shell) {
             n += self.services.ctx.shell.jobs().running();
         }
         n
@@ -142,7 +142,7 @@ impl Agent {
     /// one a user may let a stopped command run in once, in every mode.
     /// The shell a verified read-only line runs in unasked, while commands
     /// are confined at all (the user's `--sandbox off` makes them ask).
-    pub(super) fn read_only_shell(&self) -> Option<Arc<ShellManager>> {
+    pub(super) fn read_only_shell(&self) -> Option<Arc<dyn Shell>> {
         if !self.services.ctx.shell.spawner().is_confined() {
             return None;
         }
@@ -152,7 +152,7 @@ impl Agent {
             .and_then(|k| k.read_only_shell.clone())
     }
 
-    pub(super) fn escalation_shell(&self) -> Option<Arc<ShellManager>> {
+    pub(super) fn escalation_shell(&self) -> Option<Arc<dyn Shell>> {
         if !self.services.ctx.shell.spawner().is_confined() {
             return None;
         }

@@ -29,7 +29,7 @@ pub use north_config::hooks::{
 
 /// What hooks gave as context travels with the user's message, between
 /// these tags; front ends show the user's own words without it.
-pub const CONTEXT_TAGS: (&str, &str) = ("<hook-context>", "</hook-context>");
+pub(crate) const CONTEXT_TAGS: (&str, &str) = ("<hook-context>", "</hook-context>");
 
 /// `text` (a user message as stored) without what hooks added to it.
 pub fn without_context(text: &str) -> String {
@@ -62,7 +62,7 @@ const MAX_FOR_MODEL: usize = 10_000;
 
 /// A hook's permission decision on a tool call.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HookPermission {
+pub(crate) enum HookPermission {
     /// Run it without asking (the command policy's refusals and the OS
     /// sandbox still hold).
     Allow(String),
@@ -72,7 +72,7 @@ pub enum HookPermission {
 
 /// What the hooks of one event decided.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct HookVerdict {
+pub(crate) struct HookVerdict {
     /// A hook blocked it (exit 2, `"decision": "block"`, or
     /// `permissionDecision: "deny"`), with the reason.
     pub block: Option<String>,
@@ -125,7 +125,7 @@ impl Hooks {
     /// Runs the hooks of `event` matching `subject` (a tool name, or the
     /// event's source) with `fields` added to the common input, one after
     /// another in configuration order; each reports a [`Event::Hook`].
-    pub async fn fire(
+    pub(crate) async fn fire(
         &self,
         event: HookEvent,
         subject: Option<&str>,

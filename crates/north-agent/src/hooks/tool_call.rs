@@ -21,7 +21,7 @@ fn fields(name: &str, args: &Value, id: &str) -> Map<String, Value> {
 
 impl Hooks {
     /// `PreToolUse` for a call of `name` with `args`.
-    pub async fn pre_tool_use(
+    pub(crate) async fn pre_tool_use(
         &self,
         session: &HookSession,
         name: &str,
@@ -43,7 +43,7 @@ impl Hooks {
     /// block, an exit 2, context) is put beside the result as
     /// `hook_feedback` (the call already ran). Returns a hook's request to
     /// stop (`continue: false`).
-    pub async fn post_tool_use(
+    pub(crate) async fn post_tool_use(
         &self,
         session: &HookSession,
         name: &str,

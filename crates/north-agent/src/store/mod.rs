@@ -112,7 +112,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
 }
 
 /// Seconds since the Unix epoch.
-pub fn now_ts() -> f64 {
+pub(crate) fn now_ts() -> f64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs_f64())
@@ -393,7 +393,7 @@ impl Session {
     }
 
     /// `trace.jsonl`.
-    pub fn trace_path(&self) -> PathBuf {
+    pub(crate) fn trace_path(&self) -> PathBuf {
         self.dir.join("trace.jsonl")
     }
 
@@ -414,7 +414,7 @@ impl Session {
 
     /// Opens the session for writing (its lock held until the log is
     /// dropped) and returns what to resume from.
-    pub fn open_log(
+    pub(crate) fn open_log(
         &self,
         redactor: Redactor,
     ) -> Result<(SessionLog, Option<Checkpoint>), StoreError> {
@@ -454,7 +454,7 @@ impl Session {
 
     /// Writes the compact snapshot atomically (secrets scrubbed): the
     /// checkpoint with only its most recent messages, as text.
-    pub fn save_checkpoint(
+    pub(crate) fn save_checkpoint(
         &self,
         checkpoint: &Checkpoint,
         redactor: &Redactor,
@@ -520,7 +520,7 @@ fn merge(
 }
 
 /// The text form of a message (runtime-contracts §1.3).
-pub fn chat_message(m: &Message) -> ChatMessage {
+pub(crate) fn chat_message(m: &Message) -> ChatMessage {
     let mut content = String::new();
     for b in &m.content {
         match b {

@@ -26,24 +26,12 @@ use std::path::{Path, PathBuf};
 use north_tools::allowlist::{AllowlistError, ProjectAllowlist};
 use serde::{Deserialize, Serialize};
 
-/// The project files whose settings can widen what North does, relative to
-/// the project root. Extend this list when a project file gains the power to
-/// approve something or start a process.
-pub const TRUST_FILES: &[&str] = &[
-    ".north/project.json",
-    ".north/allowlist.json",
-    "policy.json",
-    ".mcp.json",
-    ".claude/settings.json",
-    ".claude/settings.local.json",
-];
-
 /// Keys of `.north/project.json` that widen what North does unasked.
-pub const PROJECT_SECURITY_KEYS: &[&str] = &["allow_shell", "approve_edits", "mode"];
+pub(crate) const PROJECT_SECURITY_KEYS: &[&str] = &["allow_shell", "approve_edits", "mode"];
 
 /// Keys of `.north/project.json` that choose where keys are sent: never
 /// taken from a project.
-pub const PROJECT_ENDPOINT_KEYS: &[&str] = &["anthropic_base_url", "openai_base_url"];
+pub(crate) const PROJECT_ENDPOINT_KEYS: &[&str] = &["anthropic_base_url", "openai_base_url"];
 
 /// Where a project stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -108,7 +96,7 @@ impl TrustReport {
 /// or runs (`.mcp.json`, `policy.json`, `.north/`, Claude Code's settings,
 /// agents and skills): an edit to it is always shown to a person, in every
 /// mode.
-pub fn is_trust_file(rel: &str) -> bool {
+pub(crate) fn is_trust_file(rel: &str) -> bool {
     const FILES: &[&str] = &[
         ".mcp.json",
         "policy.json",
@@ -302,7 +290,7 @@ impl TrustStore {
     /// else the user trusted changed meanwhile (a `.mcp.json` the model
     /// rewrote is not laundered by an unrelated "Always"). Returns whether
     /// the decision was recorded.
-    pub fn trust_own_write(&self, root: &Path) -> Result<bool, TrustError> {
+    pub(crate) fn trust_own_write(&self, root: &Path) -> Result<bool, TrustError> {
         let root = canonical(root)?;
         let scan = scan(&root);
         let mut file = self.read()?;

@@ -5,6 +5,7 @@
 
 use crate::support;
 
+use north_test_support::recorded::{tool_names, tool_result};
 use serde_json::{Value, json};
 use support::*;
 
@@ -22,15 +23,6 @@ fn long_agents_md(root: &std::path::Path) {
         "- {MARKER}: run `make check` before you finish.\n"
     ));
     std::fs::write(root.join("AGENTS.md"), text).unwrap();
-}
-
-fn tool_names(request: &Value) -> Vec<String> {
-    request["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap().to_string())
-        .collect()
 }
 
 async fn run_script(turns: Value) -> (tempfile::TempDir, Vec<Value>) {
@@ -58,10 +50,10 @@ async fn a_long_agents_md_is_summarized_and_read_section_returns_all_of_it() {
     );
     let tools = tool_names(&reqs[0]);
     assert!(tools.contains(&"read_section".to_string()), "{tools:?}");
-    let result = reqs[1].to_string();
+    let result = tool_result(&reqs[1], "r1").to_string();
     assert!(
         result.contains(MARKER),
-        "read_section returns the whole file"
+        "read_section returns the whole file: {result}"
     );
 }
 
@@ -77,7 +69,11 @@ async fn only_the_offered_disclosure_tool_is_answered() {
     ]))
     .await;
     assert!(!tool_names(&reqs[0]).contains(&"open_sections".to_string()));
-    assert!(reqs[1].to_string().contains("unknown tool `open_sections`"));
+    let refused = tool_result(&reqs[1], "o1").to_string();
+    assert!(
+        refused.contains("unknown tool `open_sections`"),
+        "{refused}"
+    );
     assert!(!reqs[1]["system"].as_str().unwrap().contains(MARKER));
 }
 
@@ -104,7 +100,7 @@ async fn an_unknown_section_key_is_an_error_naming_the_ones_there_are() {
         {"text": "ok"}
     ]))
     .await;
-    let result = reqs[1].to_string();
+    let result = tool_result(&reqs[1], "r1").to_string();
     assert!(result.contains("nope"), "{result}");
     assert!(
         result.contains("agents"),

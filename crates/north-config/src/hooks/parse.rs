@@ -23,7 +23,7 @@ const MAX_TIMEOUT_SECS: f64 = 24.0 * 3600.0;
 /// What a `hooks` block holds: the hooks, and what was skipped (lenient
 /// reading only) or ignored, one line each.
 #[derive(Debug, Default)]
-pub struct Parsed {
+pub(crate) struct Parsed {
     /// The hooks, in the block's order.
     pub defs: Vec<HookDef>,
     /// What was not taken, and why.

@@ -122,7 +122,7 @@ pub enum ConfigError {
 }
 
 /// The longest server name: tool names must fit providers' 64-character limit.
-pub const MAX_NAME_LEN: usize = 32;
+pub(crate) const MAX_NAME_LEN: usize = 32;
 
 /// Whether `name` can be a server name.
 pub fn valid_name(name: &str) -> bool {

@@ -22,7 +22,7 @@ pub use store::TokenFile;
 
 /// How many authorizations one request may go through (a login, then
 /// step-ups for more scope) before North gives up on it.
-pub const MAX_AUTHORIZATIONS: u32 = 3;
+pub(crate) const MAX_AUTHORIZATIONS: u32 = 3;
 
 /// Why a login failed.
 #[derive(Debug, thiserror::Error)]
@@ -121,7 +121,7 @@ pub fn default_dir() -> Option<PathBuf> {
 
 /// What a `WWW-Authenticate` challenge asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Challenge {
+pub(crate) enum Challenge {
     /// No (valid) token: a login.
     Login,
     /// A token without the scope this needs: a step up.
@@ -129,7 +129,7 @@ pub enum Challenge {
 }
 
 /// Reads a challenge's kind.
-pub fn challenge_kind(header: &str) -> Challenge {
+pub(crate) fn challenge_kind(header: &str) -> Challenge {
     let lower = header.to_ascii_lowercase();
     if lower.contains("insufficient_scope") {
         Challenge::MoreScope
@@ -193,7 +193,7 @@ pub(crate) async fn resolve_metadata(
 /// The `WWW-Authenticate` challenge `url` answers an unauthenticated
 /// `initialize` with, if it asks for authorization (`north mcp login`
 /// starts from it, so discovery follows what the server says).
-pub async fn probe_challenge(url: &str) -> Option<String> {
+pub(crate) async fn probe_challenge(url: &str) -> Option<String> {
     crate::install_tls_provider();
     let body = serde_json::json!({
         "jsonrpc": "2.0", "id": 0, "method": "initialize",
@@ -221,7 +221,7 @@ pub async fn probe_challenge(url: &str) -> Option<String> {
 
 /// An HTTP client that sends the stored token of the server at `url`
 /// (refreshed when it expires), or `None` when there are no tokens.
-pub async fn authorized_client(
+pub(crate) async fn authorized_client(
     url: &str,
     config: Option<&crate::config::OAuthConfig>,
     store: &TokenFile,

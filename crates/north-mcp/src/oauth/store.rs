@@ -78,19 +78,19 @@ impl TokenFile {
     }
 
     /// Whether tokens are stored (a login happened and was not undone).
-    pub fn has_tokens(&self) -> bool {
+    pub(crate) fn has_tokens(&self) -> bool {
         self.read()
             .and_then(|r| r.credentials)
             .is_some_and(|c| c.token_response.is_some())
     }
 
     /// The secret kept from a registration, if any.
-    pub fn client_secret(&self) -> Option<String> {
+    pub(crate) fn client_secret(&self) -> Option<String> {
         self.read().and_then(|r| r.client_secret)
     }
 
     /// Keeps `secret` (from a registration) with the tokens to come.
-    pub fn set_client_secret(&self, secret: Option<String>) -> std::io::Result<()> {
+    pub(crate) fn set_client_secret(&self, secret: Option<String>) -> std::io::Result<()> {
         let mut record = self.read().unwrap_or_else(|| Record {
             server_url: self.server_url.clone(),
             ..Record::default()

@@ -37,7 +37,7 @@ impl Seen {
 
     /// Waits, at most `limit`, until the server has the GET stream, when
     /// one is to be opened at all.
-    pub async fn stream_ready(&self, limit: std::time::Duration) {
+    pub(crate) async fn stream_ready(&self, limit: std::time::Duration) {
         if !self.session.load(Ordering::Acquire) {
             return;
         }

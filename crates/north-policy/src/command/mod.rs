@@ -31,7 +31,7 @@ pub use readonly::read_only;
 
 /// Whether `program` has subcommands, so that a prefix rule for it names
 /// one (`git status`, `cargo test`), never a file (`ls notes.txt`).
-pub fn has_subcommands(program: &str) -> bool {
+pub(crate) fn has_subcommands(program: &str) -> bool {
     known::has_subcommands(program)
 }
 
@@ -211,7 +211,7 @@ pub fn split(line: &str) -> Result<Vec<SimpleCommand>, Refusal> {
 /// Why a prefix rule covering the first `rule_words` words of `command`
 /// must not cover the rest of it (an option that runs programs or reads
 /// config), if so.
-pub fn prefix_stretch(command: &SimpleCommand, rule_words: usize) -> Option<Refusal> {
+pub(crate) fn prefix_stretch(command: &SimpleCommand, rule_words: usize) -> Option<Refusal> {
     rules::stretch_refusal(command, rule_words)
 }
 

@@ -79,7 +79,7 @@ pub use policy::{
 /// The user's secret stores under `home` (and North's own config and state
 /// directories) that exist: what every sandboxed command is kept from
 /// reading.
-pub fn secret_paths(home: Option<&std::path::Path>, xdg: &XdgDirs) -> Vec<PathBuf> {
+pub(crate) fn secret_paths(home: Option<&std::path::Path>, xdg: &XdgDirs) -> Vec<PathBuf> {
     const IN_HOME: &[&str] = &[
         ".ssh",
         ".aws",
@@ -122,7 +122,7 @@ pub fn secret_paths(home: Option<&std::path::Path>, xdg: &XdgDirs) -> Vec<PathBu
 
 /// The XDG base directories the user set (None: not set).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct XdgDirs {
+pub(crate) struct XdgDirs {
     /// `XDG_CONFIG_HOME`.
     pub config: Option<PathBuf>,
     /// `XDG_STATE_HOME`.

@@ -220,7 +220,7 @@ impl SandboxPolicy {
 /// Paths inside the root that commands may read but never change: what
 /// can make git run code or change what it runs, and North's own state.
 /// The rest of `.git` (objects, refs, index, logs) stays writable.
-pub const READ_ONLY_IN_ROOT: &[&str] = &[
+pub(crate) const READ_ONLY_IN_ROOT: &[&str] = &[
     ".north",
     ".git/config",
     ".git/config.worktree",
@@ -236,7 +236,7 @@ impl SandboxPolicy {
     /// root, the temp dir and the writable paths, or on what is read-only
     /// inside the root. The sandbox's own record of what it stops, which
     /// the escalation offer checks a failure against.
-    pub fn refuses_write(&self, path: &Path) -> bool {
+    pub(crate) fn refuses_write(&self, path: &Path) -> bool {
         if READ_ONLY_IN_ROOT
             .iter()
             .any(|rel| path.starts_with(self.root.join(rel)))

@@ -42,7 +42,7 @@ pub const SAFE_VARIABLES: &[&str] = &[
 
 /// Variables the session always sets, overriding North's: no pagers (a
 /// pager would wait for keys), a plain terminal, and no shell history file.
-pub const FIXED_VARIABLES: &[(&str, &str)] = &[
+pub(crate) const FIXED_VARIABLES: &[(&str, &str)] = &[
     ("PAGER", "cat"),
     ("GIT_PAGER", "cat"),
     ("MANPAGER", "cat"),
@@ -59,7 +59,7 @@ pub use north_secrets::is_secret_name;
 
 /// The session environment built from `vars` (North's environment): safe
 /// variables that are present and not secret-looking, plus the fixed ones.
-pub fn session_env<I>(vars: I) -> Vec<(OsString, OsString)>
+pub(crate) fn session_env<I>(vars: I) -> Vec<(OsString, OsString)>
 where
     I: IntoIterator<Item = (OsString, OsString)>,
 {

@@ -47,7 +47,7 @@ pub enum LockError {
 impl ApplyLock {
     /// Takes the lock of the project whose transaction directory is
     /// `txn_dir`, waiting for another apply to finish.
-    pub fn acquire(txn_dir: &Path) -> Result<ApplyLock, LockError> {
+    pub(crate) fn acquire(txn_dir: &Path) -> Result<ApplyLock, LockError> {
         let path = txn_dir.join("lock");
         let open_err = |source| LockError::Open {
             path: path.display().to_string(),

@@ -72,7 +72,7 @@ pub struct CreateFileArgs {
 
 /// The edit tools a batch may contain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum BatchTool {
+pub(crate) enum BatchTool {
     /// `edit_replace_exact`.
     #[serde(rename = "edit_replace_exact")]
     ReplaceExact,
@@ -101,7 +101,7 @@ impl JsonSchema for BatchTool {
 /// One edit of a batch, as the model sends it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct BatchEdit {
+pub(crate) struct BatchEdit {
     /// Which edit tool.
     #[serde(rename = "toolName")]
     pub tool_name: BatchTool,
@@ -112,7 +112,7 @@ pub struct BatchEdit {
 /// Arguments of `edit_apply_batch`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct BatchArgs {
+pub(crate) struct BatchArgs {
     /// Edits applied in order; edits to one file see the previous ones.
     pub edits: Vec<BatchEdit>,
 }

@@ -178,7 +178,7 @@ impl Eol {
     /// Text written by a model (LF) adapted to this file's line ending: in a
     /// CRLF file, text without any `\r` gets CRLF breaks. Text that already
     /// carries `\r` is taken exactly as given.
-    pub fn adapt(self, text: &str) -> String {
+    pub(crate) fn adapt(self, text: &str) -> String {
         if self == Eol::Crlf && !text.contains('\r') {
             text.replace('\n', "\r\n")
         } else {

@@ -13,10 +13,10 @@
 use std::io::Read;
 
 /// Most bytes one PDF stream may inflate to.
-pub const MAX_STREAM_BYTES: usize = 8 * 1024 * 1024;
+pub(crate) const MAX_STREAM_BYTES: usize = 8 * 1024 * 1024;
 
 /// Most bytes all of a PDF's streams together may inflate to.
-pub const MAX_INFLATED_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_INFLATED_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Most pixels on either edge of an image North decodes.
 const MAX_IMAGE_EDGE: u32 = 16_384;
@@ -37,7 +37,7 @@ pub enum BoundError {
 
 /// Checks that the Flate streams of a PDF stay within the bounds, by
 /// inflating each into a counter.
-pub fn check_pdf_streams(bytes: &[u8]) -> Result<(), BoundError> {
+pub(crate) fn check_pdf_streams(bytes: &[u8]) -> Result<(), BoundError> {
     let mut total: u64 = 0;
     let mut at = 0;
     while let Some(start) = find(&bytes[at..], b"stream").map(|i| at + i) {
@@ -88,7 +88,7 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 /// The decoder limits every image North reads is decoded under.
-pub fn image_limits() -> image::Limits {
+pub(crate) fn image_limits() -> image::Limits {
     let mut limits = image::Limits::default();
     limits.max_image_width = Some(MAX_IMAGE_EDGE);
     limits.max_image_height = Some(MAX_IMAGE_EDGE);

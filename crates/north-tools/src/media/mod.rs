@@ -11,15 +11,13 @@ use std::io::Cursor;
 
 use base64::Engine;
 
-/// File extensions sent as images.
-pub const IMAGE_EXTENSIONS: &[&str] = &["png", "jpg", "jpeg", "gif", "webp"];
 /// Bytes of one image, at most (5 MB once base64 encoded: Anthropic's
 /// per-image limit, under OpenAI's).
-pub const MAX_IMAGE_BYTES: usize = 3_750_000;
+pub(crate) const MAX_IMAGE_BYTES: usize = 3_750_000;
 /// Pixels on the longer side above which an image is scaled down.
-pub const MAX_EDGE: u32 = 2000;
+pub(crate) const MAX_EDGE: u32 = 2000;
 /// The longer side of a scaled-down image.
-pub const TARGET_EDGE: u32 = 1568;
+pub(crate) const TARGET_EDGE: u32 = 1568;
 
 /// An image ready for a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,9 +36,9 @@ pub struct Image {
 
 /// Bytes of one PDF, at most (Anthropic's request limit is 32 MB, base64
 /// included).
-pub const MAX_PDF_BYTES: usize = 20 * 1024 * 1024;
+pub(crate) const MAX_PDF_BYTES: usize = 20 * 1024 * 1024;
 /// Pages of one PDF, at most (Anthropic reads up to 100).
-pub const MAX_PDF_PAGES: usize = 100;
+pub(crate) const MAX_PDF_PAGES: usize = 100;
 
 /// A PDF ready for a request: the file for providers that read documents,
 /// the text of its pages for the others.

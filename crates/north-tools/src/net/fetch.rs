@@ -24,9 +24,9 @@ use north_policy::NetAccess;
 use north_policy::net::{NetDenied, NetGrant, is_private_ip, normalize_host};
 
 /// Bytes of Markdown the model gets at most.
-pub const MAX_MARKDOWN: usize = 100 * 1024;
+pub(crate) const MAX_MARKDOWN: usize = 100 * 1024;
 /// How long a fetched page is reused.
-pub const CACHE_FOR: Duration = Duration::from_secs(15 * 60);
+pub(crate) const CACHE_FOR: Duration = Duration::from_secs(15 * 60);
 
 /// The tags whose content never reaches the model: code, styling, and the
 /// page's navigation chrome.
@@ -38,7 +38,7 @@ const DROPPED: &[&str] = &[
 /// Arguments of `web_fetch`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct WebFetchArgs {
+pub(crate) struct WebFetchArgs {
     /// The http(s) URL of the page.
     pub url: String,
     /// What you are looking for on it (kept with the result).
@@ -82,7 +82,12 @@ pub(super) async fn fetch_or_ask(
     max_age: Option<Duration>,
     access: &NetAccess<'_>,
 ) -> Result<super::HttpResponse, ToolOutcome> {
-    let fetch = ctx.http.get_fresh(url, max_age, access);
+    // Checked here as well as in the service: whatever web stands behind
+    // the context, it is asked only for what the grants allow.
+    let fetch = async {
+        super::check_url(url, access)?;
+        ctx.http.fetch(url, max_age, access).await
+    };
     let response = tokio::select! {
         r = fetch => r,
         () = ctx.cancel.cancelled() => return Err(ToolOutcome::err(format!("{tool}: cancelled"))),
@@ -101,7 +106,7 @@ pub(super) async fn fetch_or_ask(
 }
 
 /// HTML as Markdown, without what [`DROPPED`] names.
-pub fn html_to_markdown(html: &str) -> String {
+pub(crate) fn html_to_markdown(html: &str) -> String {
     let converter = htmd::HtmlToMarkdown::builder()
         .skip_tags(DROPPED.to_vec())
         .build();

@@ -14,7 +14,7 @@ mod resolve;
 pub mod search;
 pub mod tools;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -173,11 +173,6 @@ impl HttpClient {
         self
     }
 
-    /// Where the cache lives, if anywhere.
-    pub fn cache_path(&self) -> Option<&Path> {
-        self.cache_path.as_deref()
-    }
-
     /// The client's limits.
     pub fn config(&self) -> &HttpConfig {
         &self.config
@@ -240,7 +235,7 @@ impl HttpClient {
 
     /// As [`HttpClient::get`], a cached response served only while younger
     /// than `max_age` (None: always fetched).
-    pub async fn get_fresh(
+    pub(crate) async fn get_fresh(
         &self,
         url: &str,
         max_age: Option<Duration>,
@@ -408,7 +403,7 @@ impl HttpClient {
 /// Parses `url` the one way North reads a URL, for the approval and the
 /// fetch alike (the `url` crate's WHATWG parser: `http://evil.com\\@good.com/`
 /// is evil.com to both): http(s) only, with a host.
-pub fn parse_http_url(url: &str) -> Result<Url, NetError> {
+pub(crate) fn parse_http_url(url: &str) -> Result<Url, NetError> {
     let parsed = Url::parse(url).map_err(|e| NetError::InvalidUrl {
         url: url.to_owned(),
         reason: e.to_string(),
@@ -432,7 +427,7 @@ pub fn url_host(url: &str) -> Result<String, NetError> {
 }
 
 /// Parses `url` and checks its host.
-fn check_url(url: &str, access: &NetAccess<'_>) -> Result<Url, NetError> {
+pub(crate) fn check_url(url: &str, access: &NetAccess<'_>) -> Result<Url, NetError> {
     let parsed = parse_http_url(url)?;
     access.check(parsed.host_str().unwrap_or_default())?;
     Ok(parsed)

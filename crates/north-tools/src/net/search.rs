@@ -24,7 +24,7 @@ const MAX_SNIPPET: usize = 400;
 /// Arguments of `web_search`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct WebSearchArgs {
+pub(crate) struct WebSearchArgs {
     /// What to search the web for.
     pub query: String,
 }

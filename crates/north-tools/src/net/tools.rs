@@ -15,7 +15,7 @@ use north_policy::NetAccess;
 /// Arguments of `http.get`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct HttpGetArgs {
+pub(crate) struct HttpGetArgs {
     /// http(s) URL.
     pub url: String,
     /// Return a fresh cached copy if there is one.
@@ -84,7 +84,13 @@ impl Tool for HttpGet {
                 allowlist: ctx.net_allowlist.as_deref(),
                 private_needs_grant: true,
             };
-            let fetch = ctx.http.get(&args.url, args.use_cache, &access);
+            // The tool checks the host itself: whatever web stands behind
+            // the context, it is asked only for what the grants allow.
+            let max_age = args.use_cache.then_some(ctx.http.config().ttl);
+            let fetch = async {
+                super::check_url(&args.url, &access)?;
+                ctx.http.fetch(&args.url, max_age, &access).await
+            };
             let response = tokio::select! {
                 response = fetch => response,
                 () = ctx.cancel.cancelled() => {

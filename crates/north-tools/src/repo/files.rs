@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 
 /// Paths listed at most; a bigger tree is cut (and says so).
-pub const MAX_FILES: usize = 500_000;
+pub(crate) const MAX_FILES: usize = 500_000;
 
 /// The project's files, relative to its root, `/`-separated. The paths
 /// live in one buffer (a scan over 100,000 separate strings is mostly

@@ -76,7 +76,7 @@ pub fn linked_component(root: &Path, rel: &Path) -> Option<PathBuf> {
 }
 
 /// Largest file an edit or a full read will load into memory.
-pub const MAX_TEXT_FILE_BYTES: u64 = 16 * 1024 * 1024;
+pub(crate) const MAX_TEXT_FILE_BYTES: u64 = 16 * 1024 * 1024;
 /// How many leading bytes binary detection looks at.
 const BINARY_SNIFF_BYTES: usize = 8 * 1024;
 
@@ -146,11 +146,6 @@ pub fn resolve_root(explicit: Option<&Path>, start: &Path) -> Result<PathBuf, Re
     Ok(start)
 }
 
-/// Whether `root` (or an ancestor) is inside a git work tree.
-pub fn is_git_repo(root: &Path) -> bool {
-    root.ancestors().any(|d| d.join(".git").exists())
-}
-
 /// A walker over `dir` that honours `.gitignore`, `.ignore`, git's global
 /// excludes and `.git/info/exclude`, includes dotfiles (`.github/`,
 /// `.cargo/`, `.env.example` are part of a project), never follows
@@ -180,7 +175,7 @@ pub fn walker(dir: &Path) -> ignore::WalkBuilder {
 /// `.gitignore` in each directory, nearest first, then
 /// `.git/info/exclude`) exclude `abs`, as the walk would. `abs` must be a
 /// canonical path inside the canonical `root`.
-pub fn is_ignored(root: &Path, abs: &Path) -> bool {
+pub(crate) fn is_ignored(root: &Path, abs: &Path) -> bool {
     let is_dir = abs.is_dir();
     let decide = |dir: &Path, file: &Path| -> Option<bool> {
         if !file.is_file() {
@@ -230,13 +225,13 @@ pub fn is_secret_env_file(name: &str) -> bool {
 }
 
 /// Whether `bytes` look binary: a NUL byte in the first few kilobytes.
-pub fn is_binary(bytes: &[u8]) -> bool {
+pub(crate) fn is_binary(bytes: &[u8]) -> bool {
     let n = bytes.len().min(BINARY_SNIFF_BYTES);
     bytes[..n].contains(&0)
 }
 
 /// Whether the file at `path` looks binary (reads only its first kilobytes).
-pub fn file_is_binary(path: &Path) -> std::io::Result<bool> {
+pub(crate) fn file_is_binary(path: &Path) -> std::io::Result<bool> {
     let mut file = std::fs::File::open(path)?;
     let mut buf = vec![0u8; BINARY_SNIFF_BYTES];
     let mut filled = 0;
@@ -268,7 +263,7 @@ pub fn read_text(path: &Path, shown: &str, max: u64) -> Result<String, RepoError
 }
 
 /// Interprets file bytes as text, refusing binary and non-UTF-8 content.
-pub fn text_from_bytes(bytes: Vec<u8>, shown: &str) -> Result<String, RepoError> {
+pub(crate) fn text_from_bytes(bytes: Vec<u8>, shown: &str) -> Result<String, RepoError> {
     if is_binary(&bytes) {
         return Err(RepoError::Binary(shown.to_owned()));
     }

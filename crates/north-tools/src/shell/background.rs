@@ -18,7 +18,7 @@ use tokio::sync::Notify;
 use crate::Spawner;
 
 /// Background commands running at once, at most.
-pub const MAX_JOBS: usize = 8;
+pub(crate) const MAX_JOBS: usize = 8;
 /// Bytes of the start of a job's output kept.
 const HEAD: usize = 8 * 1024;
 /// Bytes of the end of a job's output kept.

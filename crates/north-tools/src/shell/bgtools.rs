@@ -20,7 +20,7 @@ const MAX_WAIT: Duration = Duration::from_secs(120);
 /// Arguments of `shell_output`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ShellOutputArgs {
+pub(crate) struct ShellOutputArgs {
     /// The id `shell_run` returned.
     pub id: String,
     /// Wait up to this many ms for the command to exit (what it prints
@@ -32,7 +32,7 @@ pub struct ShellOutputArgs {
 /// Arguments of `shell_kill`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ShellKillArgs {
+pub(crate) struct ShellKillArgs {
     /// The id `shell_run` returned.
     pub id: String,
 }
@@ -58,7 +58,7 @@ fn unknown(ctx: &ToolContext, id: &str) -> ToolOutcome {
 }
 
 /// `shell_output {id, wait_ms?}`.
-pub struct ShellOutput {
+pub(crate) struct ShellOutput {
     args: ArgsSchema,
 }
 
@@ -124,7 +124,7 @@ impl Tool for ShellOutput {
 }
 
 /// `shell_kill {id}`.
-pub struct ShellKill {
+pub(crate) struct ShellKill {
     args: ArgsSchema,
 }
 

@@ -196,7 +196,7 @@ impl ShellManager {
 
     /// Starts `command` in the background, in `cwd` (relative to the root;
     /// None: the root): only a command the policy approved. Returns its id.
-    pub fn start_background(
+    pub(crate) fn start_background(
         &self,
         command: &ApprovedCommand,
         cwd: Option<&Path>,

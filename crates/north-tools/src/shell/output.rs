@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 /// what was cut in between, so memory stays bounded however much a command
 /// prints.
 #[derive(Debug)]
-pub struct HeadTail {
+pub(crate) struct HeadTail {
     head_cap: usize,
     tail_cap: usize,
     head: Vec<u8>,
@@ -37,7 +37,7 @@ impl HeadTail {
     }
 
     /// The bytes pushed since the last call (at most the newest 64 KiB).
-    pub fn take_fresh(&mut self) -> Vec<u8> {
+    pub(crate) fn take_fresh(&mut self) -> Vec<u8> {
         std::mem::take(&mut self.fresh)
     }
 
@@ -87,7 +87,7 @@ impl HeadTail {
 }
 
 /// `head`, a marker saying `cut` bytes were left out, and `tail`.
-pub fn join_cut(head: &str, cut: u64, tail: &str) -> String {
+pub(crate) fn join_cut(head: &str, cut: u64, tail: &str) -> String {
     format!("{head}\n[... {cut} bytes truncated ...]\n{tail}")
 }
 
@@ -111,7 +111,7 @@ pub fn truncate_chars(text: &str, max_chars: usize) -> (String, bool) {
 
 /// Terminal bytes as text: invalid UTF-8 replaced, CRLF turned into LF (in
 /// case the terminal still translates newlines).
-pub fn clean_text(bytes: &[u8]) -> String {
+pub(crate) fn clean_text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).replace("\r\n", "\n")
 }
 
@@ -160,7 +160,7 @@ enum Phase {
 /// interrupt the end marker may never come; a sync marker then ends the
 /// capture instead.
 #[derive(Debug)]
-pub struct Collector {
+pub(crate) struct Collector {
     begin: Vec<u8>,
     end: Vec<u8>,
     sync: Option<Vec<u8>>,
@@ -193,7 +193,7 @@ impl Collector {
     }
 
     /// Also stop at `marker` followed by a newline (used after an interrupt).
-    pub fn expect_sync(&mut self, marker: &str) {
+    pub(crate) fn expect_sync(&mut self, marker: &str) {
         self.sync = Some(format!("{marker}\n").into_bytes());
         if self.phase == Phase::AfterEnd {
             // Re-scan what followed the end marker.
@@ -202,7 +202,7 @@ impl Collector {
     }
 
     /// The command output captured since the last call, for a live view.
-    pub fn take_fresh(&mut self) -> Vec<u8> {
+    pub(crate) fn take_fresh(&mut self) -> Vec<u8> {
         self.output.take_fresh()
     }
 

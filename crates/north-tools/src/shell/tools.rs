@@ -23,7 +23,7 @@ const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
 /// Arguments of `shell_run`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ShellRunArgs {
+pub(crate) struct ShellRunArgs {
     /// Command line to run.
     pub command: String,
     /// Directory relative to the project root; null: the root.
@@ -62,18 +62,6 @@ impl ShellRun {
             max_output: 30_000,
             args: ArgsSchema::of::<ShellRunArgs>(),
         }
-    }
-
-    /// Sets the timeout used when `timeoutMs` is null.
-    pub fn with_default_timeout(mut self, timeout: Duration) -> Self {
-        self.default_timeout = timeout;
-        self
-    }
-
-    /// Sets how many bytes of stdout (and of stderr) are kept.
-    pub fn with_max_output(mut self, bytes: usize) -> Self {
-        self.max_output = bytes;
-        self
     }
 }
 
@@ -132,7 +120,7 @@ impl Tool for ShellRun {
 /// Arguments of `shell.exec`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ShellExecArgs {
+pub(crate) struct ShellExecArgs {
     /// Command line to run.
     pub cmd: String,
     /// Timeout in seconds.
@@ -221,7 +209,7 @@ impl Tool for ShellExec {
 /// Arguments of the mesh `bash` tool.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct BashArgs {
+pub(crate) struct BashArgs {
     /// Command line to run.
     pub cmd: String,
 }
@@ -269,14 +257,6 @@ impl Bash {
             policy,
             args: ArgsSchema::of::<BashArgs>(),
         }
-    }
-
-    /// Sets the resource quotas: CPU seconds and virtual memory in bytes
-    /// (`None`: unlimited).
-    pub fn with_quotas(mut self, cpu_seconds: Option<u64>, memory_bytes: Option<u64>) -> Self {
-        self.cpu_seconds = cpu_seconds;
-        self.memory_bytes = memory_bytes;
-        self
     }
 
     /// Sets the timeout.
@@ -407,7 +387,7 @@ async fn run(
         ..opts
     };
     ctx.shell
-        .run_cancellable(approved, opts, &ctx.cancel)
+        .run(approved, opts, &ctx.cancel)
         .await
         .map_err(|e| ToolOutcome::err(format!("{tool}: {e}")))
 }

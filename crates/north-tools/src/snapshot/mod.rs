@@ -29,11 +29,11 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 /// Files above this size are not copied into the store by default.
-pub const DEFAULT_MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// What one snapshot may add to the store by default: a tree that needs
 /// more (data files nobody ignored) gets no snapshot rather than a copy.
-pub const DEFAULT_MAX_NEW_BYTES: u64 = 512 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_NEW_BYTES: u64 = 512 * 1024 * 1024;
 
 /// One path of a snapshot.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -100,15 +100,18 @@ impl SnapshotStore {
         })
     }
 
-    /// Files above `bytes` are listed but not copied.
-    pub fn with_max_file_bytes(mut self, bytes: u64) -> SnapshotStore {
+    /// Files above `bytes` are listed but not copied (tests use small
+    /// limits).
+    #[cfg(test)]
+    pub(crate) fn with_max_file_bytes(mut self, bytes: u64) -> SnapshotStore {
         self.max_file_bytes = bytes;
         self
     }
 
     /// One snapshot may add at most `bytes` to the store; past that it
     /// fails with [`SnapshotError::TooLarge`].
-    pub fn with_max_new_bytes(mut self, bytes: u64) -> SnapshotStore {
+    #[cfg(test)]
+    pub(crate) fn with_max_new_bytes(mut self, bytes: u64) -> SnapshotStore {
         self.max_new_bytes = bytes;
         self
     }

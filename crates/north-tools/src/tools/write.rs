@@ -90,7 +90,7 @@ impl EditTool {
     }
 
     /// The mesh `write`, refusing everything when `write_enabled` is false.
-    pub fn mesh_write(write_enabled: bool) -> Arc<dyn Tool> {
+    pub(crate) fn mesh_write(write_enabled: bool) -> Arc<dyn Tool> {
         Arc::new(EditTool {
             kind: WriteKind::MeshWrite,
             enabled: write_enabled,

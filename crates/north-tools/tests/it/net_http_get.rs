@@ -415,3 +415,65 @@ async fn cancellation_stops_a_request() {
     let out = get(&f.ctx, &server.url("/slow"), true).await;
     assert!(out.error.unwrap().contains("cancelled"));
 }
+
+/// A web of fixed pages behind the context, as a library user might put
+/// one: it counts what it is asked.
+struct Pages {
+    asked: AtomicUsize,
+    config: HttpConfig,
+}
+
+impl north_tools::services::Web for Pages {
+    fn config(&self) -> &HttpConfig {
+        &self.config
+    }
+
+    fn fetch<'a>(
+        &'a self,
+        url: &'a str,
+        _max_age: Option<Duration>,
+        _access: &'a north_policy::NetAccess<'a>,
+    ) -> futures::future::BoxFuture<
+        'a,
+        Result<north_tools::net::HttpResponse, north_tools::net::NetError>,
+    > {
+        self.asked.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async move {
+            Ok(north_tools::net::HttpResponse {
+                url: url.to_owned(),
+                final_url: url.to_owned(),
+                status: 200,
+                content_type: Some("text/plain".into()),
+                body: b"a page from the fixture".to_vec(),
+                truncated: false,
+                from_cache: false,
+                fetched_at: SystemTime::now(),
+            })
+        })
+    }
+}
+
+#[tokio::test]
+async fn another_web_behind_the_context_serves_the_tool_and_is_asked_only_what_the_grants_allow() {
+    let pages = Arc::new(Pages {
+        asked: AtomicUsize::new(0),
+        config: config(),
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let mut ctx = ToolContext::new(dir.path().to_owned());
+    ctx.http = pages.clone();
+    // No grant: the tool refuses before the web is asked.
+    let out = get(&ctx, "https://docs.example.org/page", false).await;
+    assert!(!out.ok);
+    assert!(out.error.as_deref().unwrap().contains("denied"), "{out:?}");
+    assert_eq!(pages.asked.load(Ordering::SeqCst), 0);
+    // A grant for the host: the fixture's page is the result.
+    ctx.capabilities = vec![north_protocol::Capability::lenient("net:docs.example.org")];
+    let out = get(&ctx, "https://docs.example.org/page", false).await;
+    assert!(out.ok, "{out:?}");
+    assert_eq!(out.output["body"], "a page from the fixture");
+    // Another host is still refused without asking.
+    let out = get(&ctx, "https://elsewhere.example.org/", false).await;
+    assert!(!out.ok, "{out:?}");
+    assert_eq!(pages.asked.load(Ordering::SeqCst), 1);
+}

@@ -153,7 +153,7 @@ async fn shell_exec_runs_in_the_root_and_denies_dangerous_commands() {
     let tool = ShellExec::new();
     // A previous `cd` does not move shell.exec out of the sandbox root.
     ctx.shell
-        .run(&cmd("cd sub"), Default::default())
+        .run(&cmd("cd sub"), Default::default(), &ctx.cancel)
         .await
         .unwrap();
     let out = gated(&tool, json!({"cmd": "ls"}), &ctx).await;

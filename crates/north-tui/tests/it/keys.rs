@@ -102,7 +102,10 @@ fn readline_keys_edit_the_composer_and_undo_restores() {
     ctrl(&mut app, 'a');
     ctrl(&mut app, 'k');
     assert_eq!(app.composer_text(), "");
-    ctrl(&mut app, 'z');
+    ctrl(&mut app, '_');
+    assert_eq!(app.composer_text(), "hello brave ");
+    // Ctrl+Z is the terminal's suspend, not undo.
+    assert_eq!(ctrl(&mut app, 'z'), vec![Action::Suspend]);
     assert_eq!(app.composer_text(), "hello brave ");
     typed(&mut app, "new");
     press(&mut app, KeyCode::Char('b'), KeyModifiers::ALT);

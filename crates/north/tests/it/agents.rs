@@ -4,7 +4,7 @@
 //! skills apply only once it is trusted.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use north_test_support::recorded::tool_result;
+use north_test_support::recorded::{system, tool, tool_names, tool_result};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -26,17 +26,6 @@ fn exec(sb: &Sandbox, turns: &Value, extra: &[&str]) -> (std::process::Output, V
 
 fn call(id: &str, name: &str, args: Value) -> Value {
     json!({"tool_calls": [{"id": id, "name": name, "args": args}]})
-}
-
-fn tool_names(request: &Value) -> Vec<String> {
-    request["tools"]
-        .as_array()
-        .map(|t| {
-            t.iter()
-                .map(|t| t["name"].as_str().unwrap().to_string())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 const REVIEWER: &str = "---\nname: reviewer\ndescription: Reviews code for bugs\ntools: read_file, search_text\n---\nYou are REVIEWER-BODY-7731: review carefully and report bugs.\n";
@@ -63,14 +52,10 @@ fn a_sub_agent_has_its_own_prompt_and_only_its_tools_and_its_answer_is_the_resul
     assert!(tool_names(&requests[0]).contains(&"agent".to_string()));
     for sub in &requests[1..3] {
         assert_eq!(tool_names(sub), ["read_file", "search_text"]);
-        assert!(sub["system"].to_string().contains("REVIEWER-BODY-7731"));
-        assert!(!sub["system"].to_string().contains("You are North"));
+        assert!(system(sub).contains("REVIEWER-BODY-7731"));
+        assert!(!system(sub).contains("You are North"));
     }
-    assert!(
-        !requests[0]["system"]
-            .to_string()
-            .contains("REVIEWER-BODY-7731")
-    );
+    assert!(!system(&requests[0]).contains("REVIEWER-BODY-7731"));
     // A tool it lacks is refused, and did not run.
     let refused = tool_result(&requests[2], "s1").to_string();
     assert!(refused.contains("unknown tool `shell_run`"), "{refused}");
@@ -131,15 +116,9 @@ fn an_untrusted_projects_agents_and_skills_are_ignored_and_claude_codes_work_onc
     ] {
         assert!(stderr.contains(named), "the notice lacks {named}: {stderr}");
     }
-    let first = requests[0].to_string();
-    assert!(!first.contains("How to cut a release"));
-    let offered = requests[0]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "agent")
-        .map(|t| t["input_schema"]["properties"]["agent"]["enum"].clone())
-        .unwrap();
+    assert!(!system(&requests[0]).contains("How to cut a release"));
+    let offered =
+        tool(&requests[0], "agent")["input_schema"]["properties"]["agent"]["enum"].clone();
     assert_eq!(
         offered,
         json!(["general", "explore"]),
@@ -157,16 +136,12 @@ fn an_untrusted_projects_agents_and_skills_are_ignored_and_claude_codes_work_onc
         &["--trust"],
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(requests[0].to_string().contains("How to cut a release"));
+    assert!(system(&requests[0]).contains("How to cut a release"));
     assert_eq!(
         tool_names(&requests[1]),
         ["read_file", "read_readme", "search_text"]
     );
-    assert!(
-        requests[1]["system"]
-            .to_string()
-            .contains("CLAUDE-REVIEWER-4410")
-    );
+    assert!(system(&requests[1]).contains("CLAUDE-REVIEWER-4410"));
 }
 
 #[test]
@@ -190,7 +165,7 @@ fn a_skill_shows_its_description_and_loads_its_body_on_demand() {
         &["--trust"],
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let first = requests[0].to_string();
+    let first = system(&requests[0]);
     assert!(first.contains("deploy: Deploying this service to staging"));
     assert!(
         !first.contains("DEPLOY-BODY-2207"),

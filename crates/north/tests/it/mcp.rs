@@ -6,12 +6,12 @@
 //! skip where it is missing.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use north_test_support::recorded::tool_result;
+use north_test_support::recorded::{tool, tool_names, tool_result};
 use std::path::Path;
 use std::process::Command;
 
 use north_test_support::{FakeServer, Reply, anthropic, interop};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::common;
 use common::{Sandbox, output, recorded, text};
@@ -80,10 +80,10 @@ async fn a_file_is_read_through_server_filesystem_in_a_scripted_turn() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let requests = recorded(&rec);
     assert_eq!(requests.len(), 2, "{requests:?}");
-    let first = requests[0].to_string();
+    let offered = tool(&requests[0], "mcp__fs__read_text_file");
     assert!(
-        first.contains("mcp__fs__read_text_file"),
-        "the server's tools are offered with their schemas"
+        offered["input_schema"]["properties"].is_object(),
+        "the server's tools are offered with their schemas: {offered}"
     );
     let second = tool_result(&requests[1], "t1").to_string();
     assert!(second.contains("the launch code is tangerine"), "{second}");
@@ -92,11 +92,13 @@ async fn a_file_is_read_through_server_filesystem_in_a_scripted_turn() {
     let rec = sb.dir.path().join("refused.jsonl");
     let out = output(run(false, &rec)).await;
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
-    let all: String = recorded(&rec).iter().map(|r| r.to_string()).collect();
+    let requests = recorded(&rec);
+    let all: String = requests.iter().map(Value::to_string).collect();
     assert!(!all.contains("tangerine"), "{all}");
+    let refused = tool_result(&requests[1], "t1").to_string();
     assert!(
-        all.contains("tool:mcp__fs__read_text_file"),
-        "the model is told which grant would allow it: {all}"
+        refused.contains("tool:mcp__fs__read_text_file"),
+        "the model is told which grant would allow it: {refused}"
     );
 }
 
@@ -123,7 +125,11 @@ async fn an_untrusted_projects_servers_never_start() {
         .arg("hello");
     let out = output(cmd).await;
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(!recorded(&rec)[0].to_string().contains("mcp__evil"));
+    let offered = tool_names(&recorded(&rec)[0]);
+    assert!(
+        !offered.iter().any(|t| t.starts_with("mcp__evil")),
+        "{offered:?}"
+    );
     let mut cmd = sb.north();
     cmd.args(["mcp", "list"]);
     let out = output(cmd).await;

@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+use north_test_support::recorded::tool_names;
 use serde_json::{Value, json};
 
 use crate::common;
@@ -68,15 +69,6 @@ fn exec(t: &Tree, mode: &str, turns: Value) -> (Output, Vec<Value>) {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     (out, sent)
-}
-
-fn tool_names(request: &Value) -> Vec<String> {
-    request["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap().to_owned())
-        .collect()
 }
 
 fn edit_turns() -> Value {

@@ -3,6 +3,7 @@
 //! card, its cache, the product rules in the system prompt, and the log.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
+use north_test_support::recorded::system;
 use serde_json::{Value, json};
 
 use crate::tty;
@@ -204,19 +205,6 @@ fn the_project_card_cache_is_written_reused_and_refreshed_when_head_or_the_root_
     assert_eq!(refreshed["readme"], "# Test project\n", "{refreshed}");
 }
 
-/// The text of an Anthropic request's `system` (a string or text blocks).
-fn system_text(request: &Value) -> String {
-    match &request["system"] {
-        Value::String(s) => s.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter_map(|b| b["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        other => panic!("no system prompt: {other}"),
-    }
-}
-
 /// The first request `north exec` sends to an Anthropic-compatible server
 /// for a project prepared by `prepare`.
 async fn first_anthropic_request(prepare: impl FnOnce(&Sandbox)) -> Value {
@@ -241,7 +229,7 @@ async fn first_anthropic_request(prepare: impl FnOnce(&Sandbox)) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_rule_to_act_only_through_tool_calls_reaches_the_model() {
     let request = first_anthropic_request(|_| {}).await;
-    let system = system_text(&request);
+    let system = system(&request);
     for rule in [
         "Never claim to have changed a file: propose edits with the edit tools",
         "the user reviews a diff and accepts or rejects it",
@@ -274,7 +262,7 @@ async fn the_project_card_reaches_the_model_in_the_first_request() {
         std::fs::write(p.join("Cargo.toml"), "[package]\nname = \"orbit\"\n").unwrap();
     })
     .await;
-    let system = system_text(&request);
+    let system = system(&request);
     assert!(
         system.contains("ORBIT-README-SNIPPET: plans satellite passes."),
         "README snippet:\n{system}"

@@ -387,3 +387,50 @@ fn rewind_after_undo_rewinds_the_conversation() {
         "the rewound turn is gone: {last}"
     );
 }
+
+#[test]
+fn ctrl_z_suspends_to_the_shell_and_fg_brings_north_back_with_its_draft() {
+    if !available() {
+        north_test_support::missing("tmux is not installed (.ci/run installs it)");
+        return;
+    }
+    let sb = Sandbox::new();
+    let script = sb.file(
+        "script.json",
+        &serde_json::json!({"turns": [{"text": "ANSWER-AFTER-FG"}]}),
+    );
+    // A shell with job control, as a user has.
+    let term = Term::start(
+        &sb,
+        120,
+        40,
+        "PS1='SHELL$ ' exec bash --norc --noprofile -i",
+        &[],
+    );
+    term.wait_for("SHELL$");
+    term.type_text(&format!("\"$NORTH\" --script '{}'", script.display()));
+    term.keys(&["Enter"]);
+    term.wait_for("Ask North to do something");
+    term.type_text("draft text");
+    term.wait_for("› draft text");
+    term.keys(&["C-z"]);
+    let screen = term.wait_for("Stopped");
+    // The terminal is the shell's again: its prompt, no live area left.
+    assert!(
+        screen.trim_end().ends_with("SHELL$"),
+        "the shell prompt is last:\n{screen}"
+    );
+    assert!(!screen.contains("enter send"), "{screen}");
+    assert!(!screen.contains("› draft text"), "{screen}");
+    term.type_text("fg");
+    term.keys(&["Enter"]);
+    term.wait_for("› draft text");
+    term.keys(&["Enter"]);
+    term.wait_for("ANSWER-AFTER-FG");
+    term.wait_for("Ask North to do something");
+    term.keys(&["C-d"]);
+    let screen = term.wait_until("the shell after North", |s| {
+        s.trim_end().ends_with("SHELL$") && !s.contains("enter send")
+    });
+    assert_eq!(count(&screen, "ANSWER-AFTER-FG"), 1, "{screen}");
+}

@@ -5,6 +5,7 @@
 //! picker. Requests are checked where the model would see them.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
+use north_test_support::recorded::{texts, tool_result};
 use north_test_support::{FakeServer, Reply, anthropic, openai};
 use serde_json::json;
 
@@ -61,17 +62,17 @@ fn the_palette_runs_a_custom_command_and_mentions_attach_files() {
     tty.type_text("src/lib.rs");
     tty.send("\r");
     tty.wait_for("REVIEWED");
-    let sent = recorded(&requests)[0].to_string();
+    let sent = texts(&recorded(&requests)[0]);
     assert!(sent.contains("Review src/lib.rs carefully."), "{sent}");
 
     // A line range is attached, and only it.
     tty.type_text("explain @src/lib.rs:10-12");
     tty.send("\r");
     tty.wait_for("EXPLAINED");
-    let sent = recorded(&requests)[1].to_string();
+    let sent = texts(&recorded(&requests)[1]);
     assert!(
         sent.contains(
-            r#"<file path=\"src/lib.rs\" lines=\"10-12\">\nline 10\nline 11\nline 12\n</file>"#
+            "<file path=\"src/lib.rs\" lines=\"10-12\">\nline 10\nline 11\nline 12\n</file>"
         ),
         "{sent}"
     );
@@ -85,7 +86,7 @@ fn the_palette_runs_a_custom_command_and_mentions_attach_files() {
     tty.type_text("please");
     tty.send("\r");
     tty.wait_for("SHOWN");
-    let sent = recorded(&requests)[2].to_string();
+    let sent = texts(&recorded(&requests)[2]);
     assert!(sent.contains("line 30"), "the whole file: {sent}");
     quit(tty);
 }
@@ -193,7 +194,7 @@ fn a_rejection_with_feedback_reaches_the_model() {
         std::fs::read_to_string(sb.project().join("a.txt")).unwrap(),
         "hello world\n"
     );
-    let next = recorded(&requests)[1].to_string();
+    let next = tool_result(&recorded(&requests)[1], "e1").to_string();
     assert!(
         next.contains("keep it in English, translate the docs instead"),
         "{next}"

@@ -4,6 +4,7 @@
 //! execute", Ctrl+C, and a terminal left as it was found.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
+use north_test_support::recorded::texts;
 use portable_pty::PtySize;
 use serde_json::json;
 
@@ -474,7 +475,7 @@ fn a_bang_command_runs_in_the_shell_and_its_output_reaches_the_next_request() {
     tty.wait_for("SEEN-IT");
     let sent = recorded(&requests);
     assert_eq!(sent.len(), 1);
-    let body = sent[0].to_string();
+    let body = texts(&sent[0]);
     assert!(body.contains("BANG-5"), "{body}");
     assert!(body.contains("what did it print?"), "{body}");
     tty.send("\x04");

@@ -4,7 +4,7 @@
 //! user configured a backend.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use north_test_support::recorded::tool_result;
+use north_test_support::recorded::{tool_names, tool_result};
 use north_test_support::{FakeServer, Reply};
 use serde_json::{Value, json};
 
@@ -27,17 +27,6 @@ fn fetch_turns(url: &str) -> Value {
         {"tool_calls": [{"id": "w1", "name": "web_fetch", "args": {"url": url, "prompt": "how futures run"}}]},
         {"text": "read it"}
     ])
-}
-
-fn tool_names(request: &Value) -> Vec<String> {
-    request["tools"]
-        .as_array()
-        .map(|t| {
-            t.iter()
-                .map(|t| t["name"].as_str().unwrap().to_string())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
