@@ -85,6 +85,8 @@ pub enum Action {
     Quit,
     /// Stop North like any job (Ctrl+Z); `fg` brings it back.
     Suspend,
+    /// Edit the draft in the user's `$VISUAL`/`$EDITOR` (Ctrl+G).
+    EditDraft,
     /// Clear the terminal's screen (not the session).
     ClearScreen,
     /// Switch to this session.
@@ -286,6 +288,18 @@ impl App {
     /// The composer's text.
     pub fn composer_text(&self) -> String {
         self.composer.text()
+    }
+
+    /// Puts `text` in the composer (what the user's editor saved).
+    pub(crate) fn set_composer_text(&mut self, text: &str) {
+        self.composer.set_text(text);
+        self.dirty = true;
+    }
+
+    /// A one-line note beside the composer until the next key.
+    pub(crate) fn set_hint(&mut self, hint: String) {
+        self.hint = Some(hint);
+        self.dirty = true;
     }
 
     /// Whether something changed since the last [`App::take_dirty`].

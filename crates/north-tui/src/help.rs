@@ -125,6 +125,7 @@ fn key_lines(app: &App) -> Vec<Line<'static>> {
         ("ctrl+l", "clear the screen (history moves to scrollback)"),
         ("ctrl+d", "quit (on an empty composer)"),
         ("ctrl+z", "suspend (`fg` in the shell brings North back)"),
+        ("ctrl+g", "edit the draft in $VISUAL / $EDITOR"),
         ("ctrl+a / e", "start / end of line"),
         (
             "ctrl+u / k / w",

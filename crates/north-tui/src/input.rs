@@ -18,17 +18,31 @@ use tokio::sync::mpsc;
 /// How long one poll waits before the thread looks for a query.
 const POLL: Duration = Duration::from_millis(40);
 
+/// What the loop asks of the input thread between two polls.
+enum Request {
+    /// The cursor's row, answered on the sender.
+    CursorRow(std_mpsc::Sender<Option<u16>>),
+    /// Stop reading: say so on the first sender, then wait until the
+    /// second channel ends (another program has the terminal meanwhile).
+    Pause(std_mpsc::Sender<()>, std_mpsc::Receiver<()>),
+}
+
 /// The input thread's handle.
 pub(crate) struct Input {
     events: mpsc::UnboundedReceiver<io::Result<Event>>,
-    queries: std_mpsc::Sender<std_mpsc::Sender<Option<u16>>>,
+    queries: std_mpsc::Sender<Request>,
+}
+
+/// Input paused while it is alive; reading resumes when it is dropped.
+pub(crate) struct Paused {
+    _resume: std_mpsc::Sender<()>,
 }
 
 impl Input {
     /// Starts reading.
     pub fn start() -> io::Result<Input> {
         let (tx, events) = mpsc::unbounded_channel();
-        let (queries, asked) = std_mpsc::channel::<std_mpsc::Sender<Option<u16>>>();
+        let (queries, asked) = std_mpsc::channel::<Request>();
         std::thread::Builder::new()
             .name("north-input".into())
             .spawn(move || {
@@ -46,19 +60,36 @@ impl Input {
     /// The cursor's row as the terminal reports it now.
     pub(crate) fn cursor_row(&self) -> Option<u16> {
         let (tx, rx) = std_mpsc::channel();
-        self.queries.send(tx).ok()?;
+        self.queries.send(Request::CursorRow(tx)).ok()?;
         rx.recv_timeout(Duration::from_secs(3)).ok().flatten()
+    }
+
+    /// Stops reading the terminal until the guard is dropped, so a program
+    /// North hands the terminal to gets every key. Returns once the thread
+    /// is out of its poll (`None`: the thread is gone).
+    pub(crate) fn pause(&self) -> Option<Paused> {
+        let (ack, acked) = std_mpsc::channel();
+        let (resume, resumed) = std_mpsc::channel();
+        self.queries.send(Request::Pause(ack, resumed)).ok()?;
+        acked.recv_timeout(Duration::from_secs(3)).ok()?;
+        Some(Paused { _resume: resume })
     }
 }
 
-fn read_loop(
-    tx: &mpsc::UnboundedSender<io::Result<Event>>,
-    asked: &std_mpsc::Receiver<std_mpsc::Sender<Option<u16>>>,
-) {
+fn read_loop(tx: &mpsc::UnboundedSender<io::Result<Event>>, asked: &std_mpsc::Receiver<Request>) {
     loop {
-        while let Ok(reply) = asked.try_recv() {
-            let row = crossterm::cursor::position().ok().map(|(_, row)| row);
-            let _ = reply.send(row);
+        while let Ok(request) = asked.try_recv() {
+            match request {
+                Request::CursorRow(reply) => {
+                    let row = crossterm::cursor::position().ok().map(|(_, row)| row);
+                    let _ = reply.send(row);
+                }
+                Request::Pause(ack, resumed) => {
+                    let _ = ack.send(());
+                    // Ends with an error once the guard is dropped.
+                    let _ = resumed.recv();
+                }
+            }
         }
         match event::poll(POLL) {
             Ok(true) => {

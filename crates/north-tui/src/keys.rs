@@ -96,6 +96,10 @@ impl App {
         {
             return vec![Action::Quit];
         }
+        if ctrl && key.code == KeyCode::Char('g') && self.pending.is_none() && self.picker.is_none()
+        {
+            return vec![Action::EditDraft];
+        }
         if self.pending.is_some() {
             return self.prompt_key(key);
         }

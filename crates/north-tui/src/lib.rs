@@ -45,10 +45,10 @@
 //! - `complete`: completion popups over the composer (uses `app`, `help`, `popup`, `style`, `wrap`)
 //! - `keys`: key handling (uses `app`, `approver`, `help`, `slash`, `transcript`)
 //! - `pager`: the transcript view (uses `style`)
-//! - `input`: terminal input on its own thread, and the cursor query
+//! - `input`: terminal input on its own thread, the cursor query, and a pause while another program has the terminal
 //! - `term`: the terminal
 //! - `worker`: the agent's side of the interactive loop (uses `approver`, `diff`, `rewind`, `style`)
-//! - `run`: the interactive loop (uses `app`, `approver`, `input`, `pager`, `term`, `worker`)
+//! - `run`: the interactive loop, suspend (Ctrl+Z) and the user's editor (Ctrl+G) (uses `app`, `approver`, `input`, `pager`, `term`, `worker`; `north-sandbox`'s spawner)
 
 mod app;
 mod approver;

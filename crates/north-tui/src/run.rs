@@ -238,6 +238,7 @@ impl Loop {
                     return Ok(Some(Exit::Quit));
                 }
                 Action::Suspend => self.suspend()?,
+                Action::EditDraft => self.edit_draft()?,
                 Action::ClearScreen => {
                     self.term.clear_screen()?;
                     self.app.screen_cleared();
@@ -351,15 +352,72 @@ impl Loop {
     /// left the cursor. The whole process stops, a running turn with it;
     /// commands North started keep running.
     fn suspend(&mut self) -> io::Result<()> {
-        self.term.finish()?;
-        let enhanced = ENHANCED.load(Ordering::SeqCst);
-        restore_terminal();
+        let enhanced = self.leave_terminal()?;
         #[cfg(unix)]
         // SAFETY: raise has no memory-safety preconditions; SIGTSTP's
         // default action stops the process until the shell sends SIGCONT.
         unsafe {
             libc::raise(libc::SIGTSTP);
         }
+        self.reenter_terminal(enhanced)
+    }
+
+    /// Ctrl+G: the draft in the user's `$VISUAL` or `$EDITOR` (else `vi`),
+    /// which gets the terminal until it exits; what it saved is the draft.
+    /// North's input thread stops reading meanwhile, so every key is the
+    /// editor's.
+    fn edit_draft(&mut self) -> io::Result<()> {
+        let editor = ["VISUAL", "EDITOR"]
+            .iter()
+            .filter_map(|v| std::env::var(v).ok())
+            .find(|e| !e.trim().is_empty())
+            .unwrap_or_else(|| "vi".into());
+        let file = tempfile::Builder::new()
+            .prefix("north-draft-")
+            .suffix(".md")
+            .tempfile()?;
+        std::fs::write(file.path(), self.app.composer_text())?;
+        let cwd = std::env::current_dir().unwrap_or_else(|_| "/".into());
+        let paused = self.input.pause();
+        let enhanced = self.leave_terminal()?;
+        // Through the shell, as git runs it: `EDITOR="code --wait"` works.
+        let status = north_sandbox::Spawner::terminal_command("sh".as_ref(), &cwd)
+            .arg("-c")
+            .arg(format!("{editor} \"$1\""))
+            .arg("north-editor")
+            .arg(file.path())
+            .status();
+        drop(paused);
+        self.reenter_terminal(enhanced)?;
+        match status {
+            Ok(s) if s.success() => {
+                let text = std::fs::read_to_string(file.path())?;
+                self.app
+                    .set_composer_text(text.strip_suffix('\n').unwrap_or(&text));
+            }
+            Ok(s) => self.app.set_hint(format!(
+                "`{editor}` exited with {s}; the draft is as it was"
+            )),
+            Err(e) => self
+                .app
+                .set_hint(format!("cannot start `{editor}`: {e}; set $EDITOR")),
+        }
+        self.draw_now()
+    }
+
+    /// Erases the live area and puts the terminal back as the shell had
+    /// it; whether the keyboard enhancement was on.
+    fn leave_terminal(&mut self) -> io::Result<bool> {
+        self.term.finish()?;
+        let enhanced = ENHANCED.load(Ordering::SeqCst);
+        restore_terminal();
+        Ok(enhanced)
+    }
+
+    /// Takes the terminal back after another program had it: raw mode and
+    /// North's input modes again, the live area redrawn where that program
+    /// left the cursor.
+    fn reenter_terminal(&mut self, enhanced: bool) -> io::Result<()> {
         terminal::enable_raw_mode()?;
         ACTIVE.store(true, Ordering::SeqCst);
         let mut out = io::stdout();
@@ -373,8 +431,6 @@ impl Loop {
         execute!(out, EnableBracketedPaste, cursor::Hide)?;
         let (cols, rows) = terminal::size()?;
         let size = Size::new(cols, rows);
-        // The shell printed its job lines below the transcript; the live
-        // area starts where its prompt left the cursor.
         let anchor = self.input.cursor_row();
         self.term.backend_mut().set_size(size);
         self.term.resize(size, anchor)?;

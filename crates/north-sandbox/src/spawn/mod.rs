@@ -167,6 +167,23 @@ impl Spawner {
             .exec()
     }
 
+    /// The user's own program that takes the terminal over while North
+    /// waits (their editor, for Ctrl+G): unlike every other child it keeps
+    /// North's terminal and process group, so it is the terminal's
+    /// foreground job; it is unconfined (it edits what the user chooses, as
+    /// the user), and its environment is the user's without anything
+    /// secret-looking.
+    pub fn terminal_command(program: &OsStr, cwd: &Path) -> std::process::Command {
+        let mut cmd = std::process::Command::new(program);
+        cmd.env_clear()
+            .envs(
+                std::env::vars_os()
+                    .filter(|(name, _)| name.to_str().is_some_and(|n| !env::is_secret_name(n))),
+            )
+            .current_dir(cwd);
+        cmd
+    }
+
     /// Kills the process group led by `pid` — a child this spawner started
     /// and everything it started in turn (each child leads its own group).
     pub fn kill_group(pid: u32) {

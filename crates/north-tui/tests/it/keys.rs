@@ -104,8 +104,9 @@ fn readline_keys_edit_the_composer_and_undo_restores() {
     assert_eq!(app.composer_text(), "");
     ctrl(&mut app, '_');
     assert_eq!(app.composer_text(), "hello brave ");
-    // Ctrl+Z is the terminal's suspend, not undo.
+    // Ctrl+Z is the terminal's suspend, not undo; Ctrl+G opens the editor.
     assert_eq!(ctrl(&mut app, 'z'), vec![Action::Suspend]);
+    assert_eq!(ctrl(&mut app, 'g'), vec![Action::EditDraft]);
     assert_eq!(app.composer_text(), "hello brave ");
     typed(&mut app, "new");
     press(&mut app, KeyCode::Char('b'), KeyModifiers::ALT);

@@ -434,3 +434,57 @@ fn ctrl_z_suspends_to_the_shell_and_fg_brings_north_back_with_its_draft() {
     });
     assert_eq!(count(&screen, "ANSWER-AFTER-FG"), 1, "{screen}");
 }
+
+#[test]
+fn ctrl_g_edits_the_draft_in_the_users_editor_and_a_failed_editor_keeps_it() {
+    if !available() {
+        north_test_support::missing("tmux is not installed (.ci/run installs it)");
+        return;
+    }
+    let sb = Sandbox::new();
+    let script = sb.file(
+        "script.json",
+        &serde_json::json!({"turns": [{"text": "GOT-THE-EDITED-DRAFT"}]}),
+    );
+    let requests = sb.dir.path().join("requests.jsonl");
+    // The editor appends a line the first time and fails the second.
+    let editor = sb.dir.path().join("editor.sh");
+    let ran = sb.dir.path().join("editor-ran");
+    std::fs::write(
+        &editor,
+        format!(
+            "#!/bin/sh\nif [ -e '{ran}' ]; then exit 3; fi\ntouch '{ran}'\nprintf '%s\\nADDED-IN-EDITOR\\n' \"$(cat \"$1\")\" > \"$1\"\n",
+            ran = ran.display()
+        ),
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&editor).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&editor, perms).unwrap();
+    let term = Term::start(
+        &sb,
+        120,
+        40,
+        &format!(
+            "VISUAL='{}' \"$NORTH\" --script '{}' --record-requests '{}'; echo EXIT=$?",
+            editor.display(),
+            script.display(),
+            requests.display()
+        ),
+        &[],
+    );
+    term.wait_for("Ask North to do something");
+    term.type_text("fix the bug");
+    term.keys(&["C-g"]);
+    term.wait_for("ADDED-IN-EDITOR");
+    let screen = term.screen();
+    assert!(screen.contains("› fix the bug"), "{screen}");
+    // The second run fails: the draft stays and North says why.
+    term.keys(&["C-g"]);
+    let screen = term.wait_for("the draft is as it was");
+    assert!(screen.contains("ADDED-IN-EDITOR"), "{screen}");
+    term.keys(&["Enter"]);
+    term.wait_for("GOT-THE-EDITED-DRAFT");
+    let sent = north_test_support::recorded::texts(&recorded(&requests)[0]);
+    assert!(sent.contains("fix the bug\nADDED-IN-EDITOR"), "{sent}");
+}
