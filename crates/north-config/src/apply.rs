@@ -30,6 +30,9 @@ impl Config {
                 self.web_search_provider = true;
             }
         }
+        if let Some(v) = f.status_line {
+            self.status_line = Some(v);
+        }
         if let Some(v) = f.provider {
             self.provider.set(v, src());
         }
@@ -120,6 +123,10 @@ impl Config {
         // headers it gets or which variable's key it is sent.
         if f.providers.take().is_some() {
             self.ignore("providers", IgnoredBecause::EndpointFromProject);
+        }
+        // It runs on every screen update, unasked: the user's alone.
+        if f.status_line.take().is_some() {
+            self.ignore("statusLine", IgnoredBecause::UserOnly);
         }
         // A hook is code: a project's run only once it is trusted.
         if !trusted && f.hooks.take().is_some() {

@@ -53,6 +53,34 @@ pub struct ConfigFile {
     pub hooks: Option<serde_json::Value>,
     /// Where `web_search` searches: your own config only.
     pub web_search: Option<WebSearchFile>,
+    /// A status line the user programs, in Claude Code's schema
+    /// (`"statusLine": {"type": "command", "command": …}`): your own
+    /// config only.
+    #[serde(alias = "statusLine")]
+    pub status_line: Option<StatusLineFile>,
+}
+
+/// `"statusLine": {"type": "command", "command": "~/bin/status", "padding": 0}`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct StatusLineFile {
+    /// What it is; a command is the one kind.
+    #[serde(rename = "type")]
+    pub kind: StatusLineKind,
+    /// The command: gets the session as JSON on standard input; its first
+    /// line is shown.
+    pub command: String,
+    /// Claude Code's left padding; accepted so its files load, not used.
+    #[serde(default)]
+    pub padding: Option<u16>,
+}
+
+/// The kinds of status line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StatusLineKind {
+    /// A command's output.
+    Command,
 }
 
 /// `"web_search": {"searxng_url": "https://search.example/search"}`.

@@ -37,7 +37,8 @@ pub mod hooks;
 
 pub use dirs::{data_dir, global_config_path, state_dir};
 pub use file::{
-    ConfigFile, Provider, ProviderApi, ProviderFile, UnknownProvider, parse_file, read_file,
+    ConfigFile, Provider, ProviderApi, ProviderFile, StatusLineFile, StatusLineKind,
+    UnknownProvider, parse_file, read_file,
 };
 
 /// Where a value came from.
@@ -156,6 +157,8 @@ pub struct Config {
     /// `web_search.provider: true`: the provider's own search, where its
     /// API has one (your own config only).
     pub web_search_provider: bool,
+    /// The status line command (the user's own config only).
+    pub status_line: Option<StatusLineFile>,
     /// Project settings that were not applied, and why.
     pub ignored: Vec<IgnoredSetting>,
 }
@@ -179,6 +182,9 @@ pub enum IgnoredBecause {
     EndpointFromProject,
     /// It shapes the OS sandbox; only the user's own config may.
     SandboxFromProject,
+    /// It runs a command of the user's on every screen update; only the
+    /// user's own config may set one.
+    UserOnly,
 }
 
 impl Default for Config {
@@ -207,6 +213,7 @@ impl Default for Config {
             hooks: crate::hooks::HookSet::default(),
             web_search_url: None,
             web_search_provider: false,
+            status_line: None,
             ignored: Vec::new(),
         }
     }

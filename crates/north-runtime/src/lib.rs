@@ -19,8 +19,9 @@
 //! Module map, lowest first (each uses only those above it): `error`,
 //! `windows`, `endpoint`, `provider` (uses `endpoint`, `windows`),
 //! `sandboxing`, `hooking` (uses `sandboxing`), `project` (uses `provider`,
-//! `sandboxing`, `hooking`), `mcp` (uses `project`, `sandboxing`), `session`
-//! (uses `mcp`, `project`).
+//! `sandboxing`, `hooking`), `status_line` (the command a user programs the
+//! status line with; uses `project`, `sandboxing`), `mcp` (uses `project`,
+//! `sandboxing`), `session` (uses `mcp`, `project`, `status_line`).
 //!
 //! It must not render anything, read the terminal or print: what the user
 //! should hear comes back as notices for the front end to show.
@@ -33,6 +34,7 @@ mod project;
 pub mod provider;
 pub mod sandboxing;
 mod session;
+pub mod status_line;
 mod windows;
 
 pub use endpoint::Endpoint;
@@ -45,3 +47,4 @@ pub use project::{
 pub use provider::ModelChoice;
 pub use sandboxing::SandboxChoice;
 pub use session::{AgentParts, LiveSession, SessionSpec, Sessions};
+pub use status_line::StatusLine;

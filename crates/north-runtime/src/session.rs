@@ -25,6 +25,7 @@ pub struct Sessions {
     max_tokens: Option<u32>,
     models: ModelChoice,
     notices: Vec<String>,
+    status_line: Option<Arc<crate::StatusLine>>,
 }
 
 /// What opening one session needs: all of it, so no agent is half set up.
@@ -51,7 +52,9 @@ impl Sessions {
         mcp: McpSetup,
     ) -> Sessions {
         let (hub, notices) = start_hub(&project, mcp);
+        let status_line = crate::StatusLine::for_project(&project).map(Arc::new);
         Sessions {
+            status_line,
             project: Arc::new(project),
             mcp: hub,
             max_tokens,
@@ -63,6 +66,11 @@ impl Sessions {
     /// The project.
     pub fn project(&self) -> &Project {
         &self.project
+    }
+
+    /// The status line command the user configured, if any.
+    pub fn status_line(&self) -> Option<&Arc<crate::StatusLine>> {
+        self.status_line.as_ref()
     }
 
     /// The MCP servers, when the project has any.

@@ -203,6 +203,10 @@ pub struct App {
     /// transcript view (the timeline shows a summary).
     pub(crate) full_output: std::collections::HashMap<usize, String>,
     pub(crate) dirty: bool,
+    /// The first line of the user's status line command, shown in place
+    /// of North's own status parts (None: none configured or no answer
+    /// yet; an error is shown as a short note).
+    pub(crate) programmed_status: Option<String>,
     /// The words the user refused a call with, by call id, until its
     /// decision is shown.
     pub(crate) reasons: HashMap<String, String>,
@@ -256,6 +260,7 @@ impl App {
             requests: HashMap::new(),
             full_output: Default::default(),
             dirty: true,
+            programmed_status: None,
             reasons: HashMap::new(),
             pastes: Vec::new(),
             images: Vec::new(),
@@ -417,6 +422,13 @@ impl App {
                 });
             }
             UiMsg::Background(n) => self.background = n,
+            UiMsg::StatusLine(line) => {
+                let line = line.unwrap_or_else(|why| format!("status line: {why}"));
+                if self.programmed_status.as_ref() != Some(&line) {
+                    self.programmed_status = Some(line);
+                    self.dirty = true;
+                }
+            }
             UiMsg::Form(form, reply) => {
                 self.forms
                     .push_back(crate::form::FormState::new(form, reply));

@@ -93,6 +93,9 @@ pub enum UiMsg {
     Retrying(north_llm::RetryNotice),
     /// How many background commands run now (for the status line).
     Background(usize),
+    /// What the user's status line command printed, or why it showed
+    /// nothing.
+    StatusLine(Result<String, String>),
     /// An MCP server asks the user to fill in a form; the answer goes back
     /// on the sender.
     Form(

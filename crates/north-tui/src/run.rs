@@ -123,7 +123,22 @@ struct Loop {
     input: Input,
     /// Where a clipboard image read off the UI thread is reported.
     inbox: mpsc::UnboundedSender<UiMsg>,
+    /// The user's status line command, when they configured one.
+    status: Option<StatusProgram>,
 }
+
+/// The user's status line command and when it last ran.
+struct StatusProgram {
+    line: std::sync::Arc<north_runtime::StatusLine>,
+    /// The session as it was last given to the command.
+    last_input: Option<serde_json::Value>,
+    /// A run is in flight (or in its pause after): one at a time, at most
+    /// one every [`STATUS_EVERY`].
+    running: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// The least time between two runs of the status line command.
+const STATUS_EVERY: Duration = Duration::from_millis(300);
 
 impl Loop {
     fn submit(&mut self, input: String) {
@@ -438,6 +453,36 @@ impl Loop {
         self.draw_now()
     }
 
+    /// Runs the user's status line command when the session it describes
+    /// changed since the last run, one run at a time; its answer arrives
+    /// as a message, and the next frame looks again.
+    fn refresh_status(&mut self) {
+        let Some(status) = &mut self.status else {
+            return;
+        };
+        if status.running.load(Ordering::SeqCst) {
+            return;
+        }
+        let input = self.app.status_json();
+        if status.last_input.as_ref() == Some(&input) {
+            return;
+        }
+        status.last_input = Some(input.clone());
+        status.running.store(true, Ordering::SeqCst);
+        let (line, running, tx) = (
+            status.line.clone(),
+            status.running.clone(),
+            self.inbox.clone(),
+        );
+        tokio::spawn(async move {
+            let started = Instant::now();
+            let shown = line.render(&input).await.map_err(|e| e.to_string());
+            tokio::time::sleep(STATUS_EVERY.saturating_sub(started.elapsed())).await;
+            running.store(false, Ordering::SeqCst);
+            let _ = tx.send(UiMsg::StatusLine(shown));
+        });
+    }
+
     fn draw_now(&mut self) -> io::Result<()> {
         if let Ok((cols, rows)) = terminal::size() {
             self.follow_size(Size::new(cols, rows))?;
@@ -447,6 +492,7 @@ impl Loop {
         self.app.tick(Instant::now());
         draw(&mut self.term, &mut self.app)?;
         self.last_draw = Instant::now();
+        self.refresh_status();
         Ok(())
     }
 }
@@ -571,6 +617,7 @@ pub async fn run(start: Start) -> Result<Ended, TuiError> {
         mut inbox,
         ..
     } = start;
+    let status_line = sessions.sessions.status_line().cloned();
     let history = agent.messages().to_vec();
     let agent_tools = agent.describer();
     let usage = agent.total_usage();
@@ -595,6 +642,11 @@ pub async fn run(start: Start) -> Result<Ended, TuiError> {
         open_transcript: false,
         input: Input::start()?,
         inbox: inbox.sender(),
+        status: status_line.map(|line| StatusProgram {
+            line,
+            last_input: None,
+            running: Default::default(),
+        }),
     };
     l.draw_now()?;
 

@@ -389,9 +389,53 @@ impl App {
         }
     }
 
+    /// The session as the user's status line command reads it on standard
+    /// input: Claude Code's fields (`session_id`, `cwd`, `model`,
+    /// `workspace`, `version`, `cost`) and North's (`permission_mode`,
+    /// `context_window`, `tokens`, `provider`).
+    pub(crate) fn status_json(&self) -> serde_json::Value {
+        let u = &self.usage_total;
+        let input = u
+            .input_tokens
+            .saturating_add(u.cache_read_input_tokens)
+            .saturating_add(u.cache_creation_input_tokens);
+        let window = self.info.context_window.filter(|w| *w > 0);
+        let cost = self.info.catalog.map(|m| m.cost(u));
+        let root = self.info.root.display().to_string();
+        serde_json::json!({
+            "hook_event_name": "Status",
+            "session_id": self.info.session_id,
+            "cwd": root,
+            "workspace": {"current_dir": root, "project_dir": root},
+            "model": {"id": self.info.model, "display_name": self.info.model},
+            "provider": self.info.provider,
+            "version": self.info.version,
+            "permission_mode": self.info.mode,
+            "cost": {"total_cost_usd": cost},
+            "context_window": {
+                "size": window,
+                "used_tokens": self.context_used,
+                "used_percentage": window.map(|w| (self.context_used * 100).div_ceil(w).min(100)),
+            },
+            "tokens": {"input": input, "output": u.output_tokens},
+        })
+    }
+
     /// The status line's right side, each part with the rank it is kept
     /// by when the line is too narrow (the lowest goes first).
-    fn status_parts(&self) -> Vec<(u8, String)> {
+    fn status_parts(&self, width: u16) -> Vec<(u8, String)> {
+        if let Some(line) = self.programmed_status.as_ref().filter(|l| !l.is_empty()) {
+            // The user's own line replaces North's parts; a mode other
+            // than ask still shows.
+            let mut parts = Vec::new();
+            if self.info.mode != north_protocol::PermissionMode::Ask {
+                parts.push((9, crate::plan::mode_label(self.info.mode).to_string()));
+            }
+            // Room beside the key hints on the left.
+            let room = usize::from(width).saturating_sub(40).max(10);
+            parts.push((8, crate::wrap::truncate(line, room)));
+            return parts;
+        }
         let model = if self.info.provider == self.info.model || self.info.provider.is_empty() {
             self.info.model.clone()
         } else {
@@ -451,7 +495,7 @@ impl App {
     fn status_line(&self, width: u16) -> Line<'static> {
         let w = usize::from(width);
         let left = self.status_left();
-        let mut parts = self.status_parts();
+        let mut parts = self.status_parts(width);
         let left_w = spans_width(&left);
         let right = loop {
             let shown: Vec<&str> = parts.iter().map(|(_, p)| p.as_str()).collect();

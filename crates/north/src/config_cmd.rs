@@ -53,6 +53,7 @@ pub fn main(args: ConfigArgs) -> anyhow::Result<ExitCode> {
             IgnoredBecause::SandboxFromProject => {
                 "only your own config or --sandbox shapes the OS sandbox"
             }
+            IgnoredBecause::UserOnly => "only your own config may set it",
         };
         println!("ignored project setting {} ({why})", ignored.key);
     }

@@ -46,7 +46,7 @@ pub fn without_context(text: &str) -> String {
     out.push_str(rest);
     out.trim_end().to_string()
 }
-pub use run::MAX_OUTPUT;
+pub use run::{MAX_OUTPUT, Ran, run as run_command};
 pub use tool_call::HookGate;
 
 use std::path::PathBuf;
@@ -54,8 +54,6 @@ use std::path::PathBuf;
 use north_protocol::{Event, HookEvent, HookOutcome, PermissionMode};
 use north_tools::Spawner;
 use serde_json::{Map, Value, json};
-
-use run::Ran;
 
 /// Characters of hook output that reach the model as context or reason.
 const MAX_FOR_MODEL: usize = 10_000;

@@ -488,3 +488,57 @@ fn ctrl_g_edits_the_draft_in_the_users_editor_and_a_failed_editor_keeps_it() {
     let sent = north_test_support::recorded::texts(&recorded(&requests)[0]);
     assert!(sent.contains("fix the bug\nADDED-IN-EDITOR"), "{sent}");
 }
+
+/// The user's `statusLine` command (Claude Code's schema) in their config.
+fn status_line_config(sb: &Sandbox, command: &str) {
+    let dir = sb.home().join("config/north");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("config.json"),
+        serde_json::json!({"statusLine": {"type": "command", "command": command, "padding": 0}})
+            .to_string(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn the_users_status_line_command_reads_the_session_and_is_shown_sandboxed_and_cut_off() {
+    if !available() {
+        north_test_support::missing("tmux is not installed (.ci/run installs it)");
+        return;
+    }
+    let sb = Sandbox::new();
+    let bin = sb.home().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let script = bin.join("status.sh");
+    let escaped = sb.home().join("escaped.txt");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ninput=$(cat)\ntouch '{}' 2>/dev/null\nmodel=$(printf '%s' \"$input\" | sed 's/.*\"display_name\":\"\\([^\"]*\\)\".*/\\1/')\necho \"STATUS-OF model=$model\"\necho never-shown\n",
+            escaped.display()
+        ),
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&script).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&script, perms).unwrap();
+    status_line_config(&sb, &script.display().to_string());
+    let (term, _) = scripted(&sb, serde_json::json!([{"text": "hi"}]));
+    let screen = term.wait_for("STATUS-OF model=scripted");
+    assert!(!screen.contains("never-shown"), "{screen}");
+    // It ran in the sandbox: the home directory is not writable there.
+    let confined = sb.north().args(["sandbox", "--", "true"]).output().unwrap();
+    if confined.status.success() && !text(&confined.stderr).contains("partial") {
+        assert!(!escaped.exists(), "the status line command wrote outside");
+    }
+    drop(term);
+
+    // A command that hangs is cut off, and North says so.
+    let sb = Sandbox::new();
+    status_line_config(&sb, "sleep 30");
+    let (term, _) = scripted(&sb, serde_json::json!([{"text": "hi"}]));
+    term.wait_for("status line: stopped after 2 s");
+    term.type_text("still typing");
+    term.wait_for("› still typing");
+}
