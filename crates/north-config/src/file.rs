@@ -42,6 +42,9 @@ pub struct ConfigFile {
     pub net_allowlist: Option<Vec<String>>,
     /// Reasoning (thinking): `off`, `low`, `medium` or `high`.
     pub thinking: Option<ReasoningEffort>,
+    /// How North says it needs the user while the terminal is unfocused:
+    /// `auto`, `osc9`, `osc777`, `bell` or `off`.
+    pub notifications: Option<super::Notifications>,
     /// Permission mode at start: `ask`, `accept-edits`, `plan` or `auto`.
     pub mode: Option<north_protocol::PermissionMode>,
     /// The OS sandbox: your own config only (a project's is ignored).

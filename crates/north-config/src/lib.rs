@@ -100,6 +100,25 @@ pub enum ToolProtocol {
     Text,
 }
 
+/// How North tells the user it needs them while the terminal is not
+/// focused (a turn ended, a prompt or a server's form waits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Notifications {
+    /// By the terminal: OSC 9 where it shows it (iTerm2, WezTerm, ghostty,
+    /// kitty), OSC 777 (foot, urxvt), else the bell.
+    #[default]
+    Auto,
+    /// `ESC ] 9 ; text BEL` (iTerm2's desktop notification).
+    Osc9,
+    /// `ESC ] 777 ; notify ; title ; text BEL`.
+    Osc777,
+    /// The terminal bell.
+    Bell,
+    /// None.
+    Off,
+}
+
 /// Condensation starts at this share of the budget, in percent, unless
 /// configured (`compact_at`).
 pub const DEFAULT_COMPACT_AT: u8 = 85;
@@ -137,6 +156,8 @@ pub struct Config {
     pub thinking: Sourced<Option<ReasoningEffort>>,
     /// Permission mode at start.
     pub mode: Sourced<north_protocol::PermissionMode>,
+    /// How the user is told North needs them (`notifications`).
+    pub notifications: Sourced<Notifications>,
     /// Whether commands run inside the OS sandbox (only the user's config
     /// or flag turns it off).
     pub sandbox: Sourced<bool>,
@@ -209,6 +230,7 @@ impl Default for Config {
             sandbox_allow_read: Sourced::default(Vec::new()),
             sandbox_unix_sockets: Sourced::default(false),
             mode: Sourced::default(north_protocol::PermissionMode::Ask),
+            notifications: Sourced::default(Notifications::Auto),
             providers: std::collections::BTreeMap::new(),
             hooks: crate::hooks::HookSet::default(),
             web_search_url: None,

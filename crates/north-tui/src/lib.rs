@@ -48,7 +48,8 @@
 //! - `input`: terminal input on its own thread, the cursor query, and a pause while another program has the terminal
 //! - `term`: the terminal
 //! - `worker`: the agent's side of the interactive loop (uses `approver`, `diff`, `rewind`, `style`)
-//! - `run`: the interactive loop, suspend (Ctrl+Z) and the user's editor (Ctrl+G) (uses `app`, `approver`, `input`, `pager`, `term`, `worker`; `north-sandbox`'s spawner)
+//! - `notify`: desktop notifications while the terminal is unfocused (uses `approver`)
+//! - `run`: the interactive loop; `run::handover` suspends (Ctrl+Z) and opens the user's editor (Ctrl+G), `run::status` runs the status line command (uses `app`, `approver`, `input`, `notify`, `pager`, `term`, `worker`; `north-sandbox`'s spawner)
 
 mod app;
 mod approver;
@@ -68,6 +69,7 @@ mod keys;
 mod live;
 pub mod markdown;
 mod mcp;
+mod notify;
 pub mod pager;
 mod plan;
 mod popup;

@@ -295,3 +295,49 @@ fn resume_opens_a_picker_of_earlier_sessions() {
     tty.wait_for("OLD-ANSWER");
     quit(tty);
 }
+
+#[test]
+fn a_waiting_prompt_notifies_an_unfocused_terminal_and_a_focused_one_is_left_alone() {
+    let _tty = one_tty();
+    let sb = Sandbox::new();
+    let config = sb.home().join("config/north");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("config.json"), r#"{"notifications": "osc9"}"#).unwrap();
+    let (tty, _) = north_with_script(
+        &sb,
+        json!([
+            {"tool_calls": [{"id": "c1", "name": "shell_run", "args": {"command": "touch one.txt"}}]},
+            {"text": "FIRST-DONE"},
+            {"tool_calls": [{"id": "c2", "name": "shell_run", "args": {"command": "touch two.txt"}}]},
+            {"text": "SECOND-DONE"}
+        ]),
+    );
+    let osc = "\x1b]9;North is waiting for your decision\x07";
+    let seen = |needle: &str| {
+        String::from_utf8_lossy(&tty.raw.lock().unwrap())
+            .matches(needle)
+            .count()
+    };
+    // The terminal reports that it lost focus (ESC [ O).
+    tty.send("\x1b[O");
+    tty.type_text("make one");
+    tty.send("\r");
+    tty.wait_for("run it?");
+    assert_eq!(seen(osc), 1, "the waiting prompt was announced");
+    tty.send("1");
+    tty.wait_for("FIRST-DONE");
+    assert_eq!(
+        seen("\x1b]9;North finished\x07"),
+        1,
+        "so was the end of the turn"
+    );
+    // Focused again (ESC [ I): nothing more.
+    tty.send("\x1b[I");
+    tty.type_text("make two");
+    tty.send("\r");
+    tty.wait_for("run it?");
+    assert_eq!(seen(osc), 1, "a watched terminal is not interrupted");
+    tty.send("1");
+    tty.wait_for("SECOND-DONE");
+    quit(tty);
+}

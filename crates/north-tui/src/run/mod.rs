@@ -6,8 +6,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crossterm::event::{
-    DisableBracketedPaste, EnableBracketedPaste, Event as TermEvent, KeyboardEnhancementFlags,
-    PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+    DisableBracketedPaste, DisableFocusChange, EnableBracketedPaste, EnableFocusChange,
+    Event as TermEvent, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags,
+    PushKeyboardEnhancementFlags,
 };
 use crossterm::{cursor, execute, terminal};
 use north_agent::TurnEnd;
@@ -20,6 +21,9 @@ use crate::approver::{Inbox, UiMsg};
 use crate::input::Input;
 use crate::term::{FrameBackend, InlineTerminal, TtyBackend};
 use crate::worker::{SessionSource, WorkerCmd, worker};
+
+mod handover;
+mod status;
 
 /// Frames per second while text streams in: fast enough to read as
 /// continuous, slow enough that a fast model does not flood the terminal.
@@ -65,6 +69,7 @@ pub fn restore_terminal() {
         out,
         terminal::EndSynchronizedUpdate,
         DisableBracketedPaste,
+        DisableFocusChange,
         cursor::Show
     );
     let _ = terminal::disable_raw_mode();
@@ -124,21 +129,10 @@ struct Loop {
     /// Where a clipboard image read off the UI thread is reported.
     inbox: mpsc::UnboundedSender<UiMsg>,
     /// The user's status line command, when they configured one.
-    status: Option<StatusProgram>,
+    status: Option<status::StatusProgram>,
+    /// Desktop notifications while the terminal is unfocused.
+    notifier: crate::notify::Notifier,
 }
-
-/// The user's status line command and when it last ran.
-struct StatusProgram {
-    line: std::sync::Arc<north_runtime::StatusLine>,
-    /// The session as it was last given to the command.
-    last_input: Option<serde_json::Value>,
-    /// A run is in flight (or in its pause after): one at a time, at most
-    /// one every [`STATUS_EVERY`].
-    running: std::sync::Arc<std::sync::atomic::AtomicBool>,
-}
-
-/// The least time between two runs of the status line command.
-const STATUS_EVERY: Duration = Duration::from_millis(300);
 
 impl Loop {
     fn submit(&mut self, input: String) {
@@ -162,6 +156,10 @@ impl Loop {
             TermEvent::Key(k) => self.app.handle_key(k),
             TermEvent::Paste(text) => {
                 self.app.handle_paste(&text);
+                Vec::new()
+            }
+            TermEvent::FocusGained | TermEvent::FocusLost => {
+                self.notifier.focus(matches!(ev, TermEvent::FocusGained));
                 Vec::new()
             }
             TermEvent::Resize(c, r) => {
@@ -197,10 +195,14 @@ impl Loop {
         inbox: &mut Inbox,
         frame: Duration,
     ) -> io::Result<Option<Exit>> {
+        self.notify(&msg)?;
         let mut actions: Vec<Action> = self.app.handle_msg(msg).into_iter().collect();
         for _ in 0..4096 {
             match inbox.try_recv() {
-                Some(m) => actions.extend(self.app.handle_msg(m)),
+                Some(m) => {
+                    self.notify(&m)?;
+                    actions.extend(self.app.handle_msg(m));
+                }
                 None => break,
             }
         }
@@ -214,6 +216,18 @@ impl Loop {
             self.draw_now()?;
         }
         Ok(None)
+    }
+
+    /// Writes the notification `msg` calls for, if any (between frames,
+    /// so it never splits one).
+    fn notify(&mut self, msg: &UiMsg) -> io::Result<()> {
+        if let Some(bytes) = self.notifier.on(msg) {
+            self.term.backend_mut().with_writer(|w| {
+                w.write_all(&bytes)?;
+                w.flush()
+            })??;
+        }
+        Ok(())
     }
 
     /// Stops a running turn and has the worker end the session (its
@@ -362,127 +376,6 @@ impl Loop {
         Ok(())
     }
 
-    /// Ctrl+Z: hands the terminal back to the shell as it was and stops
-    /// North like any job; `fg` brings it back, redrawn where the shell
-    /// left the cursor. The whole process stops, a running turn with it;
-    /// commands North started keep running.
-    fn suspend(&mut self) -> io::Result<()> {
-        let enhanced = self.leave_terminal()?;
-        #[cfg(unix)]
-        // SAFETY: raise has no memory-safety preconditions; SIGTSTP's
-        // default action stops the process until the shell sends SIGCONT.
-        unsafe {
-            libc::raise(libc::SIGTSTP);
-        }
-        self.reenter_terminal(enhanced)
-    }
-
-    /// Ctrl+G: the draft in the user's `$VISUAL` or `$EDITOR` (else `vi`),
-    /// which gets the terminal until it exits; what it saved is the draft.
-    /// North's input thread stops reading meanwhile, so every key is the
-    /// editor's.
-    fn edit_draft(&mut self) -> io::Result<()> {
-        let editor = ["VISUAL", "EDITOR"]
-            .iter()
-            .filter_map(|v| std::env::var(v).ok())
-            .find(|e| !e.trim().is_empty())
-            .unwrap_or_else(|| "vi".into());
-        let file = tempfile::Builder::new()
-            .prefix("north-draft-")
-            .suffix(".md")
-            .tempfile()?;
-        std::fs::write(file.path(), self.app.composer_text())?;
-        let cwd = std::env::current_dir().unwrap_or_else(|_| "/".into());
-        let paused = self.input.pause();
-        let enhanced = self.leave_terminal()?;
-        // Through the shell, as git runs it: `EDITOR="code --wait"` works.
-        let status = north_sandbox::Spawner::terminal_command("sh".as_ref(), &cwd)
-            .arg("-c")
-            .arg(format!("{editor} \"$1\""))
-            .arg("north-editor")
-            .arg(file.path())
-            .status();
-        drop(paused);
-        self.reenter_terminal(enhanced)?;
-        match status {
-            Ok(s) if s.success() => {
-                let text = std::fs::read_to_string(file.path())?;
-                self.app
-                    .set_composer_text(text.strip_suffix('\n').unwrap_or(&text));
-            }
-            Ok(s) => self.app.set_hint(format!(
-                "`{editor}` exited with {s}; the draft is as it was"
-            )),
-            Err(e) => self
-                .app
-                .set_hint(format!("cannot start `{editor}`: {e}; set $EDITOR")),
-        }
-        self.draw_now()
-    }
-
-    /// Erases the live area and puts the terminal back as the shell had
-    /// it; whether the keyboard enhancement was on.
-    fn leave_terminal(&mut self) -> io::Result<bool> {
-        self.term.finish()?;
-        let enhanced = ENHANCED.load(Ordering::SeqCst);
-        restore_terminal();
-        Ok(enhanced)
-    }
-
-    /// Takes the terminal back after another program had it: raw mode and
-    /// North's input modes again, the live area redrawn where that program
-    /// left the cursor.
-    fn reenter_terminal(&mut self, enhanced: bool) -> io::Result<()> {
-        terminal::enable_raw_mode()?;
-        ACTIVE.store(true, Ordering::SeqCst);
-        let mut out = io::stdout();
-        if enhanced {
-            execute!(
-                out,
-                PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
-            )?;
-            ENHANCED.store(true, Ordering::SeqCst);
-        }
-        execute!(out, EnableBracketedPaste, cursor::Hide)?;
-        let (cols, rows) = terminal::size()?;
-        let size = Size::new(cols, rows);
-        let anchor = self.input.cursor_row();
-        self.term.backend_mut().set_size(size);
-        self.term.resize(size, anchor)?;
-        self.app.mark_dirty();
-        self.draw_now()
-    }
-
-    /// Runs the user's status line command when the session it describes
-    /// changed since the last run, one run at a time; its answer arrives
-    /// as a message, and the next frame looks again.
-    fn refresh_status(&mut self) {
-        let Some(status) = &mut self.status else {
-            return;
-        };
-        if status.running.load(Ordering::SeqCst) {
-            return;
-        }
-        let input = self.app.status_json();
-        if status.last_input.as_ref() == Some(&input) {
-            return;
-        }
-        status.last_input = Some(input.clone());
-        status.running.store(true, Ordering::SeqCst);
-        let (line, running, tx) = (
-            status.line.clone(),
-            status.running.clone(),
-            self.inbox.clone(),
-        );
-        tokio::spawn(async move {
-            let started = Instant::now();
-            let shown = line.render(&input).await.map_err(|e| e.to_string());
-            tokio::time::sleep(STATUS_EVERY.saturating_sub(started.elapsed())).await;
-            running.store(false, Ordering::SeqCst);
-            let _ = tx.send(UiMsg::StatusLine(shown));
-        });
-    }
-
     fn draw_now(&mut self) -> io::Result<()> {
         if let Ok((cols, rows)) = terminal::size() {
             self.follow_size(Size::new(cols, rows))?;
@@ -595,7 +488,12 @@ fn enter_terminal() -> Result<(Tty, bool, Guard), TuiError> {
         )?;
         ENHANCED.store(true, Ordering::SeqCst);
     }
-    execute!(stdout, EnableBracketedPaste, cursor::Hide)?;
+    execute!(
+        stdout,
+        EnableBracketedPaste,
+        EnableFocusChange,
+        cursor::Hide
+    )?;
 
     let size = Size::new(cols, rows);
     let backend = TtyBackend::new(BufWriter::with_capacity(1 << 16, io::stdout()), size);
@@ -618,6 +516,10 @@ pub async fn run(start: Start) -> Result<Ended, TuiError> {
         ..
     } = start;
     let status_line = sessions.sessions.status_line().cloned();
+    let notifier = crate::notify::Notifier::new(
+        sessions.sessions.project().config.notifications.value,
+        |k| std::env::var(k).ok(),
+    );
     let history = agent.messages().to_vec();
     let agent_tools = agent.describer();
     let usage = agent.total_usage();
@@ -642,11 +544,8 @@ pub async fn run(start: Start) -> Result<Ended, TuiError> {
         open_transcript: false,
         input: Input::start()?,
         inbox: inbox.sender(),
-        status: status_line.map(|line| StatusProgram {
-            line,
-            last_input: None,
-            running: Default::default(),
-        }),
+        status: status_line.map(status::StatusProgram::new),
+        notifier,
     };
     l.draw_now()?;
 

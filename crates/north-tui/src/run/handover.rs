@@ -1,0 +1,105 @@
+//! Handing the terminal to another program and taking it back: Ctrl+Z
+//! (the shell, until `fg`) and Ctrl+G (the user's editor on the draft).
+
+use std::io;
+use std::sync::atomic::Ordering;
+
+use crossterm::event::{EnableBracketedPaste, EnableFocusChange};
+use crossterm::event::{KeyboardEnhancementFlags, PushKeyboardEnhancementFlags};
+use crossterm::{cursor, execute, terminal};
+use ratatui::layout::Size;
+
+use super::{ACTIVE, ENHANCED, Loop, restore_terminal};
+
+impl Loop {
+    /// Ctrl+Z: hands the terminal back to the shell as it was and stops
+    /// North like any job; `fg` brings it back, redrawn where the shell
+    /// left the cursor. The whole process stops, a running turn with it;
+    /// commands North started keep running.
+    pub(super) fn suspend(&mut self) -> io::Result<()> {
+        let enhanced = self.leave_terminal()?;
+        #[cfg(unix)]
+        // SAFETY: raise has no memory-safety preconditions; SIGTSTP's
+        // default action stops the process until the shell sends SIGCONT.
+        unsafe {
+            libc::raise(libc::SIGTSTP);
+        }
+        self.reenter_terminal(enhanced)
+    }
+
+    /// Ctrl+G: the draft in the user's `$VISUAL` or `$EDITOR` (else `vi`),
+    /// which gets the terminal until it exits; what it saved is the draft.
+    /// North's input thread stops reading meanwhile, so every key is the
+    /// editor's.
+    pub(super) fn edit_draft(&mut self) -> io::Result<()> {
+        let editor = ["VISUAL", "EDITOR"]
+            .iter()
+            .filter_map(|v| std::env::var(v).ok())
+            .find(|e| !e.trim().is_empty())
+            .unwrap_or_else(|| "vi".into());
+        let file = tempfile::Builder::new()
+            .prefix("north-draft-")
+            .suffix(".md")
+            .tempfile()?;
+        std::fs::write(file.path(), self.app.composer_text())?;
+        let cwd = std::env::current_dir().unwrap_or_else(|_| "/".into());
+        let paused = self.input.pause();
+        let enhanced = self.leave_terminal()?;
+        // Through the shell, as git runs it: `EDITOR="code --wait"` works.
+        let status = north_sandbox::Spawner::terminal_command("sh".as_ref(), &cwd)
+            .arg("-c")
+            .arg(format!("{editor} \"$1\""))
+            .arg("north-editor")
+            .arg(file.path())
+            .status();
+        drop(paused);
+        self.reenter_terminal(enhanced)?;
+        match status {
+            Ok(s) if s.success() => {
+                let text = std::fs::read_to_string(file.path())?;
+                self.app
+                    .set_composer_text(text.strip_suffix('\n').unwrap_or(&text));
+            }
+            Ok(s) => self.app.set_hint(format!(
+                "`{editor}` exited with {s}; the draft is as it was"
+            )),
+            Err(e) => self
+                .app
+                .set_hint(format!("cannot start `{editor}`: {e}; set $EDITOR")),
+        }
+        self.draw_now()
+    }
+
+    /// Erases the live area and puts the terminal back as the shell had
+    /// it; whether the keyboard enhancement was on.
+    fn leave_terminal(&mut self) -> io::Result<bool> {
+        self.term.finish()?;
+        let enhanced = ENHANCED.load(Ordering::SeqCst);
+        restore_terminal();
+        Ok(enhanced)
+    }
+
+    /// Takes the terminal back after another program had it: raw mode and
+    /// North's input modes again, the live area redrawn where that program
+    /// left the cursor.
+    fn reenter_terminal(&mut self, enhanced: bool) -> io::Result<()> {
+        terminal::enable_raw_mode()?;
+        ACTIVE.store(true, Ordering::SeqCst);
+        let mut out = io::stdout();
+        if enhanced {
+            execute!(
+                out,
+                PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+            )?;
+            ENHANCED.store(true, Ordering::SeqCst);
+        }
+        execute!(out, EnableBracketedPaste, EnableFocusChange, cursor::Hide)?;
+        let (cols, rows) = terminal::size()?;
+        let size = Size::new(cols, rows);
+        let anchor = self.input.cursor_row();
+        self.term.backend_mut().set_size(size);
+        self.term.resize(size, anchor)?;
+        self.app.mark_dirty();
+        self.draw_now()
+    }
+}
