@@ -207,6 +207,10 @@ pub struct App {
     /// of North's own status parts (None: none configured or no answer
     /// yet; an error is shown as a short note).
     pub(crate) programmed_status: Option<String>,
+    /// A draft put aside with Ctrl+S.
+    pub(crate) stashed: Option<String>,
+    /// A Ctrl+R search through history, while it is open.
+    pub(crate) search: Option<crate::search::HistorySearch>,
     /// The words the user refused a call with, by call id, until its
     /// decision is shown.
     pub(crate) reasons: HashMap<String, String>,
@@ -261,6 +265,8 @@ impl App {
             full_output: Default::default(),
             dirty: true,
             programmed_status: None,
+            stashed: None,
+            search: None,
             reasons: HashMap::new(),
             pastes: Vec::new(),
             images: Vec::new(),

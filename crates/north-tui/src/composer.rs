@@ -76,6 +76,13 @@ impl Composer {
         let _ = self.take();
     }
 
+    /// Adds `text` to history without touching the composer.
+    pub(crate) fn remember(&mut self, text: String) {
+        if !text.trim().is_empty() && self.history.last() != Some(&text) {
+            self.history.push(text);
+        }
+    }
+
     /// Ctrl+U: deletes from the cursor to the start of the line.
     pub(crate) fn kill_to_line_start(&mut self) {
         self.area.delete_line_by_head();
@@ -139,6 +146,19 @@ impl Composer {
     /// Number of text lines.
     pub fn line_count(&self) -> usize {
         self.area.lines().len()
+    }
+
+    /// The newest history entry older than `before` (None: the newest of
+    /// all) that contains `query`, ignoring case: its index and text.
+    pub(crate) fn find(&self, query: &str, before: Option<usize>) -> Option<(usize, &str)> {
+        let query = query.to_lowercase();
+        let end = before.unwrap_or(self.history.len()).min(self.history.len());
+        self.history[..end]
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(_, h)| h.to_lowercase().contains(&query))
+            .map(|(i, h)| (i, h.as_str()))
     }
 
     /// Steps back in history; `false` when there is nothing older.

@@ -126,6 +126,11 @@ fn key_lines(app: &App) -> Vec<Line<'static>> {
         ("ctrl+d", "quit (on an empty composer)"),
         ("ctrl+z", "suspend (`fg` in the shell brings North back)"),
         ("ctrl+g", "edit the draft in $VISUAL / $EDITOR"),
+        (
+            "ctrl+s",
+            "stash the draft; on an empty composer, bring it back",
+        ),
+        ("alt+p", "switch model (the list of models)"),
         ("ctrl+a / e", "start / end of line"),
         (
             "ctrl+u / k / w",

@@ -80,6 +80,12 @@ impl App {
         if !self.forms.is_empty() {
             return self.form_key(key, ctrl);
         }
+        // A history search takes every key until it ends.
+        if self.search.is_some()
+            && let Some(actions) = self.search_key(&key)
+        {
+            return actions;
+        }
         if ctrl && key.code == KeyCode::Char('c') {
             return self.ctrl_c();
         }
@@ -106,6 +112,11 @@ impl App {
         if self.picker.is_some() {
             return self.picker_key(key);
         }
+        if ctrl && key.code == KeyCode::Char('r') && self.pending.is_none() && self.picker.is_none()
+        {
+            self.start_search();
+            return Vec::new();
+        }
         if let Some(actions) = self.popup_key(&key) {
             return actions;
         }
@@ -118,6 +129,14 @@ impl App {
         // `?` on an empty composer: the keys, as both peers show them.
         if key.code == KeyCode::Char('?') && !ctrl && self.composer.is_empty() {
             crate::help::shortcuts(self);
+            return Vec::new();
+        }
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        if alt && key.code == KeyCode::Char('p') {
+            return self.model_picker();
+        }
+        if ctrl && key.code == KeyCode::Char('s') {
+            self.toggle_stash();
             return Vec::new();
         }
         if self.readline_key(&key) {
@@ -325,6 +344,35 @@ impl App {
             self.hint = Some("Interrupting…".into());
         }
         vec![Action::Interrupt]
+    }
+
+    /// Alt+P: the model list (`/model ` and its completions); a draft goes
+    /// to history first (↑ brings it back).
+    fn model_picker(&mut self) -> Vec<Action> {
+        if !self.composer.is_empty() {
+            self.composer.stash();
+            self.hint = Some("Draft kept · ↑ brings it back".into());
+        }
+        self.composer.set_text("/model ");
+        self.refresh_popup();
+        Vec::new()
+    }
+
+    /// Ctrl+S: puts the draft aside (the composer is free for something
+    /// else); on an empty composer, brings the stashed draft back.
+    fn toggle_stash(&mut self) {
+        if !self.composer.is_empty() {
+            let draft = self.composer.text();
+            self.composer.set_text("");
+            if let Some(older) = self.stashed.replace(draft) {
+                // One stash slot: the one it replaces stays one ↑ away.
+                self.composer.remember(older);
+            }
+            self.hint = Some("Draft stashed · ctrl+s on an empty composer brings it back".into());
+        } else if let Some(draft) = self.stashed.take() {
+            self.composer.set_text(&draft);
+        }
+        self.refresh_popup();
     }
 
     /// Readline-style editing keys the text area does not bind the way

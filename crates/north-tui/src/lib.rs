@@ -43,7 +43,8 @@
 //! - `help`: `/help` and `?`: the commands and the keys (uses `app`, `style`)
 //! - `slash`: slash commands (uses `app`, `help`, `mcp`, `plan`, `rewind`, `style`, `transcript`, `view`, `wrap`)
 //! - `complete`: completion popups over the composer (uses `app`, `help`, `popup`, `style`, `wrap`)
-//! - `keys`: key handling (uses `app`, `approver`, `help`, `slash`, `transcript`)
+//! - `search`: Ctrl+R, reverse search through history (uses `app`, `composer`)
+//! - `keys`: key handling (uses `app`, `approver`, `help`, `search`, `slash`, `transcript`)
 //! - `pager`: the transcript view (uses `style`)
 //! - `input`: terminal input on its own thread, the cursor query, and a pause while another program has the terminal
 //! - `term`: the terminal
@@ -77,6 +78,7 @@ mod prompt;
 mod replay;
 mod rewind;
 mod run;
+mod search;
 mod slash;
 mod stream;
 mod style;

@@ -234,3 +234,82 @@ fn esc_esc_clears_a_draft_and_up_brings_it_back() {
     press(&mut app, KeyCode::Up, KeyModifiers::NONE);
     assert_eq!(app.composer_text(), "half a thought");
 }
+
+#[test]
+fn ctrl_s_stashes_the_draft_and_brings_it_back_on_an_empty_composer() {
+    let mut app = app();
+    typed(&mut app, "a long careful draft");
+    assert_eq!(ctrl(&mut app, 's'), Vec::<Action>::new());
+    assert_eq!(app.composer_text(), "");
+    // Something else goes first.
+    typed(&mut app, "quick question");
+    assert_eq!(
+        press(&mut app, KeyCode::Enter, KeyModifiers::NONE),
+        vec![Action::Submit("quick question".into())]
+    );
+    ctrl(&mut app, 's');
+    assert_eq!(app.composer_text(), "a long careful draft");
+    // A second stash over a stashed draft keeps the older one in history.
+    ctrl(&mut app, 's');
+    typed(&mut app, "second draft");
+    ctrl(&mut app, 's');
+    ctrl(&mut app, 's');
+    assert_eq!(app.composer_text(), "second draft");
+}
+
+#[test]
+fn alt_p_opens_the_model_list_and_keeps_the_draft_one_up_away() {
+    let mut app = app();
+    typed(&mut app, "half a thought");
+    press(&mut app, KeyCode::Char('p'), KeyModifiers::ALT);
+    assert_eq!(app.composer_text(), "/model ");
+    // Esc closes the list; the draft is in history.
+    press(&mut app, KeyCode::Esc, KeyModifiers::NONE);
+    ctrl(&mut app, 'u');
+    press(&mut app, KeyCode::Up, KeyModifiers::NONE);
+    assert_eq!(app.composer_text(), "half a thought");
+}
+
+#[test]
+fn ctrl_r_searches_history_newest_first_and_esc_puts_the_draft_back() {
+    let mut app = app();
+    for sent in ["build the parser", "run the tests", "build the docs"] {
+        typed(&mut app, sent);
+        press(&mut app, KeyCode::Enter, KeyModifiers::NONE);
+    }
+    typed(&mut app, "my draft");
+    ctrl(&mut app, 'r');
+    typed(&mut app, "BUILD");
+    assert_eq!(app.composer_text(), "build the docs", "the newest match");
+    ctrl(&mut app, 'r');
+    assert_eq!(app.composer_text(), "build the parser", "an older one");
+    ctrl(&mut app, 'r');
+    assert_eq!(app.composer_text(), "build the parser", "nothing older");
+    // Esc: the draft comes back.
+    press(&mut app, KeyCode::Esc, KeyModifiers::NONE);
+    assert_eq!(app.composer_text(), "my draft");
+    // Enter keeps the match to edit; it is not sent.
+    ctrl(&mut app, 'r');
+    typed(&mut app, "tests");
+    assert_eq!(
+        press(&mut app, KeyCode::Enter, KeyModifiers::NONE),
+        Vec::<Action>::new()
+    );
+    assert_eq!(app.composer_text(), "run the tests");
+    typed(&mut app, " again");
+    // Sent (queued behind the turn the first message started).
+    press(&mut app, KeyCode::Enter, KeyModifiers::NONE);
+    assert_eq!(app.composer_text(), "");
+    press(&mut app, KeyCode::Up, KeyModifiers::NONE);
+    assert_eq!(app.composer_text(), "run the tests again");
+    ctrl(&mut app, 'u');
+    // No match leaves the composer as it was and says so.
+    ctrl(&mut app, 'r');
+    typed(&mut app, "zzz");
+    assert_eq!(app.composer_text(), "");
+    assert_eq!(
+        ctrl(&mut app, 'c'),
+        Vec::<Action>::new(),
+        "ctrl+c ends the search only"
+    );
+}

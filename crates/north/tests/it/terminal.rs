@@ -542,3 +542,40 @@ fn the_users_status_line_command_reads_the_session_and_is_shown_sandboxed_and_cu
     term.type_text("still typing");
     term.wait_for("› still typing");
 }
+
+#[test]
+fn ctrl_r_finds_an_earlier_prompt_to_send_again() {
+    if !available() {
+        north_test_support::missing("tmux is not installed (.ci/run installs it)");
+        return;
+    }
+    let sb = Sandbox::new();
+    let (term, requests) = scripted(
+        &sb,
+        serde_json::json!([{"text": "ANSWER-ONE"}, {"text": "ANSWER-TWO"}, {"text": "ANSWER-THREE"}]),
+    );
+    for prompt in ["check the ALPHA module", "now something else"] {
+        term.type_text(prompt);
+        term.keys(&["Enter"]);
+        term.wait_for(if prompt.contains("ALPHA") {
+            "ANSWER-ONE"
+        } else {
+            "ANSWER-TWO"
+        });
+        term.wait_for("enter send");
+    }
+    term.keys(&["C-r"]);
+    term.type_text("alpha");
+    let screen = term.wait_for("history search: \"alpha\"");
+    assert!(screen.contains("› check the ALPHA module"), "{screen}");
+    term.keys(&["Enter"]);
+    term.type_text(" again");
+    term.keys(&["Enter"]);
+    term.wait_for("ANSWER-THREE");
+    let sent = recorded(&requests);
+    let last = north_test_support::recorded::texts(sent.last().unwrap());
+    assert!(
+        last.trim_end().ends_with("check the ALPHA module again"),
+        "{last}"
+    );
+}
