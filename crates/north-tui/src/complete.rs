@@ -131,6 +131,19 @@ impl App {
                         ),
                     ));
                 }
+                // The model this session is on, marked (and listed first
+                // when neither the server nor the catalogue names it).
+                let current = &self.info.model;
+                match models.iter_mut().find(|(id, _)| id == current) {
+                    Some((_, about)) => about.push_str(" · current"),
+                    None if !current.is_empty() => {
+                        models.insert(
+                            0,
+                            (current.clone(), format!("{} · current", self.info.provider)),
+                        );
+                    }
+                    None => {}
+                }
                 models
             }
             _ => Vec::new(),

@@ -598,3 +598,16 @@ fn the_status_line_counts_background_commands() {
     ui.app.handle_msg(north_tui::UiMsg::Background(0));
     assert!(!ui.screen().contains("in background"));
 }
+
+#[test]
+fn the_model_list_marks_the_current_model() {
+    let mut ui = Ui::new(100, 30);
+    ui.app.handle_key(crossterm::event::KeyEvent::new(
+        crossterm::event::KeyCode::Char('p'),
+        crossterm::event::KeyModifiers::ALT,
+    ));
+    let screen = ui.screen();
+    let current: Vec<&str> = screen.lines().filter(|l| l.contains("· current")).collect();
+    assert_eq!(current.len(), 1, "{screen}");
+    assert!(current[0].contains("scripted"), "{screen}");
+}
