@@ -87,6 +87,9 @@ impl Config {
         if let Some(v) = f.mode {
             self.mode.set(v, src());
         }
+        if let Some(v) = f.keybindings {
+            self.keybindings.extend(v);
+        }
         if let Some(v) = f.notifications {
             self.notifications.set(v, src());
         }

@@ -42,6 +42,8 @@ pub struct ConfigFile {
     pub net_allowlist: Option<Vec<String>>,
     /// Reasoning (thinking): `off`, `low`, `medium` or `high`.
     pub thinking: Option<ReasoningEffort>,
+    /// The TUI's keys, rebound (`{"alt+e": "edit-draft"}`).
+    pub keybindings: Option<super::keys::KeyBindings>,
     /// How North says it needs the user while the terminal is unfocused:
     /// `auto`, `osc9`, `osc777`, `bell` or `off`.
     pub notifications: Option<super::Notifications>,
@@ -208,6 +210,9 @@ pub fn read_file(path: &Path) -> Result<ConfigFile, ConfigError> {
     parse_file(&text, path)
 }
 
+/// Fields whose names look like a key's but hold none.
+const NOT_SECRETS: &[&str] = &["keybindings"];
+
 /// Parses the text of a config file; `path` names it in errors. Empty text
 /// is an empty file; a key field, an unknown field or a bad value is an
 /// error naming the field.
@@ -224,6 +229,7 @@ pub fn parse_file(text: &str, path: &Path) -> Result<ConfigFile, ConfigError> {
     if let Some(obj) = raw.as_object()
         && let Some(k) = obj
             .keys()
+            .filter(|k| !NOT_SECRETS.contains(&k.as_str()))
             .find(|k| k.to_ascii_lowercase().contains("key") || k.contains("token"))
     {
         return Err(invalid(FileProblem::KeyField(k.clone())));

@@ -17,7 +17,8 @@
 //! Module map, lowest first:
 //! - `hooks`: hook definitions, Claude Code's format read too
 //! - `dirs`: the XDG locations of the global files
-//! - `file`: one config file and its parser (uses `hooks`)
+//! - `keys`: the TUI keys a user rebinds (`keybindings`)
+//! - `file`: one config file and its parser (uses `hooks`, `keys`)
 //! - `apply`: one file's values laid over the defaults (uses `file`, `hooks`)
 //!
 //! This file merges the sources.
@@ -34,6 +35,7 @@ mod apply;
 mod dirs;
 mod file;
 pub mod hooks;
+pub mod keys;
 
 pub use dirs::{data_dir, global_config_path, state_dir};
 pub use file::{
@@ -156,6 +158,8 @@ pub struct Config {
     pub thinking: Sourced<Option<ReasoningEffort>>,
     /// Permission mode at start.
     pub mode: Sourced<north_protocol::PermissionMode>,
+    /// The TUI keys the user rebound (`keybindings`).
+    pub keybindings: keys::KeyBindings,
     /// How the user is told North needs them (`notifications`).
     pub notifications: Sourced<Notifications>,
     /// Whether commands run inside the OS sandbox (only the user's config
@@ -231,6 +235,7 @@ impl Default for Config {
             sandbox_unix_sockets: Sourced::default(false),
             mode: Sourced::default(north_protocol::PermissionMode::Ask),
             notifications: Sourced::default(Notifications::Auto),
+            keybindings: keys::KeyBindings::default(),
             providers: std::collections::BTreeMap::new(),
             hooks: crate::hooks::HookSet::default(),
             web_search_url: None,

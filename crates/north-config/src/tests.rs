@@ -169,3 +169,48 @@ fn a_status_line_comes_from_the_users_config_in_claude_codes_schema_never_a_proj
         "{err}"
     );
 }
+
+#[test]
+fn keybindings_load_from_any_file_later_wins_and_a_bad_one_names_the_chord() {
+    let dir = tempfile::tempdir().unwrap();
+    let global = dir.path().join("global.json");
+    write(
+        &global,
+        r#"{"keybindings": {"alt+e": "edit-draft", "f2": "stash"}}"#,
+    );
+    write(
+        &dir.path().join(".north/project.json"),
+        r#"{"keybindings": {"f2": "history-search"}}"#,
+    );
+    let c = Config::load(
+        dir.path(),
+        Some(&global),
+        |_| None,
+        &Overrides::default(),
+        false,
+    )
+    .unwrap();
+    let chord = |t: &str| keys::Chord::parse(t).unwrap();
+    assert_eq!(
+        c.keybindings.action(&chord("alt+e")),
+        Some(keys::KeyAction::EditDraft)
+    );
+    assert_eq!(
+        c.keybindings.action(&chord("F2")),
+        Some(keys::KeyAction::HistorySearch)
+    );
+    write(&global, r#"{"keybindings": {"ctrl+q": "teleport"}}"#);
+    let err = Config::load(
+        dir.path(),
+        Some(&global),
+        |_| None,
+        &Overrides::default(),
+        false,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("field `keybindings`") && err.contains("teleport"),
+        "{err}"
+    );
+}

@@ -211,6 +211,8 @@ pub struct App {
     pub(crate) stashed: Option<String>,
     /// A Ctrl+R search through history, while it is open.
     pub(crate) search: Option<crate::search::HistorySearch>,
+    /// The keys the user rebound.
+    pub(crate) keybindings: north_config::keys::KeyBindings,
     /// The words the user refused a call with, by call id, until its
     /// decision is shown.
     pub(crate) reasons: HashMap<String, String>,
@@ -267,6 +269,7 @@ impl App {
             programmed_status: None,
             stashed: None,
             search: None,
+            keybindings: Default::default(),
             reasons: HashMap::new(),
             pastes: Vec::new(),
             images: Vec::new(),

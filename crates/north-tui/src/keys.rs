@@ -89,6 +89,12 @@ impl App {
         if ctrl && key.code == KeyCode::Char('c') {
             return self.ctrl_c();
         }
+        if let Some(actions) = self.bound_key(&key) {
+            self.quit_armed = None;
+            self.hint = None;
+            self.refresh_popup();
+            return actions;
+        }
         if ctrl && key.code == KeyCode::Char('z') {
             return vec![Action::Suspend];
         }
@@ -348,7 +354,7 @@ impl App {
 
     /// Alt+P: the model list (`/model ` and its completions); a draft goes
     /// to history first (↑ brings it back).
-    fn model_picker(&mut self) -> Vec<Action> {
+    pub(crate) fn model_picker(&mut self) -> Vec<Action> {
         if !self.composer.is_empty() {
             self.composer.stash();
             self.hint = Some("Draft kept · ↑ brings it back".into());
@@ -360,7 +366,7 @@ impl App {
 
     /// Ctrl+S: puts the draft aside (the composer is free for something
     /// else); on an empty composer, brings the stashed draft back.
-    fn toggle_stash(&mut self) {
+    pub(crate) fn toggle_stash(&mut self) {
         if !self.composer.is_empty() {
             let draft = self.composer.text();
             self.composer.set_text("");

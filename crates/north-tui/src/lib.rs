@@ -44,7 +44,8 @@
 //! - `slash`: slash commands (uses `app`, `help`, `mcp`, `plan`, `rewind`, `style`, `transcript`, `view`, `wrap`)
 //! - `complete`: completion popups over the composer (uses `app`, `help`, `popup`, `style`, `wrap`)
 //! - `search`: Ctrl+R, reverse search through history (uses `app`, `composer`)
-//! - `keys`: key handling (uses `app`, `approver`, `help`, `search`, `slash`, `transcript`)
+//! - `bindings`: the keys the user rebound (uses `app`, `search`; `north-config`'s chords)
+//! - `keys`: key handling (uses `app`, `approver`, `bindings`, `help`, `search`, `slash`, `transcript`)
 //! - `pager`: the transcript view (uses `style`)
 //! - `input`: terminal input on its own thread, the cursor query, and a pause while another program has the terminal
 //! - `term`: the terminal
@@ -54,6 +55,7 @@
 
 mod app;
 mod approver;
+mod bindings;
 mod checklist;
 mod commit;
 mod complete;

@@ -516,6 +516,7 @@ pub async fn run(start: Start) -> Result<Ended, TuiError> {
         ..
     } = start;
     let status_line = sessions.sessions.status_line().cloned();
+    app.set_keybindings(sessions.sessions.project().config.keybindings.clone());
     let notifier = crate::notify::Notifier::new(
         sessions.sessions.project().config.notifications.value,
         |k| std::env::var(k).ok(),
@@ -549,6 +550,18 @@ pub async fn run(start: Start) -> Result<Ended, TuiError> {
     };
     l.draw_now()?;
 
+    let exit = serve(&mut l, &mut inbox).await?;
+    l.stop_worker(&mut worker).await;
+    l.term.finish()?;
+    drop(_guard);
+    Ok(Ended {
+        exit,
+        session_id: l.app.info().session_id.clone(),
+    })
+}
+
+/// Reads keys and the agent's messages and draws, until the session ends.
+async fn serve(l: &mut Loop, inbox: &mut Inbox) -> Result<Exit, TuiError> {
     #[cfg(unix)]
     let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     #[cfg(unix)]
@@ -580,13 +593,13 @@ pub async fn run(start: Start) -> Result<Ended, TuiError> {
             _ = terminated => break Exit::Terminated,
             ev = l.input.next() => {
                 let Some(ev) = ev else { break Exit::Quit };
-                if let Some(exit) = l.on_input(ev?, &mut inbox).await? {
+                if let Some(exit) = l.on_input(ev?, inbox).await? {
                     break exit;
                 }
             }
             msg = inbox.recv() => {
                 let Some(msg) = msg else { break Exit::Quit };
-                if let Some(exit) = l.on_messages(msg, &mut inbox, frame)? {
+                if let Some(exit) = l.on_messages(msg, inbox, frame)? {
                     break exit;
                 }
             }
@@ -600,11 +613,5 @@ pub async fn run(start: Start) -> Result<Ended, TuiError> {
             }
         }
     };
-    l.stop_worker(&mut worker).await;
-    l.term.finish()?;
-    drop(_guard);
-    Ok(Ended {
-        exit,
-        session_id: l.app.info().session_id.clone(),
-    })
+    Ok(exit)
 }

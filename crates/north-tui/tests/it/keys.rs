@@ -313,3 +313,31 @@ fn ctrl_r_searches_history_newest_first_and_esc_puts_the_draft_back() {
         "ctrl+c ends the search only"
     );
 }
+
+#[test]
+fn keys_the_user_rebinds_win_and_none_takes_a_default_away() {
+    let mut app = app();
+    let bindings: north_config::keys::KeyBindings = serde_json::from_str(
+        r#"{"alt+e": "edit-draft", "ctrl+s": "none", "f2": "history-search", "ctrl+o": "newline"}"#,
+    )
+    .unwrap();
+    app.set_keybindings(bindings);
+    typed(&mut app, "draft");
+    assert_eq!(
+        press(&mut app, KeyCode::Char('e'), KeyModifiers::ALT),
+        vec![Action::EditDraft]
+    );
+    // Ctrl+S no longer stashes.
+    ctrl(&mut app, 's');
+    assert_eq!(app.composer_text(), "draft");
+    // Ctrl+O (the transcript by default) now inserts a newline.
+    assert_eq!(ctrl(&mut app, 'o'), Vec::<Action>::new());
+    typed(&mut app, "more");
+    assert_eq!(app.composer_text(), "draft\nmore");
+    // Defaults the user left alone still work.
+    assert_eq!(ctrl(&mut app, 'g'), vec![Action::EditDraft]);
+    press(&mut app, KeyCode::F(2), KeyModifiers::NONE);
+    typed(&mut app, "zz");
+    press(&mut app, KeyCode::Esc, KeyModifiers::NONE);
+    assert_eq!(app.composer_text(), "draft\nmore", "F2 opened the search");
+}
