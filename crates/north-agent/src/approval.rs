@@ -70,6 +70,12 @@ pub trait Approver: Send + Sync {
     fn feedback(&self, _call_id: &str) -> Option<String> {
         None
     }
+
+    /// The hunks of call `call_id`'s edits the user refused while
+    /// accepting the rest (per-hunk review), taken once; empty: all kept.
+    fn refused_hunks(&self, _call_id: &str) -> Vec<north_protocol::HunkRef> {
+        Vec::new()
+    }
 }
 
 /// Headless decisions from flags. Without flags everything is refused:

@@ -60,5 +60,7 @@ pub use request::{ChatRequest, ChatResponse, ReasoningEffort, ServerTool};
 pub use results::{DENIED_NOTE, GrantRequest, Naming, ShellResult};
 pub use state::{ChatMessage, Checkpoint, ModelRef, State};
 pub use stream::{StopReason, StreamDelta, Usage};
-pub use tool::{ApprovalPolicy, FileDiff, ToolCall, ToolKind, ToolOutcome, ToolSpec, wire_safe};
+pub use tool::{
+    ApprovalPolicy, FileDiff, HunkRef, ToolCall, ToolKind, ToolOutcome, ToolSpec, wire_safe,
+};
 pub use trace::{TraceEvent, TraceKind};

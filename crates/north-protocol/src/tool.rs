@@ -129,3 +129,13 @@ pub struct FileDiff {
     /// Whether the file is new.
     pub created: bool,
 }
+
+/// One hunk of a proposal a reviewer refused: the file and the hunk's
+/// place among that file's `@@` blocks, from 0.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct HunkRef {
+    /// The file, as in [`FileDiff::path`].
+    pub path: String,
+    /// Which `@@` block of its diff.
+    pub hunk: usize,
+}

@@ -501,16 +501,14 @@ impl App {
             // Only one prompt can be answered at a time; an older one is refused.
             let _ = reply.send(old.kind.refusal());
         }
-        self.pending = Some(Pending {
-            call_id: prompt.call_id,
-            kind: prompt.kind,
-            reply: Some(prompt.reply),
-            selected: 0,
-            scroll: 0,
-            feedback: prompt.feedback,
-            awaiting_feedback: None,
-            asked_at: self.elapsed,
-        });
+        self.pending = Some(Pending::new(
+            prompt.call_id,
+            prompt.kind,
+            Some(prompt.reply),
+            prompt.feedback,
+            prompt.hunks,
+            self.elapsed,
+        ));
         self.composer.set_focused(false);
         self.dirty = true;
     }
@@ -582,6 +580,9 @@ impl App {
         if let Some(mut p) = self.pending.take() {
             match p.reply.take() {
                 Some(reply) => {
+                    if decision == ApprovalDecision::Accept {
+                        crate::review::hand_over(&p);
+                    }
                     let _ = reply.send(decision);
                 }
                 None if p.kind == PromptKind::PlanReady => actions = self.plan_decided(decision),

@@ -73,10 +73,16 @@ pub struct Prompt {
     /// What the user says with a refusal ("reject with feedback"), put
     /// here before the decision is sent.
     pub feedback: FeedbackSlot,
+    /// The hunks refused while the rest of an edit was accepted, put here
+    /// before the decision is sent.
+    pub hunks: HunkSlot,
 }
 
 /// Where the UI leaves the words of a refusal for the approver.
 pub type FeedbackSlot = Arc<Mutex<Option<String>>>;
+
+/// Where the UI leaves the hunks refused in a per-hunk review.
+pub type HunkSlot = Arc<Mutex<Vec<north_protocol::HunkRef>>>;
 
 /// Everything the UI loop receives from the agent side.
 #[derive(Debug)]
@@ -153,6 +159,8 @@ pub struct TuiApprover {
     pub allow_shell: bool,
     /// The words of refusals, by call id, until the agent takes them.
     feedback: Arc<Mutex<HashMap<String, String>>>,
+    /// Refused hunks, by call id, until the agent takes them.
+    hunks: Arc<Mutex<HashMap<String, Vec<north_protocol::HunkRef>>>>,
 }
 
 /// The receiving end of the UI channel, plus a sender for agent events.
@@ -188,6 +196,7 @@ pub fn channel() -> (TuiApprover, Inbox) {
             approve_edits: false,
             allow_shell: false,
             feedback: Default::default(),
+            hunks: Default::default(),
         },
         Inbox { tx, rx },
     )
@@ -239,6 +248,7 @@ impl Approver for TuiApprover {
         let refusal = kind.refusal();
         let (reply, answer) = oneshot::channel();
         let slot = FeedbackSlot::default();
+        let hunks = HunkSlot::default();
         let sent = automatic.is_none()
             && self
                 .tx
@@ -247,6 +257,7 @@ impl Approver for TuiApprover {
                     kind,
                     reply,
                     feedback: slot.clone(),
+                    hunks: hunks.clone(),
                 }))
                 .is_ok();
         Box::pin(async move {
@@ -263,12 +274,29 @@ impl Approver for TuiApprover {
             {
                 all.insert(call_id.to_string(), words);
             }
+            let refused = hunks
+                .lock()
+                .map(|mut h| std::mem::take(&mut *h))
+                .unwrap_or_default();
+            if !refused.is_empty()
+                && let Ok(mut all) = self.hunks.lock()
+            {
+                all.insert(call_id.to_string(), refused);
+            }
             decision
         })
     }
 
     fn feedback(&self, call_id: &str) -> Option<String> {
         self.feedback.lock().ok()?.remove(call_id)
+    }
+
+    fn refused_hunks(&self, call_id: &str) -> Vec<north_protocol::HunkRef> {
+        self.hunks
+            .lock()
+            .ok()
+            .and_then(|mut all| all.remove(call_id))
+            .unwrap_or_default()
     }
 
     fn auto_approves_shell(&self) -> bool {

@@ -68,8 +68,22 @@ pub(crate) fn file_header(f: &FileDiff) -> Line<'static> {
 /// All files as coloured lines at `width`, headers included; the `---` and
 /// `+++` lines are replaced by the file header.
 pub fn render(files: &[FileDiff], width: u16) -> Vec<Line<'static>> {
+    render_review(files, width, None, &std::collections::BTreeSet::new()).0
+}
+
+/// As [`render`], for a per-hunk review: the hunk under the cursor
+/// (`current`, counting every file's hunks in order) is marked, refused
+/// ones are marked and dimmed. Also returns the row of each hunk's header.
+pub(crate) fn render_review(
+    files: &[FileDiff],
+    width: u16,
+    current: Option<usize>,
+    refused: &std::collections::BTreeSet<usize>,
+) -> (Vec<Line<'static>>, Vec<usize>) {
     let width = usize::from(width).max(8);
     let mut out = Vec::new();
+    let mut headers = Vec::new();
+    let mut hunk: Option<usize> = None;
     for (i, f) in files.iter().enumerate() {
         if i > 0 {
             out.push(Line::default());
@@ -79,7 +93,22 @@ pub fn render(files: &[FileDiff], width: u16) -> Vec<Line<'static>> {
             if line.starts_with("--- ") || line.starts_with("+++ ") {
                 continue;
             }
-            let st = if line.starts_with("@@") {
+            let mut text = line.replace('\t', "    ");
+            if line.starts_with("@@") {
+                let h = hunk.map_or(0, |h| h + 1);
+                hunk = Some(h);
+                headers.push(out.len());
+                if current == Some(h) {
+                    text = format!("▶ {text}");
+                }
+                if refused.contains(&h) {
+                    text.push_str("  ✗ refused");
+                }
+            }
+            let out_of_it = hunk.is_some_and(|h| refused.contains(&h));
+            let st = if out_of_it {
+                style::dim()
+            } else if line.starts_with("@@") {
                 style::hunk()
             } else if line.starts_with('+') {
                 style::added()
@@ -90,13 +119,12 @@ pub fn render(files: &[FileDiff], width: u16) -> Vec<Line<'static>> {
             } else {
                 ratatui::style::Style::new()
             };
-            let text = line.replace('\t', "    ");
             for row in wrap_spans(&[Span::styled(text, st)], width) {
                 out.push(Line::from(row));
             }
         }
     }
-    out
+    (out, headers)
 }
 
 #[cfg(test)]

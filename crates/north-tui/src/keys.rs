@@ -486,11 +486,23 @@ impl App {
     }
 
     fn prompt_key(&mut self, key: KeyEvent) -> Vec<Action> {
+        if self
+            .pending
+            .as_ref()
+            .is_some_and(|p| p.awaiting_feedback.is_none())
+            && self.review_key(&key)
+        {
+            return Vec::new();
+        }
         let Some(p) = self.pending.as_mut() else {
             return Vec::new();
         };
         if let Some(refusal) = p.awaiting_feedback {
             return self.feedback_key(key, refusal);
+        }
+        if std::mem::take(&mut p.follow_hunk) {
+            // Scrolling goes on from where the review showed the hunk.
+            p.scroll = p.shown_scroll.get();
         }
         let options = p.options();
         let n = options.len();

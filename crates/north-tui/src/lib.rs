@@ -45,7 +45,8 @@
 //! - `complete`: completion popups over the composer (uses `app`, `help`, `popup`, `style`, `wrap`)
 //! - `search`: Ctrl+R, reverse search through history (uses `app`, `composer`)
 //! - `bindings`: the keys the user rebound (uses `app`, `search`; `north-config`'s chords)
-//! - `keys`: key handling (uses `app`, `approver`, `bindings`, `help`, `search`, `slash`, `transcript`)
+//! - `review`: per-hunk review of an edit (uses `app`, `approver`, `prompt`)
+//! - `keys`: key handling (uses `app`, `approver`, `bindings`, `help`, `review`, `search`, `slash`, `transcript`)
 //! - `pager`: the transcript view (uses `style`)
 //! - `input`: terminal input on its own thread, the cursor query, and a pause while another program has the terminal
 //! - `term`: the terminal
@@ -78,6 +79,7 @@ mod plan;
 mod popup;
 mod prompt;
 mod replay;
+mod review;
 mod rewind;
 mod run;
 mod search;

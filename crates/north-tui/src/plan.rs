@@ -12,16 +12,14 @@ pub(crate) const GO: &str = "The plan is approved. Carry it out now.";
 impl App {
     /// Asks whether to carry out the plan the model just gave.
     pub(crate) fn offer_plan(&mut self) {
-        self.pending = Some(Pending {
-            call_id: "plan".into(),
-            kind: PromptKind::PlanReady,
-            reply: None,
-            selected: 0,
-            scroll: 0,
-            feedback: Default::default(),
-            awaiting_feedback: None,
-            asked_at: self.elapsed,
-        });
+        self.pending = Some(Pending::new(
+            "plan".into(),
+            PromptKind::PlanReady,
+            None,
+            Default::default(),
+            Default::default(),
+            self.elapsed,
+        ));
         self.composer.set_focused(false);
     }
 

@@ -22,6 +22,18 @@ pub(crate) struct Pending {
     /// Turn time when the prompt appeared: the decision timer counts from
     /// here, not from the start of the turn.
     pub asked_at: std::time::Duration,
+    /// Per-hunk review of an edit: where the hunks refused so far go.
+    pub hunks: crate::approver::HunkSlot,
+    /// The hunk under the review's cursor (all files' hunks counted in
+    /// order), once the user moved to one.
+    pub hunk: Option<usize>,
+    /// The hunks refused so far (same numbering).
+    pub refused: std::collections::BTreeSet<usize>,
+    /// The view scrolls to the hunk under the cursor (until the user
+    /// scrolls themselves).
+    pub follow_hunk: bool,
+    /// Where the view scrolled to last, for a scroll that starts there.
+    pub shown_scroll: std::cell::Cell<usize>,
 }
 
 /// What an option of a prompt does.
@@ -36,6 +48,32 @@ pub(crate) enum Choice {
 }
 
 impl Pending {
+    /// A prompt for `kind`, nothing chosen or scrolled yet.
+    pub fn new(
+        call_id: String,
+        kind: PromptKind,
+        reply: Option<tokio::sync::oneshot::Sender<ApprovalDecision>>,
+        feedback: crate::approver::FeedbackSlot,
+        hunks: crate::approver::HunkSlot,
+        asked_at: std::time::Duration,
+    ) -> Self {
+        Pending {
+            call_id,
+            kind,
+            reply,
+            selected: 0,
+            scroll: 0,
+            feedback,
+            awaiting_feedback: None,
+            asked_at,
+            hunks,
+            hunk: None,
+            refused: Default::default(),
+            follow_hunk: false,
+            shown_scroll: Default::default(),
+        }
+    }
+
     /// (label, shortcut key, what it does) of each option.
     pub fn options(&self) -> Vec<(String, &'static str, Choice)> {
         use Choice::{Decide, Feedback, Stop};
@@ -86,15 +124,25 @@ impl Pending {
                 ),
                 ("No, keep planning", "3", Decide(ApprovalDecision::Deny)),
             ]),
-            PromptKind::Edit { .. } => fixed(&[
-                ("Accept", "y", Decide(ApprovalDecision::Accept)),
-                ("Reject", "n", Stop(ApprovalDecision::Reject)),
-                (
-                    "Reject, telling North why",
-                    "f",
-                    Feedback(ApprovalDecision::Reject),
-                ),
-            ]),
+            PromptKind::Edit { files } => {
+                let mut all = fixed(&[
+                    ("Accept", "y", Decide(ApprovalDecision::Accept)),
+                    ("Reject", "n", Stop(ApprovalDecision::Reject)),
+                    (
+                        "Reject, telling North why",
+                        "f",
+                        Feedback(ApprovalDecision::Reject),
+                    ),
+                ]);
+                if !self.refused.is_empty() {
+                    let total = crate::review::hunks(files).len();
+                    all[0].0 = format!(
+                        "Accept {} of {total} hunks",
+                        total.saturating_sub(self.refused.len())
+                    );
+                }
+                all
+            }
             PromptKind::Capability { capability, .. } if capability.starts_with("tool:") => {
                 fixed(&[
                     ("Allow this session", "y", Decide(ApprovalDecision::Grant)),

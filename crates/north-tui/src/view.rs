@@ -178,12 +178,17 @@ fn edit_prompt_lines(
     ));
     out.extend(wrap_prefixed(&head, w, &[], &[]));
     let options = options_lines(p, w);
-    let body = diff::render(files, width);
+    let (body, headers) = diff::render_review(files, width, p.hunk, &p.refused);
     // Header, options and help surround the scrolled diff.
     let chrome = out.len() + options.len() + 2;
     let room = usize::from(max_h).saturating_sub(chrome).max(3);
     let max_scroll = body.len().saturating_sub(room);
-    let scroll = p.scroll.min(max_scroll);
+    let wanted = match p.hunk.and_then(|h| headers.get(h)) {
+        Some(row) if p.follow_hunk => row.saturating_sub(1),
+        _ => p.scroll,
+    };
+    let scroll = wanted.min(max_scroll);
+    p.shown_scroll.set(scroll);
     let shown: Vec<Line<'static>> = body.iter().skip(scroll).take(room).cloned().collect();
     let more_below = body.len() > scroll + shown.len();
     out.extend(shown);
@@ -199,8 +204,13 @@ fn edit_prompt_lines(
     } else {
         String::new()
     };
+    let per_hunk = if headers.len() > 1 {
+        "]/[ hunk · x refuse hunk · "
+    } else {
+        ""
+    };
     out.extend(hint_lines(
-        &format!("{position}y accept · n/esc reject and stop"),
+        &format!("{position}{per_hunk}y accept · n/esc reject and stop"),
         w,
     ));
 }

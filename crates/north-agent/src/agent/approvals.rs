@@ -489,20 +489,79 @@ impl CallEnv<'_> {
                 error: Some(error),
             };
         }
-        if let Some(writer) = self.ctx.file_writer.clone() {
-            return write_through(&*writer, &self.ctx.root, &proposal).await;
-        }
+        self.apply_accepted(call, proposal).await
+    }
+
+    /// Writes an accepted proposal, narrowed to the hunks the user kept,
+    /// through the front end's writer or North's atomic apply; the model
+    /// is told which hunks were refused.
+    async fn apply_accepted(
+        &mut self,
+        call: &ToolCall,
+        proposal: north_tools::edit::Proposal,
+    ) -> ToolOutcome {
+        let refused_hunks = self.approver.refused_hunks(&call.id);
         let sandbox = match self.ctx.sandbox() {
             Ok(s) => s,
             Err(e) => return ToolOutcome::err(e.to_string()),
         };
-        match north_tools::edit::apply(&proposal, &sandbox) {
+        let (proposal, refused) = if refused_hunks.is_empty() {
+            (proposal, Vec::new())
+        } else {
+            match north_tools::edit::keep_hunks(&proposal, &sandbox, &refused_hunks) {
+                Ok(n) => (n.proposal, n.refused),
+                Err(e) => {
+                    return ToolOutcome::err(format!(
+                        "applying the hunks the user kept failed, nothing was written: {e}"
+                    ));
+                }
+            }
+        };
+        if proposal.files.is_empty() {
+            return ToolOutcome {
+                ok: false,
+                output: json!({"rejected": true, "refusedHunks": refused}),
+                error: Some(
+                    "the user refused every hunk of these edits; nothing was written".into(),
+                ),
+            };
+        }
+        let mut outcome = if let Some(writer) = self.ctx.file_writer.clone() {
+            write_through(&*writer, &self.ctx.root, &proposal).await
+        } else {
+            self.apply_here(call, &proposal, &sandbox)
+        };
+        if outcome.ok
+            && !refused.is_empty()
+            && let Some(out) = outcome.output.as_object_mut()
+        {
+            out.insert("refusedHunks".into(), json!(refused));
+            out.insert(
+                "note".into(),
+                json!(format!(
+                    "The user kept the other hunks and refused these, which were not applied: {}",
+                    refused.join("; ")
+                )),
+            );
+        }
+        outcome
+    }
+
+    /// North's atomic apply of `proposal`, reported as the tool reports it.
+    fn apply_here(
+        &self,
+        call: &ToolCall,
+        proposal: &north_tools::edit::Proposal,
+        sandbox: &north_tools::Sandbox,
+    ) -> ToolOutcome {
+        match north_tools::edit::apply(proposal, sandbox) {
             Ok(applied) => {
+                let paths: Vec<&str> = proposal.files.iter().map(|f| f.path.as_str()).collect();
                 tracing::info!(files = ?paths, "edits applied");
                 let output = self
                     .tools
                     .get(&call.name)
-                    .and_then(|t| t.as_write().map(|w| w.applied_output(&proposal, &applied)))
+                    .and_then(|t| t.as_write().map(|w| w.applied_output(proposal, &applied)))
                     .unwrap_or_else(|| applied.to_json());
                 ToolOutcome::ok(output)
             }

@@ -4,6 +4,7 @@
 //! all of its files, refusing files that changed since the proposal.
 
 mod apply;
+mod hunks;
 mod journal;
 mod lock;
 mod ops;
@@ -22,6 +23,7 @@ use crate::repo::{self, MAX_TEXT_FILE_BYTES, RepoError};
 use crate::sandbox::Sandbox;
 
 pub use apply::{Applied, AppliedFile, apply};
+pub use hunks::{Narrowed, keep_hunks};
 pub use journal::{ApplyError, Fate, Fates, RecoveryProblem};
 pub use lock::{ApplyLock, LockError};
 pub use ops::{

@@ -12,7 +12,9 @@ use similar::{ChangeTag, TextDiff};
 /// stays in the proposal for the user's review.
 const MODEL_DIFF_CHARS: usize = 12_000;
 /// Diffing gives up refining after this long on pathological inputs.
-const DIFF_TIMEOUT: Duration = Duration::from_secs(5);
+pub(super) const DIFF_TIMEOUT: Duration = Duration::from_secs(5);
+/// Lines of context around each hunk of a diff.
+pub(super) const DIFF_CONTEXT: usize = 3;
 
 /// One file's change.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -197,7 +199,7 @@ fn unified_diff(path: &str, old: Option<&str>, new: &str) -> (String, usize, usi
     let to = format!("b/{path}");
     let mut text = diff
         .unified_diff()
-        .context_radius(3)
+        .context_radius(DIFF_CONTEXT)
         .header(&from, &to)
         .to_string();
     if text.is_empty() {

@@ -579,3 +579,44 @@ fn ctrl_r_finds_an_earlier_prompt_to_send_again() {
         "{last}"
     );
 }
+
+#[test]
+fn per_hunk_review_applies_the_kept_hunk_and_tells_the_model_the_refused_one() {
+    if !available() {
+        north_test_support::missing("tmux is not installed (.ci/run installs it)");
+        return;
+    }
+    let sb = Sandbox::new();
+    let original: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(sb.project().join("notes.txt"), &original).unwrap();
+    let edit = |old: &str, new: &str| {
+        serde_json::json!({"toolName": "edit_replace_exact",
+            "args": {"path": "notes.txt", "old": old, "new": new, "expectedOccurrences": 1}})
+    };
+    let (term, requests) = scripted(
+        &sb,
+        serde_json::json!([
+            {"tool_calls": [{"id": "b1", "name": "edit_apply_batch", "args": {"edits": [
+                edit("line 3\n", "line three\n"),
+                edit("line 25\n", "line twenty-five\n")
+            ]}}]},
+            {"text": "EDITED"}
+        ]),
+    );
+    term.type_text("spell two numbers");
+    term.keys(&["Enter"]);
+    term.wait_for("Review edits");
+    term.wait_for("]/[ hunk · x refuse hunk");
+    // To the second hunk, refuse it, accept the rest.
+    term.keys(&["]", "]", "x"]);
+    let screen = term.wait_for("✗ refused");
+    assert!(screen.contains("Accept 1 of 2 hunks"), "{screen}");
+    term.keys(&["y"]);
+    term.wait_for("EDITED");
+    let now = std::fs::read_to_string(sb.project().join("notes.txt")).unwrap();
+    assert_eq!(now, original.replace("line 3\n", "line three\n"));
+    let result = north_test_support::recorded::tool_result(&recorded(&requests)[1], "b1");
+    assert_eq!(result["ok"], true, "{result}");
+    let refused = result["output"]["refusedHunks"].to_string();
+    assert!(refused.contains("notes.txt @@ -22,7 +22,7 @@"), "{result}");
+}

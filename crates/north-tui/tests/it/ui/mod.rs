@@ -97,6 +97,7 @@ impl Ui {
             kind,
             reply,
             feedback: Default::default(),
+            hunks: Default::default(),
         }));
         rx
     }
