@@ -210,7 +210,7 @@ pub struct App {
     /// A draft put aside with Ctrl+S.
     pub(crate) stashed: Option<String>,
     /// A Ctrl+R search through history, while it is open.
-    pub(crate) search: Option<crate::search::HistorySearch>,
+    pub(crate) search: Option<crate::composer::HistorySearch>,
     /// The keys the user rebound.
     pub(crate) keybindings: north_config::keys::KeyBindings,
     /// The words the user refused a call with, by call id, until its
@@ -581,7 +581,7 @@ impl App {
             match p.reply.take() {
                 Some(reply) => {
                     if decision == ApprovalDecision::Accept {
-                        crate::review::hand_over(&p);
+                        crate::prompt::hand_over(&p);
                     }
                     let _ = reply.send(decision);
                 }

@@ -222,3 +222,13 @@ impl Composer {
         }
     }
 }
+
+/// A Ctrl+R search through history (see the `search` module).
+#[derive(Debug, Default)]
+pub(crate) struct HistorySearch {
+    pub(crate) query: String,
+    /// The history entry shown (None: no match yet).
+    pub(crate) at: Option<usize>,
+    /// The draft the search started from, put back on Esc.
+    pub(crate) draft: String,
+}

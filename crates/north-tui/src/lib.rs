@@ -43,9 +43,9 @@
 //! - `help`: `/help` and `?`: the commands and the keys (uses `app`, `style`)
 //! - `slash`: slash commands (uses `app`, `help`, `mcp`, `plan`, `rewind`, `style`, `transcript`, `view`, `wrap`)
 //! - `complete`: completion popups over the composer (uses `app`, `help`, `popup`, `style`, `wrap`)
-//! - `search`: Ctrl+R, reverse search through history (uses `app`, `composer`)
+//! - `search`: Ctrl+R, reverse search through history, its keys (uses `app`, `composer`)
 //! - `bindings`: the keys the user rebound (uses `app`, `search`; `north-config`'s chords)
-//! - `review`: per-hunk review of an edit (uses `app`, `approver`, `prompt`)
+//! - `review`: per-hunk review of an edit, its keys (uses `app`, `approver`, `prompt`)
 //! - `keys`: key handling (uses `app`, `approver`, `bindings`, `help`, `review`, `search`, `slash`, `transcript`)
 //! - `pager`: the transcript view (uses `style`)
 //! - `input`: terminal input on its own thread, the cursor query, and a pause while another program has the terminal

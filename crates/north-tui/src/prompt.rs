@@ -2,7 +2,7 @@
 //! of a plan) and its options: what each key decides, and refusing with
 //! words for the model.
 
-use north_protocol::ApprovalDecision;
+use north_protocol::{ApprovalDecision, FileDiff, HunkRef};
 
 use crate::approver::PromptKind;
 
@@ -135,7 +135,7 @@ impl Pending {
                     ),
                 ]);
                 if !self.refused.is_empty() {
-                    let total = crate::review::hunks(files).len();
+                    let total = hunks(files).len();
                     all[0].0 = format!(
                         "Accept {} of {total} hunks",
                         total.saturating_sub(self.refused.len())
@@ -160,5 +160,39 @@ impl Pending {
                 ("Deny", "n", Stop(ApprovalDecision::Deny)),
             ]),
         }
+    }
+}
+
+/// Every hunk of `files` in the order the review shows them.
+pub(crate) fn hunks(files: &[FileDiff]) -> Vec<HunkRef> {
+    files
+        .iter()
+        .flat_map(|f| {
+            let n = f.diff.lines().filter(|l| l.starts_with("@@")).count();
+            (0..n).map(|hunk| HunkRef {
+                path: f.path.clone(),
+                hunk,
+            })
+        })
+        .collect()
+}
+
+/// Puts the refused hunks of an accepted review where the approver reads
+/// them.
+pub(crate) fn hand_over(p: &Pending) {
+    let PromptKind::Edit { files } = &p.kind else {
+        return;
+    };
+    if p.refused.is_empty() {
+        return;
+    }
+    let all = hunks(files);
+    let refused: Vec<HunkRef> = p
+        .refused
+        .iter()
+        .filter_map(|i| all.get(*i).cloned())
+        .collect();
+    if let Ok(mut slot) = p.hunks.lock() {
+        *slot = refused;
     }
 }

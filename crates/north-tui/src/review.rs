@@ -4,45 +4,10 @@
 //! which were refused; refused hunks are marked and dimmed in the review.
 
 use crossterm::event::{KeyCode, KeyEvent};
-use north_protocol::{FileDiff, HunkRef};
 
 use crate::app::App;
 use crate::approver::PromptKind;
-use crate::prompt::Pending;
-
-/// Every hunk of `files` in the order the review shows them.
-pub(crate) fn hunks(files: &[FileDiff]) -> Vec<HunkRef> {
-    files
-        .iter()
-        .flat_map(|f| {
-            let n = f.diff.lines().filter(|l| l.starts_with("@@")).count();
-            (0..n).map(|hunk| HunkRef {
-                path: f.path.clone(),
-                hunk,
-            })
-        })
-        .collect()
-}
-
-/// Puts the refused hunks of an accepted review where the approver reads
-/// them.
-pub(crate) fn hand_over(p: &Pending) {
-    let PromptKind::Edit { files } = &p.kind else {
-        return;
-    };
-    if p.refused.is_empty() {
-        return;
-    }
-    let all = hunks(files);
-    let refused: Vec<HunkRef> = p
-        .refused
-        .iter()
-        .filter_map(|i| all.get(*i).cloned())
-        .collect();
-    if let Ok(mut slot) = p.hunks.lock() {
-        *slot = refused;
-    }
-}
+use crate::prompt::hunks;
 
 impl App {
     /// A review key on an edit prompt; `false` when `key` is not one.

@@ -6,16 +6,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::app::{Action, App};
-
-/// A search in progress.
-#[derive(Debug, Default)]
-pub(crate) struct HistorySearch {
-    query: String,
-    /// The history entry shown (None: no match yet).
-    at: Option<usize>,
-    /// The draft the search started from, put back on Esc.
-    draft: String,
-}
+use crate::composer::HistorySearch;
 
 impl App {
     /// Ctrl+R on the composer: starts a search.
