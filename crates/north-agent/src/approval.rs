@@ -71,6 +71,13 @@ pub trait Approver: Send + Sync {
         None
     }
 
+    /// Files of call `call_id`'s edits as the user saved them in their
+    /// editor before accepting ("edit before accepting"): (path, content),
+    /// taken once; empty: the proposal as it was.
+    fn edited(&self, _call_id: &str) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
     /// The hunks of call `call_id`'s edits the user refused while
     /// accepting the rest (per-hunk review), taken once; empty: all kept.
     fn refused_hunks(&self, _call_id: &str) -> Vec<north_protocol::HunkRef> {

@@ -87,6 +87,9 @@ pub enum Action {
     Suspend,
     /// Edit the draft in the user's `$VISUAL`/`$EDITOR` (Ctrl+G).
     EditDraft,
+    /// Open the edit under review in the user's editor, then accept what
+    /// they save (`e` at an edit review).
+    EditProposal,
     /// Clear the terminal's screen (not the session).
     ClearScreen,
     /// Switch to this session.
@@ -506,7 +509,7 @@ impl App {
             prompt.kind,
             Some(prompt.reply),
             prompt.feedback,
-            prompt.hunks,
+            prompt.review,
             self.elapsed,
         ));
         self.composer.set_focused(false);

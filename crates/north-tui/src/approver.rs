@@ -73,16 +73,29 @@ pub struct Prompt {
     /// What the user says with a refusal ("reject with feedback"), put
     /// here before the decision is sent.
     pub feedback: FeedbackSlot,
-    /// The hunks refused while the rest of an edit was accepted, put here
-    /// before the decision is sent.
-    pub hunks: HunkSlot,
+    /// An edit review's proposed contents, refused hunks and the user's
+    /// own edits, put here before the decision is sent.
+    pub review: ReviewSlots,
 }
 
 /// Where the UI leaves the words of a refusal for the approver.
 pub type FeedbackSlot = Arc<Mutex<Option<String>>>;
 
-/// Where the UI leaves the hunks refused in a per-hunk review.
-pub type HunkSlot = Arc<Mutex<Vec<north_protocol::HunkRef>>>;
+/// A file as the user saved it: (path, content).
+pub type SavedFile = (String, String);
+
+/// An edit review's side of the conversation with the approver: what the
+/// proposal would write (for "edit before accepting") and where the UI
+/// leaves the hunks the user refused and the contents they saved.
+#[derive(Debug, Clone, Default)]
+pub struct ReviewSlots {
+    /// Each file's proposed content: (path, content).
+    pub proposed: Arc<Vec<(String, String)>>,
+    /// Hunks refused while the rest was accepted.
+    pub hunks: Arc<Mutex<Vec<north_protocol::HunkRef>>>,
+    /// Files as the user saved them in their editor: (path, content).
+    pub edited: Arc<Mutex<Vec<(String, String)>>>,
+}
 
 /// Everything the UI loop receives from the agent side.
 #[derive(Debug)]
@@ -161,6 +174,8 @@ pub struct TuiApprover {
     feedback: Arc<Mutex<HashMap<String, String>>>,
     /// Refused hunks, by call id, until the agent takes them.
     hunks: Arc<Mutex<HashMap<String, Vec<north_protocol::HunkRef>>>>,
+    /// The user's own contents of edited files, by call id.
+    edited: Arc<Mutex<HashMap<String, Vec<SavedFile>>>>,
 }
 
 /// The receiving end of the UI channel, plus a sender for agent events.
@@ -197,6 +212,7 @@ pub fn channel() -> (TuiApprover, Inbox) {
             allow_shell: false,
             feedback: Default::default(),
             hunks: Default::default(),
+            edited: Default::default(),
         },
         Inbox { tx, rx },
     )
@@ -212,6 +228,14 @@ impl Approver for TuiApprover {
         call_id: &'a str,
         request: ApprovalRequest<'a>,
     ) -> BoxFuture<'a, ApprovalDecision> {
+        let proposed: Vec<(String, String)> = match &request {
+            ApprovalRequest::Edit { proposal, .. } => proposal
+                .files
+                .iter()
+                .map(|f| (f.path.clone(), f.new_content.clone()))
+                .collect(),
+            _ => Vec::new(),
+        };
         let kind = match request {
             ApprovalRequest::Shell {
                 command,
@@ -248,7 +272,10 @@ impl Approver for TuiApprover {
         let refusal = kind.refusal();
         let (reply, answer) = oneshot::channel();
         let slot = FeedbackSlot::default();
-        let hunks = HunkSlot::default();
+        let review = ReviewSlots {
+            proposed: Arc::new(proposed),
+            ..ReviewSlots::default()
+        };
         let sent = automatic.is_none()
             && self
                 .tx
@@ -257,7 +284,7 @@ impl Approver for TuiApprover {
                     kind,
                     reply,
                     feedback: slot.clone(),
-                    hunks: hunks.clone(),
+                    review: review.clone(),
                 }))
                 .is_ok();
         Box::pin(async move {
@@ -274,7 +301,8 @@ impl Approver for TuiApprover {
             {
                 all.insert(call_id.to_string(), words);
             }
-            let refused = hunks
+            let refused = review
+                .hunks
                 .lock()
                 .map(|mut h| std::mem::take(&mut *h))
                 .unwrap_or_default();
@@ -283,12 +311,30 @@ impl Approver for TuiApprover {
             {
                 all.insert(call_id.to_string(), refused);
             }
+            let edited = review
+                .edited
+                .lock()
+                .map(|mut e| std::mem::take(&mut *e))
+                .unwrap_or_default();
+            if !edited.is_empty()
+                && let Ok(mut all) = self.edited.lock()
+            {
+                all.insert(call_id.to_string(), edited);
+            }
             decision
         })
     }
 
     fn feedback(&self, call_id: &str) -> Option<String> {
         self.feedback.lock().ok()?.remove(call_id)
+    }
+
+    fn edited(&self, call_id: &str) -> Vec<(String, String)> {
+        self.edited
+            .lock()
+            .ok()
+            .and_then(|mut all| all.remove(call_id))
+            .unwrap_or_default()
     }
 
     fn refused_hunks(&self, call_id: &str) -> Vec<north_protocol::HunkRef> {

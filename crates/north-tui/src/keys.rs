@@ -490,9 +490,9 @@ impl App {
             .pending
             .as_ref()
             .is_some_and(|p| p.awaiting_feedback.is_none())
-            && self.review_key(&key)
+            && let Some(actions) = self.review_key(&key)
         {
-            return Vec::new();
+            return actions;
         }
         let Some(p) = self.pending.as_mut() else {
             return Vec::new();
@@ -563,6 +563,7 @@ impl App {
                 self.hint = Some("Tell North why · enter sends · esc goes back".into());
                 Vec::new()
             }
+            Some(Choice::EditFirst) => vec![Action::EditProposal],
             None => Vec::new(),
         }
     }

@@ -22,8 +22,9 @@ pub(crate) struct Pending {
     /// Turn time when the prompt appeared: the decision timer counts from
     /// here, not from the start of the turn.
     pub asked_at: std::time::Duration,
-    /// Per-hunk review of an edit: where the hunks refused so far go.
-    pub hunks: crate::approver::HunkSlot,
+    /// An edit review's proposed contents, and where refused hunks and
+    /// the user's own edits go.
+    pub review: crate::approver::ReviewSlots,
     /// The hunk under the review's cursor (all files' hunks counted in
     /// order), once the user moved to one.
     pub hunk: Option<usize>,
@@ -45,6 +46,8 @@ pub(crate) enum Choice {
     Feedback(ApprovalDecision),
     /// Send this refusal and end the turn: North waits for the user.
     Stop(ApprovalDecision),
+    /// Open the edit under review in the user's editor first.
+    EditFirst,
 }
 
 impl Pending {
@@ -54,7 +57,7 @@ impl Pending {
         kind: PromptKind,
         reply: Option<tokio::sync::oneshot::Sender<ApprovalDecision>>,
         feedback: crate::approver::FeedbackSlot,
-        hunks: crate::approver::HunkSlot,
+        review: crate::approver::ReviewSlots,
         asked_at: std::time::Duration,
     ) -> Self {
         Pending {
@@ -66,7 +69,7 @@ impl Pending {
             feedback,
             awaiting_feedback: None,
             asked_at,
-            hunks,
+            review,
             hunk: None,
             refused: Default::default(),
             follow_hunk: false,
@@ -134,6 +137,9 @@ impl Pending {
                         Feedback(ApprovalDecision::Reject),
                     ),
                 ]);
+                if !self.review.proposed.is_empty() {
+                    all.push(("Edit, then accept".into(), "e", Choice::EditFirst));
+                }
                 if !self.refused.is_empty() {
                     let total = hunks(files).len();
                     all[0].0 = format!(
@@ -192,7 +198,7 @@ pub(crate) fn hand_over(p: &Pending) {
         .iter()
         .filter_map(|i| all.get(*i).cloned())
         .collect();
-    if let Ok(mut slot) = p.hunks.lock() {
+    if let Ok(mut slot) = p.review.hunks.lock() {
         *slot = refused;
     }
 }

@@ -500,30 +500,24 @@ impl CallEnv<'_> {
         call: &ToolCall,
         proposal: north_tools::edit::Proposal,
     ) -> ToolOutcome {
-        let refused_hunks = self.approver.refused_hunks(&call.id);
         let sandbox = match self.ctx.sandbox() {
             Ok(s) => s,
             Err(e) => return ToolOutcome::err(e.to_string()),
         };
-        let (proposal, refused) = if refused_hunks.is_empty() {
-            (proposal, Vec::new())
-        } else {
-            match north_tools::edit::keep_hunks(&proposal, &sandbox, &refused_hunks) {
-                Ok(n) => (n.proposal, n.refused),
-                Err(e) => {
-                    return ToolOutcome::err(format!(
-                        "applying the hunks the user kept failed, nothing was written: {e}"
-                    ));
-                }
-            }
+        let (proposal, refused, changed) = match self.reviewed(call, proposal, &sandbox) {
+            Ok(r) => r,
+            Err(outcome) => return outcome,
         };
         if proposal.files.is_empty() {
+            let why = if changed.is_empty() {
+                "the user refused every hunk of these edits; nothing was written"
+            } else {
+                "the user edited these changes back to the files as they are; nothing was written"
+            };
             return ToolOutcome {
                 ok: false,
-                output: json!({"rejected": true, "refusedHunks": refused}),
-                error: Some(
-                    "the user refused every hunk of these edits; nothing was written".into(),
-                ),
+                output: json!({"rejected": true, "refusedHunks": refused, "userChanges": changed}),
+                error: Some(why.into()),
             };
         }
         let mut outcome = if let Some(writer) = self.ctx.file_writer.clone() {
@@ -544,7 +538,46 @@ impl CallEnv<'_> {
                 )),
             );
         }
+        if outcome.ok
+            && !changed.is_empty()
+            && let Some(out) = outcome.output.as_object_mut()
+        {
+            out.insert("userChanges".into(), json!(changed));
+            out.insert(
+                "note".into(),
+                json!("The user edited your changes before accepting: what was written differs from your proposal by `userChanges` (diffs from your version to theirs). Build on their version."),
+            );
+        }
         outcome
+    }
+
+    /// The proposal as the user left it: the files they edited by hand
+    /// (which win), else without the hunks they refused; with the refused
+    /// hunks' headers and the diffs of their edits, for the model.
+    #[allow(clippy::type_complexity, reason = "a private step's three results")]
+    fn reviewed(
+        &self,
+        call: &ToolCall,
+        proposal: north_tools::edit::Proposal,
+        sandbox: &north_tools::Sandbox,
+    ) -> Result<(north_tools::edit::Proposal, Vec<String>, Vec<String>), ToolOutcome> {
+        let failed = |e: north_tools::edit::ApplyError| {
+            ToolOutcome::err(format!(
+                "applying the edits as the user left them failed, nothing was written: {e}"
+            ))
+        };
+        let edited = self.approver.edited(&call.id);
+        let refused = self.approver.refused_hunks(&call.id);
+        if !edited.is_empty() {
+            let e =
+                north_tools::edit::with_contents(&proposal, sandbox, &edited).map_err(failed)?;
+            return Ok((e.proposal, Vec::new(), e.changes));
+        }
+        if refused.is_empty() {
+            return Ok((proposal, Vec::new(), Vec::new()));
+        }
+        let n = north_tools::edit::keep_hunks(&proposal, sandbox, &refused).map_err(failed)?;
+        Ok((n.proposal, n.refused, Vec::new()))
     }
 
     /// North's atomic apply of `proposal`, reported as the tool reports it.

@@ -1,3 +1,6 @@
+//! What a reviewer changed in a proposal before accepting it: hunks refused
+//! ([`keep_hunks`]) or files edited by hand ([`with_contents`]).
+//!
 //! Per-hunk review: a proposal narrowed to the hunks the reviewer kept. A
 //! hunk is one `@@` block of a file's diff, numbered from 0 in the order the
 //! diff shows them — the grouping the unified diff itself uses (three lines
@@ -60,6 +63,58 @@ pub fn keep_hunks(
     Ok(Narrowed {
         proposal: Proposal::new(files, proposal.stats.edits, proposal.batch),
         refused: headers,
+    })
+}
+
+/// A proposal as the reviewer edited it, and what they changed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Edited {
+    /// What is written.
+    pub proposal: Proposal,
+    /// For each file the reviewer changed, a diff from the proposed content
+    /// to theirs (for the model).
+    pub changes: Vec<String>,
+}
+
+/// `proposal` with each file in `edited` (path, content) written as the
+/// reviewer saved it, against the files as they are (refused when one
+/// changed since the proposal). A file saved back unchanged stays as
+/// proposed; one saved as it was on disk drops out.
+pub fn with_contents(
+    proposal: &Proposal,
+    sandbox: &Sandbox,
+    edited: &[(String, String)],
+) -> Result<Edited, ApplyError> {
+    let mut files = Vec::new();
+    let mut changes = Vec::new();
+    for file in &proposal.files {
+        let Some((_, theirs)) = edited
+            .iter()
+            .find(|(p, c)| *p == file.path && *c != file.new_content)
+        else {
+            files.push(file.clone());
+            continue;
+        };
+        let old = current(sandbox, file)?;
+        changes.push(super::text_diff(
+            &file.path,
+            Some(&file.new_content),
+            Some(theirs),
+        ));
+        if old.as_deref() == Some(theirs.as_str()) {
+            continue;
+        }
+        files.push(FileChange::new(
+            file.path.clone(),
+            file.base.clone(),
+            old.as_deref(),
+            theirs.clone(),
+            file.edits,
+        ));
+    }
+    Ok(Edited {
+        proposal: Proposal::new(files, proposal.stats.edits, proposal.batch),
+        changes,
     })
 }
 

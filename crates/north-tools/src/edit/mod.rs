@@ -23,7 +23,7 @@ use crate::repo::{self, MAX_TEXT_FILE_BYTES, RepoError};
 use crate::sandbox::Sandbox;
 
 pub use apply::{Applied, AppliedFile, apply};
-pub use hunks::{Narrowed, keep_hunks};
+pub use hunks::{Edited, Narrowed, keep_hunks, with_contents};
 pub use journal::{ApplyError, Fate, Fates, RecoveryProblem};
 pub use lock::{ApplyLock, LockError};
 pub use ops::{

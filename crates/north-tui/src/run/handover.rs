@@ -27,47 +27,87 @@ impl Loop {
         self.reenter_terminal(enhanced)
     }
 
-    /// Ctrl+G: the draft in the user's `$VISUAL` or `$EDITOR` (else `vi`),
-    /// which gets the terminal until it exits; what it saved is the draft.
-    /// North's input thread stops reading meanwhile, so every key is the
-    /// editor's.
+    /// Ctrl+G: the draft in the user's editor; what it saved is the
+    /// draft.
     pub(super) fn edit_draft(&mut self) -> io::Result<()> {
-        let editor = ["VISUAL", "EDITOR"]
-            .iter()
-            .filter_map(|v| std::env::var(v).ok())
-            .find(|e| !e.trim().is_empty())
-            .unwrap_or_else(|| "vi".into());
         let file = tempfile::Builder::new()
             .prefix("north-draft-")
             .suffix(".md")
             .tempfile()?;
         std::fs::write(file.path(), self.app.composer_text())?;
+        match self.run_editor(&[file.path().to_path_buf()])? {
+            Ok(()) => {
+                let text = std::fs::read_to_string(file.path())?;
+                self.app
+                    .set_composer_text(text.strip_suffix('\n').unwrap_or(&text));
+            }
+            Err(why) => self.app.set_hint(format!("{why}; the draft is as it was")),
+        }
+        self.draw_now()
+    }
+
+    /// `e` at an edit review: the proposed files in the user's editor; what
+    /// they save is accepted (and the model told how it differs from its
+    /// proposal). An editor that fails leaves the review open.
+    pub(super) fn edit_proposal(&mut self) -> io::Result<()> {
+        let proposed = self.app.proposed_files();
+        if proposed.is_empty() {
+            return Ok(());
+        }
+        let dir = tempfile::Builder::new().prefix("north-review-").tempdir()?;
+        let mut files = Vec::new();
+        for (i, (path, content)) in proposed.iter().enumerate() {
+            // The file's own name, so the editor knows its language.
+            let name = std::path::Path::new(path)
+                .file_name()
+                .map_or_else(|| format!("file-{i}"), |n| n.to_string_lossy().into_owned());
+            let sub = dir.path().join(i.to_string());
+            std::fs::create_dir_all(&sub)?;
+            let file = sub.join(name);
+            std::fs::write(&file, content)?;
+            files.push(file);
+        }
+        match self.run_editor(&files)? {
+            Ok(()) => {
+                let mut saved = Vec::new();
+                for ((path, _), file) in proposed.iter().zip(&files) {
+                    saved.push((path.clone(), std::fs::read_to_string(file)?));
+                }
+                self.app.accept_edited(saved);
+            }
+            Err(why) => self
+                .app
+                .set_hint(format!("{why}; the review is still open")),
+        }
+        self.draw_now()
+    }
+
+    /// Runs the user's `$VISUAL` or `$EDITOR` (else `vi`) on `files`: it
+    /// gets the terminal until it exits, North's input thread reading
+    /// nothing meanwhile. `Err`: why it did not end well.
+    fn run_editor(&mut self, files: &[std::path::PathBuf]) -> io::Result<Result<(), String>> {
+        let editor = ["VISUAL", "EDITOR"]
+            .iter()
+            .filter_map(|v| std::env::var(v).ok())
+            .find(|e| !e.trim().is_empty())
+            .unwrap_or_else(|| "vi".into());
         let cwd = std::env::current_dir().unwrap_or_else(|_| "/".into());
         let paused = self.input.pause();
         let enhanced = self.leave_terminal()?;
         // Through the shell, as git runs it: `EDITOR="code --wait"` works.
         let status = north_sandbox::Spawner::terminal_command("sh".as_ref(), &cwd)
             .arg("-c")
-            .arg(format!("{editor} \"$1\""))
+            .arg(format!("{editor} \"$@\""))
             .arg("north-editor")
-            .arg(file.path())
+            .args(files)
             .status();
         drop(paused);
         self.reenter_terminal(enhanced)?;
-        match status {
-            Ok(s) if s.success() => {
-                let text = std::fs::read_to_string(file.path())?;
-                self.app
-                    .set_composer_text(text.strip_suffix('\n').unwrap_or(&text));
-            }
-            Ok(s) => self.app.set_hint(format!(
-                "`{editor}` exited with {s}; the draft is as it was"
-            )),
-            Err(e) => self
-                .app
-                .set_hint(format!("cannot start `{editor}`: {e}; set $EDITOR")),
-        }
-        self.draw_now()
+        Ok(match status {
+            Ok(s) if s.success() => Ok(()),
+            Ok(s) => Err(format!("`{editor}` exited with {s}")),
+            Err(e) => Err(format!("cannot start `{editor}`: {e}; set $EDITOR")),
+        })
     }
 
     /// Erases the live area and puts the terminal back as the shell had

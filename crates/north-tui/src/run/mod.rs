@@ -268,6 +268,7 @@ impl Loop {
                 }
                 Action::Suspend => self.suspend()?,
                 Action::EditDraft => self.edit_draft()?,
+                Action::EditProposal => self.edit_proposal()?,
                 Action::ClearScreen => {
                     self.term.clear_screen()?;
                     self.app.screen_cleared();

@@ -39,7 +39,7 @@ fn reject_with_feedback_sends_the_users_words_with_the_refusal() {
         },
         reply,
         feedback: slot.clone(),
-        hunks: Default::default(),
+        review: Default::default(),
     }));
     ui.key(KeyCode::Char('f'));
     let screen = ui.screen();

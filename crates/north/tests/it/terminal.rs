@@ -620,3 +620,62 @@ fn per_hunk_review_applies_the_kept_hunk_and_tells_the_model_the_refused_one() {
     let refused = result["output"]["refusedHunks"].to_string();
     assert!(refused.contains("notes.txt @@ -22,7 +22,7 @@"), "{result}");
 }
+
+#[test]
+fn an_edit_is_changed_in_the_users_editor_before_it_is_accepted() {
+    if !available() {
+        north_test_support::missing("tmux is not installed (.ci/run installs it)");
+        return;
+    }
+    let sb = Sandbox::new();
+    std::fs::write(sb.project().join("greet.txt"), "hello\n").unwrap();
+    let editor = sb.dir.path().join("editor.sh");
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\nfor f in \"$@\"; do sed -i 's/bonjour/servus/' \"$f\"; done\n",
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&editor).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&editor, perms).unwrap();
+    let script = sb.file(
+        "script.json",
+        &serde_json::json!({"turns": [
+            {"tool_calls": [{"id": "e1", "name": "edit_replace_exact", "args": {
+                "path": "greet.txt", "old": "hello", "new": "bonjour", "expectedOccurrences": 1}}]},
+            {"text": "EDITED"}
+        ]}),
+    );
+    let requests = sb.dir.path().join("requests.jsonl");
+    let term = Term::start(
+        &sb,
+        120,
+        40,
+        &format!(
+            "EDITOR='{}' \"$NORTH\" --script '{}' --record-requests '{}'; echo EXIT=$?",
+            editor.display(),
+            script.display(),
+            requests.display()
+        ),
+        &[],
+    );
+    term.wait_for("Ask North to do something");
+    term.type_text("translate it");
+    term.keys(&["Enter"]);
+    let screen = term.wait_for("Review edits");
+    assert!(screen.contains("Edit, then accept"), "{screen}");
+    term.keys(&["e"]);
+    term.wait_for("EDITED");
+    assert_eq!(
+        std::fs::read_to_string(sb.project().join("greet.txt")).unwrap(),
+        "servus\n",
+        "what the user saved is what was written"
+    );
+    let result = north_test_support::recorded::tool_result(&recorded(&requests)[1], "e1");
+    assert_eq!(result["ok"], true, "{result}");
+    let changes = result["output"]["userChanges"].to_string();
+    assert!(
+        changes.contains("-bonjour") && changes.contains("+servus"),
+        "the model is told what the user changed: {result}"
+    );
+}

@@ -97,7 +97,7 @@ impl Ui {
             kind,
             reply,
             feedback: Default::default(),
-            hunks: Default::default(),
+            review: Default::default(),
         }));
         rx
     }
