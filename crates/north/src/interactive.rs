@@ -298,10 +298,14 @@ fn exit_code(result: Result<north_tui::Ended, TuiError>) -> ExitCode {
 
 /// Runs the interactive assistant.
 pub fn main(args: InteractiveArgs) -> ExitCode {
+    // Until the TUI has the terminal, keys wait for the composer unechoed.
+    let _quiet = crate::typeahead::quiet();
     let redactor = Redactor::from_env();
     let log = logging::init(args.model.log_level, &redactor);
     tracing::info!(version = env!("CARGO_PKG_VERSION"), log = ?log, "north starting");
-    let ask = |report: &north_agent::trust::TrustReport| ask_trust(report);
+    let ask = |report: &north_agent::trust::TrustReport| {
+        crate::typeahead::with_echo(|| ask_trust(report))
+    };
     let options = args
         .model
         .project_options(&crate::args::RunFlags::default(), &[]);

@@ -11,10 +11,11 @@
 //! there are no import circles:
 //! - `args`: options several commands share (model and provider selection, approval flags,…
 //! - `guard`: keeps North's secrets inside North's process
+//! - `typeahead`: keys typed while North starts wait for the composer, unechoed
 //! - `logging`: logging (uses `args`, `guard`)
 //! - `acp_cmd`: `north acp` (uses `args`, `logging`)
 //! - `models_cmd`: `north models` (uses `args`)
-//! - `interactive`: `north` with no subcommand (uses `args`, `logging`, `models_cmd`)
+//! - `interactive`: `north` with no subcommand (uses `args`, `logging`, `models_cmd`, `typeahead`)
 //! - `mcp_use`: `north mcp login`, `logout` and `call`
 //! - `mcp_cmd`: `north mcp` (uses `mcp_use`)
 //! - `memory_cmd`: `north memory`
@@ -49,6 +50,7 @@ mod sessions;
 mod stop;
 mod tool_cmd;
 mod trust_cmd;
+mod typeahead;
 mod undo_cmd;
 
 use std::process::ExitCode;

@@ -679,3 +679,50 @@ fn an_edit_is_changed_in_the_users_editor_before_it_is_accepted() {
         "the model is told what the user changed: {result}"
     );
 }
+
+#[test]
+fn keys_typed_while_a_slow_server_is_asked_wait_for_the_composer_unechoed() {
+    if !available() {
+        north_test_support::missing("tmux is not installed (.ci/run installs it)");
+        return;
+    }
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt.block_on(FakeServer::start()).unwrap();
+    // The context-window probes hang: North waits for them as it starts.
+    for (method, path) in [
+        ("GET", "/props"),
+        ("GET", "/v1/models"),
+        ("POST", "/api/show"),
+    ] {
+        server.route(
+            method,
+            path,
+            Reply::json(200, "{}").with_fault(north_test_support::Fault::StallAfter(0)),
+        );
+    }
+    let sb = Sandbox::new();
+    let term = Term::start(&sb, 120, 40, &north_openai(&server.url(), ""), &[]);
+    // While North waits for the server, a line and Enter: echoed, they
+    // would stay above the header.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while server.requests_to("/props").is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "North never asked the server"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    term.type_text("typed early");
+    term.keys(&["Enter"]);
+    let screen = term.wait_for("› typed early");
+    let header = screen
+        .lines()
+        .position(|l| l.starts_with("North "))
+        .unwrap_or_else(|| panic!("the header:\n{screen}"));
+    let above: Vec<&str> = screen.lines().take(header).collect();
+    assert!(
+        !above.iter().any(|l| l.contains("typed early")),
+        "the keys were echoed above the header:\n{screen}"
+    );
+    assert_eq!(count(&term.everything(), "typed early"), 1, "{screen}");
+}
