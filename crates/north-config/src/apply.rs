@@ -22,17 +22,7 @@ impl Config {
         if let Some(block) = &f.hooks {
             self.add_hooks(block, src());
         }
-        if let Some(w) = &f.web_search {
-            if let Some(url) = &w.searxng_url {
-                self.web_search_url = Some(url.clone());
-            }
-            if w.provider == Some(true) {
-                self.web_search_provider = true;
-            }
-        }
-        if let Some(v) = f.status_line {
-            self.status_line = Some(v);
-        }
+        self.apply_front_end(&mut f, &src);
         if let Some(v) = f.provider {
             self.provider.set(v, src());
         }
@@ -87,12 +77,6 @@ impl Config {
         if let Some(v) = f.mode {
             self.mode.set(v, src());
         }
-        if let Some(v) = f.keybindings {
-            self.keybindings.extend(v);
-        }
-        if let Some(v) = f.notifications {
-            self.notifications.set(v, src());
-        }
         if let Some(sandbox) = f.sandbox {
             if let Some(v) = sandbox.enabled {
                 self.sandbox.set(v, src());
@@ -106,6 +90,28 @@ impl Config {
             if let Some(paths) = sandbox.allow_read {
                 self.sandbox_allow_read.set(home_paths(&paths), src());
             }
+        }
+    }
+
+    /// What shapes the front ends rather than the agent: web search, the
+    /// status line, keys and notifications.
+    fn apply_front_end(&mut self, f: &mut ConfigFile, src: &impl Fn() -> Source) {
+        if let Some(w) = f.web_search.take() {
+            if let Some(url) = w.searxng_url {
+                self.web_search_url = Some(url);
+            }
+            if w.provider == Some(true) {
+                self.web_search_provider = true;
+            }
+        }
+        if let Some(v) = f.status_line.take() {
+            self.status_line = Some(v);
+        }
+        if let Some(v) = f.keybindings.take() {
+            self.keybindings.extend(v);
+        }
+        if let Some(v) = f.notifications.take() {
+            self.notifications.set(v, src());
         }
     }
 

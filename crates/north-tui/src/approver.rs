@@ -218,6 +218,83 @@ pub fn channel() -> (TuiApprover, Inbox) {
     )
 }
 
+impl TuiApprover {
+    /// Keeps what the user said with a decision (the words of a refusal,
+    /// refused hunks, files they edited) for the agent to take by call id.
+    fn keep_answers(&self, call_id: &str, words: &FeedbackSlot, review: &ReviewSlots) {
+        if let Some(words) = words.lock().ok().and_then(|mut s| s.take())
+            && let Ok(mut all) = self.feedback.lock()
+        {
+            all.insert(call_id.to_string(), words);
+        }
+        let refused = review
+            .hunks
+            .lock()
+            .map(|mut h| std::mem::take(&mut *h))
+            .unwrap_or_default();
+        if !refused.is_empty()
+            && let Ok(mut all) = self.hunks.lock()
+        {
+            all.insert(call_id.to_string(), refused);
+        }
+        let edited = review
+            .edited
+            .lock()
+            .map(|mut e| std::mem::take(&mut *e))
+            .unwrap_or_default();
+        if !edited.is_empty()
+            && let Ok(mut all) = self.edited.lock()
+        {
+            all.insert(call_id.to_string(), edited);
+        }
+    }
+}
+
+/// Each file's proposed content, for an edit request.
+fn proposed_files(request: &ApprovalRequest<'_>) -> Vec<SavedFile> {
+    match request {
+        ApprovalRequest::Edit { proposal, .. } => proposal
+            .files
+            .iter()
+            .map(|f| (f.path.clone(), f.new_content.clone()))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// What the UI asks for `request`.
+fn prompt_kind(request: ApprovalRequest<'_>) -> PromptKind {
+    match request {
+        ApprovalRequest::Shell {
+            command,
+            reason: AskReason::SandboxDenied(evidence),
+            ..
+        } => PromptKind::Unsandboxed {
+            command: command.to_string(),
+            evidence: evidence.clone(),
+        },
+        ApprovalRequest::Shell {
+            command,
+            reason,
+            prefix,
+        } => PromptKind::Shell {
+            prefix: prefix.map(str::to_string),
+            command: command.to_string(),
+            why: match reason {
+                AskReason::NotApproved => None,
+                other => Some(other.to_string()),
+            },
+        },
+        ApprovalRequest::Edit { files, .. } => PromptKind::Edit {
+            files: files.to_vec(),
+        },
+        ApprovalRequest::Capability { capability, reason } => PromptKind::Capability {
+            capability: capability.to_string(),
+            reason: reason.to_string(),
+        },
+    }
+}
+
 impl Approver for TuiApprover {
     fn may_leave_sandbox(&self) -> bool {
         true
@@ -228,43 +305,8 @@ impl Approver for TuiApprover {
         call_id: &'a str,
         request: ApprovalRequest<'a>,
     ) -> BoxFuture<'a, ApprovalDecision> {
-        let proposed: Vec<(String, String)> = match &request {
-            ApprovalRequest::Edit { proposal, .. } => proposal
-                .files
-                .iter()
-                .map(|f| (f.path.clone(), f.new_content.clone()))
-                .collect(),
-            _ => Vec::new(),
-        };
-        let kind = match request {
-            ApprovalRequest::Shell {
-                command,
-                reason: AskReason::SandboxDenied(evidence),
-                ..
-            } => PromptKind::Unsandboxed {
-                command: command.to_string(),
-                evidence: evidence.clone(),
-            },
-            ApprovalRequest::Shell {
-                command,
-                reason,
-                prefix,
-            } => PromptKind::Shell {
-                prefix: prefix.map(str::to_string),
-                command: command.to_string(),
-                why: match reason {
-                    AskReason::NotApproved => None,
-                    other => Some(other.to_string()),
-                },
-            },
-            ApprovalRequest::Edit { files, .. } => PromptKind::Edit {
-                files: files.to_vec(),
-            },
-            ApprovalRequest::Capability { capability, reason } => PromptKind::Capability {
-                capability: capability.to_string(),
-                reason: reason.to_string(),
-            },
-        };
+        let proposed = proposed_files(&request);
+        let kind = prompt_kind(request);
         let automatic = match kind {
             PromptKind::Edit { .. } if self.approve_edits => Some(ApprovalDecision::Accept),
             _ => None,
@@ -295,32 +337,7 @@ impl Approver for TuiApprover {
                 return refusal;
             }
             let decision = answer.await.unwrap_or(refusal);
-            let words = slot.lock().ok().and_then(|mut s| s.take());
-            if let Some(words) = words
-                && let Ok(mut all) = self.feedback.lock()
-            {
-                all.insert(call_id.to_string(), words);
-            }
-            let refused = review
-                .hunks
-                .lock()
-                .map(|mut h| std::mem::take(&mut *h))
-                .unwrap_or_default();
-            if !refused.is_empty()
-                && let Ok(mut all) = self.hunks.lock()
-            {
-                all.insert(call_id.to_string(), refused);
-            }
-            let edited = review
-                .edited
-                .lock()
-                .map(|mut e| std::mem::take(&mut *e))
-                .unwrap_or_default();
-            if !edited.is_empty()
-                && let Ok(mut all) = self.edited.lock()
-            {
-                all.insert(call_id.to_string(), edited);
-            }
+            self.keep_answers(call_id, &slot, &review);
             decision
         })
     }

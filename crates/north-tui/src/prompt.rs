@@ -51,6 +51,32 @@ pub(crate) enum Choice {
 }
 
 impl Pending {
+    /// An edit review's options: Accept (of how many hunks), Reject,
+    /// Reject with words, and Edit then accept where the contents are known.
+    fn edit_options(&self, files: &[FileDiff]) -> Vec<(String, &'static str, Choice)> {
+        use Choice::{Decide, Feedback, Stop};
+        let mut all: Vec<(String, &'static str, Choice)> = vec![
+            ("Accept".into(), "y", Decide(ApprovalDecision::Accept)),
+            ("Reject".into(), "n", Stop(ApprovalDecision::Reject)),
+            (
+                "Reject, telling North why".into(),
+                "f",
+                Feedback(ApprovalDecision::Reject),
+            ),
+        ];
+        if !self.review.proposed.is_empty() {
+            all.push(("Edit, then accept".into(), "e", Choice::EditFirst));
+        }
+        if !self.refused.is_empty() {
+            let total = hunks(files).len();
+            all[0].0 = format!(
+                "Accept {} of {total} hunks",
+                total.saturating_sub(self.refused.len())
+            );
+        }
+        all
+    }
+
     /// A prompt for `kind`, nothing chosen or scrolled yet.
     pub fn new(
         call_id: String,
@@ -127,28 +153,7 @@ impl Pending {
                 ),
                 ("No, keep planning", "3", Decide(ApprovalDecision::Deny)),
             ]),
-            PromptKind::Edit { files } => {
-                let mut all = fixed(&[
-                    ("Accept", "y", Decide(ApprovalDecision::Accept)),
-                    ("Reject", "n", Stop(ApprovalDecision::Reject)),
-                    (
-                        "Reject, telling North why",
-                        "f",
-                        Feedback(ApprovalDecision::Reject),
-                    ),
-                ]);
-                if !self.review.proposed.is_empty() {
-                    all.push(("Edit, then accept".into(), "e", Choice::EditFirst));
-                }
-                if !self.refused.is_empty() {
-                    let total = hunks(files).len();
-                    all[0].0 = format!(
-                        "Accept {} of {total} hunks",
-                        total.saturating_sub(self.refused.len())
-                    );
-                }
-                all
-            }
+            PromptKind::Edit { files } => self.edit_options(files),
             PromptKind::Capability { capability, .. } if capability.starts_with("tool:") => {
                 fixed(&[
                     ("Allow this session", "y", Decide(ApprovalDecision::Grant)),

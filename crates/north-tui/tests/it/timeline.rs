@@ -563,3 +563,21 @@ fn the_transcript_view_follows_the_session_and_counts_matches() {
     let screen = pager_screen(&mut pager, 60, 8);
     assert!(screen.contains("“answer” · 1 of "), "{screen}");
 }
+
+#[test]
+fn an_interrupted_turn_keeps_the_tokens_it_streamed() {
+    let mut ui = crate::ui::Ui::new(100, 12);
+    ui.app.start_turn("write a lot");
+    ui.text("a long answer that was cut off by the user halfway through");
+    ui.app
+        .handle_msg(north_tui::UiMsg::Event(north_protocol::Event::Error {
+            kind: north_protocol::ErrorKind::Interrupted,
+            message: "interrupted".into(),
+        }));
+    ui.app.handle_msg(north_tui::UiMsg::TurnDone(
+        north_agent::TurnEnd::Interrupted,
+    ));
+    let screen = ui.screen();
+    assert!(!screen.contains(" 0 tokens"), "{screen}");
+    assert!(screen.contains("tokens"), "{screen}");
+}
