@@ -1,15 +1,14 @@
 //! Handing the terminal to another program and taking it back: Ctrl+Z
-//! (the shell, until `fg`) and Ctrl+G (the user's editor on the draft).
+//! (the shell, until `fg`), Ctrl+G (the user's editor on the draft) and
+//! `e` at an edit review (the editor on the proposed files).
 
 use std::io;
 use std::sync::atomic::Ordering;
 
-use crossterm::event::{EnableBracketedPaste, EnableFocusChange};
-use crossterm::event::{KeyboardEnhancementFlags, PushKeyboardEnhancementFlags};
-use crossterm::{cursor, execute, terminal};
+use crossterm::terminal;
 use ratatui::layout::Size;
 
-use super::{ACTIVE, ENHANCED, Loop, restore_terminal};
+use super::{ENHANCED, Loop, restore_terminal};
 
 impl Loop {
     /// Ctrl+Z: hands the terminal back to the shell as it was and stops
@@ -123,17 +122,7 @@ impl Loop {
     /// North's input modes again, the live area redrawn where that program
     /// left the cursor.
     fn reenter_terminal(&mut self, enhanced: bool) -> io::Result<()> {
-        terminal::enable_raw_mode()?;
-        ACTIVE.store(true, Ordering::SeqCst);
-        let mut out = io::stdout();
-        if enhanced {
-            execute!(
-                out,
-                PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
-            )?;
-            ENHANCED.store(true, Ordering::SeqCst);
-        }
-        execute!(out, EnableBracketedPaste, EnableFocusChange, cursor::Hide)?;
+        super::take_terminal(enhanced)?;
         let (cols, rows) = terminal::size()?;
         let size = Size::new(cols, rows);
         let anchor = self.input.cursor_row();

@@ -463,24 +463,11 @@ pub struct Ended {
     pub session_id: String,
 }
 
-/// Puts the terminal in the state the TUI draws in (raw mode, bracketed
-/// paste, the keyboard enhancement where it is supported) and builds the
-/// inline terminal below the cursor; the guard restores it when dropped.
-fn enter_terminal() -> Result<(Tty, bool, Guard), TuiError> {
-    use std::io::IsTerminal;
-    if !io::stdin().is_terminal() || !io::stdout().is_terminal() {
-        return Err(TuiError::NotATerminal);
-    }
-    let (cols, rows) = terminal::size()?;
-    // Ask before raw mode's event reader starts; both answers arrive on stdin.
-    let row = cursor::position()
-        .map(|(_, y)| y)
-        .unwrap_or(rows.saturating_sub(1));
+/// Raw mode and North's input modes: bracketed paste, focus reports, the
+/// keyboard enhancement where the terminal has it; the cursor hidden.
+fn take_terminal(enhanced: bool) -> io::Result<()> {
     terminal::enable_raw_mode()?;
     ACTIVE.store(true, Ordering::SeqCst);
-    install_panic_hook();
-    let guard = Guard;
-    let enhanced = terminal::supports_keyboard_enhancement().unwrap_or(false);
     let mut stdout = io::stdout();
     if enhanced {
         execute!(
@@ -494,7 +481,26 @@ fn enter_terminal() -> Result<(Tty, bool, Guard), TuiError> {
         EnableBracketedPaste,
         EnableFocusChange,
         cursor::Hide
-    )?;
+    )
+}
+
+/// Puts the terminal in the state the TUI draws in (raw mode, bracketed
+/// paste, the keyboard enhancement where it is supported) and builds the
+/// inline terminal below the cursor; the guard restores it when dropped.
+fn enter_terminal() -> Result<(Tty, bool, Guard), TuiError> {
+    use std::io::IsTerminal;
+    if !io::stdin().is_terminal() || !io::stdout().is_terminal() {
+        return Err(TuiError::NotATerminal);
+    }
+    let (cols, rows) = terminal::size()?;
+    // Ask before raw mode's event reader starts; both answers arrive on stdin.
+    let row = cursor::position()
+        .map(|(_, y)| y)
+        .unwrap_or(rows.saturating_sub(1));
+    install_panic_hook();
+    let guard = Guard;
+    let enhanced = terminal::supports_keyboard_enhancement().unwrap_or(false);
+    take_terminal(enhanced)?;
 
     let size = Size::new(cols, rows);
     let backend = TtyBackend::new(BufWriter::with_capacity(1 << 16, io::stdout()), size);

@@ -180,14 +180,10 @@ fn user_servers(sb: &Sandbox, url: &str) {
 
 fn browser(sb: &Sandbox) -> String {
     let path = sb.dir.path().join("browser.sh");
-    std::fs::write(
+    Sandbox::executable(
         &path,
         "#!/bin/sh\nexec curl -sS -L -o /dev/null --max-time 20 \"$1\"\n",
-    )
-    .unwrap();
-    let mut perms = std::fs::metadata(&path).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
-    std::fs::set_permissions(&path, perms).unwrap();
+    );
     path.display().to_string()
 }
 

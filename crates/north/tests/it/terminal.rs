@@ -450,17 +450,13 @@ fn ctrl_g_edits_the_draft_in_the_users_editor_and_a_failed_editor_keeps_it() {
     // The editor appends a line the first time and fails the second.
     let editor = sb.dir.path().join("editor.sh");
     let ran = sb.dir.path().join("editor-ran");
-    std::fs::write(
+    Sandbox::executable(
         &editor,
         format!(
             "#!/bin/sh\nif [ -e '{ran}' ]; then exit 3; fi\ntouch '{ran}'\nprintf '%s\\nADDED-IN-EDITOR\\n' \"$(cat \"$1\")\" > \"$1\"\n",
             ran = ran.display()
         ),
-    )
-    .unwrap();
-    let mut perms = std::fs::metadata(&editor).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
-    std::fs::set_permissions(&editor, perms).unwrap();
+    );
     let term = Term::start(
         &sb,
         120,
@@ -512,17 +508,13 @@ fn the_users_status_line_command_reads_the_session_and_is_shown_sandboxed_and_cu
     std::fs::create_dir_all(&bin).unwrap();
     let script = bin.join("status.sh");
     let escaped = sb.home().join("escaped.txt");
-    std::fs::write(
+    Sandbox::executable(
         &script,
         format!(
             "#!/bin/sh\ninput=$(cat)\ntouch '{}' 2>/dev/null\nmodel=$(printf '%s' \"$input\" | sed 's/.*\"display_name\":\"\\([^\"]*\\)\".*/\\1/')\necho \"STATUS-OF model=$model\"\necho never-shown\n",
             escaped.display()
         ),
-    )
-    .unwrap();
-    let mut perms = std::fs::metadata(&script).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
-    std::fs::set_permissions(&script, perms).unwrap();
+    );
     status_line_config(&sb, &script.display().to_string());
     let (term, _) = scripted(&sb, serde_json::json!([{"text": "hi"}]));
     let screen = term.wait_for("STATUS-OF model=scripted");
@@ -630,14 +622,10 @@ fn an_edit_is_changed_in_the_users_editor_before_it_is_accepted() {
     let sb = Sandbox::new();
     std::fs::write(sb.project().join("greet.txt"), "hello\n").unwrap();
     let editor = sb.dir.path().join("editor.sh");
-    std::fs::write(
+    Sandbox::executable(
         &editor,
         "#!/bin/sh\nfor f in \"$@\"; do sed -i 's/bonjour/servus/' \"$f\"; done\n",
-    )
-    .unwrap();
-    let mut perms = std::fs::metadata(&editor).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
-    std::fs::set_permissions(&editor, perms).unwrap();
+    );
     let script = sb.file(
         "script.json",
         &serde_json::json!({"turns": [

@@ -497,17 +497,13 @@ fn ctrl_v_attaches_the_clipboards_image_and_the_model_receives_it() {
     let bin = sb.dir.path().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     let xclip = bin.join("xclip");
-    std::fs::write(
+    Sandbox::executable(
         &xclip,
         format!(
             "#!/bin/sh\ncase \"$*\" in *image/png*) exec cat '{}' ;; esac\nexit 1\n",
             png.display()
         ),
-    )
-    .unwrap();
-    let mut perms = std::fs::metadata(&xclip).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
-    std::fs::set_permissions(&xclip, perms).unwrap();
+    );
     let mut tty = Tty::spawn(
         &sb,
         &format!(

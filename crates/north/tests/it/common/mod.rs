@@ -58,6 +58,16 @@ impl Sandbox {
         false
     }
 
+    /// Writes `text` to `path` and makes it executable (a stand-in for the
+    /// user's editor, browser or clipboard tool).
+    pub fn executable(path: &Path, text: impl AsRef<[u8]>) -> PathBuf {
+        std::fs::write(path, text).unwrap();
+        let mut perms = std::fs::metadata(path).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+        std::fs::set_permissions(path, perms).unwrap();
+        path.to_path_buf()
+    }
+
     /// Writes `value` as JSON to a file beside the project.
     pub fn file(&self, name: &str, value: &serde_json::Value) -> PathBuf {
         let p = self.dir.path().join(name);
