@@ -127,6 +127,10 @@ fn key_lines(app: &App) -> Vec<Line<'static>> {
         ("ctrl+z", "suspend (`fg` in the shell brings North back)"),
         ("ctrl+g", "edit the draft in $VISUAL / $EDITOR"),
         (
+            "ctrl+r",
+            "search what you sent (again: older; enter keeps it)",
+        ),
+        (
             "ctrl+s",
             "stash the draft; on an empty composer, bring it back",
         ),
