@@ -10,7 +10,22 @@ use unicode_width::UnicodeWidthChar;
 
 /// Display width of a string in terminal cells.
 pub fn width(s: &str) -> usize {
-    s.chars().map(|c| c.width().unwrap_or(0)).sum()
+    char_widths(s).map(|(_, w)| w).sum()
+}
+
+/// Each character of `s` with the cells it takes: a character followed by
+/// VS16 (U+FE0F, emoji presentation: `⚠️`) takes two, as terminals and
+/// ratatui draw it; the selector itself takes none.
+fn char_widths(s: &str) -> impl Iterator<Item = (char, usize)> + '_ {
+    let mut chars = s.chars().peekable();
+    std::iter::from_fn(move || {
+        let c = chars.next()?;
+        let mut w = c.width().unwrap_or(0);
+        if w == 1 && chars.peek() == Some(&'\u{FE0F}') {
+            w = 2;
+        }
+        Some((c, w))
+    })
 }
 
 /// Display width of a sequence of spans.
@@ -18,11 +33,11 @@ pub(crate) fn spans_width(spans: &[Span<'_>]) -> usize {
     spans.iter().map(|s| width(&s.content)).sum()
 }
 
-fn to_spans(cells: &[(char, Style)]) -> Vec<Span<'static>> {
+fn to_spans(cells: &[(char, Style, usize)]) -> Vec<Span<'static>> {
     let mut out: Vec<Span<'static>> = Vec::new();
     let mut text = String::new();
     let mut style: Option<Style> = None;
-    for &(c, s) in cells {
+    for &(c, s, _) in cells {
         if style != Some(s) {
             if let Some(prev) = style
                 && !text.is_empty()
@@ -46,13 +61,12 @@ fn to_spans(cells: &[(char, Style)]) -> Vec<Span<'static>> {
 /// word alone is wider than a row.
 pub(crate) fn wrap_spans(spans: &[Span<'_>], width: usize) -> Vec<Vec<Span<'static>>> {
     let width = width.max(1);
-    let mut rows: Vec<Vec<(char, Style)>> = Vec::new();
-    let mut cur: Vec<(char, Style)> = Vec::new();
+    let mut rows: Vec<Vec<(char, Style, usize)>> = Vec::new();
+    let mut cur: Vec<(char, Style, usize)> = Vec::new();
     let mut cur_w = 0usize;
     for span in spans {
-        for c in span.content.chars() {
-            let c = if c == '\t' { ' ' } else { c };
-            let w = c.width().unwrap_or(0);
+        for (c, w) in char_widths(&span.content) {
+            let (c, w) = if c == '\t' { (' ', 1) } else { (c, w) };
             if cur_w + w > width && !cur.is_empty() {
                 if c == ' ' {
                     // A space at the break point is swallowed by the break.
@@ -60,7 +74,7 @@ pub(crate) fn wrap_spans(spans: &[Span<'_>], width: usize) -> Vec<Vec<Span<'stat
                     cur_w = 0;
                     continue;
                 }
-                match cur.iter().rposition(|(ch, _)| *ch == ' ') {
+                match cur.iter().rposition(|(ch, _, _)| *ch == ' ') {
                     Some(sp) if sp > 0 => {
                         let rest = cur.split_off(sp + 1);
                         cur.pop();
@@ -68,9 +82,9 @@ pub(crate) fn wrap_spans(spans: &[Span<'_>], width: usize) -> Vec<Vec<Span<'stat
                     }
                     _ => rows.push(std::mem::take(&mut cur)),
                 }
-                cur_w = cur.iter().map(|(ch, _)| ch.width().unwrap_or(0)).sum();
+                cur_w = cur.iter().map(|(_, _, w)| w).sum();
             }
-            cur.push((c, span.style));
+            cur.push((c, span.style, w));
             cur_w += w;
         }
     }
@@ -121,8 +135,7 @@ pub fn truncate(s: &str, max: usize) -> String {
     }
     let mut out = String::new();
     let mut w = 0;
-    for c in s.chars() {
-        let cw = c.width().unwrap_or(0);
+    for (c, cw) in char_widths(s) {
         if w + cw + 1 > max {
             break;
         }
@@ -136,6 +149,17 @@ pub fn truncate(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_emoji_with_vs16_takes_two_cells_as_ratatui_draws_it() {
+        use unicode_width::UnicodeWidthStr;
+        for s in ["⚠️ risk", "ok ✔️", "⚠ plain", "✅ done"] {
+            assert_eq!(width(s), UnicodeWidthStr::width(s), "{s}");
+        }
+        assert_eq!(width("⚠️"), 2);
+        let rows = wrap_spans(&[Span::raw("⚠️⚠️⚠️")], 4);
+        assert_eq!(rows.len(), 2, "two per row of four cells");
+    }
 
     fn plain(rows: Vec<Vec<Span<'static>>>) -> Vec<String> {
         rows.into_iter()

@@ -93,3 +93,25 @@ fn code_is_highlighted_in_rust_python_and_json() {
     let lines = render("```nosuchlang\nx = 1\n```\n", 40);
     assert!(plain(&lines).contains("x = 1"));
 }
+
+#[test]
+fn a_table_row_with_an_emoji_and_vs16_is_as_wide_as_the_others() {
+    use unicode_width::UnicodeWidthStr;
+    let table = "| State | Note |\n|---|---|\n| ⚠️ risky | check it |\n| ok | fine |\n";
+    let lines = render(table, 60);
+    let widths: Vec<usize> = lines
+        .iter()
+        .map(|l| {
+            l.spans
+                .iter()
+                .map(|s| UnicodeWidthStr::width(s.content.as_ref()))
+                .sum::<usize>()
+        })
+        .filter(|w| *w > 0)
+        .collect();
+    assert!(
+        widths.windows(2).all(|w| w[0] == w[1]),
+        "{widths:?}\n{}",
+        plain(&lines)
+    );
+}
