@@ -29,17 +29,29 @@ impl Loop {
     /// Ctrl+G: the draft in the user's editor; what it saved is the
     /// draft.
     pub(super) fn edit_draft(&mut self) -> io::Result<()> {
-        let file = tempfile::Builder::new()
+        let made = tempfile::Builder::new()
             .prefix("north-draft-")
             .suffix(".md")
-            .tempfile()?;
-        std::fs::write(file.path(), self.app.composer_text())?;
-        match self.run_editor(&[file.path().to_path_buf()])? {
-            Ok(()) => {
-                let text = std::fs::read_to_string(file.path())?;
+            .tempfile()
+            .and_then(|f| std::fs::write(f.path(), self.app.composer_text()).map(|()| f));
+        let file = match made {
+            Ok(f) => f,
+            Err(e) => {
                 self.app
-                    .set_composer_text(text.strip_suffix('\n').unwrap_or(&text));
+                    .set_hint(format!("cannot write the draft for the editor: {e}"));
+                return self.draw_now();
             }
+        };
+        let read = self
+            .run_editor(&[file.path().to_path_buf()])?
+            .and_then(|()| {
+                std::fs::read_to_string(file.path())
+                    .map_err(|e| format!("the saved draft could not be read back: {e}"))
+            });
+        match read {
+            Ok(text) => self
+                .app
+                .set_composer_text(text.strip_suffix('\n').unwrap_or(&text)),
             Err(why) => self.app.set_hint(format!("{why}; the draft is as it was")),
         }
         self.draw_now()
@@ -53,27 +65,29 @@ impl Loop {
         if proposed.is_empty() {
             return Ok(());
         }
-        let dir = tempfile::Builder::new().prefix("north-review-").tempdir()?;
-        let mut files = Vec::new();
-        for (i, (path, content)) in proposed.iter().enumerate() {
-            // The file's own name, so the editor knows its language.
-            let name = std::path::Path::new(path)
-                .file_name()
-                .map_or_else(|| format!("file-{i}"), |n| n.to_string_lossy().into_owned());
-            let sub = dir.path().join(i.to_string());
-            std::fs::create_dir_all(&sub)?;
-            let file = sub.join(name);
-            std::fs::write(&file, content)?;
-            files.push(file);
-        }
-        match self.run_editor(&files)? {
-            Ok(()) => {
-                let mut saved = Vec::new();
-                for ((path, _), file) in proposed.iter().zip(&files) {
-                    saved.push((path.clone(), std::fs::read_to_string(file)?));
-                }
-                self.app.accept_edited(saved);
+        let (_dir, files) = match review_files(&proposed) {
+            Ok(made) => made,
+            Err(e) => {
+                self.app
+                    .set_hint(format!("cannot write the edit for the editor: {e}"));
+                return self.draw_now();
             }
+        };
+        // A file the editor left unreadable (deleted, renamed) keeps the
+        // review open rather than accepting something else.
+        let saved = self.run_editor(&files)?.and_then(|()| {
+            proposed
+                .iter()
+                .zip(&files)
+                .map(|((path, _), file)| {
+                    std::fs::read_to_string(file)
+                        .map(|text| (path.clone(), text))
+                        .map_err(|e| format!("{path} could not be read back: {e}"))
+                })
+                .collect::<Result<Vec<_>, String>>()
+        });
+        match saved {
+            Ok(saved) => self.app.accept_edited(saved),
             Err(why) => self
                 .app
                 .set_hint(format!("{why}; the review is still open")),
@@ -131,4 +145,25 @@ impl Loop {
         self.app.mark_dirty();
         self.draw_now()
     }
+}
+
+/// The proposed files in a private temporary directory, each under its own
+/// name (so the editor knows its language): the directory, and the files in
+/// the proposal's order.
+fn review_files(
+    proposed: &[(String, String)],
+) -> io::Result<(tempfile::TempDir, Vec<std::path::PathBuf>)> {
+    let dir = tempfile::Builder::new().prefix("north-review-").tempdir()?;
+    let mut files = Vec::new();
+    for (i, (path, content)) in proposed.iter().enumerate() {
+        let name = std::path::Path::new(path)
+            .file_name()
+            .map_or_else(|| format!("file-{i}"), |n| n.to_string_lossy().into_owned());
+        let sub = dir.path().join(i.to_string());
+        std::fs::create_dir_all(&sub)?;
+        let file = sub.join(name);
+        std::fs::write(&file, content)?;
+        files.push(file);
+    }
+    Ok((dir, files))
 }
