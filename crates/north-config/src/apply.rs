@@ -113,6 +113,9 @@ impl Config {
         if let Some(v) = f.notifications.take() {
             self.notifications.set(v, src());
         }
+        if let Some(v) = f.theme.take() {
+            self.theme.set(v, src());
+        }
     }
 
     /// Takes out of a project file what it may not set (endpoints, the

@@ -42,6 +42,8 @@ pub struct ConfigFile {
     pub net_allowlist: Option<Vec<String>>,
     /// Reasoning (thinking): `off`, `low`, `medium` or `high`.
     pub thinking: Option<ReasoningEffort>,
+    /// The TUI's palette: `auto`, `dark`, `light` or `ansi`.
+    pub theme: Option<super::ThemeSetting>,
     /// The TUI's keys, rebound (`{"alt+e": "edit-draft"}`).
     pub keybindings: Option<super::keys::KeyBindings>,
     /// How North says it needs the user while the terminal is unfocused:

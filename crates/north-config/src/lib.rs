@@ -121,6 +121,21 @@ pub enum Notifications {
     Off,
 }
 
+/// The TUI's palette (`theme`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ThemeSetting {
+    /// By the terminal's background where it says (`COLORFGBG`), else dark.
+    #[default]
+    Auto,
+    /// For a dark background.
+    Dark,
+    /// For a light background.
+    Light,
+    /// The terminal's 16 colours only.
+    Ansi,
+}
+
 /// Condensation starts at this share of the budget, in percent, unless
 /// configured (`compact_at`).
 pub const DEFAULT_COMPACT_AT: u8 = 85;
@@ -162,6 +177,8 @@ pub struct Config {
     pub keybindings: keys::KeyBindings,
     /// How the user is told North needs them (`notifications`).
     pub notifications: Sourced<Notifications>,
+    /// The TUI's palette (`theme`).
+    pub theme: Sourced<ThemeSetting>,
     /// Whether commands run inside the OS sandbox (only the user's config
     /// or flag turns it off).
     pub sandbox: Sourced<bool>,
@@ -235,6 +252,7 @@ impl Default for Config {
             sandbox_unix_sockets: Sourced::default(false),
             mode: Sourced::default(north_protocol::PermissionMode::Ask),
             notifications: Sourced::default(Notifications::Auto),
+            theme: Sourced::default(ThemeSetting::Auto),
             keybindings: keys::KeyBindings::default(),
             providers: std::collections::BTreeMap::new(),
             hooks: crate::hooks::HookSet::default(),

@@ -17,7 +17,7 @@ use crate::style;
 const SHOWN: usize = 8;
 
 /// Commands that take a value from a finite list, and where it comes from.
-const ARGUMENT_COMMANDS: &[&str] = &["/resume", "/model"];
+const ARGUMENT_COMMANDS: &[&str] = &["/resume", "/model", "/theme"];
 
 /// A command's name (its first word) out of a `COMMANDS` entry.
 fn name_of(entry: &str) -> &str {
@@ -97,6 +97,22 @@ impl App {
                 }
                 self.session_cache.clone().unwrap_or_default()
             }
+            "/theme" => [
+                ("dark", "for a dark background"),
+                ("light", "for a light background"),
+                ("ansi", "the terminal's 16 colours only"),
+            ]
+            .iter()
+            .map(|(name, about)| {
+                let current = crate::style::theme().name() == *name;
+                let about = if current {
+                    format!("{about} · current")
+                } else {
+                    (*about).to_string()
+                };
+                ((*name).to_string(), about)
+            })
+            .collect(),
             "/model" => {
                 // The provider's own first (the user's config), then the
                 // catalogue's, each once.

@@ -65,6 +65,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "/rename NAME",
         "name this session (north --resume NAME finds it; no NAME removes it)",
     ),
+    (
+        "/theme [NAME]",
+        "dark, light or ansi (the terminal's 16 colours)",
+    ),
     ("/exit", "leave North (also /quit, ctrl+d)"),
 ];
 

@@ -10,20 +10,21 @@ use syntect::easy::HighlightLines;
 use syntect::highlighting::{Theme, ThemeSet};
 use syntect::parsing::SyntaxSet;
 
-/// The theme code is drawn with (dark background friendly).
-const THEME: &str = "base16-ocean.dark";
-
 fn syntaxes() -> &'static SyntaxSet {
     static SET: OnceLock<SyntaxSet> = OnceLock::new();
     SET.get_or_init(SyntaxSet::load_defaults_newlines)
 }
 
+/// The syntect theme code is drawn with under the UI's theme; none under
+/// `ansi` (its RGB colours are what that theme leaves out).
 fn theme() -> Option<&'static Theme> {
     static THEMES: OnceLock<ThemeSet> = OnceLock::new();
-    THEMES
-        .get_or_init(ThemeSet::load_defaults)
-        .themes
-        .get(THEME)
+    let name = match crate::style::theme() {
+        crate::style::Theme::Dark => "base16-ocean.dark",
+        crate::style::Theme::Light => "InspiredGitHub",
+        crate::style::Theme::Ansi => return None,
+    };
+    THEMES.get_or_init(ThemeSet::load_defaults).themes.get(name)
 }
 
 /// Highlights one code block line by line (syntect keeps state across
@@ -66,5 +67,21 @@ impl Highlighter {
                 .collect(),
             Err(_) => vec![Span::styled(text.to_string(), crate::style::code())],
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_is_highlighted_by_theme_and_not_with_rgb_under_ansi() {
+        use crate::style::{Theme, set_theme};
+        set_theme(Theme::Light);
+        assert!(Highlighter::for_language("rust").is_some());
+        set_theme(Theme::Ansi);
+        assert!(Highlighter::for_language("rust").is_none());
+        set_theme(Theme::Dark);
+        assert!(Highlighter::for_language("rust").is_some());
     }
 }

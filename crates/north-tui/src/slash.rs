@@ -33,6 +33,29 @@ fn session_label(cp: Option<&north_protocol::Checkpoint>) -> String {
     }
 }
 
+/// `/theme [NAME]`: switches the palette (what is already in the
+/// scrollback keeps its colours), or says which is on.
+fn theme(app: &mut App, name: Option<&str>) {
+    use crate::style::Theme;
+    match name.map(Theme::named) {
+        Some(Some(theme)) => {
+            crate::style::set_theme(theme);
+            app.notice(format!("Theme: {}", theme.name()), Vec::new());
+            app.mark_dirty();
+        }
+        Some(None) => app.push(Item::Error(
+            "themes: dark, light, ansi (set `theme` in your config to keep one)".into(),
+        )),
+        None => app.notice(
+            format!("Theme: {}", crate::style::theme().name()),
+            vec![kv(
+                "others",
+                "/theme dark · /theme light · /theme ansi (or `theme` in your config)",
+            )],
+        ),
+    }
+}
+
 /// What `/init` asks the model.
 pub(crate) const INIT_PROMPT: &str = "Write or improve AGENTS.md at the root of this repository: the guide a coding agent reads first. Look at the repository before writing (build files, README, CI configuration, the layout of the source tree, existing AGENTS.md, CLAUDE.md or .cursorrules). Cover: what the project is in two lines; how to build, test, lint and format (exact commands); the layout (where things live); conventions the code follows (errors, naming, tests); and pitfalls. Keep it short, concrete and true to this repository; keep what an existing file says that is still right. Propose it as an edit.";
 
@@ -104,6 +127,7 @@ pub(crate) fn run(app: &mut App, line: &str) -> Vec<Action> {
             None => picker(app),
         },
         "/rename" => return vec![Action::Rename(rest.join(" "))],
+        "/theme" => theme(app, arg),
         other => app.push(Item::Error(format!(
             "unknown command {other}; /help lists the commands"
         ))),

@@ -1,11 +1,103 @@
 //! The palette: every colour the UI uses, in one place, so the look stays
 //! consistent and a terminal with few colours still reads well.
+//!
+//! Three themes: `dark` (the default), `light` (blues and darker greys for a
+//! light background, code highlighted with a light theme) and `ansi` (the
+//! terminal's own 16 colours only: code is not highlighted with RGB
+//! colours). The theme is per UI thread, so it is set where the UI runs.
+
+use std::cell::Cell;
 
 use ratatui::style::{Color, Modifier, Style};
 
+/// A palette.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Theme {
+    /// For a dark background.
+    Dark,
+    /// For a light background.
+    Light,
+    /// The terminal's 16 colours only.
+    Ansi,
+}
+
+impl Theme {
+    /// The theme named `name` (`dark`, `light`, `ansi`).
+    pub fn named(name: &str) -> Option<Theme> {
+        match name.trim() {
+            "dark" => Some(Theme::Dark),
+            "light" => Some(Theme::Light),
+            "ansi" | "16" => Some(Theme::Ansi),
+            _ => None,
+        }
+    }
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Theme::Dark => "dark",
+            Theme::Light => "light",
+            Theme::Ansi => "ansi",
+        }
+    }
+
+    /// The theme for the user's `setting`: theirs, or for `auto` the one
+    /// the terminal's background asks for (`COLORFGBG` from `env`), else
+    /// dark.
+    pub fn chosen(
+        setting: north_config::ThemeSetting,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Theme {
+        use north_config::ThemeSetting;
+        match setting {
+            ThemeSetting::Dark => Theme::Dark,
+            ThemeSetting::Light => Theme::Light,
+            ThemeSetting::Ansi => Theme::Ansi,
+            ThemeSetting::Auto => env("COLORFGBG")
+                .and_then(|v| Theme::from_colorfgbg(&v))
+                .unwrap_or(Theme::Dark),
+        }
+    }
+
+    /// The theme a terminal's `COLORFGBG` (`fg;bg`, set by rxvt, Konsole and
+    /// others) asks for: light when its background is colour 7 or 15.
+    pub fn from_colorfgbg(value: &str) -> Option<Theme> {
+        let bg: u8 = value.rsplit(';').next()?.trim().parse().ok()?;
+        Some(if matches!(bg, 7 | 15) {
+            Theme::Light
+        } else {
+            Theme::Dark
+        })
+    }
+}
+
+thread_local! {
+    static THEME: Cell<Theme> = const { Cell::new(Theme::Dark) };
+}
+
+/// Draws with `theme` from now on (on this thread).
+pub fn set_theme(theme: Theme) {
+    THEME.with(|t| t.set(theme));
+}
+
+/// The theme drawn with.
+pub fn theme() -> Theme {
+    THEME.with(Cell::get)
+}
+
+/// `dark` on a dark background, `light` on a light one.
+fn pick(dark: Color, light: Color) -> Color {
+    match theme() {
+        Theme::Light => light,
+        Theme::Dark | Theme::Ansi => dark,
+    }
+}
+
 /// The user's own messages.
 pub fn user() -> Style {
-    Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)
+    Style::new()
+        .fg(pick(Color::Cyan, Color::Blue))
+        .add_modifier(Modifier::BOLD)
 }
 
 /// Secondary text: hints, intent bullets, borders.
@@ -30,7 +122,11 @@ pub fn error() -> Style {
 
 /// Warnings and notices.
 pub fn notice() -> Style {
-    Style::new().fg(Color::Yellow)
+    match theme() {
+        // Yellow on white is hard to read.
+        Theme::Light => Style::new().fg(Color::Magenta).add_modifier(Modifier::BOLD),
+        Theme::Dark | Theme::Ansi => Style::new().fg(Color::Yellow),
+    }
 }
 
 /// Inline code and code blocks.
@@ -40,7 +136,9 @@ pub fn code() -> Style {
 
 /// Headings.
 pub fn heading() -> Style {
-    Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)
+    Style::new()
+        .fg(pick(Color::Cyan, Color::Blue))
+        .add_modifier(Modifier::BOLD)
 }
 
 /// Added diff lines.
@@ -55,7 +153,7 @@ pub fn removed() -> Style {
 
 /// Diff hunk headers.
 pub(crate) fn hunk() -> Style {
-    Style::new().fg(Color::Cyan)
+    Style::new().fg(pick(Color::Cyan, Color::Blue))
 }
 
 /// File headers in a diff.
@@ -66,17 +164,46 @@ pub fn file() -> Style {
 /// The selected option of a prompt.
 pub fn selected() -> Style {
     Style::new()
-        .fg(Color::Black)
-        .bg(Color::Cyan)
+        .fg(pick(Color::Black, Color::White))
+        .bg(pick(Color::Cyan, Color::Blue))
         .add_modifier(Modifier::BOLD)
 }
 
 /// The status line.
 pub fn status() -> Style {
-    Style::new().fg(Color::Gray)
+    Style::new().fg(pick(Color::Gray, Color::DarkGray))
 }
 
 /// Keys named in hints.
 pub fn key() -> Style {
     Style::new().add_modifier(Modifier::BOLD)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_theme_follows_the_setting_then_the_terminals_background() {
+        use north_config::ThemeSetting;
+        let env = |bg: &'static str| move |k: &str| (k == "COLORFGBG").then(|| bg.to_string());
+        assert_eq!(Theme::chosen(ThemeSetting::Auto, env("0;15")), Theme::Light);
+        assert_eq!(
+            Theme::chosen(ThemeSetting::Auto, env("15;default;0")),
+            Theme::Dark
+        );
+        assert_eq!(Theme::chosen(ThemeSetting::Auto, |_| None), Theme::Dark);
+        assert_eq!(Theme::chosen(ThemeSetting::Ansi, env("0;15")), Theme::Ansi);
+        assert_eq!(Theme::from_colorfgbg("nonsense"), None);
+    }
+
+    #[test]
+    fn a_light_theme_trades_cyan_and_yellow_for_readable_colours() {
+        set_theme(Theme::Light);
+        assert_eq!(user().fg, Some(Color::Blue));
+        assert_ne!(notice().fg, Some(Color::Yellow));
+        set_theme(Theme::Ansi);
+        assert_eq!(user().fg, Some(Color::Cyan));
+        set_theme(Theme::Dark);
+    }
 }

@@ -524,6 +524,10 @@ pub async fn run(start: Start) -> Result<Ended, TuiError> {
     } = start;
     let status_line = sessions.sessions.status_line().cloned();
     app.set_keybindings(sessions.sessions.project().config.keybindings.clone());
+    crate::style::set_theme(crate::style::Theme::chosen(
+        sessions.sessions.project().config.theme.value,
+        |k| std::env::var(k).ok(),
+    ));
     let notifier = crate::notify::Notifier::new(
         sessions.sessions.project().config.notifications.value,
         |k| std::env::var(k).ok(),

@@ -611,3 +611,16 @@ fn the_model_list_marks_the_current_model() {
     assert_eq!(current.len(), 1, "{screen}");
     assert!(current[0].contains("scripted"), "{screen}");
 }
+
+#[test]
+fn slash_theme_switches_and_says_which_is_on() {
+    let mut ui = Ui::new(90, 20);
+    ui.command("/theme");
+    let screen = ui.screen();
+    assert!(screen.contains("Theme: dark"), "{screen}");
+    ui.command("/theme light");
+    assert!(ui.screen().contains("Theme: light"));
+    ui.command("/theme sepia");
+    assert!(ui.screen().contains("themes: dark, light, ansi"));
+    ui.command("/theme dark");
+}
