@@ -17,7 +17,7 @@
 //! Module map, lowest first — each module uses only modules above it, so
 //! there are no import circles:
 //! - `approver`: the approver the TUI gives the agent
-//! - `style`: the palette
+//! - `style`: the palette and its three themes (dark, light, ansi)
 //! - `wrap`: word wrapping of styled lines to an exact width
 //! - `checklist`: the model's plan as a checklist that updates in place (uses `style`, `wrap`)
 //! - `composer`: the composer (uses `style`, `wrap`)
