@@ -97,71 +97,8 @@ impl App {
                 }
                 self.session_cache.clone().unwrap_or_default()
             }
-            "/theme" => [
-                ("dark", "for a dark background"),
-                ("light", "for a light background"),
-                ("ansi", "the terminal's 16 colours only"),
-            ]
-            .iter()
-            .map(|(name, about)| {
-                let current = crate::style::theme().name() == *name;
-                let about = if current {
-                    format!("{about} · current")
-                } else {
-                    (*about).to_string()
-                };
-                ((*name).to_string(), about)
-            })
-            .collect(),
-            "/model" => {
-                // The provider's own first (the user's config), then the
-                // catalogue's, each once.
-                let served = match &self.info.provider_models.0 {
-                    Some(list) => list(),
-                    None => Vec::new(),
-                };
-                let mut models: Vec<(String, String)> = served
-                    .into_iter()
-                    .map(|m| {
-                        let about = match north_llm::catalog::lookup(&m) {
-                            Some(info) => format!(
-                                "{} · {}k context",
-                                self.info.provider,
-                                info.context_window / 1000
-                            ),
-                            None => format!("{} · served", self.info.provider),
-                        };
-                        (m, about)
-                    })
-                    .collect();
-                for m in north_llm::catalog::MODELS {
-                    if models.iter().any(|(id, _)| id == m.id) {
-                        continue;
-                    }
-                    models.push((
-                        m.id.to_string(),
-                        format!(
-                            "{} · {}k context",
-                            m.family.provider(),
-                            m.context_window / 1000
-                        ),
-                    ));
-                }
-                // The model this session is on, marked (and listed first
-                // when neither the server nor the catalogue names it).
-                let current = &self.info.model;
-                match models.iter_mut().find(|(id, _)| id == current) {
-                    Some((_, about)) => about.push_str(" · current"),
-                    None if !current.is_empty() => {
-                        models.insert(
-                            0,
-                            (current.clone(), format!("{} · current", self.info.provider)),
-                        );
-                    }
-                    None => {}
-                }
-                models
-            }
+            "/theme" => theme_choices(),
+            "/model" => self.model_choices(),
             _ => Vec::new(),
         };
         values
@@ -173,6 +110,58 @@ impl App {
                 about,
             })
             .collect()
+    }
+
+    /// `/model` choices: the server's own models first (the user's
+    /// config), then the catalogue's, each once; the current one marked.
+    fn model_choices(&self) -> Vec<(String, String)> {
+        // The provider's own first (the user's config), then the
+        // catalogue's, each once.
+        let served = match &self.info.provider_models.0 {
+            Some(list) => list(),
+            None => Vec::new(),
+        };
+        let mut models: Vec<(String, String)> = served
+            .into_iter()
+            .map(|m| {
+                let about = match north_llm::catalog::lookup(&m) {
+                    Some(info) => format!(
+                        "{} · {}k context",
+                        self.info.provider,
+                        info.context_window / 1000
+                    ),
+                    None => format!("{} · served", self.info.provider),
+                };
+                (m, about)
+            })
+            .collect();
+        for m in north_llm::catalog::MODELS {
+            if models.iter().any(|(id, _)| id == m.id) {
+                continue;
+            }
+            models.push((
+                m.id.to_string(),
+                format!(
+                    "{} · {}k context",
+                    m.family.provider(),
+                    m.context_window / 1000
+                ),
+            ));
+        }
+        // The model this session is on, marked (and listed first
+        // when neither the server nor the catalogue names it).
+        let current = &self.info.model;
+        match models.iter_mut().find(|(id, _)| id == current) {
+            Some((_, about)) => about.push_str(" · current"),
+            None if !current.is_empty() => {
+                models.insert(
+                    0,
+                    (current.clone(), format!("{} · current", self.info.provider)),
+                );
+            }
+            None => {}
+        }
+        models
     }
 
     /// The `@` token being typed at the end of the composer, if any.
@@ -339,4 +328,24 @@ impl App {
         )));
         out
     }
+}
+
+/// `/theme` choices, the current one marked.
+fn theme_choices() -> Vec<(String, String)> {
+    [
+        ("dark", "for a dark background"),
+        ("light", "for a light background"),
+        ("ansi", "the terminal's 16 colours only"),
+    ]
+    .iter()
+    .map(|(name, about)| {
+        let current = crate::style::theme().name() == *name;
+        let about = if current {
+            format!("{about} · current")
+        } else {
+            (*about).to_string()
+        };
+        ((*name).to_string(), about)
+    })
+    .collect()
 }
