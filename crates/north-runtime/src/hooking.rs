@@ -17,22 +17,17 @@ pub(crate) fn hooks_for(
     sandbox: &SandboxChoice,
     grants: &[north_protocol::Capability],
 ) -> north_agent::hooks::Hooks {
-    let words: Vec<String> = config
-        .hooks
-        .defs()
-        .iter()
-        .filter(|d| matches!(d.origin, north_agent::hooks::HookOrigin::User(_)))
-        .flat_map(|d| {
-            d.command
-                .split(|c: char| c.is_whitespace() || matches!(c, ';' | '|' | '&' | '(' | ')'))
-                .map(str::to_owned)
-                .collect::<Vec<_>>()
-        })
-        .collect();
     let mut choice = sandbox.clone();
     choice
         .allow_read
-        .extend(crate::sandboxing::named_in_home(&words));
+        .extend(crate::sandboxing::named_in_commands(
+            config
+                .hooks
+                .defs()
+                .iter()
+                .filter(|d| matches!(d.origin, north_agent::hooks::HookOrigin::User(_)))
+                .map(|d| d.command.as_str()),
+        ));
     let hook = |network| choice.spawner(root, grants, ChildKind::Hook { network });
     north_agent::hooks::Hooks::new(
         config.hooks.clone(),

@@ -29,6 +29,21 @@ pub struct McpSetup {
     pub announce: Option<north_mcp::Announcer>,
 }
 
+impl McpSetup {
+    /// For a run nobody watches (`north exec`, `north mesh`): a server's
+    /// form is answered with its defaults when `accept_defaults` (`--yes`)
+    /// and they cover what it requires, else declined.
+    pub fn unattended(accept_defaults: bool) -> Self {
+        McpSetup {
+            forms: Some(Arc::new(north_mcp::elicit::Unattended {
+                accept_defaults,
+                announce: north_mcp::Announcer::default(),
+            })),
+            ..McpSetup::default()
+        }
+    }
+}
+
 /// The MCP servers of this run (the user's, the project's when it is
 /// trusted, the editor's), started in the background — call inside a Tokio
 /// runtime; `None` when there are none. Also what the user should hear

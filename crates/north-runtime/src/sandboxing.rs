@@ -131,6 +131,19 @@ pub(crate) fn mcp_spawner(
     })
 }
 
+/// What `commands` (commands the user configured: hooks, the status line)
+/// name in the home directory, split at spaces and shell operators.
+pub(crate) fn named_in_commands<'a>(commands: impl Iterator<Item = &'a str>) -> Vec<PathBuf> {
+    let words: Vec<String> = commands
+        .flat_map(|c| {
+            c.split(|ch: char| ch.is_whitespace() || matches!(ch, ';' | '|' | '&' | '(' | ')'))
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    named_in_home(&words)
+}
+
 /// What `words` (a command the user configured) name in the home directory.
 pub(crate) fn named_in_home(words: &[String]) -> Vec<PathBuf> {
     let Some(home) = std::env::var_os("HOME")

@@ -49,15 +49,12 @@ impl StatusLine {
     /// project's is ignored when the config is read), if there is one.
     pub(crate) fn for_project(project: &Project) -> Option<StatusLine> {
         let file = project.config.status_line.as_ref()?;
-        let words: Vec<String> = file
-            .command
-            .split(|c: char| c.is_whitespace() || matches!(c, ';' | '|' | '&' | '(' | ')'))
-            .map(str::to_owned)
-            .collect();
         let mut choice = project.sandbox.clone();
         choice
             .allow_read
-            .extend(crate::sandboxing::named_in_home(&words));
+            .extend(crate::sandboxing::named_in_commands(std::iter::once(
+                file.command.as_str(),
+            )));
         Some(StatusLine {
             command: file.command.clone(),
             root: project.root.clone(),

@@ -201,18 +201,13 @@ async fn open(
     };
     // Nobody to ask: a server's form is answered with its defaults only
     // under --yes (and only when they cover what it requires).
-    let forms = Arc::new(north_mcp::elicit::Unattended {
-        accept_defaults: args.approvals.yes,
-        announce: north_mcp::Announcer::default(),
-    });
     let sessions = Sessions::start(
         p.project,
         args.model.choice(),
         args.max_tokens,
         McpSetup {
             login_on_demand: true,
-            forms: Some(forms),
-            ..McpSetup::default()
+            ..McpSetup::unattended(args.approvals.yes)
         },
     );
     crate::args::print_notices(sessions.notices());

@@ -299,18 +299,11 @@ async fn run(args: &MeshArgs, p: Prepared, redactor: Redactor) -> ExitCode {
         }
     };
     // Nobody to ask: a server's form is declined.
-    let forms = Arc::new(north_mcp::elicit::Unattended {
-        accept_defaults: false,
-        announce: north_mcp::Announcer::default(),
-    });
     let sessions = Sessions::start(
         p.project,
         args.model.choice(),
         args.max_tokens,
-        McpSetup {
-            forms: Some(forms),
-            ..McpSetup::default()
-        },
+        McpSetup::unattended(false),
     );
     crate::args::print_notices(sessions.notices());
     let mesh = match sessions.mcp() {
