@@ -436,6 +436,9 @@ impl App {
             UiMsg::Background(n) => self.background = n,
             UiMsg::StatusLine(line) => {
                 let line = line.unwrap_or_else(|why| format!("status line: {why}"));
+                // What a command printed never reaches the terminal as
+                // control sequences (a path it echoes may hold some).
+                let line: String = line.chars().filter(|c| !c.is_control()).collect();
                 if self.programmed_status.as_ref() != Some(&line) {
                     self.programmed_status = Some(line);
                     self.dirty = true;

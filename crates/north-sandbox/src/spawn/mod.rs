@@ -171,8 +171,8 @@ impl Spawner {
     /// waits (their editor, for Ctrl+G): unlike every other child it keeps
     /// North's terminal and process group, so it is the terminal's
     /// foreground job; it is unconfined (it edits what the user chooses, as
-    /// the user), and its environment is the user's without anything
-    /// secret-looking.
+    /// the user), its environment is the user's without anything
+    /// secret-looking, and it is hung up on when North ends.
     pub fn terminal_command(program: &OsStr, cwd: &Path) -> std::process::Command {
         let mut cmd = std::process::Command::new(program);
         cmd.env_clear()
@@ -181,6 +181,17 @@ impl Spawner {
                     .filter(|(name, _)| name.to_str().is_some_and(|n| !env::is_secret_name(n))),
             )
             .current_dir(cwd);
+        #[cfg(target_os = "linux")]
+        // SAFETY: the closure runs between fork and exec and calls only
+        // prctl, which is async-signal-safe.
+        unsafe {
+            // It dies with North, as an editor does when its terminal
+            // goes (SIGHUP lets it keep its recovery file).
+            std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGHUP, 0, 0, 0);
+                Ok(())
+            });
+        }
         cmd
     }
 

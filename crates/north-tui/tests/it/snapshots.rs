@@ -624,3 +624,14 @@ fn slash_theme_switches_and_says_which_is_on() {
     assert!(ui.screen().contains("themes: dark, light, ansi"));
     ui.command("/theme dark");
 }
+
+#[test]
+fn a_status_line_command_cannot_send_control_sequences_to_the_terminal() {
+    let mut ui = Ui::new(100, 12);
+    ui.app.handle_msg(UiMsg::StatusLine(Ok(
+        "MINE\x1b]0;owned\x07 \x1b[2Jdone".into()
+    )));
+    let screen = ui.screen();
+    assert!(screen.contains("MINE]0;owned [2Jdone"), "{screen}");
+    assert!(!screen.contains('\x1b'), "{screen}");
+}
