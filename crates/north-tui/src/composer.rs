@@ -1,6 +1,6 @@
 //! The composer: a multiline text area with input history.
 
-use crossterm::event::KeyEvent;
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
 use ratatui::style::Style;
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
@@ -29,6 +29,28 @@ fn text_area(text: &str) -> TextArea<'static> {
     area.move_cursor(CursorMove::Bottom);
     area.move_cursor(CursorMove::End);
     area
+}
+
+/// The lengths in characters of the graphemes just before and just after
+/// character `col` of `line` (0 at either end).
+fn graphemes_around(line: &str, col: usize) -> (usize, usize) {
+    use unicode_segmentation::UnicodeSegmentation;
+    let mut start = 0;
+    let mut previous = 0;
+    for g in line.graphemes(true) {
+        let n = g.chars().count();
+        let end = start + n;
+        if col == start {
+            return (previous, n);
+        }
+        // Inside a grapheme: its two parts.
+        if col < end {
+            return (col - start, end - col);
+        }
+        previous = n;
+        start = end;
+    }
+    (if col == start { previous } else { 0 }, 0)
 }
 
 impl Default for Composer {
@@ -132,8 +154,39 @@ impl Composer {
         self.area.insert_str(text);
     }
 
-    /// Passes an editing key to the text area.
+    /// Passes an editing key to the text area. A key that moves over or
+    /// deletes one character takes a whole grapheme: a letter and its
+    /// combining accent, an emoji and its modifiers stay one.
     pub fn input(&mut self, key: KeyEvent) {
+        if key.modifiers.is_empty() && key.kind != KeyEventKind::Release {
+            let (row, col) = self.cursor();
+            let line = self.area.lines().get(row).map_or("", String::as_str);
+            let (before, after) = graphemes_around(line, col);
+            let jump = |col: usize| {
+                CursorMove::Jump(
+                    u16::try_from(row).unwrap_or(u16::MAX),
+                    u16::try_from(col).unwrap_or(u16::MAX),
+                )
+            };
+            match key.code {
+                KeyCode::Left if before > 1 => {
+                    return self.area.move_cursor(jump(col - before));
+                }
+                KeyCode::Right if after > 1 => {
+                    return self.area.move_cursor(jump(col + after));
+                }
+                KeyCode::Backspace if before > 1 => {
+                    self.area.move_cursor(jump(col - before));
+                    self.area.delete_str(before);
+                    return;
+                }
+                KeyCode::Delete if after > 1 => {
+                    self.area.delete_str(after);
+                    return;
+                }
+                _ => {}
+            }
+        }
         self.area.input(key);
     }
 
@@ -231,4 +284,51 @@ pub(crate) struct HistorySearch {
     pub(crate) at: Option<usize>,
     /// The draft the search started from, put back on Esc.
     pub(crate) draft: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crossterm::event::KeyModifiers;
+
+    fn press(c: &mut Composer, code: KeyCode) {
+        c.input(KeyEvent::new(code, KeyModifiers::NONE));
+    }
+
+    #[test]
+    fn arrows_and_deletion_take_a_letter_with_its_combining_accent() {
+        // "e" + U+0301 is one letter on screen: é.
+        let mut c = Composer::default();
+        c.insert("cafe\u{301}s");
+        press(&mut c, KeyCode::Left);
+        assert_eq!(c.cursor(), (0, 5));
+        press(&mut c, KeyCode::Left);
+        assert_eq!(c.cursor(), (0, 3), "one step over é");
+        press(&mut c, KeyCode::Right);
+        assert_eq!(c.cursor(), (0, 5));
+        press(&mut c, KeyCode::Backspace);
+        assert_eq!(c.text(), "cafs");
+        c.insert("e\u{301}");
+        press(&mut c, KeyCode::Left);
+        press(&mut c, KeyCode::Delete);
+        assert_eq!(c.text(), "cafs");
+        // Plain letters and line joins are as before.
+        press(&mut c, KeyCode::Backspace);
+        assert_eq!(c.text(), "cas");
+    }
+
+    #[test]
+    fn an_emoji_with_its_modifiers_is_one_step() {
+        let mut c = Composer::default();
+        c.insert("a👍🏽b");
+        press(&mut c, KeyCode::Left);
+        press(&mut c, KeyCode::Left);
+        assert_eq!(c.cursor(), (0, 1));
+        assert_eq!(
+            graphemes_around("a👍🏽b", 2),
+            (1, 1),
+            "inside: its two halves"
+        );
+        assert_eq!(graphemes_around("", 0), (0, 0));
+    }
 }

@@ -1,27 +1,35 @@
 //! Terminal input on a thread of its own: keys, pastes and resizes for the
-//! loop, and the one cursor-position query a resize needs.
+//! loop, and the questions North asks the terminal (the cursor's row when
+//! it starts and after a resize, the keyboard protocol, the background).
 //!
-//! crossterm has a single input reader. Its async stream keeps it locked
-//! while it waits and ends waits early on a wake-up, which made a query's
-//! answer unreadable or left it to be read as the next query's. Here one
-//! thread owns the reader: it asks the terminal between two short polls,
-//! with every signal blocked on it, so neither a resize nor a child's exit
-//! can cut a wait short.
+//! One thread owns the terminal's input: it reads the bytes itself
+//! (decoded by `decode`), asks its questions between two short polls and
+//! tells their answers from the keys typed around them, with every signal
+//! blocked on it, so neither a resize nor a child's exit can cut a wait
+//! short. A resize is seen as a changed size after each poll.
 
-use std::io;
+use std::io::{self, Write};
 use std::sync::mpsc as std_mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use crossterm::event::{self, Event};
+use crossterm::event::Event;
 use tokio::sync::mpsc;
+
+use crate::decode::{Decoded, Decoder, Rgb};
 
 /// How long one poll waits before the thread looks for a query.
 const POLL: Duration = Duration::from_millis(40);
+/// How long an ESC at the end of a read waits for the rest of a sequence.
+const ESC_WAIT: Duration = Duration::from_millis(25);
+/// How long a question waits for the terminal's answer.
+const ANSWER_WAIT: Duration = Duration::from_secs(2);
 
 /// What the loop asks of the input thread between two polls.
 enum Request {
     /// The cursor's row, answered on the sender.
     CursorRow(std_mpsc::Sender<Option<u16>>),
+    /// The questions asked at start, answered on the sender.
+    Start(std_mpsc::Sender<StartAnswers>),
     /// Stop reading: say so on the first sender, then wait until the
     /// second channel ends (another program has the terminal meanwhile).
     Pause(std_mpsc::Sender<()>, std_mpsc::Receiver<()>),
@@ -39,17 +47,40 @@ pub(crate) struct Paused {
 }
 
 impl Input {
-    /// Starts reading.
+    /// Starts reading the controlling terminal (standard input when there
+    /// is none), which is in raw mode.
     pub fn start() -> io::Result<Input> {
+        let tty = std::fs::OpenOptions::new()
+            .read(true)
+            .open("/dev/tty")
+            .or_else(|_| {
+                use std::os::fd::AsFd;
+                io::stdin()
+                    .as_fd()
+                    .try_clone_to_owned()
+                    .map(std::fs::File::from)
+            })?;
         let (tx, events) = mpsc::unbounded_channel();
         let (queries, asked) = std_mpsc::channel::<Request>();
         std::thread::Builder::new()
             .name("north-input".into())
             .spawn(move || {
                 block_signals();
-                read_loop(&tx, &asked);
+                read_loop(&tty, &tx, &asked);
             })?;
         Ok(Input { events, queries })
+    }
+
+    /// Asks the terminal where the cursor is, whether it speaks the kitty
+    /// keyboard protocol and what its background is; keys typed meanwhile
+    /// stay queued for the loop.
+    pub(crate) fn start_answers(&self) -> StartAnswers {
+        let (tx, rx) = std_mpsc::channel();
+        if self.queries.send(Request::Start(tx)).is_err() {
+            return StartAnswers::default();
+        }
+        rx.recv_timeout(ANSWER_WAIT + Duration::from_secs(1))
+            .unwrap_or_default()
     }
 
     /// The next event; `None` once input ended.
@@ -76,13 +107,25 @@ impl Input {
     }
 }
 
-fn read_loop(tx: &mpsc::UnboundedSender<io::Result<Event>>, asked: &std_mpsc::Receiver<Request>) {
+fn read_loop(
+    tty: &std::fs::File,
+    tx: &mpsc::UnboundedSender<io::Result<Event>>,
+    asked: &std_mpsc::Receiver<Request>,
+) {
+    let mut reader = Reader {
+        tty,
+        decoder: Decoder::default(),
+        tx,
+        size: crossterm::terminal::size().ok(),
+    };
     loop {
         while let Ok(request) = asked.try_recv() {
             match request {
                 Request::CursorRow(reply) => {
-                    let row = crossterm::cursor::position().ok().map(|(_, row)| row);
-                    let _ = reply.send(row);
+                    let _ = reply.send(reader.cursor_row());
+                }
+                Request::Start(reply) => {
+                    let _ = reply.send(reader.start_answers());
                 }
                 Request::Pause(ack, resumed) => {
                     let _ = ack.send(());
@@ -91,26 +134,167 @@ fn read_loop(tx: &mpsc::UnboundedSender<io::Result<Event>>, asked: &std_mpsc::Re
                 }
             }
         }
-        match event::poll(POLL) {
-            Ok(true) => {
-                let ev = event::read();
-                let failed = ev.is_err();
-                if tx.send(ev).is_err() || failed {
+        match reader.read(POLL, &mut |_| false) {
+            Ok(_) => {
+                if reader.tx.is_closed() {
                     return;
                 }
             }
-            Ok(false) => {
-                if tx.is_closed() {
-                    return;
-                }
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => {
-                let _ = tx.send(Err(e));
+                let _ = reader.tx.send(Err(e));
                 return;
             }
         }
     }
+}
+
+/// What the terminal answered when North started.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct StartAnswers {
+    /// The cursor's row.
+    pub row: Option<u16>,
+    /// The terminal speaks the kitty keyboard protocol.
+    pub keyboard_enhancement: bool,
+    /// The terminal's background colour.
+    pub background: Option<Rgb>,
+}
+
+/// The input thread's reading: the terminal, the decoder, where events go.
+struct Reader<'a> {
+    tty: &'a std::fs::File,
+    decoder: Decoder,
+    tx: &'a mpsc::UnboundedSender<io::Result<Event>>,
+    /// The size last reported, to report a change as a resize.
+    size: Option<(u16, u16)>,
+}
+
+impl Reader<'_> {
+    /// Waits up to `wait` for input and decodes it: events go to the loop,
+    /// answers to `answer`, which says whether the one awaited came
+    /// (`Ok(true)`). A changed terminal size is reported as a resize.
+    fn read(
+        &mut self,
+        wait: Duration,
+        answer: &mut dyn FnMut(Decoded) -> bool,
+    ) -> io::Result<bool> {
+        let mut out = Vec::new();
+        let mut buf = [0u8; 4096];
+        match readable(self.tty, wait) {
+            Ok(true) => {
+                use std::io::Read;
+                let n = match (&mut &*self.tty).read(&mut buf) {
+                    Ok(0) => {
+                        return Err(io::Error::new(
+                            io::ErrorKind::UnexpectedEof,
+                            "the terminal closed",
+                        ));
+                    }
+                    Ok(n) => n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => 0,
+                    Err(e) => return Err(e),
+                };
+                self.decoder.feed(&buf[..n], &mut out);
+                // An ESC at the end of a read may begin a sequence whose
+                // rest is on its way; a short wait tells the two apart.
+                if self.decoder.has_pending() && !matches!(readable(self.tty, ESC_WAIT), Ok(true)) {
+                    self.decoder.flush(&mut out);
+                }
+            }
+            Ok(false) => self.decoder.flush(&mut out),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+        let mut done = false;
+        for item in out {
+            match item {
+                Decoded::Event(ev) => {
+                    let _ = self.tx.send(Ok(ev));
+                }
+                other => done |= answer(other),
+            }
+        }
+        let size = crossterm::terminal::size().ok();
+        if size.is_some() && size != self.size {
+            self.size = size;
+            if let Some((c, r)) = size {
+                let _ = self.tx.send(Ok(Event::Resize(c, r)));
+            }
+        }
+        Ok(done)
+    }
+
+    /// Writes `question` and reads until `answer` says the awaited answer
+    /// came, or the time is up; keys read meanwhile go to the loop.
+    fn ask(&mut self, question: &str, answer: &mut dyn FnMut(Decoded) -> bool) {
+        let mut out = io::stdout();
+        if out
+            .write_all(question.as_bytes())
+            .and_then(|()| out.flush())
+            .is_err()
+        {
+            return;
+        }
+        let deadline = Instant::now() + ANSWER_WAIT;
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            match self.read(left.min(POLL), answer) {
+                Ok(true) | Err(_) => return,
+                Ok(false) => {}
+            }
+        }
+    }
+
+    fn cursor_row(&mut self) -> Option<u16> {
+        let mut row = None;
+        self.ask("\x1b[6n", &mut |d| match d {
+            Decoded::CursorPosition { row: r, .. } => {
+                row = Some(r);
+                true
+            }
+            _ => false,
+        });
+        row
+    }
+
+    /// The cursor's row, the keyboard protocol and the background colour,
+    /// asked together; the device attributes question after them is one
+    /// every terminal answers, so its answer ends the wait.
+    fn start_answers(&mut self) -> StartAnswers {
+        let mut answers = StartAnswers::default();
+        self.ask("\x1b[6n\x1b[?u\x1b]11;?\x1b\\\x1b[c", &mut |d| match d {
+            Decoded::CursorPosition { row, .. } => {
+                answers.row = Some(row);
+                false
+            }
+            Decoded::KeyboardFlags => {
+                answers.keyboard_enhancement = true;
+                false
+            }
+            Decoded::Background(rgb) => {
+                answers.background = Some(rgb);
+                false
+            }
+            Decoded::DeviceAttributes => true,
+            Decoded::Event(_) => false,
+        });
+        answers
+    }
+}
+
+/// Whether the terminal has bytes to read within `wait`.
+fn readable(tty: &std::fs::File, wait: Duration) -> io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    let mut fds = [libc::pollfd {
+        fd: tty.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    }];
+    let millis = libc::c_int::try_from(wait.as_millis()).unwrap_or(libc::c_int::MAX);
+    // SAFETY: `fds` is a valid array of one pollfd for the call's length.
+    let n = unsafe { libc::poll(fds.as_mut_ptr(), 1, millis) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(n > 0)
 }
 
 /// Blocks every catchable signal on the calling thread, so they are

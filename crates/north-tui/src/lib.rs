@@ -48,7 +48,8 @@
 //! - `review`: per-hunk review of an edit, its keys (uses `app`, `approver`, `prompt`)
 //! - `keys`: key handling (uses `app`, `approver`, `bindings`, `help`, `review`, `search`, `slash`, `transcript`)
 //! - `pager`: the transcript view (uses `style`)
-//! - `input`: terminal input on its own thread, the cursor query, and a pause while another program has the terminal
+//! - `decode`: the terminal's bytes as keys, pastes, focus changes and answers to North's questions
+//! - `input`: terminal input on its own thread, the questions North asks the terminal, and a pause while another program has the terminal (uses `decode`)
 //! - `term`: the terminal
 //! - `worker`: the agent's side of the interactive loop (uses `approver`, `diff`, `rewind`, `style`)
 //! - `notify`: desktop notifications while the terminal is unfocused (uses `approver`)
@@ -61,6 +62,7 @@ mod checklist;
 mod commit;
 mod complete;
 mod composer;
+mod decode;
 mod diff;
 mod events;
 mod form;

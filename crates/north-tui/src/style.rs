@@ -42,10 +42,12 @@ impl Theme {
     }
 
     /// The theme for the user's `setting`: theirs, or for `auto` the one
-    /// the terminal's background asks for (`COLORFGBG` from `env`), else
+    /// the terminal's background asks for (`light_background` when the
+    /// terminal answered the question, else `COLORFGBG` from `env`), else
     /// dark.
     pub fn chosen(
         setting: north_config::ThemeSetting,
+        light_background: Option<bool>,
         env: impl Fn(&str) -> Option<String>,
     ) -> Theme {
         use north_config::ThemeSetting;
@@ -53,9 +55,13 @@ impl Theme {
             ThemeSetting::Dark => Theme::Dark,
             ThemeSetting::Light => Theme::Light,
             ThemeSetting::Ansi => Theme::Ansi,
-            ThemeSetting::Auto => env("COLORFGBG")
-                .and_then(|v| Theme::from_colorfgbg(&v))
-                .unwrap_or(Theme::Dark),
+            ThemeSetting::Auto => match light_background {
+                Some(true) => Theme::Light,
+                Some(false) => Theme::Dark,
+                None => env("COLORFGBG")
+                    .and_then(|v| Theme::from_colorfgbg(&v))
+                    .unwrap_or(Theme::Dark),
+            },
         }
     }
 
@@ -187,13 +193,31 @@ mod tests {
     fn the_theme_follows_the_setting_then_the_terminals_background() {
         use north_config::ThemeSetting;
         let env = |bg: &'static str| move |k: &str| (k == "COLORFGBG").then(|| bg.to_string());
-        assert_eq!(Theme::chosen(ThemeSetting::Auto, env("0;15")), Theme::Light);
         assert_eq!(
-            Theme::chosen(ThemeSetting::Auto, env("15;default;0")),
+            Theme::chosen(ThemeSetting::Auto, None, env("0;15")),
+            Theme::Light
+        );
+        assert_eq!(
+            Theme::chosen(ThemeSetting::Auto, None, env("15;default;0")),
             Theme::Dark
         );
-        assert_eq!(Theme::chosen(ThemeSetting::Auto, |_| None), Theme::Dark);
-        assert_eq!(Theme::chosen(ThemeSetting::Ansi, env("0;15")), Theme::Ansi);
+        assert_eq!(
+            Theme::chosen(ThemeSetting::Auto, None, |_| None),
+            Theme::Dark
+        );
+        assert_eq!(
+            Theme::chosen(ThemeSetting::Ansi, Some(true), env("0;15")),
+            Theme::Ansi
+        );
+        // The terminal's own answer wins over the variable.
+        assert_eq!(
+            Theme::chosen(ThemeSetting::Auto, Some(true), env("15;0")),
+            Theme::Light
+        );
+        assert_eq!(
+            Theme::chosen(ThemeSetting::Auto, Some(false), env("0;15")),
+            Theme::Dark
+        );
         assert_eq!(Theme::from_colorfgbg("nonsense"), None);
     }
 

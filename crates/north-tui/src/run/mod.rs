@@ -484,36 +484,57 @@ fn take_terminal(enhanced: bool) -> io::Result<()> {
     )
 }
 
+/// The terminal as the TUI took it.
+struct Entered {
+    term: Tty,
+    input: Input,
+    answers: crate::input::StartAnswers,
+    guard: Guard,
+}
+
 /// Puts the terminal in the state the TUI draws in (raw mode, bracketed
-/// paste, the keyboard enhancement where it is supported) and builds the
-/// inline terminal below the cursor; the guard restores it when dropped.
-fn enter_terminal() -> Result<(Tty, bool, Guard), TuiError> {
+/// paste, the keyboard enhancement where it is supported), starts reading
+/// it, and builds the inline terminal below the cursor; the guard restores
+/// the terminal when dropped.
+fn enter_terminal() -> Result<Entered, TuiError> {
     use std::io::IsTerminal;
     if !io::stdin().is_terminal() || !io::stdout().is_terminal() {
         return Err(TuiError::NotATerminal);
     }
     let (cols, rows) = terminal::size()?;
-    // Ask before raw mode's event reader starts; both answers arrive on stdin.
-    let row = cursor::position()
-        .map(|(_, y)| y)
-        .unwrap_or(rows.saturating_sub(1));
     install_panic_hook();
+    terminal::enable_raw_mode()?;
+    ACTIVE.store(true, Ordering::SeqCst);
     let guard = Guard;
-    let enhanced = terminal::supports_keyboard_enhancement().unwrap_or(false);
-    take_terminal(enhanced)?;
+    // The questions' answers arrive among the keys typed ahead; the input
+    // thread tells them apart and keeps the keys for the composer.
+    let input = Input::start()?;
+    let answers = input.start_answers();
+    take_terminal(answers.keyboard_enhancement)?;
 
     let size = Size::new(cols, rows);
+    let row = answers.row.unwrap_or(rows.saturating_sub(1));
     let backend = TtyBackend::new(BufWriter::with_capacity(1 << 16, io::stdout()), size);
     let term = InlineTerminal::new(backend, size, row)?;
-    Ok((term, enhanced, guard))
+    Ok(Entered {
+        term,
+        input,
+        answers,
+        guard,
+    })
 }
 
 /// Runs the interactive assistant until the user quits. The terminal is
 /// restored on return, on panic and on SIGTERM/SIGHUP.
 pub async fn run(start: Start) -> Result<Ended, TuiError> {
-    let (term, enhanced, _guard) = enter_terminal()?;
+    let Entered {
+        term,
+        input,
+        answers,
+        guard: _guard,
+    } = enter_terminal()?;
     let mut app = App::new(start.info);
-    app.set_keyboard_enhanced(enhanced);
+    app.set_keyboard_enhanced(answers.keyboard_enhancement);
     app.start_header();
 
     let Start {
@@ -526,6 +547,7 @@ pub async fn run(start: Start) -> Result<Ended, TuiError> {
     app.set_keybindings(sessions.sessions.project().config.keybindings.clone());
     crate::style::set_theme(crate::style::Theme::chosen(
         sessions.sessions.project().config.theme.value,
+        answers.background.map(crate::decode::Rgb::is_light),
         |k| std::env::var(k).ok(),
     ));
     let notifier = crate::notify::Notifier::new(
@@ -554,7 +576,7 @@ pub async fn run(start: Start) -> Result<Ended, TuiError> {
         cancel: None,
         last_draw: Instant::now(),
         open_transcript: false,
-        input: Input::start()?,
+        input,
         inbox: inbox.sender(),
         status: status_line.map(status::StatusProgram::new),
         notifier,

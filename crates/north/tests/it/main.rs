@@ -46,6 +46,7 @@ mod security_root;
 mod spec_gaps;
 mod spec_north;
 mod terminal;
+mod terminal_input;
 mod tool_apply_crash;
 mod tool_cmd;
 mod trust;

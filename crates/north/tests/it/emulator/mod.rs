@@ -148,6 +148,11 @@ impl Term {
         self.tmux(&["send-keys", "-t", "t", "-l", text]);
     }
 
+    /// Sets a tmux option of the pane's window (`window-style`…).
+    pub fn window_option(&self, name: &str, value: &str) {
+        self.tmux(&["set-option", "-w", "-t", "t", name, value]);
+    }
+
     /// Sends named keys (`Enter`, `Escape`, `C-c`, `BTab`…).
     pub fn keys(&self, keys: &[&str]) {
         let mut args = vec!["send-keys", "-t", "t"];
