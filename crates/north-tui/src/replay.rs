@@ -14,6 +14,11 @@ pub(crate) fn replay(messages: &[Message], tools: &north_agent::Describer) -> Ve
         let mut text = String::new();
         for block in &m.content {
             match block {
+                // An interrupt, where it happened, as it showed live.
+                b if north_agent::is_interrupted_note(b) => {
+                    flush_text(&mut items, m.role, &mut text);
+                    items.push(Item::Interrupted);
+                }
                 ContentBlock::Text { text: t } => text.push_str(t),
                 ContentBlock::ToolCall(call) => {
                     flush_text(&mut items, m.role, &mut text);

@@ -5,7 +5,6 @@ use north_protocol::{ChatRequest, Event, Message, NoticeKind, Role, TraceKind, U
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::turn::interrupted;
 use super::{Agent, Emit, TurnEnd};
 use crate::condense::{SUMMARY_INSTRUCTIONS, estimate_tokens, split_point, transcript};
 use north_config::ToolProtocol;
@@ -122,7 +121,7 @@ impl Agent {
                 self.drop_condensed(cut, used, emit);
                 Ok(true)
             }
-            Err(e) if e.is_cancelled() => Err(interrupted(emit, Usage::default())),
+            Err(e) if e.is_cancelled() => Err(self.interrupted(emit, Usage::default())),
             Err(e) => {
                 // Not fatal: the turn goes on with the longer context.
                 self.services.tracer.record(

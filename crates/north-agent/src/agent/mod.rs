@@ -66,6 +66,7 @@ pub use images::AttachError;
 pub use model::{ModelSwitch, SwitchReport};
 pub use modes::{ModeError, ModeKit};
 pub use rewind::RewindReport;
+pub use turn::{INTERRUPTED_NOTE, is_interrupted_note};
 
 use std::path::PathBuf;
 use std::sync::Arc;

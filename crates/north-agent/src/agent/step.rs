@@ -7,7 +7,6 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::malformed::Planned;
-use super::turn::interrupted;
 use super::{Agent, Emit, TurnEnd};
 use crate::condense::estimate_tokens;
 use north_config::ToolProtocol;
@@ -189,7 +188,7 @@ impl Agent {
                     );
                 }
                 self.save(emit);
-                return Step::Ended(interrupted(emit, usage));
+                return Step::Ended(self.interrupted(emit, usage));
             }
             if let Some((for_model, for_user)) = problem {
                 self.malformed_call(call, for_model, for_user, emit);
@@ -212,7 +211,7 @@ impl Agent {
         // An interrupt that stopped the last call ends the turn here: the
         // user asked North to stop, not to tell the model and go on.
         if cancel.is_cancelled() {
-            return Step::Ended(interrupted(emit, usage));
+            return Step::Ended(self.interrupted(emit, usage));
         }
         Step::Continue
     }

@@ -13,8 +13,18 @@ use super::{Agent, Emit, TurnEnd};
 use crate::context::SystemPromptError;
 use north_config::ToolProtocol;
 
-/// Ends a turn the user interrupted: the error and turn-end events.
-pub(super) fn interrupted(emit: &Emit<'_>, usage: Usage) -> TurnEnd {
+/// The note kept in the conversation after a turn the user interrupted,
+/// in Claude Code's words: the model reads that its request was cut
+/// short, and a replay shows the interrupt where it happened.
+pub const INTERRUPTED_NOTE: &str = "[Request interrupted by user]";
+
+/// Whether `block` is the note an interrupt left.
+pub fn is_interrupted_note(block: &ContentBlock) -> bool {
+    matches!(block, ContentBlock::Text { text } if text == INTERRUPTED_NOTE)
+}
+
+/// The error and turn-end events of an interrupted turn.
+fn interrupted(emit: &Emit<'_>, usage: Usage) -> TurnEnd {
     emit(Event::Error {
         kind: ErrorKind::Interrupted,
         message: "interrupted".into(),
@@ -27,6 +37,20 @@ pub(super) fn interrupted(emit: &Emit<'_>, usage: Usage) -> TurnEnd {
 }
 
 impl Agent {
+    /// Ends a turn the user interrupted: the note in the conversation
+    /// (not after calls still waiting for their results, which would
+    /// split them), saved, then the error and turn-end events.
+    pub(super) fn interrupted(&mut self, emit: &Emit<'_>, usage: Usage) -> TurnEnd {
+        let last = self.conv.messages.last();
+        let open_calls = last.is_some_and(|m| m.tool_calls().next().is_some());
+        let noted = last.is_some_and(|m| m.content.last().is_some_and(is_interrupted_note));
+        if last.is_some() && !open_calls && !noted {
+            self.conv.messages.push(Message::user(INTERRUPTED_NOTE));
+            self.save(emit);
+        }
+        interrupted(emit, usage)
+    }
+
     /// Ends a turn whose system prompt could not be built: nothing is sent.
     pub(super) fn prompt_failed(&self, error: &SystemPromptError, emit: &Emit<'_>) -> TurnEnd {
         let message = format!("{error}; nothing was sent to the model");
@@ -159,7 +183,7 @@ impl Agent {
         ));
         self.save(emit);
         if cancel.is_cancelled() {
-            return interrupted(emit, Usage::default());
+            return self.interrupted(emit, Usage::default());
         }
         emit(Event::TurnEnd {
             stop_reason: None,
@@ -175,8 +199,11 @@ impl Agent {
     pub async fn continue_turn(&mut self, emit: &Emit<'_>, cancel: &CancellationToken) -> TurnEnd {
         let redactor = self.services.redactor.clone();
         let scrubbed = move |e: Event| emit(redactor.scrub_event(e));
+        // A turn the user interrupted ended: its note is not a request.
         let unfinished = self.conv.messages.last().is_some_and(|m| {
-            m.role == Role::User || m.role == Role::Tool || m.tool_calls().next().is_some()
+            (m.role == Role::User && !m.content.last().is_some_and(is_interrupted_note))
+                || m.role == Role::Tool
+                || m.tool_calls().next().is_some()
         });
         if !unfinished {
             let message =
@@ -397,7 +424,7 @@ impl Agent {
         emit: &Emit<'_>,
     ) -> TurnEnd {
         if err.is_cancelled() {
-            return interrupted(emit, turn_usage);
+            return self.interrupted(emit, turn_usage);
         }
         let message = self.services.redactor.scrub(&err.to_string()).into_owned();
         tracing::error!(severity = "recoverable", error = %message, "model request failed");

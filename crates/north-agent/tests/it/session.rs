@@ -9,7 +9,7 @@ use std::sync::Arc;
 use north_agent::memory::{MemoryEntry, MemoryFile};
 use north_agent::{AgentOptions, TurnEnd};
 use north_llm::ScriptedBackend;
-use north_protocol::{ApprovalDecision, ApprovalKind, Event};
+use north_protocol::{ApprovalDecision, ApprovalKind, Event, Role};
 use serde_json::json;
 use support::*;
 
@@ -441,4 +441,88 @@ async fn an_interrupt_during_a_command_sends_no_further_request() {
         1,
         "the second turn was never requested"
     );
+}
+
+/// An interrupt is kept in the conversation, in Claude Code's words: the
+/// model's next request reads that the last one was cut short (after the
+/// calls' results, never between a call and its result), and a session
+/// left after an interrupt has nothing to continue.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupt_is_noted_for_the_model_and_is_not_a_turn_to_continue() {
+    let dir = project();
+    let rec = dir.path().join("requests.jsonl");
+    let backend = Arc::new(
+        ScriptedBackend::from_json(
+            &json!([
+                {"text": "Running.", "tool_calls": [{"id": "s1", "name": "shell_run",
+                    "args": {"command": "touch started && sleep 30", "timeoutMs": 60000}}]},
+                {"text": "NEXT-ANSWER"}
+            ])
+            .to_string(),
+        )
+        .unwrap()
+        .record_to(&rec)
+        .unwrap(),
+    );
+    let mut run = agent_for(
+        dir.path(),
+        backend.clone(),
+        QueueApprover::new([ApprovalDecision::RunOnce]),
+        AgentOptions::default(),
+        None,
+    );
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let started = dir.path().join("started");
+    let canceller = {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            while !started.exists() && std::time::Instant::now() < deadline {
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+            cancel.cancel();
+        })
+    };
+    let events = run.events.clone();
+    let emit = move |e: Event| events.lock().unwrap().push(e);
+    let end = run.agent.run_turn("run it", &emit, &cancel).await;
+    canceller.await.unwrap();
+    assert_eq!(end, TurnEnd::Interrupted);
+    let last = run.agent.messages().last().unwrap().clone();
+    assert_eq!(last.role, Role::User);
+    assert!(north_agent::is_interrupted_note(
+        last.content.last().unwrap()
+    ));
+
+    let fresh = tokio_util::sync::CancellationToken::new();
+    let end = run.agent.continue_turn(&emit, &fresh).await;
+    assert!(
+        matches!(end, TurnEnd::PromptFailed(ref m) if m.contains("nothing to continue")),
+        "{end:?}"
+    );
+
+    run.turn("try something else").await;
+    let second: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(&rec)
+            .unwrap()
+            .lines()
+            .nth(1)
+            .unwrap(),
+    )
+    .unwrap();
+    let messages = second["messages"].as_array().unwrap();
+    let shown: Vec<String> = messages.iter().map(|m| m.to_string()).collect();
+    let result = shown
+        .iter()
+        .position(|m| m.contains("tool_result") || m.contains("\"role\":\"tool\""))
+        .unwrap_or(0);
+    let note = shown
+        .iter()
+        .position(|m| m.contains(north_agent::INTERRUPTED_NOTE))
+        .expect("the note reaches the model");
+    let prompt = shown
+        .iter()
+        .rposition(|m| m.contains("try something else"))
+        .unwrap();
+    assert!(result < note && note <= prompt, "{shown:#?}");
 }

@@ -67,6 +67,44 @@ fn a_resumed_session_replays_tool_calls_and_results() {
 }
 
 #[test]
+fn a_resumed_session_shows_where_the_user_interrupted() {
+    let mut ui = Ui::new(80, 16);
+    ui.app.handle_msg(UiMsg::Resumed {
+        session_id: "20251121-090000-0002".into(),
+        messages: vec![
+            Message::user("refactor the parser"),
+            Message {
+                role: Role::Assistant,
+                content: vec![ContentBlock::text("Starting with the lexer.")],
+            },
+            // The note an interrupt leaves, and the next prompt after it.
+            Message {
+                role: Role::User,
+                content: vec![
+                    ContentBlock::text(north_agent::INTERRUPTED_NOTE),
+                    ContentBlock::text("only the tokenizer, please"),
+                ],
+            },
+            Message {
+                role: Role::Assistant,
+                content: vec![ContentBlock::text("Done.")],
+            },
+        ],
+        tools: north_agent::Describer::builtin(),
+        usage: north_protocol::Usage::default(),
+    });
+    let screen = ui.screen();
+    assert!(!screen.contains(north_agent::INTERRUPTED_NOTE), "{screen}");
+    let lexer = screen.find("Starting with the lexer.").unwrap();
+    let mark = screen
+        .find("■ Interrupted")
+        .expect("the interrupt is shown");
+    let next = screen.find("only the tokenizer, please").unwrap();
+    assert!(lexer < mark && mark < next, "{screen}");
+    insta::assert_snapshot!("resumed_with_an_interrupt", screen);
+}
+
+#[test]
 fn a_denied_command_is_one_cross_line() {
     let mut ui = Ui::new(80, 14);
     ui.app.start_turn("clean up");
