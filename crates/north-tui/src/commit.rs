@@ -33,7 +33,10 @@ impl App {
             out.push(Line::default());
             out.extend(crate::markdown::render(self.stream.text(), width));
         }
-        out
+        // The view draws a row a line; a web address kept whole is cut.
+        out.into_iter()
+            .flat_map(|l| crate::wrap::cut_to_rows(l, usize::from(width)))
+            .collect()
     }
 
     /// Lines that became final since the last frame — items not printed

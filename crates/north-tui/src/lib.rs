@@ -18,7 +18,8 @@
 //! there are no import circles:
 //! - `approver`: the approver the TUI gives the agent
 //! - `style`: the palette and its three themes (dark, light, ansi)
-//! - `wrap`: word wrapping of styled lines to an exact width
+//! - `links`: web addresses in text, never broken and written as OSC 8 links
+//! - `wrap`: word wrapping of styled lines to an exact width; a web address wider than a row is kept whole (uses `links`)
 //! - `checklist`: the model's plan as a checklist that updates in place (uses `style`, `wrap`)
 //! - `composer`: the composer (uses `style`, `wrap`)
 //! - `diff`: diffs for review (uses `style`, `wrap`)
@@ -50,7 +51,7 @@
 //! - `pager`: the transcript view (uses `style`)
 //! - `decode`: the terminal's bytes as keys, pastes, focus changes and answers to North's questions
 //! - `input`: terminal input on its own thread, the questions North asks the terminal, and a pause while another program has the terminal (uses `decode`)
-//! - `term`: the terminal
+//! - `term`: the terminal; finished lines with web addresses written as text the terminal wraps, with OSC 8 links (uses `links`, `wrap`)
 //! - `worker`: the agent's side of the interactive loop (uses `approver`, `diff`, `rewind`, `style`)
 //! - `notify`: desktop notifications while the terminal is unfocused (uses `approver`)
 //! - `run`: the interactive loop; `run::handover` suspends (Ctrl+Z) and opens the user's editor (Ctrl+G), `run::status` runs the status line command (uses `app`, `approver`, `input`, `notify`, `pager`, `term`, `worker`; `north-sandbox`'s spawner)
@@ -72,6 +73,7 @@ mod highlight;
 pub mod hooks;
 mod input;
 mod keys;
+mod links;
 mod live;
 pub mod markdown;
 mod mcp;

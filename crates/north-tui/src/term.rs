@@ -27,6 +27,41 @@ pub trait FrameBackend: Backend {
     fn begin_frame(&mut self) -> io::Result<()>;
     /// Ends it and flushes.
     fn end_frame(&mut self) -> io::Result<()>;
+    /// Writes a finished line from the start of `row` on erased rows; a
+    /// line wider than `width` goes on over the rows below.
+    fn write_line(&mut self, row: u16, line: &Line<'_>, width: u16) -> io::Result<()> {
+        draw_cells(self, row, line, width)
+    }
+}
+
+/// Rows a finished line takes at `width`: one wider than the terminal (a
+/// long web address, kept whole) goes on over the rows below.
+pub(crate) fn rows_of(line: &Line<'_>, width: u16) -> u16 {
+    let cells = crate::wrap::spans_width(&line.spans);
+    let rows = cells.div_ceil(usize::from(width.max(1))).max(1);
+    u16::try_from(rows).unwrap_or(u16::MAX)
+}
+
+/// Draws `line` at `row` cell by cell, as ratatui places cells; a line
+/// wider than `width` is cut into rows.
+fn draw_cells<B: Backend + ?Sized>(
+    b: &mut B,
+    row: u16,
+    line: &Line<'_>,
+    width: u16,
+) -> io::Result<()> {
+    let width = width.max(1);
+    let long = width.saturating_mul(rows_of(line, width));
+    let area = Rect::new(0, 0, long, 1);
+    let mut buf = Buffer::empty(area);
+    line.clone().render(area, &mut buf);
+    let cells: Vec<(u16, u16, Cell)> = Buffer::empty(area)
+        .diff(&buf)
+        .into_iter()
+        .map(|(x, _, c)| (x % width, row + x / width, c.clone()))
+        .collect();
+    b.draw(cells.iter().map(|(x, y, c)| (*x, *y, c)))
+        .map_err(io_err)
 }
 
 impl FrameBackend for TestBackend {
@@ -149,6 +184,60 @@ impl<W: Write> FrameBackend for TtyBackend<W> {
     fn end_frame(&mut self) -> io::Result<()> {
         self.out.queue(EndSynchronizedUpdate)?;
         self.out.flush()
+    }
+    /// A line with a web address or a file name is written as text, each
+    /// an OSC 8 link, and the terminal wraps what is wider than a row: it
+    /// stays one line that selection, copy and a resize's reflow join
+    /// again. Other lines are drawn cell by cell.
+    fn write_line(&mut self, row: u16, line: &Line<'_>, width: u16) -> io::Result<()> {
+        use crossterm::style::{PrintStyledContent, StyledContent};
+        use ratatui::backend::IntoCrossterm;
+        let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let links = crate::links::links(&text, |p| {
+            let full = cwd.join(p);
+            full.is_file().then_some(full)
+        });
+        if links.is_empty() {
+            return draw_cells(self, row, line, width);
+        }
+        self.out.queue(crossterm::cursor::MoveTo(0, row))?;
+        let mut at = 0;
+        for span in &line.spans {
+            let style = line.style.patch(span.style).into_crossterm();
+            let content = span.content.as_ref();
+            let span_range = at..at + content.len();
+            at = span_range.end;
+            // The span's pieces, each inside or outside a link.
+            let mut cut = span_range.start;
+            while cut < span_range.end {
+                let link = links.iter().find(|(r, _)| r.start <= cut && cut < r.end);
+                let end = match link {
+                    Some((r, _)) => r.end.min(span_range.end),
+                    None => links
+                        .iter()
+                        .map(|(r, _)| r.start)
+                        .filter(|&s| s > cut)
+                        .min()
+                        .unwrap_or(span_range.end)
+                        .min(span_range.end),
+                };
+                let piece = &content[cut - span_range.start..end - span_range.start];
+                if let Some((_, target)) = link {
+                    write!(self.out, "\x1b]8;;{target}\x1b\\")?;
+                }
+                // As ratatui draws cells: no control character reaches
+                // the terminal.
+                let piece: String = piece.chars().filter(|c| !c.is_control()).collect();
+                self.out
+                    .queue(PrintStyledContent(StyledContent::new(style, piece)))?;
+                if link.is_some() {
+                    write!(self.out, "\x1b]8;;\x1b\\")?;
+                }
+                cut = end;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -296,44 +385,20 @@ impl<B: FrameBackend> InlineTerminal<B> {
             return Ok(());
         }
         let width = self.screen.width.max(1);
-        let total = lines.len() as u16;
-        let area = Rect::new(0, 0, width, total);
-        let mut buf = Buffer::empty(area);
-        for (i, line) in lines.iter().enumerate() {
-            line.clone()
-                .render(Rect::new(0, i as u16, width, 1), &mut buf);
-        }
         let screen_h = self.screen.height.max(1);
         let mut row = self.top;
-        let mut drawn = 0u16;
-        while drawn < total {
-            let chunk = (total - drawn).min(screen_h);
-            if row + chunk > screen_h {
-                let over = row + chunk - screen_h;
+        self.erase_rows(row, screen_h)?;
+        for line in lines {
+            let rows = rows_of(line, width).min(screen_h);
+            if row + rows > screen_h {
+                // Rows scrolled in at the bottom are blank.
+                let over = row + rows - screen_h;
                 self.top = row;
                 self.scroll_up(over)?;
                 row = self.top;
             }
-            self.erase_rows(row, screen_h)?;
-            let b = &mut self.backend;
-            let blank = Buffer::empty(Rect::new(0, drawn, width, chunk));
-            let mut part = Buffer::empty(Rect::new(0, drawn, width, chunk));
-            for y in drawn..drawn + chunk {
-                for x in 0..width {
-                    if let (Some(src), Some(dst)) = (buf.cell((x, y)), part.cell_mut((x, y))) {
-                        *dst = src.clone();
-                    }
-                }
-            }
-            let cells: Vec<(u16, u16, Cell)> = blank
-                .diff(&part)
-                .into_iter()
-                .map(|(x, y, c)| (x, y - drawn + row, c.clone()))
-                .collect();
-            b.draw(cells.iter().map(|(x, y, c)| (*x, *y, c)))
-                .map_err(io_err)?;
-            row += chunk;
-            drawn += chunk;
+            self.backend.write_line(row, line, width)?;
+            row += rows;
         }
         self.top = row;
         if self.top + self.height > screen_h {

@@ -58,7 +58,8 @@ fn to_spans(cells: &[(char, Style, usize)]) -> Vec<Span<'static>> {
 
 /// Breaks `spans` (one logical line, no newlines) into rows of at most
 /// `width` cells, at spaces where possible and inside a word only when the
-/// word alone is wider than a row.
+/// word alone is wider than a row — but never inside a web address: one
+/// wider than a row is a row of its own, wider than `width`.
 pub(crate) fn wrap_spans(spans: &[Span<'_>], width: usize) -> Vec<Vec<Span<'static>>> {
     let width = width.max(1);
     let mut rows: Vec<Vec<(char, Style, usize)>> = Vec::new();
@@ -73,6 +74,21 @@ pub(crate) fn wrap_spans(spans: &[Span<'_>], width: usize) -> Vec<Vec<Span<'stat
                     rows.push(std::mem::take(&mut cur));
                     cur_w = 0;
                     continue;
+                }
+                // A web address that starts the row is kept whole, wider
+                // than the row: the terminal wraps it, so it stays one
+                // line to select, to open and to find in scrollback.
+                let word_start = cur
+                    .iter()
+                    .rposition(|(ch, _, _)| *ch == ' ')
+                    .map_or(0, |sp| sp + 1);
+                if cur[..word_start].iter().all(|(ch, _, _)| *ch == ' ') {
+                    let word: String = cur[word_start..].iter().map(|(ch, _, _)| ch).collect();
+                    if crate::links::starts_url(&word) {
+                        cur.push((c, span.style, w));
+                        cur_w += w;
+                        continue;
+                    }
                 }
                 match cur.iter().rposition(|(ch, _, _)| *ch == ' ') {
                     Some(sp) if sp > 0 => {
@@ -90,6 +106,33 @@ pub(crate) fn wrap_spans(spans: &[Span<'_>], width: usize) -> Vec<Vec<Span<'stat
     }
     rows.push(cur);
     rows.iter().map(|r| to_spans(r)).collect()
+}
+
+/// `line` cut into rows of `width` cells, for a view with no terminal to
+/// wrap it (the transcript view): a web address [`wrap_spans`] kept whole
+/// shows over the rows it needs.
+pub(crate) fn cut_to_rows(line: Line<'static>, width: usize) -> Vec<Line<'static>> {
+    let width = width.max(1);
+    if spans_width(&line.spans) <= width {
+        return vec![line];
+    }
+    let mut rows = Vec::new();
+    let mut cur: Vec<(char, Style, usize)> = Vec::new();
+    let mut cur_w = 0;
+    for span in &line.spans {
+        for (c, w) in char_widths(&span.content) {
+            if cur_w + w > width && !cur.is_empty() {
+                rows.push(Line::from(to_spans(&std::mem::take(&mut cur))));
+                cur_w = 0;
+            }
+            cur.push((c, line.style.patch(span.style), w));
+            cur_w += w;
+        }
+    }
+    if !cur.is_empty() {
+        rows.push(Line::from(to_spans(&cur)));
+    }
+    rows
 }
 
 /// Wraps `content` to `width` with a prefix on the first row and another on
@@ -191,6 +234,39 @@ mod tests {
             plain(wrap_spans(&[Span::raw("日本語です")], 4)),
             vec!["日本", "語で", "す"]
         );
+    }
+
+    #[test]
+    fn a_web_address_wider_than_a_row_is_never_broken() {
+        let url = "https://example.com/a/very/long/path?with=query";
+        let spans = [Span::raw(format!("see {url} and (also {url}) here"))];
+        assert_eq!(
+            plain(wrap_spans(&spans, 12)),
+            vec![
+                "see".to_string(),
+                url.to_string(),
+                "and (also".to_string(),
+                format!("{url})"),
+                "here".to_string()
+            ]
+        );
+        // Other long words still break.
+        assert_eq!(
+            plain(wrap_spans(&[Span::raw("abcdefgh")], 4)),
+            vec!["abcd", "efgh"]
+        );
+    }
+
+    #[test]
+    fn a_line_wider_than_the_view_is_cut_into_rows_keeping_styles() {
+        let line = Line::from(vec![
+            Span::raw("ab"),
+            Span::styled("cdefg", Style::new().bold()),
+        ]);
+        let rows = cut_to_rows(line, 3);
+        let text: Vec<String> = rows.iter().map(ToString::to_string).collect();
+        assert_eq!(text, vec!["abc", "def", "g"]);
+        assert_eq!(rows[2].spans[0].style, Style::new().bold());
     }
 
     #[test]

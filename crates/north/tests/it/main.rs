@@ -47,6 +47,7 @@ mod spec_gaps;
 mod spec_north;
 mod terminal;
 mod terminal_input;
+mod terminal_links;
 mod tool_apply_crash;
 mod tool_cmd;
 mod trust;

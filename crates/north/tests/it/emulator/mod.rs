@@ -119,6 +119,16 @@ impl Term {
         )
     }
 
+    /// Scrollback and screen with the rows the terminal wrapped joined
+    /// again, as selecting and copying them gives them back.
+    pub fn everything_joined(&self) -> String {
+        text(
+            &self
+                .tmux(&["capture-pane", "-p", "-J", "-S", "-", "-E", "-", "-t", "t"])
+                .stdout,
+        )
+    }
+
     /// Only the scrollback (what scrolled off the top).
     pub fn scrollback(&self) -> String {
         let history: usize = self.display("#{history_size}").parse().unwrap_or(0);
