@@ -88,9 +88,12 @@ pub(crate) fn links(
             - word
                 .trim_start_matches(['(', '[', '{', '<', '"', '\'', '`'])
                 .len();
-        let body =
-            word[lead..].trim_end_matches([')', ']', '}', '>', '"', '\'', '`', ',', ';', '!', '?']);
-        let body = without_position(body).trim_end_matches(['.', ':']);
+        // Closing brackets, quotes and sentence punctuation, then a
+        // position, then what came before the position.
+        const ENDS: [char; 13] = [
+            ')', ']', '}', '>', '"', '\'', '`', ',', ';', '!', '?', '.', ':',
+        ];
+        let body = without_position(word[lead..].trim_end_matches(ENDS)).trim_end_matches(ENDS);
         if body.starts_with('-') || !(body.contains('/') || body.contains('.')) {
             continue;
         }
@@ -200,7 +203,7 @@ mod tests {
                 .contains(&p.to_str().unwrap_or(""))
                 .then(|| Path::new("/work/p").join(p))
         };
-        let text = "Edited `src/main.rs:12:4`,\u{a0}see README.md. Not src/gone.rs nor -v.x; https://x.test/src/main.rs";
+        let text = "Edited `src/main.rs:12:4.`,\u{a0}see README.md. Not src/gone.rs nor -v.x; https://x.test/src/main.rs";
         let found = links(text, file);
         let shown: Vec<(&str, &str)> = found
             .iter()

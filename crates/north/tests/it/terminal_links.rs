@@ -70,9 +70,11 @@ fn addresses_are_written_as_osc8_links() {
     let script = script(
         &sb,
         &format!(
-            "See {url}, or read [the guide](https://docs.example.test/guide).\n\nA hostile one: https://evil.test/x\u{1b}]52;c;SGVsbG8=\u{7} here.\n\nDONE-MARK"
+            "See {url}, or read [the guide](https://docs.example.test/guide). The plan is in `notes/plan.md:3`.\n\nA hostile one: https://evil.test/x\u{1b}]52;c;SGVsbG8=\u{7} here.\n\nDONE-MARK"
         ),
     );
+    std::fs::create_dir_all(sb.project().join("notes")).unwrap();
+    std::fs::write(sb.project().join("notes/plan.md"), "plan\n").unwrap();
     let mut tty = Tty::spawn(
         &sb,
         &format!("\"$NORTH\" --script '{}'; echo EXIT=$?", script.display()),
@@ -96,6 +98,12 @@ fn addresses_are_written_as_osc8_links() {
             "the link shows its address: {shown:?}"
         );
     }
+    // A file name that exists links to the file, by its full path.
+    let file = raw
+        .find("\x1b]8;;file://")
+        .map(|at| &raw[at..at + raw[at..].find("\x1b\\").unwrap()])
+        .expect("the file name is a link");
+    assert!(file.ends_with("/notes/plan.md"), "{file:?}");
     // A control character in the model's text ends the address and is
     // never written: no clipboard write, no escape of its own.
     assert!(raw.contains("\x1b]8;;https://evil.test/x\x1b\\"), "{raw:?}");
