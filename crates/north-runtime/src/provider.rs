@@ -19,6 +19,52 @@ use crate::endpoint::Endpoint;
 /// How long a local server may take to say how large its context is.
 const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(3);
 
+/// What a front end shows while a local server is asked for its context
+/// window (`Some` with what is asked, then `None`): the interactive
+/// assistant says so on the line its first screen will take, so a slow
+/// server never leaves the terminal blank. Called on the asking thread.
+pub type WaitNotice = Box<dyn Fn(Option<&str>) + Send + Sync>;
+
+static WAIT_NOTICE: std::sync::OnceLock<WaitNotice> = std::sync::OnceLock::new();
+
+/// Sets what is told of a probe as it starts and ends (once a process;
+/// later calls are ignored).
+pub fn on_probe(notice: WaitNotice) {
+    let _ = WAIT_NOTICE.set(notice);
+}
+
+/// `url` without a `user:password@` part, to show.
+fn without_userinfo(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
+        None => url.to_string(),
+    }
+}
+
+/// Tells the front end of a probe for as long as it lives.
+struct Probing;
+
+impl Probing {
+    fn start(what: &str) -> Probing {
+        if let Some(notice) = WAIT_NOTICE.get() {
+            notice(Some(what));
+        }
+        Probing
+    }
+}
+
+impl Drop for Probing {
+    fn drop(&mut self) {
+        if let Some(notice) = WAIT_NOTICE.get() {
+            notice(None);
+        }
+    }
+}
+
 /// The scripted provider has no window of its own; it behaves like a large model.
 const SCRIPTED_CONTEXT_WINDOW: u64 = 200_000;
 
@@ -155,7 +201,13 @@ pub fn model_limits(config: &Config, model: &str, probe: Probe) -> ModelLimits {
                 .then(|| crate::windows::cached(url, model))
                 .flatten();
             cached.or_else(|| {
+                let probing = Probing::start(&format!(
+                    "asking {} for the context window of {model} (up to {} s)",
+                    without_userinfo(url),
+                    DISCOVERY_TIMEOUT.as_secs()
+                ));
                 let found = discover(url, model, key.as_ref());
+                drop(probing);
                 if let Some(d) = found {
                     crate::windows::remember(url, model, d);
                 }
@@ -273,4 +325,22 @@ pub(crate) fn endpoint_backend(
             endpoint, config,
         )?)?),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shown_address_drops_its_credentials() {
+        assert_eq!(
+            without_userinfo("http://user:secret@127.0.0.1:8080/v1"),
+            "http://127.0.0.1:8080/v1"
+        );
+        assert_eq!(
+            without_userinfo("http://127.0.0.1:8080/a@b"),
+            "http://127.0.0.1:8080/a@b"
+        );
+        assert_eq!(without_userinfo("not a url"), "not a url");
+    }
 }

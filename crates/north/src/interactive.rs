@@ -300,6 +300,7 @@ fn exit_code(result: Result<north_tui::Ended, TuiError>) -> ExitCode {
 pub fn main(args: InteractiveArgs) -> ExitCode {
     // Until the TUI has the terminal, keys wait for the composer unechoed.
     let _quiet = crate::typeahead::quiet();
+    crate::typeahead::show_waits();
     let redactor = Redactor::from_env();
     let log = logging::init(args.model.log_level, &redactor);
     tracing::info!(version = env!("CARGO_PKG_VERSION"), log = ?log, "north starting");

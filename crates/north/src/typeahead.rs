@@ -7,6 +7,9 @@
 //! the interactive assistant until the TUI takes the terminal (the keys
 //! wait in the terminal's queue and reach the composer), and is turned
 //! back on for the trust question and whenever North returns.
+//!
+//! The wait itself is shown: what North waits for is written, dimmed, on
+//! the line the first screen will take, and erased when the wait ends.
 
 #[cfg(unix)]
 use std::sync::Mutex;
@@ -76,4 +79,23 @@ impl Drop for Quiet {
     fn drop(&mut self) {
         restore();
     }
+}
+
+/// Shows what North waits for as it starts (a local server asked for its
+/// context window) on the line its first screen will take, dimmed, and
+/// erases it when the wait ends: a slow server never leaves the terminal
+/// blank. Standard output a terminal only.
+pub fn show_waits() {
+    use std::io::{IsTerminal, Write};
+    if !std::io::stdout().is_terminal() {
+        return;
+    }
+    north_runtime::provider::on_probe(Box::new(|what| {
+        let mut out = std::io::stdout();
+        let _ = match what {
+            Some(what) => write!(out, "\r\x1b[2K\x1b[2m⋯ North is starting: {what}\x1b[0m\r"),
+            None => write!(out, "\r\x1b[2K"),
+        };
+        let _ = out.flush();
+    }));
 }

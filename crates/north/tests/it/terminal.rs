@@ -700,9 +700,16 @@ fn keys_typed_while_a_slow_server_is_asked_wait_for_the_composer_unechoed() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+    // The wait is shown, not a blank terminal.
+    let waiting = term.wait_for("North is starting: asking http://127.0.0.1");
+    assert!(waiting.contains("for the context window"), "{waiting}");
     term.type_text("typed early");
     term.keys(&["Enter"]);
     let screen = term.wait_for("› typed early");
+    assert!(
+        !term.everything().contains("North is starting"),
+        "the wait's line is gone once North is up:\n{screen}"
+    );
     let header = screen
         .lines()
         .position(|l| l.starts_with("North "))
