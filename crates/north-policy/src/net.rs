@@ -34,6 +34,8 @@ pub enum NetGrant {
     Any,
     /// `net`, and the host is on the allowlist.
     Allowlisted,
+    /// `net:*.<domain>` (this pattern), for a host under that domain.
+    Wildcard(String),
 }
 
 /// Why a host may not be reached.
@@ -148,6 +150,23 @@ impl NetAccess<'_> {
         if domain_grant {
             return Ok(NetGrant::Domain(host));
         }
+        // `net:*.example.org`: any name under the domain, never an address
+        // and never a private name (only a grant naming one reaches it).
+        let wildcard = self.capabilities.iter().find_map(|c| {
+            let pattern = normalize_host(c.host()?);
+            let suffix = pattern.strip_prefix('*')?;
+            (suffix.starts_with('.')
+                && suffix.len() > 1
+                && host.ends_with(suffix)
+                && host.parse::<std::net::IpAddr>().is_err())
+            .then_some(pattern)
+        });
+        if let Some(pattern) = wildcard {
+            if self.private_needs_grant && is_private_host(&host) {
+                return Err(NetDenied::Private { host: denied_host });
+            }
+            return Ok(NetGrant::Wildcard(pattern));
+        }
         if !self.capabilities.contains(&Capability::Net) {
             return Err(NetDenied::NoCapability { host: denied_host });
         }
@@ -168,6 +187,43 @@ impl NetAccess<'_> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_wildcard_grant_reaches_names_under_its_domain_only() {
+        let caps: Vec<Capability> = vec!["net:*.example.org".parse().unwrap()];
+        let access = NetAccess {
+            capabilities: &caps,
+            allowlist: None,
+            private_needs_grant: true,
+        };
+        assert_eq!(
+            access.check("api.example.org"),
+            Ok(NetGrant::Wildcard("*.example.org".into()))
+        );
+        assert!(access.check("a.b.example.org").is_ok());
+        assert!(
+            access.check("example.org").is_err(),
+            "the domain itself is not under it"
+        );
+        assert!(access.check("evilexample.org").is_err());
+        let loopback: Vec<Capability> = vec![
+            "net:*.0.0.1".parse().unwrap(),
+            "net:*.localhost".parse().unwrap(),
+        ];
+        let access = NetAccess {
+            capabilities: &loopback,
+            allowlist: None,
+            private_needs_grant: true,
+        };
+        assert!(
+            access.check("127.0.0.1").is_err(),
+            "an address is never a name under a domain"
+        );
+        assert!(
+            access.check("db.localhost").is_err(),
+            "a private name needs a grant naming it"
+        );
+    }
 
     fn caps(list: &[&str]) -> Vec<Capability> {
         list.iter().map(|s| Capability::lenient(s)).collect()

@@ -18,7 +18,8 @@
 //!
 //! Module map, lowest first (each uses only those above it): `error`,
 //! `windows`, `endpoint`, `provider` (uses `endpoint`, `windows`),
-//! `sandboxing`, `hooking` (uses `sandboxing`), `project` (uses `provider`,
+//! `egress` (the network proxy per set of grants), `sandboxing` (uses
+//! `egress`), `hooking` (uses `sandboxing`), `project` (uses `provider`,
 //! `sandboxing`, `hooking`), `status_line` (the command a user programs the
 //! status line with; uses `project`, `sandboxing`), `mcp` (uses `project`,
 //! `sandboxing`), `session` (uses `mcp`, `project`, `status_line`).
@@ -26,6 +27,7 @@
 //! It must not render anything, read the terminal or print: what the user
 //! should hear comes back as notices for the front end to show.
 
+pub mod egress;
 mod endpoint;
 mod error;
 pub mod hooking;

@@ -65,8 +65,9 @@ impl SandboxChoice {
 
 impl SandboxChoice {
     /// The project's sandbox settings under `grants`: commands get the
-    /// network only with the whole-network grant `net` — a per-domain
-    /// grant is for North's own fetchers and never opens sockets.
+    /// whole network only with the grant `net`; with per-domain grants
+    /// (`net:<domain>`), a network of their own whose one way out is
+    /// North's proxy, which reaches only the granted hosts.
     pub fn settings(
         &self,
         root: &std::path::Path,
@@ -78,6 +79,10 @@ impl SandboxChoice {
         settings.unix_sockets = self.unix_sockets;
         if grants.contains(&north_protocol::Capability::Net) {
             settings.network = Network::On;
+        } else if grants.iter().any(|g| g.host().is_some())
+            && let Some(socket) = crate::egress::socket_for(grants)
+        {
+            settings.network = Network::Proxied(socket);
         }
         settings
     }

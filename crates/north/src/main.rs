@@ -60,6 +60,13 @@ use clap::Parser;
 use cli::{Cli, Command};
 
 fn main() -> ExitCode {
+    let code = run();
+    // The network proxies' sockets go with North.
+    north_runtime::egress::stop_all();
+    code
+}
+
+fn run() -> ExitCode {
     // Scripts and editors ask this often: answered before anything else is
     // set up (the argument parser alone builds every subcommand).
     if let [_, flag] = &std::env::args_os().collect::<Vec<_>>()[..]

@@ -18,9 +18,17 @@ pub struct SandboxArgs {
     #[arg(long, value_name = "DIR")]
     pub path: Option<PathBuf>,
     /// Grant a capability (`net` allows network sockets; a per-domain
-    /// `net:HOST` never does); repeatable.
+    /// `net:HOST` opens nothing here — in a session, and with `--explain`,
+    /// it gives the command North's proxy, which reaches only granted
+    /// hosts); repeatable.
     #[arg(long = "grant", value_name = "CAP")]
     pub grants: Vec<Capability>,
+    /// Reach the network only through North's proxy at this Unix socket
+    /// (the command gets a network namespace of its own, bridged to it,
+    /// and the proxy variables); what North's spawner passes when the
+    /// session has per-domain network grants.
+    #[arg(long, value_name = "SOCKET", conflicts_with = "explain")]
+    pub proxy: Option<PathBuf>,
     /// Another directory the command may write; repeatable.
     #[arg(long = "write", value_name = "DIR")]
     pub writable: Vec<PathBuf>,
@@ -85,12 +93,13 @@ impl SandboxArgs {
     /// Whether any flag shapes the policy (else `--explain` shows the
     /// configured one).
     fn shapes_policy(&self) -> bool {
-        !(self.grants.is_empty()
+        !(self.grants.iter().all(|g| g.host().is_some())
             && self.writable.is_empty()
             && self.hidden.is_empty()
             && self.readable.is_empty()
             && self.keep.is_empty())
             || self.shared_tmp
+            || self.proxy.is_some()
             || self.unix_sockets
             || self.read_only_project
             || self.max_processes != north_tools::os_sandbox::DEFAULT_MAX_PROCESSES
@@ -115,10 +124,10 @@ impl SandboxArgs {
             hidden: lenient(&self.hidden),
             home_readable: lenient(&self.readable),
             keep: lenient(&self.keep),
-            network: if self.grants.contains(&Capability::Net) {
-                Network::On
-            } else {
-                Network::Off
+            network: match &self.proxy {
+                _ if self.grants.contains(&Capability::Net) => Network::On,
+                Some(socket) => Network::Proxied(socket.clone()),
+                None => Network::Off,
             },
             unix_sockets: self.unix_sockets,
             temp: if self.shared_tmp {
@@ -135,7 +144,7 @@ impl SandboxArgs {
 /// The policy of the spawner North builds for a child of `kind` in `root`
 /// from the user's config: `--explain` without flags shows the spawner's
 /// own value, not a second derivation of it.
-fn configured(root: &Path, kind: Kind) -> anyhow::Result<SandboxPolicy> {
+fn configured(root: &Path, kind: Kind, grants: &[Capability]) -> anyhow::Result<SandboxPolicy> {
     let choice = north_runtime::SandboxChoice::for_project(root, None);
     let kind = match kind {
         Kind::Command => ChildKind::Command,
@@ -143,7 +152,17 @@ fn configured(root: &Path, kind: Kind) -> anyhow::Result<SandboxPolicy> {
         Kind::Mcp => ChildKind::McpServer,
         Kind::ReadOnly => ChildKind::ReadOnlyCommand,
     };
-    let spawner = north_runtime::sandboxing::sandboxed(&choice.settings(root, &[]), kind)?;
+    let mut settings = choice.settings(root, &[]);
+    if grants.contains(&Capability::Net) {
+        settings.network = Network::On;
+    } else if grants.iter().any(|g| g.host().is_some()) {
+        // A session starts the proxy and makes its socket; shown here is
+        // where a session's would be (this process starts none: the
+        // sandbox needs it single-threaded).
+        settings.network =
+            Network::Proxied(std::env::temp_dir().join("north-egress-SESSION/proxy.sock"));
+    }
+    let spawner = north_runtime::sandboxing::sandboxed(&settings, kind)?;
     spawner
         .policy()
         .cloned()
@@ -158,7 +177,7 @@ pub fn main(args: SandboxArgs) -> anyhow::Result<ExitCode> {
     let policy = if args.explain && !args.shapes_policy() {
         let root = north_tools::sandbox::physical_path(&cwd, &root)
             .with_context(|| format!("cannot resolve {}", root.display()))?;
-        configured(&root, args.kind)?
+        configured(&root, args.kind, &args.grants)?
     } else {
         args.policy(&root, &cwd)?
     };
@@ -209,22 +228,27 @@ mod tests {
         settings.hidden = vec![base.join("secret")];
         settings.home_readable = vec![base.join("tools")];
         settings.unix_sockets = true;
-        settings.network = Network::On;
-        for kind in [
-            ChildKind::Command,
-            ChildKind::Hook { network: true },
-            ChildKind::Hook { network: false },
-            ChildKind::McpServer,
-            ChildKind::ReadOnlyCommand,
+        for network in [
+            Network::On,
+            Network::Proxied(base.join("egress/proxy.sock")),
         ] {
-            let spawner = north_runtime::sandboxing::sandboxed(&settings, kind).unwrap();
-            let mut policy = spawner.policy().unwrap().clone();
-            policy.keep.push(base.join("kept"));
-            let mut argv: Vec<std::ffi::OsString> = vec!["sandbox".into()];
-            argv.extend(policy.to_args());
-            argv.push("true".into());
-            let parsed = Cli::try_parse_from(argv).unwrap().args;
-            assert_eq!(parsed.policy(&root, &base).unwrap(), policy, "{kind:?}");
+            settings.network = network;
+            for kind in [
+                ChildKind::Command,
+                ChildKind::Hook { network: true },
+                ChildKind::Hook { network: false },
+                ChildKind::McpServer,
+                ChildKind::ReadOnlyCommand,
+            ] {
+                let spawner = north_runtime::sandboxing::sandboxed(&settings, kind).unwrap();
+                let mut policy = spawner.policy().unwrap().clone();
+                policy.keep.push(base.join("kept"));
+                let mut argv: Vec<std::ffi::OsString> = vec!["sandbox".into()];
+                argv.extend(policy.to_args());
+                argv.push("true".into());
+                let parsed = Cli::try_parse_from(argv).unwrap().args;
+                assert_eq!(parsed.policy(&root, &base).unwrap(), policy, "{kind:?}");
+            }
         }
     }
 }

@@ -94,10 +94,30 @@ pub(super) fn enter(spec: &SandboxPolicy) -> Result<Protection, OsSandboxError> 
     hidden.retain(|h| !spec.root.starts_with(h));
     // Without user namespaces the read-only and hidden paths cannot be
     // enforced; that is reported, not fatal (the other layers still apply).
-    if let Some(pid_namespace) = enter_namespaces()? {
+    let proxy = match &spec.network {
+        Network::Proxied(socket) => Some(socket.as_path()),
+        Network::On | Network::Off => None,
+    };
+    let mut internet = spec.network == Network::On;
+    if let Some(own_network) = enter_namespaces(proxy.is_some())? {
+        if let (Some(socket), true) = (proxy, own_network) {
+            // Before the PID namespace: the bridge is not the command's init.
+            super::netns::loopback_up().map_err(setup("bring up the sandbox's loopback"))?;
+            super::netns::start_bridge(socket)
+                .map_err(setup("bridge the sandbox to North's proxy"))?;
+            super::netns::set_proxy_env();
+            // Internet sockets reach only the namespace's own loopback.
+            internet = true;
+            protection.proxied = true;
+        }
+        // SAFETY: unshare with a constant flag; the next child is the
+        // namespace's init (`pidns::split`).
+        let pid_namespace = unsafe { libc::unshare(libc::CLONE_NEWPID) } == 0;
         // Covers first: what is bound back (the project among it) is then
         // the tree the read-only and hidden mounts below apply to.
         let mut keep = vec![spec.root.clone()];
+        // The bridge shares this mount namespace: the proxy's socket stays.
+        keep.extend(proxy.and_then(Path::parent).map(Path::to_path_buf));
         keep.extend(spec.writable.iter().cloned());
         keep.extend(spec.keep.iter().cloned());
         keep.extend(std::env::current_dir().ok());
@@ -155,27 +175,25 @@ pub(super) fn enter(spec: &SandboxPolicy) -> Result<Protection, OsSandboxError> 
     }
     protection.writable = writable_paths(spec);
     protection.landlock_abi = landlock(spec)?;
-    seccomp(spec.network, spec.unix_sockets)?;
+    seccomp(internet, spec.unix_sockets)?;
     super::seccomp_arch::install().map_err(setup("filter system calls (seccomp)"))?;
     protection.seccomp = true;
     Ok(protection)
 }
 
-/// Enters a new user, mount and (when the kernel allows) PID namespace,
-/// mapping the user to itself, or to an unprivileged id when it is root, so
-/// the command holds no capability that could undo a mount. `None` when the
-/// kernel refuses namespaces; `Some(true)` when the PID namespace is new too.
-fn enter_namespaces() -> Result<Option<bool>, OsSandboxError> {
+/// Enters a new user and mount namespace (and a network namespace of its
+/// own when `own_network`), mapping the user to itself, or to an
+/// unprivileged id when it is root, so the command holds no capability that
+/// could undo a mount. `None` when the kernel refuses namespaces;
+/// `Some(true)` when the network namespace is new too.
+fn enter_namespaces(own_network: bool) -> Result<Option<bool>, OsSandboxError> {
     // SAFETY: plain libc getters and unshare with constant flags.
     let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
-    let with_pid = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID;
-    let pid_namespace = if unsafe { libc::unshare(with_pid) } == 0 {
-        true
-    } else if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) } == 0 {
-        false
-    } else {
+    let base = libc::CLONE_NEWUSER | libc::CLONE_NEWNS;
+    let with_network = own_network && unsafe { libc::unshare(base | libc::CLONE_NEWNET) } == 0;
+    if !with_network && unsafe { libc::unshare(base) } != 0 {
         return Ok(None);
-    };
+    }
     let inside = |id: u32| if id == 0 { 1000 } else { id };
     let _ = std::fs::write("/proc/self/setgroups", "deny");
     std::fs::write("/proc/self/uid_map", format!("{} {uid} 1\n", inside(uid)))
@@ -185,7 +203,7 @@ fn enter_namespaces() -> Result<Option<bool>, OsSandboxError> {
     // Mount changes stay in this namespace.
     mount(None, Path::new("/"), libc::MS_REC | libc::MS_PRIVATE)
         .map_err(setup("make the mounts private"))?;
-    Ok(Some(pid_namespace))
+    Ok(Some(with_network))
 }
 
 /// Bind-mounts `dir` on itself read-only, keeping the flags the kernel
@@ -288,7 +306,7 @@ fn landlock(spec: &SandboxPolicy) -> Result<Option<i32>, OsSandboxError> {
 /// mounts, io_uring (which could open sockets past this filter) and the
 /// ioctls that push input into a terminal (`TIOCSTI`, `TIOCLINUX`) always
 /// fail with EPERM.
-fn seccomp(network: Network, unix_sockets: bool) -> Result<(), OsSandboxError> {
+fn seccomp(internet: bool, unix_sockets: bool) -> Result<(), OsSandboxError> {
     let err = |e: seccompiler::BackendError| setup("filter system calls (seccomp)")(e.to_string());
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     for call in [
@@ -319,7 +337,7 @@ fn seccomp(network: Network, unix_sockets: bool) -> Result<(), OsSandboxError> {
     if unix_sockets {
         allowed.push(libc::AF_UNIX);
     }
-    if network == Network::On {
+    if internet {
         allowed.extend([libc::AF_INET, libc::AF_INET6]);
     }
     let socket_rule = if allowed.is_empty() {

@@ -36,9 +36,12 @@
 //! - **Processes (PID namespace):** the command is the child of a private
 //!   init with its own `/proc`: it sees only its own processes, and when it
 //!   exits everything it started dies with it.
+//! - **Network (network namespace, `netns`):** with per-domain grants a
+//!   command gets a namespace of its own whose one way out is a bridge to
+//!   North's proxy, which decides host by host ([`Network::Proxied`]).
 //! - **System calls (seccomp):** socket families by allow-list (`AF_UNIX`
 //!   only when the user allows it, `AF_INET`/`AF_INET6` only with the
-//!   whole-network grant, nothing else); `TIOCSTI`/`TIOCLINUX`, `ptrace`,
+//!   whole-network grant or inside the proxied namespace, nothing else); `TIOCSTI`/`TIOCLINUX`, `ptrace`,
 //!   `process_vm_readv/writev`, the keyring, mounts and io_uring always
 //!   fail with `EPERM`; x32 system calls are refused, other architectures
 //!   killed.
@@ -54,6 +57,8 @@ mod home;
 mod linux;
 #[cfg(target_os = "linux")]
 mod mounts;
+#[cfg(target_os = "linux")]
+mod netns;
 #[cfg(target_os = "linux")]
 mod pidns;
 mod policy;
@@ -72,8 +77,8 @@ pub use supervise::supervise;
 use std::path::PathBuf;
 
 pub use policy::{
-    ChildKind, DEFAULT_MAX_PROCESSES, HOME_READABLE, Network, SandboxPolicy, SandboxSettings,
-    TempDir, home_paths_named,
+    ChildKind, DEFAULT_MAX_PROCESSES, HOME_READABLE, Network, PROXY_PORT, SandboxPolicy,
+    SandboxSettings, TempDir, home_paths_named,
 };
 
 /// The user's secret stores under `home` (and North's own config and state
@@ -170,6 +175,9 @@ pub struct Protection {
     /// Whether the command runs in a PID namespace of its own (it sees
     /// only its processes; all of them end with it).
     pub pid_namespace: bool,
+    /// Whether the command's network is its own namespace, bridged to
+    /// North's proxy (a proxied policy without it has no network).
+    pub proxied: bool,
     /// Whether the read-only directories could be enforced (they need a
     /// user and mount namespace).
     pub namespaces: bool,
@@ -244,10 +252,17 @@ impl Protection {
         }
         out.push_str(&format!(
             "network: {}\n",
-            match spec.network {
-                Network::On => "allowed (the whole-network grant `net`)",
+            match &spec.network {
+                Network::On => "allowed (the whole-network grant `net`)".to_string(),
                 Network::Off =>
-                    "refused (AF_INET/AF_INET6 sockets fail; a per-domain grant never opens them)",
+                    "refused (AF_INET/AF_INET6 sockets fail; per-domain grants go through North's proxy)"
+                        .to_string(),
+                Network::Proxied(socket) if self.proxied => format!(
+                    "only through North's proxy ({}): a network namespace of its own, bridged from 127.0.0.1:{} (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY set); the proxy allows a host only under a `net:<domain>` grant and never a private address a grant does not name",
+                    socket.display(),
+                    PROXY_PORT
+                ),
+                Network::Proxied(_) => "refused (the kernel gave no network namespace to bridge to North's proxy)".to_string(),
             }
         ));
         out.push_str(&format!(

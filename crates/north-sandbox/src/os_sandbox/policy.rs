@@ -13,15 +13,26 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-/// Whether a child may open internet sockets.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// Whether a child may open internet sockets, and where they lead.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum Network {
     /// `AF_INET`/`AF_INET6` sockets fail (the default).
     #[default]
     Off,
     /// The whole network (only the `net` grant, never a per-domain one).
     On,
+    /// Only through North's proxy, listening on this Unix socket: the
+    /// child gets a network namespace of its own whose one way out is a
+    /// bridge from `127.0.0.1:`[`PROXY_PORT`] to that socket, and the
+    /// proxy variables naming it. The proxy decides, host by host, under
+    /// the session's `net:<domain>` grants.
+    Proxied(PathBuf),
 }
+
+/// The port the proxy answers on inside a child's own network namespace
+/// (`HTTP_PROXY=http://127.0.0.1:47780`); the namespace is the child's
+/// alone, so no other program's port is taken.
+pub const PROXY_PORT: u16 = 47780;
 
 /// Whether the system temp dir the child sees is its own.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -194,8 +205,10 @@ impl SandboxPolicy {
         each("--hide", &self.hidden);
         each("--read", &self.home_readable);
         each("--keep", &self.keep);
-        if self.network == Network::On {
-            args.extend(["--grant".into(), "net".into()]);
+        match &self.network {
+            Network::On => args.extend(["--grant".into(), "net".into()]),
+            Network::Proxied(socket) => args.extend(["--proxy".into(), socket.clone().into()]),
+            Network::Off => {}
         }
         if self.unix_sockets {
             args.push("--unix-sockets".into());
@@ -356,7 +369,7 @@ impl SandboxSettings {
         policy.home_readable = self.home_readable.clone();
         policy.unix_sockets = self.unix_sockets;
         match kind {
-            ChildKind::Command => policy.network = self.network,
+            ChildKind::Command => policy.network = self.network.clone(),
             ChildKind::Hook { network } => {
                 policy.network = if network { Network::On } else { Network::Off };
                 // A hook's log or marker in the temp dir is seen outside.

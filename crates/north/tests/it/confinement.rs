@@ -313,8 +313,11 @@ fn background_jobs_die_with_north_however_it_ends() {
     }
 }
 
+/// A per-domain grant gives a command a network namespace of its own whose
+/// one way out is North's proxy (see `egress`): a listener on the host's
+/// loopback is not reached, and other socket families stay refused.
 #[test]
-fn a_domain_grant_opens_no_socket_and_other_families_stay_refused() {
+fn a_domain_grant_reaches_no_listener_directly_and_other_families_stay_refused() {
     let sb = Sandbox::new();
     require_sandbox(&sb);
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

@@ -21,6 +21,7 @@ mod concurrency;
 mod confinement;
 mod confinement_fetch;
 mod crash;
+mod egress;
 mod exec;
 mod hooks;
 mod hostile_state;

@@ -1,0 +1,118 @@
+//! The rule a host is judged by, and the resolution of a host to the
+//! addresses a connection may use.
+
+use std::net::{IpAddr, SocketAddr};
+
+use north_policy::net::{is_private_ip, normalize_host};
+use north_policy::{NetAccess, NetGrant};
+use north_protocol::Capability;
+
+/// Why a host may not be reached, said as the command's tool shows it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct Refusal {
+    /// The host asked for.
+    pub host: String,
+    /// What refused it, and the grant that would allow it.
+    pub reason: String,
+}
+
+/// Whether `host` may be reached under `grants`, and by which grant:
+/// North's rule for every fetcher, with private addresses reached only
+/// under a grant that names them.
+pub fn decide(grants: &[Capability], host: &str) -> Result<NetGrant, Refusal> {
+    let access = NetAccess {
+        capabilities: grants,
+        allowlist: None,
+        private_needs_grant: true,
+    };
+    access.check(host).map_err(|denied| Refusal {
+        host: normalize_host(host),
+        reason: format!("North's sandbox proxy refused it: {denied}"),
+    })
+}
+
+/// The addresses `host` resolves to, each checked: a private one (a name
+/// pointing at loopback, the metadata service, the LAN) only when `grant`
+/// names the host exactly. The connection is made to these, never after a
+/// second lookup.
+pub async fn resolve(host: &str, port: u16, grant: &NetGrant) -> Result<Vec<SocketAddr>, Refusal> {
+    let name = normalize_host(host);
+    let addrs: Vec<SocketAddr> = match name.parse::<IpAddr>() {
+        Ok(ip) => vec![SocketAddr::new(ip, port)],
+        Err(_) => tokio::net::lookup_host((name.as_str(), port))
+            .await
+            .map_err(|e| Refusal {
+                host: name.clone(),
+                reason: format!("North's sandbox proxy could not resolve {name}: {e}"),
+            })?
+            .collect(),
+    };
+    let named = matches!(grant, NetGrant::Domain(d) if *d == name);
+    if let Some(private) = addrs.iter().find(|a| is_private_ip(a.ip()))
+        && !named
+    {
+        return Err(Refusal {
+            host: name.clone(),
+            reason: format!(
+                "North's sandbox proxy refused it: {name} resolves to {}, a loopback or private address, which only a grant naming it reaches (`net:{name}`)",
+                private.ip()
+            ),
+        });
+    }
+    if addrs.is_empty() {
+        return Err(Refusal {
+            host: name.clone(),
+            reason: format!("North's sandbox proxy found no address for {name}"),
+        });
+    }
+    Ok(addrs)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn grants(list: &[&str]) -> Vec<Capability> {
+        list.iter().map(|g| g.parse().unwrap()).collect()
+    }
+
+    #[test]
+    fn a_host_needs_a_grant_and_a_private_one_a_grant_naming_it() {
+        let g = grants(&["net:registry.example.test", "net:*.mirror.test"]);
+        assert!(decide(&g, "registry.example.test").is_ok());
+        assert!(decide(&g, "a.mirror.test").is_ok());
+        let refused = decide(&g, "other.test").unwrap_err();
+        assert!(refused.reason.contains("net:other.test"), "{refused}");
+        // `net` alone never reaches loopback or the metadata service.
+        let all = grants(&["net"]);
+        for host in [
+            "127.0.0.1",
+            "169.254.169.254",
+            "::ffff:127.0.0.1",
+            "[::1]",
+            "localhost",
+        ] {
+            assert!(decide(&all, host).is_err(), "{host}");
+        }
+        assert!(decide(&grants(&["net:127.0.0.1"]), "127.0.0.1").is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_name_that_resolves_to_loopback_is_refused_unless_named() {
+        // `localhost` resolves to loopback: reached by `net` or a wildcard,
+        // it is refused; named, it is reached.
+        for grant in [NetGrant::Any, NetGrant::Wildcard("*.example.test".into())] {
+            let refused = resolve("localhost", 80, &grant).await.unwrap_err();
+            assert!(refused.reason.contains("loopback or private"), "{refused}");
+        }
+        let named = decide(&grants(&["net:localhost"]), "localhost").unwrap();
+        assert!(resolve("localhost", 80, &named).await.is_ok());
+        let literal = decide(&grants(&["net:127.0.0.1"]), "127.0.0.1").unwrap();
+        assert_eq!(
+            resolve("127.0.0.1", 8080, &literal).await.unwrap(),
+            vec!["127.0.0.1:8080".parse().unwrap()]
+        );
+    }
+}

@@ -1,0 +1,108 @@
+//! The egress proxy: the one way a sandboxed command with per-domain
+//! network grants reaches the network.
+//!
+//! A command under `north-sandbox`'s `Network::Proxied` runs in a network
+//! namespace of its own whose only way out is a bridge to this proxy's
+//! Unix socket (see `north-sandbox`'s `netns`). The proxy speaks HTTP
+//! `CONNECT` (what `https://` goes through) and plain HTTP in absolute
+//! form, and for each request decides under the same rule as North's own
+//! fetchers ([`north_policy::NetAccess`]):
+//!
+//! - a host is reached only under `net:<host>`, a wildcard `net:*.<domain>`
+//!   or `net`;
+//! - loopback, private, link-local and metadata addresses are refused
+//!   unless a grant names the host exactly — also when a name resolves to
+//!   one, and an IPv6 form carrying such an address counts as one;
+//! - the name is resolved once, every address checked, and the connection
+//!   made to an address that was checked (no second lookup to rebind);
+//! - a refusal is an HTTP answer (`403`, and `X-North-Denied` with the
+//!   reason and the grant that would allow it), so the command's own tool
+//!   prints why.
+//!
+//! Main types: [`Proxy`] (a running proxy on its own thread; stops when
+//! dropped), [`Refusal`] (why [`decide`] or [`resolve`] refused a host).
+//!
+//! Module map, lowest first:
+//! - `head`: a request's head — the request line and headers — parsed
+//! - `decide`: the rule, and the resolution of a host to checked addresses
+//! - `serve`: the proxy's connections (uses `decide`, `head`)
+//!
+//! This crate must not start processes or read configuration: the grants
+//! are given to it.
+
+mod decide;
+mod head;
+mod serve;
+
+pub use decide::{Refusal, decide, resolve};
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use north_protocol::Capability;
+
+/// Why a proxy did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum EgressError {
+    /// Its directory, socket or thread could not be made.
+    #[error("cannot start North's network proxy: {0}")]
+    Start(#[from] std::io::Error),
+}
+
+/// The grants a proxy judges by; read at each connection, so a grant
+/// given during a session counts from the next one.
+pub type Grants = Arc<dyn Fn() -> Vec<Capability> + Send + Sync>;
+
+/// A running proxy: its socket in a private directory, its thread. Stops
+/// and removes the socket when dropped.
+pub struct Proxy {
+    socket: PathBuf,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    _dir: tempfile::TempDir,
+}
+
+impl std::fmt::Debug for Proxy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Proxy")
+            .field("socket", &self.socket)
+            .finish()
+    }
+}
+
+impl Proxy {
+    /// Starts a proxy judging by `grants`, its socket in a new private
+    /// directory under the system temp dir.
+    pub fn start(grants: Grants) -> Result<Proxy, EgressError> {
+        let dir = tempfile::Builder::new().prefix("north-egress-").tempdir()?;
+        let socket = dir.path().join("proxy.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&socket)?;
+        listener.set_nonblocking(true)?;
+        let (stop, stopped) = tokio::sync::oneshot::channel();
+        let thread = std::thread::Builder::new()
+            .name("north-egress".into())
+            .spawn(move || serve::run(listener, grants, stopped))?;
+        Ok(Proxy {
+            socket,
+            stop: Some(stop),
+            thread: Some(thread),
+            _dir: dir,
+        })
+    }
+
+    /// The socket the sandbox's bridge connects to.
+    pub fn socket(&self) -> &Path {
+        &self.socket
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! The proxy's connections: each one's head read, judged, and either
+//! refused with an answer that says why or carried to the host.
+
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpStream, UnixListener, UnixStream};
+
+use crate::Grants;
+use crate::decide::{Refusal, decide, resolve};
+use crate::head::{self, HeadError, Target};
+
+/// How long a client may take to send its request's head.
+const HEAD_WAIT: Duration = Duration::from_secs(30);
+/// How long connecting to a host may take.
+const CONNECT_WAIT: Duration = Duration::from_secs(30);
+
+/// Serves `listener` until `stop` fires (or its sender is dropped).
+pub(crate) fn run(
+    listener: std::os::unix::net::UnixListener,
+    grants: Grants,
+    mut stop: tokio::sync::oneshot::Receiver<()>,
+) {
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        tracing::error!("the network proxy's runtime did not start");
+        return;
+    };
+    runtime.block_on(async move {
+        let Ok(listener) = UnixListener::from_std(listener) else {
+            tracing::error!("the network proxy's socket could not be served");
+            return;
+        };
+        loop {
+            tokio::select! {
+                _ = &mut stop => break,
+                accepted = listener.accept() => {
+                    let Ok((conn, _)) = accepted else { continue };
+                    let grants = grants.clone();
+                    tokio::spawn(async move { connection(conn, grants).await });
+                }
+            }
+        }
+    });
+}
+
+async fn connection(mut conn: UnixStream, grants: Grants) {
+    let (bytes, end) = match tokio::time::timeout(HEAD_WAIT, read_head(&mut conn)).await {
+        Ok(Ok(read)) => read,
+        Ok(Err(e)) => {
+            let _ = answer(&mut conn, 400, "Bad Request", &e.to_string()).await;
+            return;
+        }
+        Err(_) => return,
+    };
+    let target = match head::parse(&bytes[..end]).and_then(|h| Ok((head::target(&h)?, h))) {
+        Ok(t) => t,
+        Err(e) => {
+            let _ = answer(&mut conn, 400, "Bad Request", &e.to_string()).await;
+            return;
+        }
+    };
+    let (target, request) = target;
+    let grants = grants();
+    let upstream = match reach(&grants, &target).await {
+        Ok(upstream) => upstream,
+        Err(refusal) => {
+            tracing::info!(host = %refusal.host, reason = %refusal.reason, "proxy refused a connection");
+            let _ = answer(&mut conn, 403, "Forbidden", &refusal.reason).await;
+            return;
+        }
+    };
+    tracing::info!(
+        host = target.host(),
+        port = target.port(),
+        "proxy connected"
+    );
+    let mut upstream = upstream;
+    let rest = &bytes[end..];
+    let sent = match &target {
+        Target::Tunnel { .. } => conn
+            .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            .await
+            .and(upstream.write_all(rest).await),
+        Target::Http { path, .. } => {
+            let mut out = head::forwarded(&request, path);
+            out.extend_from_slice(rest);
+            upstream.write_all(&out).await
+        }
+    };
+    if sent.is_ok() {
+        let _ = tokio::io::copy_bidirectional(&mut conn, &mut upstream).await;
+    }
+}
+
+/// Reads until the head is complete: the bytes read, and where the head
+/// ends in them.
+async fn read_head(conn: &mut UnixStream) -> Result<(Vec<u8>, usize), HeadError> {
+    let mut bytes = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        if let Some(end) = head::end(&bytes) {
+            return Ok((bytes, end));
+        }
+        if bytes.len() > head::MAX_HEAD {
+            return Err(HeadError::Malformed);
+        }
+        match conn.read(&mut buf).await {
+            Ok(0) | Err(_) => return Err(HeadError::Malformed),
+            Ok(n) => bytes.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+/// Judges the target, resolves it to checked addresses and connects to
+/// the first that answers.
+async fn reach(
+    grants: &[north_protocol::Capability],
+    target: &Target,
+) -> Result<TcpStream, Refusal> {
+    let grant = decide(grants, target.host())?;
+    let addrs = resolve(target.host(), target.port(), &grant).await?;
+    let mut last = None;
+    for addr in addrs {
+        match tokio::time::timeout(CONNECT_WAIT, TcpStream::connect(addr)).await {
+            Ok(Ok(stream)) => return Ok(stream),
+            Ok(Err(e)) => last = Some(e.to_string()),
+            Err(_) => last = Some("timed out".into()),
+        }
+    }
+    Err(Refusal {
+        host: target.host().to_string(),
+        reason: format!(
+            "North's sandbox proxy could not connect to {}:{}: {}",
+            target.host(),
+            target.port(),
+            last.unwrap_or_default()
+        ),
+    })
+}
+
+/// An answer from the proxy itself, its reason also in `X-North-Denied`.
+async fn answer(
+    conn: &mut UnixStream,
+    status: u16,
+    text: &str,
+    reason: &str,
+) -> std::io::Result<()> {
+    let header: String = reason.chars().filter(|c| !c.is_control()).collect();
+    let body = format!("{header}\n");
+    let out = format!(
+        "HTTP/1.1 {status} {text}\r\nX-North-Denied: {header}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    conn.write_all(out.as_bytes()).await?;
+    conn.shutdown().await
+}

@@ -1,0 +1,166 @@
+//! Commands reach the network only through North's proxy, host by host,
+//! under the same grants as North's own fetchers — through the binary in
+//! `auto` (every command sandboxed, nothing asked). Everything here stays
+//! on loopback: refused addresses are refused before any connection.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+
+use north_test_support::recorded::tool_result;
+use serde_json::json;
+
+use crate::common::*;
+
+/// An HTTP server on 127.0.0.1: `/hop` redirects to `target`, anything
+/// else is a page. Each connection one request.
+fn server(target: &str) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let target = target.replace("PORT", &port.to_string());
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            let mut head = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                match conn.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => head.extend_from_slice(&buf[..n]),
+                }
+            }
+            let head = String::from_utf8_lossy(&head);
+            let answer = if head.starts_with("GET /hop") {
+                format!(
+                    "HTTP/1.1 302 Found\r\nLocation: {target}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                )
+            } else {
+                "HTTP/1.1 200 OK\r\nContent-Length: 19\r\nConnection: close\r\n\r\nPAGE-FROM-LOOPBACK\n".to_string()
+            };
+            let _ = conn.write_all(answer.as_bytes());
+        }
+    });
+    port
+}
+
+fn sandbox_works(sb: &Sandbox) -> bool {
+    let out = sb.north().args(["sandbox", "--", "true"]).output().unwrap();
+    let err = text(&out.stderr);
+    if !out.status.success() || err.contains("sandbox: partial") {
+        north_test_support::missing(&format!(
+            "the kernel sandbox is not fully available here: {err}"
+        ));
+        return false;
+    }
+    true
+}
+
+/// Runs `command` once in `auto` with `grants`: what it printed.
+fn run(sb: &Sandbox, command: &str, grants: &[&str]) -> String {
+    let mut args = vec!["--mode", "auto"];
+    for g in grants {
+        args.extend(["--grant", g]);
+    }
+    let (out, sent) = sb.exec_scripted(
+        &json!({"turns": [
+            {"tool_calls": [{"id": "c1", "name": "shell_run", "args": {"command": command}}]},
+            {"text": "Done."}
+        ]}),
+        &args,
+        &[],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let result = tool_result(&sent[1], "c1");
+    format!(
+        "{}{}",
+        result["output"]["stdout"].as_str().unwrap_or_default(),
+        result["output"]["stderr"].as_str().unwrap_or_default()
+    )
+}
+
+#[test]
+fn a_granted_host_is_reached_through_the_proxy_and_nothing_else_is() {
+    let sb = Sandbox::new();
+    if !sandbox_works(&sb) {
+        return;
+    }
+    let port = server("http://127.0.0.2:PORT/");
+    let shown = run(
+        &sb,
+        &format!(
+            "curl -sS http://127.0.0.1:{port}/page; \
+             curl -sS --proxytunnel http://127.0.0.1:{port}/tunnel; \
+             curl -sS -i http://127.0.0.2:{port}/other; \
+             curl -sS --noproxy '*' http://127.0.0.1:{port}/direct || echo DIRECT-FAILED"
+        ),
+        &["net:127.0.0.1"],
+    );
+    // Plain HTTP and a CONNECT tunnel reach the granted host.
+    assert_eq!(shown.matches("PAGE-FROM-LOOPBACK").count(), 2, "{shown}");
+    // Another host is refused, saying why and what would allow it.
+    assert!(shown.contains("HTTP/1.1 403 Forbidden"), "{shown}");
+    // (curl bolds header names on a terminal: the name and the reason apart.)
+    assert!(
+        shown.contains("X-North-Denied")
+            && shown.contains("North's sandbox proxy refused it")
+            && shown.contains("net:127.0.0.2"),
+        "{shown}"
+    );
+    // A connection that ignores the proxy variables reaches nothing.
+    assert!(shown.contains("DIRECT-FAILED"), "{shown}");
+}
+
+#[test]
+fn loopback_in_every_spelling_and_names_for_it_are_refused_unless_named() {
+    let sb = Sandbox::new();
+    if !sandbox_works(&sb) {
+        return;
+    }
+    let port = server("http://127.0.0.1:PORT/page");
+    // A grant for another host makes the command's network the proxy's;
+    // `*.localhost` is a wildcard, which never names a private host.
+    let attempts = [
+        format!("http://127.0.0.1:{port}/"),
+        format!("http://[::ffff:127.0.0.1]:{port}/"),
+        format!("http://[::1]:{port}/"),
+        format!("http://localhost:{port}/"),
+        format!("http://db.localhost:{port}/"),
+        format!("http://0.0.0.0:{port}/"),
+    ];
+    let command: Vec<String> = attempts
+        .iter()
+        .map(|url| format!("curl -sS -o /dev/null -w '%{{http_code}} {url}\\n' {url}"))
+        .chain([format!(
+            "curl -sS -o /dev/null -w '%{{http_code}} tunnel\\n' --proxytunnel http://127.0.0.1:{port}/"
+        )])
+        .collect();
+    let shown = run(
+        &sb,
+        &command.join("; "),
+        &["net:registry.example.test", "net:*.localhost"],
+    );
+    for url in &attempts {
+        assert!(
+            shown.contains(&format!("403 {url}")),
+            "{url} was not refused:\n{shown}"
+        );
+    }
+    assert!(
+        shown.contains("403 tunnel") || shown.contains("CONNECT tunnel failed, response 403"),
+        "{shown}"
+    );
+    assert!(!shown.contains("PAGE-FROM-LOOPBACK"), "{shown}");
+
+    // Named, the same loopback host is reached; a redirect from it to a
+    // host no grant names is refused where it leads.
+    let port = server("http://127.0.0.2:PORT/page");
+    let shown = run(
+        &sb,
+        &format!(
+            "curl -sS http://127.0.0.1:{port}/page; curl -sS -L -o /dev/null -w '%{{http_code}} after the redirect\\n' http://127.0.0.1:{port}/hop"
+        ),
+        &["net:127.0.0.1"],
+    );
+    assert!(shown.contains("PAGE-FROM-LOOPBACK"), "{shown}");
+    assert!(shown.contains("403 after the redirect"), "{shown}");
+}
