@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use super::file::{NetworkFile, SandboxFile};
 use super::{Config, ConfigFile, IgnoredBecause, IgnoredSetting, Source};
 
 impl Config {
@@ -17,7 +18,7 @@ impl Config {
         project: Option<bool>,
     ) {
         if let Some(trusted) = project {
-            self.hold_back_from_project(&mut f, trusted);
+            self.hold_back_from_project(&mut f, trusted, &src);
         }
         if let Some(block) = &f.hooks {
             self.add_hooks(block, src());
@@ -90,7 +91,29 @@ impl Config {
             if let Some(paths) = sandbox.allow_read {
                 self.sandbox_allow_read.set(home_paths(&paths), src());
             }
+            if let Some(network) = sandbox.network {
+                if let Some(allow) = network.allow {
+                    self.sandbox_network_allow.set(allow, src());
+                }
+                if let Some(v) = network.registries {
+                    self.sandbox_network_registries.set(v, src());
+                }
+                if let Some(deny) = network.deny {
+                    self.deny_hosts(deny, src());
+                }
+            }
         }
+    }
+
+    /// Adds hosts commands never reach: every file's count.
+    fn deny_hosts(&mut self, hosts: Vec<super::file::HostPattern>, source: Source) {
+        let mut all = self.sandbox_network_deny.value.clone();
+        for host in hosts {
+            if !all.contains(&host) {
+                all.push(host);
+            }
+        }
+        self.sandbox_network_deny.set(all, source);
     }
 
     /// What shapes the front ends rather than the agent: web search, the
@@ -120,9 +143,29 @@ impl Config {
 
     /// Takes out of a project file what it may not set (endpoints, the
     /// sandbox; widening keys and hooks unless `trusted`), recording each.
-    fn hold_back_from_project(&mut self, f: &mut ConfigFile, trusted: bool) {
-        if f.sandbox.take().is_some() {
-            self.ignore("sandbox", IgnoredBecause::SandboxFromProject);
+    fn hold_back_from_project(
+        &mut self,
+        f: &mut ConfigFile,
+        trusted: bool,
+        src: &impl Fn() -> Source,
+    ) {
+        if let Some(sandbox) = f.sandbox.take() {
+            // A project may keep its commands from hosts (narrowing),
+            // never open any or loosen the rest.
+            let deny = sandbox.network.as_ref().and_then(|n| n.deny.clone());
+            let widening = SandboxFile {
+                network: sandbox
+                    .network
+                    .map(|n| NetworkFile { deny: None, ..n })
+                    .filter(|n| *n != NetworkFile::default()),
+                ..sandbox
+            };
+            if let Some(deny) = deny {
+                self.deny_hosts(deny, src());
+            }
+            if widening != SandboxFile::default() {
+                self.ignore("sandbox", IgnoredBecause::SandboxFromProject);
+            }
         }
         // Where queries go is the user's choice, like where keys go.
         if f.web_search.take().is_some() {

@@ -143,6 +143,68 @@ pub struct SandboxFile {
     /// Let sandboxed commands create Unix sockets (off by default: a socket
     /// outside — tmux, docker, an agent — would run anything for them).
     pub unix_sockets: Option<bool>,
+    /// What sandboxed commands reach through North's network proxy.
+    pub network: Option<NetworkFile>,
+}
+
+/// `"network": {"allow": ["registry.npmjs.org", "*.pythonhosted.org"],
+/// "deny": ["uploads.example.org"], "registries": true}`: the hosts
+/// sandboxed commands may reach through North's proxy (as `--grant
+/// net:<host>` does), the hosts they never reach whatever grants them, and
+/// the package registries the user's tools are configured with. A project
+/// may only add to `deny`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkFile {
+    /// Hosts commands may reach (`*.<domain>` for the names under a domain).
+    pub allow: Option<Vec<HostPattern>>,
+    /// Hosts commands may never reach: wins over every grant.
+    pub deny: Option<Vec<HostPattern>>,
+    /// Allow the registries npm, pip, cargo and go are configured with
+    /// (read from their own configuration when a session starts).
+    pub registries: Option<bool>,
+}
+
+/// A host name, an address, or `*.<domain>`: lower-cased, checked when the
+/// file is read.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+pub struct HostPattern(String);
+
+impl HostPattern {
+    /// The pattern as written in a grant (`net:<pattern>`).
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Checks a pattern: a name or address, or `*.` and a domain.
+    pub fn parse(text: &str) -> Result<HostPattern, NotAHost> {
+        let host = text.trim().trim_end_matches('.').to_ascii_lowercase();
+        let name = host.strip_prefix("*.").unwrap_or(&host);
+        let ok = !name.is_empty()
+            && !name.contains('*')
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':'));
+        if ok {
+            Ok(HostPattern(host))
+        } else {
+            Err(NotAHost(text.to_string()))
+        }
+    }
+}
+
+/// A `sandbox.network` entry that names no host.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "`{0}` is not a host: write a name (`registry.npmjs.org`), an address, or `*.` and a domain (`*.pythonhosted.org`)"
+)]
+pub struct NotAHost(pub String);
+
+impl<'de> Deserialize<'de> for HostPattern {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        HostPattern::parse(&text).map_err(serde::de::Error::custom)
+    }
 }
 
 /// The providers North speaks; every other name is an error that lists

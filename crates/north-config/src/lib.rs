@@ -39,7 +39,7 @@ pub mod keys;
 
 pub use dirs::{data_dir, global_config_path, state_dir};
 pub use file::{
-    ConfigFile, Provider, ProviderApi, ProviderFile, StatusLineFile, StatusLineKind,
+    ConfigFile, HostPattern, Provider, ProviderApi, ProviderFile, StatusLineFile, StatusLineKind,
     UnknownProvider, parse_file, read_file,
 };
 
@@ -189,6 +189,15 @@ pub struct Config {
     pub sandbox_allow_read: Sourced<Vec<std::path::PathBuf>>,
     /// Whether sandboxed commands may create Unix sockets.
     pub sandbox_unix_sockets: Sourced<bool>,
+    /// Hosts sandboxed commands may reach through North's proxy (the
+    /// user's `sandbox.network.allow`).
+    pub sandbox_network_allow: Sourced<Vec<HostPattern>>,
+    /// Hosts sandboxed commands never reach: the user's
+    /// `sandbox.network.deny`, and a project's (which may only narrow).
+    pub sandbox_network_deny: Sourced<Vec<HostPattern>>,
+    /// Whether the registries the user's package managers use are allowed
+    /// (`sandbox.network.registries`).
+    pub sandbox_network_registries: Sourced<bool>,
     /// The user's own providers and preset overrides (their config only).
     pub providers: std::collections::BTreeMap<String, ProviderFile>,
     /// The hooks that run: the user's, and a trusted project's.
@@ -250,6 +259,9 @@ impl Default for Config {
             sandbox_deny_read: Sourced::default(Vec::new()),
             sandbox_allow_read: Sourced::default(Vec::new()),
             sandbox_unix_sockets: Sourced::default(false),
+            sandbox_network_allow: Sourced::default(Vec::new()),
+            sandbox_network_deny: Sourced::default(Vec::new()),
+            sandbox_network_registries: Sourced::default(false),
             mode: Sourced::default(north_protocol::PermissionMode::Ask),
             notifications: Sourced::default(Notifications::Auto),
             theme: Sourced::default(ThemeSetting::Auto),

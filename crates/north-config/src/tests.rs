@@ -214,3 +214,71 @@ fn keybindings_load_from_any_file_later_wins_and_a_bad_one_names_the_chord() {
         "{err}"
     );
 }
+
+#[test]
+fn commands_hosts_come_from_the_users_config_and_a_project_may_only_deny_more() {
+    let dir = tempfile::tempdir().unwrap();
+    let global = dir.path().join("global.json");
+    write(
+        &global,
+        r#"{"sandbox": {"network": {"allow": ["Registry.NPMJS.org", "*.pythonhosted.org"], "deny": ["uploads.example.org"], "registries": true}}}"#,
+    );
+    write(
+        &dir.path().join(".north/project.json"),
+        r#"{"sandbox": {"network": {"allow": ["evil.example"], "deny": ["*.pastebin.example"], "registries": false}}}"#,
+    );
+    let c = Config::load(
+        dir.path(),
+        Some(&global),
+        |_| None,
+        &Overrides::default(),
+        true,
+    )
+    .unwrap();
+    let names = |v: &[HostPattern]| v.iter().map(|h| h.as_str().to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        names(&c.sandbox_network_allow.value),
+        ["registry.npmjs.org", "*.pythonhosted.org"]
+    );
+    assert!(
+        c.sandbox_network_registries.value,
+        "a project cannot take it back either"
+    );
+    assert_eq!(
+        names(&c.sandbox_network_deny.value),
+        ["uploads.example.org", "*.pastebin.example"]
+    );
+    assert!(
+        c.ignored.iter().any(|i| i.key == "sandbox"),
+        "the project's allow is reported ignored"
+    );
+    // A project that only denies is not reported.
+    write(
+        &dir.path().join(".north/project.json"),
+        r#"{"sandbox": {"network": {"deny": ["a.example"]}}}"#,
+    );
+    let c = Config::load(
+        dir.path(),
+        Some(&global),
+        |_| None,
+        &Overrides::default(),
+        true,
+    )
+    .unwrap();
+    assert!(!c.ignored.iter().any(|i| i.key == "sandbox"));
+    // A pattern that is not a host is refused when the file is read.
+    write(
+        &global,
+        r#"{"sandbox": {"network": {"allow": ["https://x.example/"]}}}"#,
+    );
+    let err = Config::load(
+        dir.path(),
+        Some(&global),
+        |_| None,
+        &Overrides::default(),
+        true,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("is not a host"), "{err}");
+}

@@ -3,9 +3,19 @@
 
 use std::net::{IpAddr, SocketAddr};
 
+use crate::Rules;
 use north_policy::net::{is_private_ip, normalize_host};
 use north_policy::{NetAccess, NetGrant};
-use north_protocol::Capability;
+
+/// Whether `host` (normalized) is `pattern` or, for `*.<domain>`, a name
+/// under the domain.
+fn matches(pattern: &str, host: &str) -> bool {
+    let pattern = normalize_host(pattern);
+    match pattern.strip_prefix('*') {
+        Some(suffix) if suffix.starts_with('.') => host.ends_with(suffix),
+        _ => pattern == host,
+    }
+}
 
 /// Why a host may not be reached, said as the command's tool shows it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -17,12 +27,21 @@ pub struct Refusal {
     pub reason: String,
 }
 
-/// Whether `host` may be reached under `grants`, and by which grant:
-/// North's rule for every fetcher, with private addresses reached only
-/// under a grant that names them.
-pub fn decide(grants: &[Capability], host: &str) -> Result<NetGrant, Refusal> {
+/// Whether `host` may be reached under `rules`, and by which grant: a
+/// denied host never; else North's rule for every fetcher, with private
+/// addresses reached only under a grant that names them.
+pub fn decide(rules: &Rules, host: &str) -> Result<NetGrant, Refusal> {
+    let name = normalize_host(host);
+    if let Some(pattern) = rules.deny.iter().find(|p| matches(p, &name)) {
+        return Err(Refusal {
+            host: name.clone(),
+            reason: format!(
+                "North's sandbox proxy refused it: {name} is denied by `sandbox.network.deny` (`{pattern}`), whatever grants it"
+            ),
+        });
+    }
     let access = NetAccess {
-        capabilities: grants,
+        capabilities: &rules.grants,
         allowlist: None,
         private_needs_grant: true,
     };
@@ -74,8 +93,31 @@ pub async fn resolve(host: &str, port: u16, grant: &NetGrant) -> Result<Vec<Sock
 mod tests {
     use super::*;
 
-    fn grants(list: &[&str]) -> Vec<Capability> {
-        list.iter().map(|g| g.parse().unwrap()).collect()
+    use north_protocol::Capability;
+
+    fn grants(list: &[&str]) -> Rules {
+        Rules {
+            grants: list
+                .iter()
+                .map(|g| g.parse::<Capability>().unwrap())
+                .collect(),
+            deny: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_denied_host_is_refused_whatever_grants_it() {
+        let mut rules = grants(&["net", "net:uploads.example.org", "net:*.example.org"]);
+        rules.deny = vec!["uploads.example.org".into(), "*.paste.example".into()];
+        for host in [
+            "uploads.example.org",
+            "UPLOADS.example.org.",
+            "a.paste.example",
+        ] {
+            let refused = decide(&rules, host).unwrap_err();
+            assert!(refused.reason.contains("sandbox.network.deny"), "{refused}");
+        }
+        assert!(decide(&rules, "api.example.org").is_ok());
     }
 
     #[test]

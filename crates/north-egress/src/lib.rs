@@ -49,9 +49,20 @@ pub enum EgressError {
     Start(#[from] std::io::Error),
 }
 
-/// The grants a proxy judges by; read at each connection, so a grant
-/// given during a session counts from the next one.
-pub type Grants = Arc<dyn Fn() -> Vec<Capability> + Send + Sync>;
+/// What a proxy judges by: the grants (`net`, `net:<host>`,
+/// `net:*.<domain>`), and the hosts no grant opens (the user's and the
+/// project's `sandbox.network.deny`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rules {
+    /// What is granted.
+    pub grants: Vec<Capability>,
+    /// Hosts or `*.<domain>` patterns refused whatever grants them.
+    pub deny: Vec<String>,
+}
+
+/// Where a proxy reads its rules at each connection, so a grant given
+/// during a session counts from the next one.
+pub type Judge = Arc<dyn Fn() -> Rules + Send + Sync>;
 
 /// A running proxy: its socket in a private directory, its thread. Stops
 /// and removes the socket when dropped.
@@ -71,9 +82,9 @@ impl std::fmt::Debug for Proxy {
 }
 
 impl Proxy {
-    /// Starts a proxy judging by `grants`, its socket in a new private
-    /// directory under the system temp dir.
-    pub fn start(grants: Grants) -> Result<Proxy, EgressError> {
+    /// Starts a proxy judging by the rules `judge` gives, its socket in a
+    /// new private directory under the system temp dir.
+    pub fn start(judge: Judge) -> Result<Proxy, EgressError> {
         let dir = tempfile::Builder::new().prefix("north-egress-").tempdir()?;
         let socket = dir.path().join("proxy.sock");
         let listener = std::os::unix::net::UnixListener::bind(&socket)?;
@@ -81,7 +92,7 @@ impl Proxy {
         let (stop, stopped) = tokio::sync::oneshot::channel();
         let thread = std::thread::Builder::new()
             .name("north-egress".into())
-            .spawn(move || serve::run(listener, grants, stopped))?;
+            .spawn(move || serve::run(listener, judge, stopped))?;
         Ok(Proxy {
             socket,
             stop: Some(stop),

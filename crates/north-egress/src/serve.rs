@@ -6,9 +6,9 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpStream, UnixListener, UnixStream};
 
-use crate::Grants;
 use crate::decide::{Refusal, decide, resolve};
 use crate::head::{self, HeadError, Target};
+use crate::{Judge, Rules};
 
 /// How long a client may take to send its request's head.
 const HEAD_WAIT: Duration = Duration::from_secs(30);
@@ -18,7 +18,7 @@ const CONNECT_WAIT: Duration = Duration::from_secs(30);
 /// Serves `listener` until `stop` fires (or its sender is dropped).
 pub(crate) fn run(
     listener: std::os::unix::net::UnixListener,
-    grants: Grants,
+    judge: Judge,
     mut stop: tokio::sync::oneshot::Receiver<()>,
 ) {
     let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
@@ -38,15 +38,15 @@ pub(crate) fn run(
                 _ = &mut stop => break,
                 accepted = listener.accept() => {
                     let Ok((conn, _)) = accepted else { continue };
-                    let grants = grants.clone();
-                    tokio::spawn(async move { connection(conn, grants).await });
+                    let judge = judge.clone();
+                    tokio::spawn(async move { connection(conn, judge).await });
                 }
             }
         }
     });
 }
 
-async fn connection(mut conn: UnixStream, grants: Grants) {
+async fn connection(mut conn: UnixStream, judge: Judge) {
     let (bytes, end) = match tokio::time::timeout(HEAD_WAIT, read_head(&mut conn)).await {
         Ok(Ok(read)) => read,
         Ok(Err(e)) => {
@@ -63,8 +63,8 @@ async fn connection(mut conn: UnixStream, grants: Grants) {
         }
     };
     let (target, request) = target;
-    let grants = grants();
-    let upstream = match reach(&grants, &target).await {
+    let rules = judge();
+    let upstream = match reach(&rules, &target).await {
         Ok(upstream) => upstream,
         Err(refusal) => {
             tracing::info!(host = %refusal.host, reason = %refusal.reason, "proxy refused a connection");
@@ -116,11 +116,8 @@ async fn read_head(conn: &mut UnixStream) -> Result<(Vec<u8>, usize), HeadError>
 
 /// Judges the target, resolves it to checked addresses and connects to
 /// the first that answers.
-async fn reach(
-    grants: &[north_protocol::Capability],
-    target: &Target,
-) -> Result<TcpStream, Refusal> {
-    let grant = decide(grants, target.host())?;
+async fn reach(rules: &Rules, target: &Target) -> Result<TcpStream, Refusal> {
+    let grant = decide(rules, target.host())?;
     let addrs = resolve(target.host(), target.port(), &grant).await?;
     let mut last = None;
     for addr in addrs {

@@ -5,31 +5,37 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use north_egress::Proxy;
+use north_egress::{Proxy, Rules};
 use north_protocol::Capability;
 
-/// The proxies running, by the network grants they judge by.
-static PROXIES: Mutex<Vec<(Vec<String>, Proxy)>> = Mutex::new(Vec::new());
+/// The proxies running, by the rules they judge by.
+static PROXIES: Mutex<Vec<(Rules, Proxy)>> = Mutex::new(Vec::new());
 
-/// The socket of the proxy for `grants` (started now when there is none);
+/// The socket of the proxy for `rules` (started now when there is none);
 /// `None` when it cannot start, and commands then have no network.
-pub(crate) fn socket_for(grants: &[Capability]) -> Option<PathBuf> {
-    let mut key: Vec<String> = grants
-        .iter()
-        .filter(|g| matches!(g, Capability::Net | Capability::NetHost(_)))
-        .map(ToString::to_string)
-        .collect();
-    key.sort();
+pub(crate) fn socket_for(mut rules: Rules) -> Option<PathBuf> {
+    rules
+        .grants
+        .retain(|g| matches!(g, Capability::Net | Capability::NetHost(_)));
+    rules.grants.sort_by_key(ToString::to_string);
+    rules.grants.dedup();
+    rules.deny.sort();
+    rules.deny.dedup();
     let mut proxies = PROXIES.lock().ok()?;
-    if let Some((_, proxy)) = proxies.iter().find(|(k, _)| *k == key) {
+    if let Some((_, proxy)) = proxies.iter().find(|(r, _)| *r == rules) {
         return Some(proxy.socket().to_path_buf());
     }
-    let judged: Vec<Capability> = grants.to_vec();
+    let judged = rules.clone();
+    let key = rules
+        .grants
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>();
     match Proxy::start(Arc::new(move || judged.clone())) {
         Ok(proxy) => {
             let socket = proxy.socket().to_path_buf();
             tracing::info!(socket = %socket.display(), grants = ?key, "network proxy started");
-            proxies.push((key, proxy));
+            proxies.push((rules, proxy));
             Some(socket)
         }
         Err(e) => {

@@ -18,8 +18,9 @@
 //!
 //! Module map, lowest first (each uses only those above it): `error`,
 //! `windows`, `endpoint`, `provider` (uses `endpoint`, `windows`),
-//! `egress` (the network proxy per set of grants), `sandboxing` (uses
-//! `egress`), `hooking` (uses `sandboxing`), `project` (uses `provider`,
+//! `egress` (the network proxy per set of rules), `registries` (the
+//! hosts the user's package managers fetch from), `sandboxing` (uses
+//! `egress`, `registries`), `hooking` (uses `sandboxing`), `project` (uses `provider`,
 //! `sandboxing`, `hooking`), `status_line` (the command a user programs the
 //! status line with; uses `project`, `sandboxing`), `mcp` (uses `project`,
 //! `sandboxing`), `session` (uses `mcp`, `project`, `status_line`).
@@ -34,6 +35,7 @@ pub mod hooking;
 mod mcp;
 mod project;
 pub mod provider;
+mod registries;
 pub mod sandboxing;
 mod session;
 pub mod status_line;

@@ -266,7 +266,7 @@ fn config_notices(config: &Config, selected: &Selected) -> Vec<String> {
         .any(|i| i.because == north_config::IgnoredBecause::SandboxFromProject)
     {
         notices.push(
-            "ignored `sandbox` in .north/project.json: only your own config or --sandbox shapes the OS sandbox".into(),
+            "ignored `sandbox` in .north/project.json: only your own config or --sandbox shapes the OS sandbox (a project may add hosts to `sandbox.network.deny`)".into(),
         );
     }
     if config.web_search_provider
@@ -308,7 +308,9 @@ pub(crate) fn mode_kit(project: &Project) -> north_agent::ModeKit {
     let root = project.root.as_path();
     let grants = &project.grants;
     let settings = project.sandbox.settings(root, grants);
-    let sandboxed_shell = match crate::sandboxing::sandboxed(&settings, ChildKind::Command) {
+    let command_settings = project.sandbox.command_settings(root, grants);
+    let sandboxed_shell = match crate::sandboxing::sandboxed(&command_settings, ChildKind::Command)
+    {
         Ok(spawner) => Some(shell_on(root, Some(spawner))),
         Err(e) => {
             tracing::warn!(error = %e, "no sandboxed shell; the auto mode is unavailable");

@@ -23,6 +23,13 @@ pub struct SandboxChoice {
     pub allow_read: Vec<PathBuf>,
     /// Unix sockets allowed (`sandbox.unix_sockets`).
     pub unix_sockets: bool,
+    /// Hosts commands may reach through the proxy (`sandbox.network.allow`).
+    pub network_allow: Vec<String>,
+    /// Hosts commands never reach (`sandbox.network.deny`, a project's too).
+    pub network_deny: Vec<String>,
+    /// The package registries the user's tools use are allowed
+    /// (`sandbox.network.registries`).
+    pub registries: bool,
 }
 
 impl SandboxChoice {
@@ -35,6 +42,9 @@ impl SandboxChoice {
             hide: config.sandbox_deny_read.value.clone(),
             allow_read: config.sandbox_allow_read.value.clone(),
             unix_sockets: config.sandbox_unix_sockets.value,
+            network_allow: hosts(&config.sandbox_network_allow.value),
+            network_deny: hosts(&config.sandbox_network_deny.value),
+            registries: config.sandbox_network_registries.value,
         }
     }
 
@@ -57,17 +67,24 @@ impl SandboxChoice {
                     hide: Vec::new(),
                     allow_read: Vec::new(),
                     unix_sockets: false,
+                    network_allow: Vec::new(),
+                    network_deny: Vec::new(),
+                    registries: false,
                 }
             }
         }
     }
 }
 
+/// Host patterns as grants and the proxy write them.
+fn hosts(patterns: &[north_config::HostPattern]) -> Vec<String> {
+    patterns.iter().map(|p| p.as_str().to_string()).collect()
+}
+
 impl SandboxChoice {
-    /// The project's sandbox settings under `grants`: commands get the
-    /// whole network only with the grant `net`; with per-domain grants
-    /// (`net:<domain>`), a network of their own whose one way out is
-    /// North's proxy, which reaches only the granted hosts.
+    /// The project's sandbox settings under `grants`, for the children
+    /// that need no proxy (hooks, servers, `--explain`): the whole
+    /// network only with the grant `net`, else none.
     pub fn settings(
         &self,
         root: &std::path::Path,
@@ -79,12 +96,52 @@ impl SandboxChoice {
         settings.unix_sockets = self.unix_sockets;
         if grants.contains(&north_protocol::Capability::Net) {
             settings.network = Network::On;
-        } else if grants.iter().any(|g| g.host().is_some())
-            && let Some(socket) = crate::egress::socket_for(grants)
+        }
+        settings
+    }
+
+    /// The settings commands run under: without the grant `net`, a
+    /// network of their own whose one way out is North's proxy, which
+    /// reaches only the hosts a `net:<domain>` grant covers and says so of
+    /// the rest (no network at all when the proxy cannot start).
+    pub fn command_settings(
+        &self,
+        root: &std::path::Path,
+        grants: &[north_protocol::Capability],
+    ) -> SandboxSettings {
+        let mut settings = self.settings(root, grants);
+        if settings.network == Network::Off
+            && let Some(socket) = crate::egress::socket_for(self.rules(root, grants))
         {
             settings.network = Network::Proxied(socket);
         }
         settings
+    }
+
+    /// What the proxy judges commands' connections by: the session's
+    /// grants, the hosts the user's config allows (and the registries
+    /// their tools use, when asked), and the hosts denied whatever grants
+    /// them.
+    pub fn rules(
+        &self,
+        root: &std::path::Path,
+        grants: &[north_protocol::Capability],
+    ) -> north_egress::Rules {
+        use north_protocol::Capability;
+        let mut granted: Vec<Capability> = grants.to_vec();
+        granted.extend(self.network_allow.iter().cloned().map(Capability::NetHost));
+        if self.registries {
+            let home = std::env::var_os("HOME").map(PathBuf::from);
+            granted.extend(
+                crate::registries::registry_hosts(root, home.as_deref(), |k| std::env::var(k).ok())
+                    .into_iter()
+                    .map(Capability::NetHost),
+            );
+        }
+        north_egress::Rules {
+            grants: granted,
+            deny: self.network_deny.clone(),
+        }
     }
 
     /// How children of `kind` start for `root`: inside the sandbox under
@@ -98,7 +155,12 @@ impl SandboxChoice {
         if !self.enabled {
             return Spawner::unconfined();
         }
-        sandboxed(&self.settings(root, grants), kind).unwrap_or_else(|e| {
+        let settings = if kind == ChildKind::Command {
+            self.command_settings(root, grants)
+        } else {
+            self.settings(root, grants)
+        };
+        sandboxed(&settings, kind).unwrap_or_else(|e| {
             tracing::warn!(error = %e, "no sandbox launcher; children run unconfined");
             Spawner::unconfined()
         })

@@ -51,7 +51,7 @@ pub fn main(args: ConfigArgs) -> anyhow::Result<ExitCode> {
                 "endpoints that receive your key come only from you"
             }
             IgnoredBecause::SandboxFromProject => {
-                "only your own config or --sandbox shapes the OS sandbox"
+                "only your own config or --sandbox shapes the OS sandbox; a project may add hosts to `sandbox.network.deny`"
             }
             IgnoredBecause::UserOnly => "only your own config may set it",
         };

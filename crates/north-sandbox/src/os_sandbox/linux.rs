@@ -106,6 +106,7 @@ pub(super) fn enter(spec: &SandboxPolicy) -> Result<Protection, OsSandboxError> 
             super::netns::start_bridge(socket)
                 .map_err(setup("bridge the sandbox to North's proxy"))?;
             super::netns::set_proxy_env();
+            super::netns::set_cache_env(&std::env::temp_dir());
             // Internet sockets reach only the namespace's own loopback.
             internet = true;
             protection.proxied = true;

@@ -137,3 +137,16 @@ pub(super) fn set_proxy_env() {
         unsafe { std::env::remove_var(var) };
     }
 }
+
+/// Package managers keep what they download in the command's own temp
+/// dir: the user's caches stay read-only to commands (a command could
+/// otherwise plant what the user's next install takes from them).
+pub(super) fn set_cache_env(temp: &Path) {
+    for (var, dir) in [
+        ("npm_config_cache", "npm-cache"),
+        ("PIP_CACHE_DIR", "pip-cache"),
+    ] {
+        // SAFETY: the launcher is single-threaded until it executes the command.
+        unsafe { std::env::set_var(var, temp.join(dir)) };
+    }
+}

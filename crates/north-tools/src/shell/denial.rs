@@ -24,6 +24,12 @@ pub enum SandboxDenial {
         /// The command's error line (at most 200 characters).
         line: String,
     },
+    /// A host North's network proxy refused (no grant covers it), or a
+    /// connection around the proxy, which leads nowhere.
+    Proxy {
+        /// The command's error line (at most 200 characters).
+        line: String,
+    },
 }
 
 impl std::fmt::Display for SandboxDenial {
@@ -37,9 +43,27 @@ impl std::fmt::Display for SandboxDenial {
             SandboxDenial::Network { line } => {
                 write!(f, "the sandbox refuses network sockets ({line})")
             }
+            SandboxDenial::Proxy { line } => write!(
+                f,
+                "the sandbox's network reaches only the hosts a grant covers, through North's proxy ({line}); a `net:<host>` grant allows a host"
+            ),
         }
     }
 }
+
+/// What a command's tools print when North's proxy refused a host, or
+/// when a connection went around the proxy: the command's own network
+/// namespace has no route out, and its loopback holds only what the
+/// command itself serves (so a refused connection there is most often a
+/// service outside the sandbox).
+const PROXY_MARKERS: &[&str] = &[
+    "North's sandbox proxy",
+    "Network is unreachable",
+    "Connection refused",
+    "CONNECT tunnel failed, response 403",
+    "returned error: 403",
+    "403 Forbidden",
+];
 
 /// The sandbox's refusal behind a failed command, if the failure is one
 /// `policy` makes: an error line (stderr only) about a path the policy
@@ -59,6 +83,15 @@ pub fn sandbox_denial(
     ];
     if exit_code? == 0 {
         return None;
+    }
+    if matches!(policy.network, Network::Proxied(_))
+        && let Some(line) = stderr
+            .lines()
+            .find(|l| PROXY_MARKERS.iter().any(|m| l.contains(m)))
+    {
+        return Some(SandboxDenial::Proxy {
+            line: line.trim().chars().take(200).collect(),
+        });
     }
     let lower = stderr.to_ascii_lowercase();
     let about_sockets = lower.contains("socket") || lower.contains("connect");
@@ -120,6 +153,21 @@ mod tests {
     /// A failed command's stderr judged against `policy`, as text.
     fn judged(stderr: &str, policy: &SandboxPolicy) -> Option<String> {
         sandbox_denial(Some(1), stderr, policy).map(|d| d.to_string())
+    }
+
+    #[test]
+    fn a_host_the_proxy_refused_is_the_sandbox_s_doing_only_under_the_proxy() {
+        let mut policy = SandboxPolicy::new(std::path::PathBuf::from("/p"));
+        let stderr = "curl: (56) CONNECT tunnel failed, response 403\n";
+        assert_eq!(judged(stderr, &policy), None, "no proxy, no evidence");
+        policy.network = Network::Proxied("/tmp/e/proxy.sock".into());
+        let said = judged(stderr, &policy).unwrap();
+        assert!(
+            said.contains("North's proxy") && said.contains("response 403"),
+            "{said}"
+        );
+        assert!(judged("OSError: [Errno 101] Network is unreachable", &policy).is_some());
+        assert!(judged("error: no such file", &policy).is_none());
     }
 
     #[test]

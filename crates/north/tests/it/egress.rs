@@ -164,3 +164,109 @@ fn loopback_in_every_spelling_and_names_for_it_are_refused_unless_named() {
     assert!(shown.contains("PAGE-FROM-LOOPBACK"), "{shown}");
     assert!(shown.contains("403 after the redirect"), "{shown}");
 }
+
+/// What `program args` prints with the sandbox's environment (its scratch
+/// home), trimmed; `None` when it cannot run.
+fn ask_tool(sb: &Sandbox, program: &str, args: &[&str]) -> Option<String> {
+    let out = std::process::Command::new(program)
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", sb.home())
+        .current_dir(sb.project())
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// The host of `url`.
+fn host_of(url: &str) -> String {
+    url.split("://")
+        .nth(1)
+        .unwrap_or(url)
+        .split(['/', ':'])
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// A real package manager through the proxy: npm installs a package from
+/// the registry its own configuration names (read now, never written in
+/// the repository) when that host is granted, and is refused with North's
+/// reason when it is not.
+#[test]
+fn npm_installs_from_its_configured_registry_only_when_that_host_is_granted() {
+    let sb = Sandbox::new();
+    if !sandbox_works(&sb) {
+        return;
+    }
+    std::fs::create_dir_all(sb.home()).unwrap();
+    let Some(registry) = ask_tool(&sb, "npm", &["config", "get", "registry"]) else {
+        north_test_support::missing("npm is not installed");
+        return;
+    };
+    if ask_tool(&sb, "npm", &["view", "is-number@7.0.0", "version"]).is_none() {
+        north_test_support::missing(&format!(
+            "the npm registry {registry} is not reachable from here"
+        ));
+        return;
+    }
+    let host = host_of(&registry);
+    let install = "npm install is-number@7.0.0 --no-audit --no-fund --no-save; ls node_modules";
+    let refused = run(&sb, install, &[]);
+    assert!(refused.contains("403"), "{refused}");
+    assert!(
+        !sb.project().join("node_modules/is-number").exists(),
+        "{refused}"
+    );
+    let installed = run(&sb, install, &[&format!("net:{host}")]);
+    assert!(
+        sb.project()
+            .join("node_modules/is-number/package.json")
+            .exists(),
+        "{installed}"
+    );
+}
+
+/// `sandbox.network.registries` grants what pip's own configuration (here
+/// its defaults) fetches from: `pip download` works with no `--grant`.
+#[test]
+fn the_registries_setting_lets_pip_download_from_where_pip_fetches() {
+    let sb = Sandbox::new();
+    if !sandbox_works(&sb) {
+        return;
+    }
+    std::fs::create_dir_all(sb.home()).unwrap();
+    if ask_tool(&sb, "python3", &["-m", "pip", "--version"]).is_none() {
+        north_test_support::missing("pip is not installed");
+        return;
+    }
+    let download = "python3 -m pip download six==1.16.0 --no-deps --no-cache-dir --disable-pip-version-check -d wheels 2>&1 | tail -3; ls wheels";
+    let refused = run(&sb, download, &[]);
+    assert!(
+        !sb.project()
+            .join("wheels/six-1.16.0-py2.py3-none-any.whl")
+            .exists(),
+        "{refused}"
+    );
+    if !refused.contains("403") && !refused.contains("ProxyError") {
+        north_test_support::missing(&format!("pip did not reach the proxy: {refused}"));
+        return;
+    }
+    let config = sb.home().join("config/north");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.json"),
+        r#"{"sandbox": {"network": {"registries": true}}}"#,
+    )
+    .unwrap();
+    let downloaded = run(&sb, download, &[]);
+    assert!(
+        sb.project()
+            .join("wheels/six-1.16.0-py2.py3-none-any.whl")
+            .exists(),
+        "{downloaded}"
+    );
+}

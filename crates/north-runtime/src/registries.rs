@@ -1,0 +1,176 @@
+//! The hosts of the package registries the user's tools are configured
+//! with — npm, pip, cargo and go — read from those tools' own
+//! configuration (never written into North's), for
+//! `sandbox.network.registries`: one setting lets commands install
+//! packages from where the user's tools already fetch them.
+
+use std::path::Path;
+
+/// The registry hosts npm, pip, cargo and go use for `project`, from
+/// their configuration files under `home` and the project, and `env`.
+pub fn registry_hosts(
+    project: &Path,
+    home: Option<&Path>,
+    env: impl Fn(&str) -> Option<String>,
+) -> Vec<String> {
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+    let mut urls: Vec<String> = Vec::new();
+    // npm: `registry=` and `@scope:registry=` in the `.npmrc` files.
+    let mut npm = vec![read(&project.join(".npmrc"))];
+    npm.extend(home.map(|h| read(&h.join(".npmrc"))));
+    let npm_urls: Vec<String> = npm
+        .iter()
+        .flat_map(|text| assignments(text, |key| key == "registry" || key.ends_with(":registry")))
+        .chain(env("npm_config_registry").or_else(|| env("NPM_CONFIG_REGISTRY")))
+        .collect();
+    if npm_urls.is_empty() {
+        urls.push("https://registry.npmjs.org/".into());
+    }
+    urls.extend(npm_urls);
+    // pip: `index-url` and `extra-index-url` in pip.conf, or the variables.
+    let mut pip: Vec<String> = Vec::new();
+    for file in home
+        .map(|h| vec![h.join(".config/pip/pip.conf"), h.join(".pip/pip.conf")])
+        .unwrap_or_default()
+        .into_iter()
+        .chain([std::path::PathBuf::from("/etc/pip.conf")])
+    {
+        pip.extend(assignments(&read(&file), |key| {
+            key == "index-url" || key == "extra-index-url"
+        }));
+    }
+    pip.extend(
+        ["PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL"]
+            .iter()
+            .filter_map(|v| env(v)),
+    );
+    if pip.is_empty() {
+        urls.extend([
+            "https://pypi.org/simple".into(),
+            "https://files.pythonhosted.org/".into(),
+        ]);
+    } else {
+        urls.extend(pip);
+    }
+    // cargo: sources and registries in `.cargo/config.toml`.
+    let mut cargo: Vec<String> = Vec::new();
+    let cargo_home = env("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| home.map(|h| h.join(".cargo")));
+    for file in [
+        project.join(".cargo/config.toml"),
+        project.join(".cargo/config"),
+    ]
+    .into_iter()
+    .chain(
+        cargo_home
+            .iter()
+            .flat_map(|c| [c.join("config.toml"), c.join("config")]),
+    ) {
+        cargo.extend(assignments(&read(&file), |key| {
+            key == "registry" || key == "index"
+        }));
+    }
+    urls.extend(cargo);
+    urls.extend([
+        "https://index.crates.io/".into(),
+        "https://static.crates.io/".into(),
+    ]);
+    // go: the module proxy and checksum database.
+    match env("GOPROXY") {
+        Some(list) => urls.extend(list.split([',', '|']).map(str::to_string)),
+        None => urls.push("https://proxy.golang.org".into()),
+    }
+    urls.push(env("GOSUMDB").map_or_else(
+        || "https://sum.golang.org".into(),
+        |s| format!("https://{s}"),
+    ));
+    let mut hosts: Vec<String> = urls.iter().filter_map(|u| host_of(u)).collect();
+    hosts.sort();
+    hosts.dedup();
+    hosts
+}
+
+/// The values of `key = value` lines whose key `wanted` accepts (quotes
+/// taken off): enough of npmrc, ini and toml for a URL.
+fn assignments(text: &str, wanted: impl Fn(&str) -> bool) -> Vec<String> {
+    text.lines()
+        .filter_map(|line| {
+            let line = line.trim();
+            if line.starts_with(['#', ';', '[']) {
+                return None;
+            }
+            let (key, value) = line.split_once('=')?;
+            wanted(key.trim())
+                .then(|| value.trim().trim_matches(['"', '\'']).to_string())
+                .filter(|v| v.contains("://"))
+        })
+        .collect()
+}
+
+/// The host of a URL (`sparse+https://index.example/` too).
+fn host_of(url: &str) -> Option<String> {
+    let (_, rest) = url.trim().split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next()?,
+        None => authority.split(':').next()?,
+    };
+    (!host.is_empty()).then(|| host.to_ascii_lowercase())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_come_from_each_tools_own_configuration_else_its_default() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let project = dir.path().join("p");
+        std::fs::create_dir_all(home.join(".cargo")).unwrap();
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::write(
+            project.join(".npmrc"),
+            "registry=https://npm.corp.example/api/\n@acme:registry=https://acme.example/npm/\n//npm.corp.example/:_authToken=SECRET\n",
+        )
+        .unwrap();
+        std::fs::write(
+            home.join(".cargo/config.toml"),
+            "[source.crates-io]\nreplace-with = \"mirror\"\n[source.mirror]\nregistry = \"sparse+https://cargo.mirror.example/index/\"\n",
+        )
+        .unwrap();
+        let env = |k: &str| {
+            (k == "PIP_INDEX_URL")
+                .then(|| "https://user:pw@pypi.mirror.example:8443/simple".to_string())
+        };
+        let hosts = registry_hosts(&project, Some(&home), env);
+        for host in [
+            "npm.corp.example",
+            "acme.example",
+            "pypi.mirror.example",
+            "cargo.mirror.example",
+            "index.crates.io",
+            "proxy.golang.org",
+        ] {
+            assert!(hosts.contains(&host.to_string()), "{host}: {hosts:?}");
+        }
+        assert!(
+            !hosts.contains(&"registry.npmjs.org".to_string()),
+            "npm is configured: {hosts:?}"
+        );
+        assert!(!hosts.iter().any(|h| h.contains("SECRET")));
+        // Nothing configured: each tool's default.
+        let hosts = registry_hosts(&dir.path().join("none"), None, |_| None);
+        for host in [
+            "registry.npmjs.org",
+            "pypi.org",
+            "files.pythonhosted.org",
+            "static.crates.io",
+        ] {
+            assert!(hosts.contains(&host.to_string()), "{host}: {hosts:?}");
+        }
+    }
+}
