@@ -124,7 +124,36 @@ impl AcpApprover {
                 ],
                 refusal: ApprovalDecision::Deny,
             },
+            ApprovalRequest::Host { host, port } => host_question(host, *port),
         }
+    }
+}
+
+/// A command connecting to a host no grant covers, through North's proxy.
+fn host_question(host: &str, port: u16) -> Question {
+    Question {
+        fields: ToolCallUpdateFields::new()
+            .kind(ToolKind::Fetch)
+            .title(format!("A command connects to {host}:{port} — allow it?")),
+        options: vec![
+            (
+                option("once", "Allow once", PermissionOptionKind::AllowOnce),
+                ApprovalDecision::RunOnce,
+            ),
+            (
+                option(
+                    "session",
+                    "Allow this session",
+                    PermissionOptionKind::AllowAlways,
+                ),
+                ApprovalDecision::Grant,
+            ),
+            (
+                option("deny", "Deny", PermissionOptionKind::RejectOnce),
+                ApprovalDecision::Deny,
+            ),
+        ],
+        refusal: ApprovalDecision::Deny,
     }
 }
 

@@ -35,6 +35,15 @@ pub enum ApprovalRequest<'a> {
         /// Why (tool call or NOTES request).
         reason: &'a str,
     },
+    /// A sandboxed command connects, through North's proxy, to a host no
+    /// grant covers: RunOnce (this connection), Grant (the session) or
+    /// Deny (the command is refused it; the turn goes on).
+    Host {
+        /// The host asked for.
+        host: &'a str,
+        /// Its port.
+        port: u16,
+    },
 }
 
 /// Decides approval requests. Front ends implement it.
@@ -138,6 +147,10 @@ impl Approver for FlagApprover {
                 format!(
                     "capability `{capability}` not granted (pass --grant {capability} to allow)"
                 ),
+            ),
+            ApprovalRequest::Host { host, .. } => (
+                ApprovalDecision::Deny,
+                format!("a command was refused {host} (pass --grant net:{host} to allow)"),
             ),
         };
         if self.explain && !note.is_empty() {

@@ -25,6 +25,10 @@ pub struct Refusal {
     pub host: String,
     /// What refused it, and the grant that would allow it.
     pub reason: String,
+    /// Whether a person may be asked to allow it (no grant covered it;
+    /// never a denied host, an address no lookup found, or a failed
+    /// connection).
+    pub askable: bool,
 }
 
 /// Whether `host` may be reached under `rules`, and by which grant: a
@@ -38,6 +42,7 @@ pub fn decide(rules: &Rules, host: &str) -> Result<NetGrant, Refusal> {
             reason: format!(
                 "North's sandbox proxy refused it: {name} is denied by `sandbox.network.deny` (`{pattern}`), whatever grants it"
             ),
+            askable: false,
         });
     }
     let access = NetAccess {
@@ -48,6 +53,7 @@ pub fn decide(rules: &Rules, host: &str) -> Result<NetGrant, Refusal> {
     access.check(host).map_err(|denied| Refusal {
         host: normalize_host(host),
         reason: format!("North's sandbox proxy refused it: {denied}"),
+        askable: true,
     })
 }
 
@@ -64,6 +70,7 @@ pub async fn resolve(host: &str, port: u16, grant: &NetGrant) -> Result<Vec<Sock
             .map_err(|e| Refusal {
                 host: name.clone(),
                 reason: format!("North's sandbox proxy could not resolve {name}: {e}"),
+                askable: false,
             })?
             .collect(),
     };
@@ -77,12 +84,14 @@ pub async fn resolve(host: &str, port: u16, grant: &NetGrant) -> Result<Vec<Sock
                 "North's sandbox proxy refused it: {name} resolves to {}, a loopback or private address, which only a grant naming it reaches (`net:{name}`)",
                 private.ip()
             ),
+            askable: true,
         });
     }
     if addrs.is_empty() {
         return Err(Refusal {
             host: name.clone(),
             reason: format!("North's sandbox proxy found no address for {name}"),
+            askable: false,
         });
     }
     Ok(addrs)

@@ -17,7 +17,9 @@
 //!   made to an address that was checked (no second lookup to rebind);
 //! - a refusal is an HTTP answer (`403`, and `X-North-Denied` with the
 //!   reason and the grant that would allow it), so the command's own tool
-//!   prints why.
+//!   prints why;
+//! - a host no grant covers may be put to a person ([`Asker`]): once, for
+//!   as long as the proxy runs, or refused (and not asked again).
 //!
 //! Main types: [`Proxy`] (a running proxy on its own thread; stops when
 //! dropped), [`Refusal`] (why [`decide`] or [`resolve`] refused a host).
@@ -64,6 +66,30 @@ pub struct Rules {
 /// during a session counts from the next one.
 pub type Judge = Arc<dyn Fn() -> Rules + Send + Sync>;
 
+/// A person's answer about a host no grant covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostAnswer {
+    /// This connection only.
+    Once,
+    /// Every connection to the host while the proxy runs.
+    Session,
+    /// Refused, and not asked again while the proxy runs.
+    Deny,
+}
+
+/// Asks a person about a host and port no grant covers; `None` when
+/// nobody can answer (a headless run), and the host is refused as the
+/// rules say.
+pub type Asker = Arc<
+    dyn Fn(
+            String,
+            u16,
+        )
+            -> std::pin::Pin<Box<dyn std::future::Future<Output = Option<HostAnswer>> + Send>>
+        + Send
+        + Sync,
+>;
+
 /// A running proxy: its socket in a private directory, its thread. Stops
 /// and removes the socket when dropped.
 pub struct Proxy {
@@ -82,9 +108,10 @@ impl std::fmt::Debug for Proxy {
 }
 
 impl Proxy {
-    /// Starts a proxy judging by the rules `judge` gives, its socket in a
-    /// new private directory under the system temp dir.
-    pub fn start(judge: Judge) -> Result<Proxy, EgressError> {
+    /// Starts a proxy judging by the rules `judge` gives, asking `asker`
+    /// about a host they do not cover, its socket in a new private
+    /// directory under the system temp dir.
+    pub fn start(judge: Judge, asker: Option<Asker>) -> Result<Proxy, EgressError> {
         let dir = tempfile::Builder::new().prefix("north-egress-").tempdir()?;
         let socket = dir.path().join("proxy.sock");
         let listener = std::os::unix::net::UnixListener::bind(&socket)?;
@@ -92,7 +119,7 @@ impl Proxy {
         let (stop, stopped) = tokio::sync::oneshot::channel();
         let thread = std::thread::Builder::new()
             .name("north-egress".into())
-            .spawn(move || serve::run(listener, judge, stopped))?;
+            .spawn(move || serve::run(listener, judge, asker, stopped))?;
         Ok(Proxy {
             socket,
             stop: Some(stop),

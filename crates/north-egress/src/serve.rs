@@ -8,19 +8,67 @@ use tokio::net::{TcpStream, UnixListener, UnixStream};
 
 use crate::decide::{Refusal, decide, resolve};
 use crate::head::{self, HeadError, Target};
-use crate::{Judge, Rules};
+use crate::{Asker, HostAnswer, Judge, Rules};
 
 /// How long a client may take to send its request's head.
 const HEAD_WAIT: Duration = Duration::from_secs(30);
 /// How long connecting to a host may take.
 const CONNECT_WAIT: Duration = Duration::from_secs(30);
 
+/// What the proxy's connections share: the rules, who to ask, and what
+/// was answered.
+struct Shared {
+    judge: Judge,
+    asker: Option<Asker>,
+    /// Hosts a person allowed or refused while the proxy runs.
+    answered: std::sync::Mutex<Answered>,
+    /// One question at a time: a second connection to the same new host
+    /// waits for the first's answer instead of asking again.
+    asking: tokio::sync::Mutex<()>,
+}
+
+#[derive(Default)]
+struct Answered {
+    allowed: Vec<String>,
+    refused: Vec<String>,
+}
+
+impl Shared {
+    /// The rules, with the hosts a person allowed.
+    fn rules(&self) -> Rules {
+        let mut rules = (self.judge)();
+        if let Ok(answered) = self.answered.lock() {
+            rules.grants.extend(
+                answered
+                    .allowed
+                    .iter()
+                    .cloned()
+                    .map(north_protocol::Capability::NetHost),
+            );
+        }
+        rules
+    }
+
+    fn refused(&self, host: &str) -> bool {
+        self.answered
+            .lock()
+            .is_ok_and(|a| a.refused.iter().any(|h| h == host))
+    }
+}
+
 /// Serves `listener` until `stop` fires (or its sender is dropped).
 pub(crate) fn run(
     listener: std::os::unix::net::UnixListener,
     judge: Judge,
+    asker: Option<Asker>,
     mut stop: tokio::sync::oneshot::Receiver<()>,
 ) {
+    let shared = std::sync::Arc::new(Shared {
+        judge,
+        asker,
+        answered: std::sync::Mutex::new(Answered::default()),
+        asking: tokio::sync::Mutex::new(()),
+    });
     let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -38,15 +86,15 @@ pub(crate) fn run(
                 _ = &mut stop => break,
                 accepted = listener.accept() => {
                     let Ok((conn, _)) = accepted else { continue };
-                    let judge = judge.clone();
-                    tokio::spawn(async move { connection(conn, judge).await });
+                    let shared = shared.clone();
+                    tokio::spawn(async move { connection(conn, &shared).await });
                 }
             }
         }
     });
 }
 
-async fn connection(mut conn: UnixStream, judge: Judge) {
+async fn connection(mut conn: UnixStream, shared: &Shared) {
     let (bytes, end) = match tokio::time::timeout(HEAD_WAIT, read_head(&mut conn)).await {
         Ok(Ok(read)) => read,
         Ok(Err(e)) => {
@@ -63,8 +111,7 @@ async fn connection(mut conn: UnixStream, judge: Judge) {
         }
     };
     let (target, request) = target;
-    let rules = judge();
-    let upstream = match reach(&rules, &target).await {
+    let upstream = match reach_or_ask(shared, &target).await {
         Ok(upstream) => upstream,
         Err(refusal) => {
             tracing::info!(host = %refusal.host, reason = %refusal.reason, "proxy refused a connection");
@@ -114,6 +161,59 @@ async fn read_head(conn: &mut UnixStream) -> Result<(Vec<u8>, usize), HeadError>
     }
 }
 
+/// Reaches the target under the rules; a host they do not cover is put
+/// to a person, when one can answer.
+async fn reach_or_ask(shared: &Shared, target: &Target) -> Result<TcpStream, Refusal> {
+    let host = north_policy::net::normalize_host(target.host());
+    let refused_by_person = || Refusal {
+        host: host.clone(),
+        reason: format!(
+            "North's sandbox proxy refused it: {host} was denied at North's prompt for this session"
+        ),
+        askable: false,
+    };
+    if shared.refused(&host) {
+        return Err(refused_by_person());
+    }
+    let refusal = match reach(&shared.rules(), target).await {
+        Err(refusal) if refusal.askable => refusal,
+        reached => return reached,
+    };
+    let Some(asker) = &shared.asker else {
+        return Err(refusal);
+    };
+    let _turn = shared.asking.lock().await;
+    // Answered while this connection waited its turn.
+    if shared.refused(&host) {
+        return Err(refused_by_person());
+    }
+    if let Ok(stream) = reach(&shared.rules(), target).await {
+        return Ok(stream);
+    }
+    let Some(answer) = asker(host.clone(), target.port()).await else {
+        return Err(refusal);
+    };
+    let mut rules = shared.rules();
+    match answer {
+        HostAnswer::Deny => {
+            if let Ok(mut a) = shared.answered.lock() {
+                a.refused.push(host.clone());
+            }
+            return Err(refused_by_person());
+        }
+        HostAnswer::Session => {
+            if let Ok(mut a) = shared.answered.lock() {
+                a.allowed.push(host.clone());
+            }
+        }
+        HostAnswer::Once => {}
+    }
+    rules
+        .grants
+        .push(north_protocol::Capability::NetHost(host.clone()));
+    reach(&rules, target).await
+}
+
 /// Judges the target, resolves it to checked addresses and connects to
 /// the first that answers.
 async fn reach(rules: &Rules, target: &Target) -> Result<TcpStream, Refusal> {
@@ -135,6 +235,7 @@ async fn reach(rules: &Rules, target: &Target) -> Result<TcpStream, Refusal> {
             target.port(),
             last.unwrap_or_default()
         ),
+        askable: false,
     })
 }
 

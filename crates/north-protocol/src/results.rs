@@ -40,7 +40,13 @@ pub struct ShellResult {
     /// The sandbox stopped it: what it refused, with the error line that
     /// shows it.
     pub sandbox_denied: Option<String>,
+    /// North's network proxy refused a host no grant covers (a grant, not
+    /// a run outside the sandbox, is what allows it).
+    pub network_refused: Option<String>,
 }
+
+/// What the caller is told of a host North's proxy refused.
+pub const REFUSED_NOTE: &str = "North's network proxy refused a host no grant covers; ask the user to grant `net:<host>` (a headless run needs --grant net:<host>) rather than working around it";
 
 /// What the caller is told follows from a denial when nobody may let the
 /// command out.
@@ -64,6 +70,9 @@ impl ShellResult {
         if let Some(denied) = &self.sandbox_denied {
             out.insert("sandboxDenied".into(), json!(denied));
             out.insert("note".into(), json!(DENIED_NOTE));
+        } else if let Some(refused) = &self.network_refused {
+            out.insert("networkRefused".into(), json!(refused));
+            out.insert("note".into(), json!(REFUSED_NOTE));
         }
         Value::Object(out)
     }
@@ -94,6 +103,7 @@ impl ShellResult {
             truncated: flag("truncated"),
             notice: text("notice"),
             sandbox_denied: text("sandboxDenied"),
+            network_refused: text("networkRefused"),
         })
     }
 }
@@ -160,6 +170,7 @@ mod tests {
             truncated: false,
             notice: Some("restarted".into()),
             sandbox_denied: Some("the sandbox refuses writes to /x (…)".into()),
+            network_refused: None,
         };
         for naming in [Naming::Camel, Naming::Snake] {
             let json = result.to_json(naming);

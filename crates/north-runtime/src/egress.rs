@@ -3,10 +3,11 @@
 //! and stopped when North ends ([`stop_all`]).
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use north_egress::{Proxy, Rules};
-use north_protocol::Capability;
+use north_agent::{ApprovalRequest, Approver};
+use north_egress::{HostAnswer, Proxy, Rules};
+use north_protocol::{ApprovalDecision, Capability};
 
 /// The proxies running, by the rules they judge by.
 static PROXIES: Mutex<Vec<(Rules, Proxy)>> = Mutex::new(Vec::new());
@@ -31,7 +32,7 @@ pub(crate) fn socket_for(mut rules: Rules) -> Option<PathBuf> {
         .iter()
         .map(ToString::to_string)
         .collect::<Vec<_>>();
-    match Proxy::start(Arc::new(move || judged.clone())) {
+    match Proxy::start(Arc::new(move || judged.clone()), Some(asker())) {
         Ok(proxy) => {
             let socket = proxy.socket().to_path_buf();
             tracing::info!(socket = %socket.display(), grants = ?key, "network proxy started");
@@ -43,6 +44,38 @@ pub(crate) fn socket_for(mut rules: Rules) -> Option<PathBuf> {
             None
         }
     }
+}
+
+/// Who answers for a person when a command connects to a host no grant
+/// covers (the interactive assistant's approver); unset, nobody is asked.
+static PERSON: OnceLock<Arc<dyn Approver>> = OnceLock::new();
+
+/// Puts hosts no grant covers to `approver` (a front end a person answers
+/// at), for every proxy of this process. Once; later calls are ignored.
+pub fn ask_with(approver: Arc<dyn Approver>) {
+    if approver.is_interactive() {
+        let _ = PERSON.set(approver);
+    }
+}
+
+/// The proxy's question, put to the approver when there is one.
+fn asker() -> north_egress::Asker {
+    Arc::new(|host: String, port: u16| {
+        Box::pin(async move {
+            let approver = PERSON.get()?.clone();
+            let decision = approver
+                .decide(
+                    &format!("net:{host}"),
+                    ApprovalRequest::Host { host: &host, port },
+                )
+                .await;
+            Some(match decision {
+                ApprovalDecision::RunOnce | ApprovalDecision::Accept => HostAnswer::Once,
+                ApprovalDecision::Grant | ApprovalDecision::Always => HostAnswer::Session,
+                _ => HostAnswer::Deny,
+            })
+        })
+    })
 }
 
 /// Stops every proxy and removes its socket: when North ends.

@@ -49,6 +49,14 @@ pub enum PromptKind {
         /// Why it was asked for.
         reason: String,
     },
+    /// A command connects to a host no grant covers, through North's
+    /// proxy: this once, this session, or not (the command is refused).
+    Host {
+        /// The host.
+        host: String,
+        /// Its port.
+        port: u16,
+    },
 }
 
 impl PromptKind {
@@ -291,6 +299,10 @@ fn prompt_kind(request: ApprovalRequest<'_>) -> PromptKind {
         ApprovalRequest::Capability { capability, reason } => PromptKind::Capability {
             capability: capability.to_string(),
             reason: reason.to_string(),
+        },
+        ApprovalRequest::Host { host, port } => PromptKind::Host {
+            host: host.to_string(),
+            port,
         },
     }
 }

@@ -642,6 +642,8 @@ fn letter_choice(kind: &PromptKind, c: char) -> Option<Choice> {
         (PromptKind::Edit { .. }, 'r') => Some(Choice::Stop(ApprovalDecision::Reject)),
         (PromptKind::Capability { .. }, 'g') => Some(Choice::Decide(ApprovalDecision::Grant)),
         (PromptKind::Capability { .. }, 'd') => Some(Choice::Stop(ApprovalDecision::Deny)),
+        (PromptKind::Host { .. }, 'g') => Some(Choice::Decide(ApprovalDecision::Grant)),
+        (PromptKind::Host { .. }, 'd') => Some(Choice::Decide(ApprovalDecision::Deny)),
         _ => None,
     }
 }

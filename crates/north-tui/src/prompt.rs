@@ -165,6 +165,13 @@ impl Pending {
                     ("Deny", "n", Stop(ApprovalDecision::Deny)),
                 ])
             }
+            // Deny refuses the command that host; the turn goes on (the
+            // command reports it).
+            PromptKind::Host { .. } => fixed(&[
+                ("Allow this session", "y", Decide(ApprovalDecision::Grant)),
+                ("Allow once", "o", Decide(ApprovalDecision::RunOnce)),
+                ("Deny", "n", Decide(ApprovalDecision::Deny)),
+            ]),
             // Deny refuses and ends the turn, as at every other prompt.
             PromptKind::Capability { .. } => fixed(&[
                 ("Grant", "y", Decide(ApprovalDecision::Grant)),

@@ -146,6 +146,26 @@ fn prompt_lines(p: &Pending, width: u16, max_h: u16) -> Vec<Line<'static>> {
                 w,
             ));
         }
+        PromptKind::Host { host, port } => {
+            out.push(Line::from(Span::styled(
+                "A command connects to a host no grant covers — allow it?",
+                style::notice(),
+            )));
+            out.extend(wrap_prefixed(
+                &[
+                    Span::styled(format!("{host}:{port}"), style::code()),
+                    Span::styled("  (through North's network proxy)", style::dim()),
+                ],
+                w,
+                &[Span::raw("  ")],
+                &[Span::raw("  ")],
+            ));
+            out.extend(options_lines(p, w));
+            out.extend(hint_lines(
+                "←/→ choose · enter confirm · y this session · o once · n/esc deny (the command is refused it)",
+                w,
+            ));
+        }
         PromptKind::Edit { files } => edit_prompt_lines(p, files, width, max_h, &mut out),
     }
     out

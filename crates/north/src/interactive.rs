@@ -332,6 +332,8 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
     approver.approve_edits = project.config.approve_edits.value;
     approver.allow_shell = project.config.allow_shell.value;
     let approver = Arc::new(approver);
+    // A command that connects to a host no grant covers: the user is asked.
+    north_runtime::egress::ask_with(approver.clone());
     // The servers start in the background: the first prompt never waits.
     let sessions = {
         let _entered = runtime.enter();

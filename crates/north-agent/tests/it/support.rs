@@ -54,6 +54,9 @@ impl Approver for QueueApprover {
             ApprovalRequest::Capability { capability, .. } => {
                 (format!("cap:{capability}"), ApprovalDecision::Deny)
             }
+            ApprovalRequest::Host { host, port } => {
+                (format!("host:{host}:{port}"), ApprovalDecision::Deny)
+            }
         };
         self.asked.lock().unwrap().push(what);
         let d = self.decisions.lock().unwrap().pop_front().unwrap_or(refuse);

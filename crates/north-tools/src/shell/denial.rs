@@ -51,19 +51,20 @@ impl std::fmt::Display for SandboxDenial {
     }
 }
 
-/// What a command's tools print when North's proxy refused a host, or
-/// when a connection went around the proxy: the command's own network
-/// namespace has no route out, and its loopback holds only what the
-/// command itself serves (so a refused connection there is most often a
-/// service outside the sandbox).
+/// What a command's tools print when North's proxy refused a host: a
+/// grant allows it.
 const PROXY_MARKERS: &[&str] = &[
     "North's sandbox proxy",
-    "Network is unreachable",
-    "Connection refused",
     "CONNECT tunnel failed, response 403",
     "returned error: 403",
     "403 Forbidden",
 ];
+
+/// What a connection around the proxy meets: the command's own network
+/// namespace has no route out, and its loopback holds only what the
+/// command itself serves (so a refused connection there is most often a
+/// service outside the sandbox, which only a run outside reaches).
+const ISOLATION_MARKERS: &[&str] = &["Network is unreachable", "Connection refused"];
 
 /// The sandbox's refusal behind a failed command, if the failure is one
 /// `policy` makes: an error line (stderr only) about a path the policy
@@ -84,14 +85,19 @@ pub fn sandbox_denial(
     if exit_code? == 0 {
         return None;
     }
-    if matches!(policy.network, Network::Proxied(_))
-        && let Some(line) = stderr
-            .lines()
-            .find(|l| PROXY_MARKERS.iter().any(|m| l.contains(m)))
-    {
-        return Some(SandboxDenial::Proxy {
-            line: line.trim().chars().take(200).collect(),
-        });
+    if matches!(policy.network, Network::Proxied(_)) {
+        let found = |markers: &[&str]| {
+            stderr
+                .lines()
+                .find(|l| markers.iter().any(|m| l.contains(m)))
+                .map(|l| l.trim().chars().take(200).collect::<String>())
+        };
+        if let Some(line) = found(PROXY_MARKERS) {
+            return Some(SandboxDenial::Proxy { line });
+        }
+        if let Some(line) = found(ISOLATION_MARKERS) {
+            return Some(SandboxDenial::Network { line });
+        }
     }
     let lower = stderr.to_ascii_lowercase();
     let about_sockets = lower.contains("socket") || lower.contains("connect");
@@ -166,7 +172,8 @@ mod tests {
             said.contains("North's proxy") && said.contains("response 403"),
             "{said}"
         );
-        assert!(judged("OSError: [Errno 101] Network is unreachable", &policy).is_some());
+        let around = judged("OSError: [Errno 101] Network is unreachable", &policy).unwrap();
+        assert!(around.contains("refuses network sockets"), "{around}");
         assert!(judged("error: no such file", &policy).is_none());
     }
 

@@ -30,7 +30,7 @@ pub mod tools;
 
 pub use denial::{SandboxDenial, sandbox_denial};
 pub use output::truncate_chars;
-pub use result::{DENIED_NOTE, Naming, ShellResult, result_of};
+pub use result::{DENIED_NOTE, Naming, REFUSED_NOTE, ShellResult, result_of};
 
 use north_policy::ApprovedCommand;
 use std::path::{Path, PathBuf};

@@ -2,10 +2,10 @@
 //! judged against the policy it ran under. The type itself is
 //! `north_protocol`'s, so front ends read it without this crate.
 
-pub use north_protocol::{DENIED_NOTE, Naming, ShellResult};
+pub use north_protocol::{DENIED_NOTE, Naming, REFUSED_NOTE, ShellResult};
 
 use super::RunResult;
-use super::denial::sandbox_denial;
+use super::denial::{SandboxDenial, sandbox_denial};
 use crate::os_sandbox::SandboxPolicy;
 
 /// The result of `run`, judged against the sandbox `policy` it ran under
@@ -20,6 +20,13 @@ pub fn result_of(run: &RunResult, policy: Option<&SandboxPolicy>) -> ShellResult
         timed_out: run.timed_out,
         truncated: run.truncated,
         notice: run.notice.clone(),
-        sandbox_denied: denial.map(|d| d.to_string()),
+        sandbox_denied: denial
+            .as_ref()
+            .filter(|d| !matches!(d, SandboxDenial::Proxy { .. }))
+            .map(ToString::to_string),
+        // The proxy's refusal: a grant allows the host, not a run outside.
+        network_refused: denial
+            .filter(|d| matches!(d, SandboxDenial::Proxy { .. }))
+            .map(|d| d.to_string()),
     }
 }

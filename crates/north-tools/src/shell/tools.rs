@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::output::truncate_chars;
-use super::{DENIED_NOTE, Naming, RunOptions, RunResult, result_of};
+use super::{DENIED_NOTE, Naming, REFUSED_NOTE, RunOptions, RunResult, result_of};
 use crate::args::ArgsSchema;
 use crate::describe;
 use crate::{Tool, ToolContext};
@@ -351,11 +351,17 @@ impl Tool for Bash {
                     ));
                 }
             }
-            if let Some(denied) = result_of(&result, ctx.shell.spawner().policy()).sandbox_denied {
+            let judged = result_of(&result, ctx.shell.spawner().policy());
+            let note = match (judged.sandbox_denied, judged.network_refused) {
+                (Some(denied), _) => Some(format!("[{DENIED_NOTE}: {denied}]")),
+                (None, Some(refused)) => Some(format!("[{REFUSED_NOTE}: {refused}]")),
+                (None, None) => None,
+            };
+            if let Some(note) = note {
                 if !text.is_empty() && !text.ends_with('\n') {
                     text.push('\n');
                 }
-                text.push_str(&format!("[{DENIED_NOTE}: {denied}]"));
+                text.push_str(&note);
             }
             let (text, _) = truncate_chars(&text, self.max_output_chars);
             interrupted_outcome(&result, self.timeout, Value::String(text))

@@ -270,3 +270,75 @@ fn the_registries_setting_lets_pip_download_from_where_pip_fetches() {
         "{downloaded}"
     );
 }
+
+/// In the interactive assistant, a command's first connection to a host no
+/// grant covers is put to the user; "this session" is not asked again,
+/// and a refusal reaches the command as North's 403 while the turn goes on.
+#[test]
+fn the_tui_asks_at_a_new_host_and_this_session_is_not_asked_again() {
+    use crate::emulator::{Term, available};
+    if !available() {
+        north_test_support::missing("tmux is not installed (.ci/run installs it)");
+        return;
+    }
+    let sb = Sandbox::new();
+    if !sandbox_works(&sb) {
+        return;
+    }
+    let port = server("http://127.0.0.1:PORT/page");
+    let fetch = |id: &str, host: &str, tag: &str| {
+        json!({"tool_calls": [{"id": id, "name": "shell_run",
+            "args": {"command": format!("curl -sSf http://{host}:{port}/{tag} && echo {tag}-DONE")}}]})
+    };
+    let script = sb.file(
+        "script.json",
+        &json!({"turns": [
+            fetch("c1", "127.0.0.1", "first"),
+            {"text": "FIRST-TURN-OVER"},
+            fetch("c2", "127.0.0.1", "second"),
+            {"text": "SECOND-TURN-OVER"},
+            fetch("c3", "127.0.0.2", "third"),
+            {"text": "THIRD-TURN-OVER"}
+        ]}),
+    );
+    // `auto`: every command runs sandboxed without asking, so the one
+    // question is the proxy's.
+    let config = sb.home().join("config/north");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("config.json"), r#"{"mode": "auto"}"#).unwrap();
+    let term = Term::start(
+        &sb,
+        120,
+        40,
+        &format!("\"$NORTH\" --script '{}'; echo EXIT=$?", script.display()),
+        &[],
+    );
+    term.wait_for("Ask North to do something");
+    term.type_text("fetch it");
+    term.keys(&["Enter"]);
+    let asked = term.wait_for("A command connects to a host no grant covers");
+    assert!(asked.contains(&format!("127.0.0.1:{port}")), "{asked}");
+    term.keys(&["y"]);
+    let screen = term.wait_for("FIRST-TURN-OVER");
+    assert!(term.everything().contains("first-DONE"), "{screen}");
+    // The same host again, in another turn: not asked (a question would
+    // hold the turn until answered; no key is pressed).
+    term.type_text("again");
+    term.keys(&["Enter"]);
+    term.wait_for("SECOND-TURN-OVER");
+    let all = term.everything();
+    assert!(all.contains("second-DONE"), "{all}");
+    // Another host, refused: the command gets North's 403; the turn goes on.
+    term.type_text("elsewhere");
+    term.keys(&["Enter"]);
+    let asked = term.wait_for("127.0.0.2");
+    assert!(asked.contains("A command connects"), "{asked}");
+    term.keys(&["n"]);
+    term.wait_for("THIRD-TURN-OVER");
+    let all = term.everything();
+    assert!(!all.contains("│ third-DONE"), "{all}");
+    assert!(
+        all.contains("403"),
+        "the command reports North's refusal:\n{all}"
+    );
+}
