@@ -149,6 +149,14 @@ fn host_question(host: &str, port: u16) -> Question {
                 ApprovalDecision::Grant,
             ),
             (
+                option(
+                    "project",
+                    "Always for this project",
+                    PermissionOptionKind::AllowAlways,
+                ),
+                ApprovalDecision::Always,
+            ),
+            (
                 option("deny", "Deny", PermissionOptionKind::RejectOnce),
                 ApprovalDecision::Deny,
             ),

@@ -27,16 +27,19 @@
 //! Module map, lowest first:
 //! - `head`: a request's head — the request line and headers — parsed
 //! - `decide`: the rule, and the resolution of a host to checked addresses
-//! - `serve`: the proxy's connections (uses `decide`, `head`)
+//! - `log`: the hosts each proxy reached or refused, for the command's result
+//! - `serve`: the proxy's connections (uses `decide`, `head`, `log`)
 //!
 //! This crate must not start processes or read configuration: the grants
 //! are given to it.
 
 mod decide;
 mod head;
+mod log;
 mod serve;
 
 pub use decide::{Refusal, decide, resolve};
+pub use log::{Reached, reached_since};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -73,6 +76,9 @@ pub enum HostAnswer {
     Once,
     /// Every connection to the host while the proxy runs.
     Session,
+    /// As `Session`; the asker also keeps it for the project's next
+    /// sessions.
+    Project,
     /// Refused, and not asked again while the proxy runs.
     Deny,
 }
@@ -119,7 +125,10 @@ impl Proxy {
         let (stop, stopped) = tokio::sync::oneshot::channel();
         let thread = std::thread::Builder::new()
             .name("north-egress".into())
-            .spawn(move || serve::run(listener, judge, asker, stopped))?;
+            .spawn({
+                let socket = socket.clone();
+                move || serve::run(listener, socket, judge, asker, stopped)
+            })?;
         Ok(Proxy {
             socket,
             stop: Some(stop),

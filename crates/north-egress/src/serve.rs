@@ -18,6 +18,8 @@ const CONNECT_WAIT: Duration = Duration::from_secs(30);
 /// What the proxy's connections share: the rules, who to ask, and what
 /// was answered.
 struct Shared {
+    /// The proxy's socket: the key of its connection log.
+    socket: std::path::PathBuf,
     judge: Judge,
     asker: Option<Asker>,
     /// Hosts a person allowed or refused while the proxy runs.
@@ -59,11 +61,13 @@ impl Shared {
 /// Serves `listener` until `stop` fires (or its sender is dropped).
 pub(crate) fn run(
     listener: std::os::unix::net::UnixListener,
+    socket: std::path::PathBuf,
     judge: Judge,
     asker: Option<Asker>,
     mut stop: tokio::sync::oneshot::Receiver<()>,
 ) {
     let shared = std::sync::Arc::new(Shared {
+        socket,
         judge,
         asker,
         answered: std::sync::Mutex::new(Answered::default()),
@@ -115,10 +119,17 @@ async fn connection(mut conn: UnixStream, shared: &Shared) {
         Ok(upstream) => upstream,
         Err(refusal) => {
             tracing::info!(host = %refusal.host, reason = %refusal.reason, "proxy refused a connection");
+            crate::log::record(&shared.socket, &refusal.host, target.port(), false);
             let _ = answer(&mut conn, 403, "Forbidden", &refusal.reason).await;
             return;
         }
     };
+    crate::log::record(
+        &shared.socket,
+        &north_policy::net::normalize_host(target.host()),
+        target.port(),
+        true,
+    );
     tracing::info!(
         host = target.host(),
         port = target.port(),
@@ -201,7 +212,7 @@ async fn reach_or_ask(shared: &Shared, target: &Target) -> Result<TcpStream, Ref
             }
             return Err(refused_by_person());
         }
-        HostAnswer::Session => {
+        HostAnswer::Session | HostAnswer::Project => {
             if let Ok(mut a) = shared.answered.lock() {
                 a.allowed.push(host.clone());
             }

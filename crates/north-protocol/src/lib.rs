@@ -57,7 +57,7 @@ pub use json::{json_kind, json_type};
 pub use message::{ContentBlock, HostedApi, Message, Role};
 pub use mode::PermissionMode;
 pub use request::{ChatRequest, ChatResponse, ReasoningEffort, ServerTool};
-pub use results::{DENIED_NOTE, GrantRequest, Naming, REFUSED_NOTE, ShellResult};
+pub use results::{DENIED_NOTE, GrantRequest, HostReached, Naming, REFUSED_NOTE, ShellResult};
 pub use state::{ChatMessage, Checkpoint, ModelRef, State};
 pub use stream::{StopReason, StreamDelta, Usage};
 pub use tool::{

@@ -43,6 +43,20 @@ pub struct ShellResult {
     /// North's network proxy refused a host no grant covers (a grant, not
     /// a run outside the sandbox, is what allows it).
     pub network_refused: Option<String>,
+    /// The hosts its connections went to through North's proxy, allowed
+    /// or refused.
+    pub hosts: Vec<HostReached>,
+}
+
+/// A host a command connected to through North's network proxy.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct HostReached {
+    /// The host.
+    pub host: String,
+    /// Its port.
+    pub port: u16,
+    /// Whether the proxy let the connection through.
+    pub allowed: bool,
 }
 
 /// What the caller is told of a host North's proxy refused.
@@ -74,6 +88,9 @@ impl ShellResult {
             out.insert("networkRefused".into(), json!(refused));
             out.insert("note".into(), json!(REFUSED_NOTE));
         }
+        if !self.hosts.is_empty() {
+            out.insert("hosts".into(), json!(self.hosts));
+        }
         Value::Object(out)
     }
 
@@ -104,6 +121,10 @@ impl ShellResult {
             notice: text("notice"),
             sandbox_denied: text("sandboxDenied"),
             network_refused: text("networkRefused"),
+            hosts: out
+                .get("hosts")
+                .and_then(|h| serde_json::from_value(h.clone()).ok())
+                .unwrap_or_default(),
         })
     }
 }
@@ -171,6 +192,11 @@ mod tests {
             notice: Some("restarted".into()),
             sandbox_denied: Some("the sandbox refuses writes to /x (…)".into()),
             network_refused: None,
+            hosts: vec![HostReached {
+                host: "registry.npmjs.org".into(),
+                port: 443,
+                allowed: true,
+            }],
         };
         for naming in [Naming::Camel, Naming::Snake] {
             let json = result.to_json(naming);

@@ -12,9 +12,10 @@ use north_protocol::{ApprovalDecision, Capability};
 /// The proxies running, by the rules they judge by.
 static PROXIES: Mutex<Vec<(Rules, Proxy)>> = Mutex::new(Vec::new());
 
-/// The socket of the proxy for `rules` (started now when there is none);
-/// `None` when it cannot start, and commands then have no network.
-pub(crate) fn socket_for(mut rules: Rules) -> Option<PathBuf> {
+/// The socket of the proxy for `rules` in the project at `root` (started
+/// now when there is none); `None` when it cannot start, and commands then
+/// have no network.
+pub(crate) fn socket_for(mut rules: Rules, root: &std::path::Path) -> Option<PathBuf> {
     rules
         .grants
         .retain(|g| matches!(g, Capability::Net | Capability::NetHost(_)));
@@ -32,7 +33,7 @@ pub(crate) fn socket_for(mut rules: Rules) -> Option<PathBuf> {
         .iter()
         .map(ToString::to_string)
         .collect::<Vec<_>>();
-    match Proxy::start(Arc::new(move || judged.clone()), Some(asker())) {
+    match Proxy::start(Arc::new(move || judged.clone()), Some(asker(root))) {
         Ok(proxy) => {
             let socket = proxy.socket().to_path_buf();
             tracing::info!(socket = %socket.display(), grants = ?key, "network proxy started");
@@ -58,9 +59,12 @@ pub fn ask_with(approver: Arc<dyn Approver>) {
     }
 }
 
-/// The proxy's question, put to the approver when there is one.
-fn asker() -> north_egress::Asker {
-    Arc::new(|host: String, port: u16| {
+/// The proxy's question, put to the approver when there is one; "always"
+/// is kept for the project at `root`.
+fn asker(root: &std::path::Path) -> north_egress::Asker {
+    let root = root.to_path_buf();
+    Arc::new(move |host: String, port: u16| {
+        let root = root.clone();
         Box::pin(async move {
             let approver = PERSON.get()?.clone();
             let decision = approver
@@ -71,7 +75,11 @@ fn asker() -> north_egress::Asker {
                 .await;
             Some(match decision {
                 ApprovalDecision::RunOnce | ApprovalDecision::Accept => HostAnswer::Once,
-                ApprovalDecision::Grant | ApprovalDecision::Always => HostAnswer::Session,
+                ApprovalDecision::Grant => HostAnswer::Session,
+                ApprovalDecision::Always => {
+                    crate::hosts::remember(&root, &host);
+                    HostAnswer::Project
+                }
                 _ => HostAnswer::Deny,
             })
         })

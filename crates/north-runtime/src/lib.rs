@@ -18,9 +18,11 @@
 //!
 //! Module map, lowest first (each uses only those above it): `error`,
 //! `windows`, `endpoint`, `provider` (uses `endpoint`, `windows`),
-//! `egress` (the network proxy per set of rules), `registries` (the
+//! `hosts` (hosts allowed "always for this project", in the user's
+//! state), `egress` (the network proxy per set of rules; uses `hosts`),
+//! `registries` (the
 //! hosts the user's package managers fetch from), `sandboxing` (uses
-//! `egress`, `registries`), `hooking` (uses `sandboxing`), `project` (uses `provider`,
+//! `egress`, `hosts`, `registries`), `hooking` (uses `sandboxing`), `project` (uses `provider`,
 //! `sandboxing`, `hooking`), `status_line` (the command a user programs the
 //! status line with; uses `project`, `sandboxing`), `mcp` (uses `project`,
 //! `sandboxing`), `session` (uses `mcp`, `project`, `status_line`).
@@ -32,6 +34,7 @@ pub mod egress;
 mod endpoint;
 mod error;
 pub mod hooking;
+mod hosts;
 mod mcp;
 mod project;
 pub mod provider;

@@ -13,50 +13,77 @@ pub fn registry_hosts(
     home: Option<&Path>,
     env: impl Fn(&str) -> Option<String>,
 ) -> Vec<String> {
-    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
-    let mut urls: Vec<String> = Vec::new();
-    // npm: `registry=` and `@scope:registry=` in the `.npmrc` files.
-    let mut npm = vec![read(&project.join(".npmrc"))];
-    npm.extend(home.map(|h| read(&h.join(".npmrc"))));
-    let npm_urls: Vec<String> = npm
+    let mut urls = npm(project, home, &env);
+    urls.extend(pip(home, &env));
+    urls.extend(cargo(project, home, &env));
+    urls.extend(go(&env));
+    let mut hosts: Vec<String> = urls.iter().filter_map(|u| host_of(u)).collect();
+    hosts.sort();
+    hosts.dedup();
+    hosts
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_default()
+}
+
+/// npm: `registry=` and `@scope:registry=` in the `.npmrc` files, else
+/// its default registry.
+fn npm(project: &Path, home: Option<&Path>, env: &impl Fn(&str) -> Option<String>) -> Vec<String> {
+    let mut files = vec![read(&project.join(".npmrc"))];
+    files.extend(home.map(|h| read(&h.join(".npmrc"))));
+    let urls: Vec<String> = files
         .iter()
         .flat_map(|text| assignments(text, |key| key == "registry" || key.ends_with(":registry")))
         .chain(env("npm_config_registry").or_else(|| env("NPM_CONFIG_REGISTRY")))
         .collect();
-    if npm_urls.is_empty() {
-        urls.push("https://registry.npmjs.org/".into());
+    if urls.is_empty() {
+        vec!["https://registry.npmjs.org/".into()]
+    } else {
+        urls
     }
-    urls.extend(npm_urls);
-    // pip: `index-url` and `extra-index-url` in pip.conf, or the variables.
-    let mut pip: Vec<String> = Vec::new();
+}
+
+/// pip: `index-url` and `extra-index-url` in pip.conf, or the variables,
+/// else PyPI and its file host.
+fn pip(home: Option<&Path>, env: &impl Fn(&str) -> Option<String>) -> Vec<String> {
+    let mut urls: Vec<String> = Vec::new();
     for file in home
         .map(|h| vec![h.join(".config/pip/pip.conf"), h.join(".pip/pip.conf")])
         .unwrap_or_default()
         .into_iter()
         .chain([std::path::PathBuf::from("/etc/pip.conf")])
     {
-        pip.extend(assignments(&read(&file), |key| {
+        urls.extend(assignments(&read(&file), |key| {
             key == "index-url" || key == "extra-index-url"
         }));
     }
-    pip.extend(
+    urls.extend(
         ["PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL"]
             .iter()
             .filter_map(|v| env(v)),
     );
-    if pip.is_empty() {
-        urls.extend([
+    if urls.is_empty() {
+        vec![
             "https://pypi.org/simple".into(),
             "https://files.pythonhosted.org/".into(),
-        ]);
+        ]
     } else {
-        urls.extend(pip);
+        urls
     }
-    // cargo: sources and registries in `.cargo/config.toml`.
-    let mut cargo: Vec<String> = Vec::new();
+}
+
+/// cargo: sources and registries in `.cargo/config.toml`, and crates.io's
+/// index and downloads.
+fn cargo(
+    project: &Path,
+    home: Option<&Path>,
+    env: &impl Fn(&str) -> Option<String>,
+) -> Vec<String> {
     let cargo_home = env("CARGO_HOME")
         .map(std::path::PathBuf::from)
         .or_else(|| home.map(|h| h.join(".cargo")));
+    let mut urls: Vec<String> = Vec::new();
     for file in [
         project.join(".cargo/config.toml"),
         project.join(".cargo/config"),
@@ -67,28 +94,28 @@ pub fn registry_hosts(
             .iter()
             .flat_map(|c| [c.join("config.toml"), c.join("config")]),
     ) {
-        cargo.extend(assignments(&read(&file), |key| {
+        urls.extend(assignments(&read(&file), |key| {
             key == "registry" || key == "index"
         }));
     }
-    urls.extend(cargo);
     urls.extend([
         "https://index.crates.io/".into(),
         "https://static.crates.io/".into(),
     ]);
-    // go: the module proxy and checksum database.
-    match env("GOPROXY") {
-        Some(list) => urls.extend(list.split([',', '|']).map(str::to_string)),
-        None => urls.push("https://proxy.golang.org".into()),
-    }
+    urls
+}
+
+/// go: the module proxy and checksum database.
+fn go(env: &impl Fn(&str) -> Option<String>) -> Vec<String> {
+    let mut urls: Vec<String> = match env("GOPROXY") {
+        Some(list) => list.split([',', '|']).map(str::to_string).collect(),
+        None => vec!["https://proxy.golang.org".into()],
+    };
     urls.push(env("GOSUMDB").map_or_else(
         || "https://sum.golang.org".into(),
         |s| format!("https://{s}"),
     ));
-    let mut hosts: Vec<String> = urls.iter().filter_map(|u| host_of(u)).collect();
-    hosts.sort();
-    hosts.dedup();
-    hosts
+    urls
 }
 
 /// The values of `key = value` lines whose key `wanted` accepts (quotes

@@ -111,7 +111,7 @@ impl SandboxChoice {
     ) -> SandboxSettings {
         let mut settings = self.settings(root, grants);
         if settings.network == Network::Off
-            && let Some(socket) = crate::egress::socket_for(self.rules(root, grants))
+            && let Some(socket) = crate::egress::socket_for(self.rules(root, grants), root)
         {
             settings.network = Network::Proxied(socket);
         }
@@ -130,6 +130,12 @@ impl SandboxChoice {
         use north_protocol::Capability;
         let mut granted: Vec<Capability> = grants.to_vec();
         granted.extend(self.network_allow.iter().cloned().map(Capability::NetHost));
+        // What the user allowed "always for this project" at the proxy's question.
+        granted.extend(
+            crate::hosts::allowed(root)
+                .into_iter()
+                .map(Capability::NetHost),
+        );
         if self.registries {
             let home = std::env::var_os("HOME").map(PathBuf::from);
             granted.extend(

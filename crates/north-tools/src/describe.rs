@@ -11,6 +11,39 @@ pub(crate) fn arg<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
     args.get(key).and_then(Value::as_str)
 }
 
+/// The hosts a command reached and was refused through North's proxy, as
+/// its result line says them (`; reached registry.npmjs.org; refused
+/// x.example`), each at most five.
+fn hosts(hosts: &[north_protocol::HostReached]) -> String {
+    let list = |allowed: bool| {
+        let names: Vec<&str> = hosts
+            .iter()
+            .filter(|h| h.allowed == allowed)
+            .map(|h| h.host.as_str())
+            .collect();
+        let mut unique: Vec<&str> = Vec::new();
+        for n in names {
+            if !unique.contains(&n) {
+                unique.push(n);
+            }
+        }
+        let more = unique.len().saturating_sub(5);
+        let mut text = unique.into_iter().take(5).collect::<Vec<_>>().join(", ");
+        if more > 0 {
+            text.push_str(&format!(" and {more} more"));
+        }
+        text
+    };
+    let mut out = String::new();
+    for (allowed, word) in [(true, "reached"), (false, "refused")] {
+        let text = list(allowed);
+        if !text.is_empty() {
+            out.push_str(&format!("; {word} {text}"));
+        }
+    }
+    out
+}
+
 /// `text` on one line, cut to `max` characters.
 pub(crate) fn short(text: &str, max: usize) -> String {
     let one_line = text.replace('\n', "⏎");
@@ -81,7 +114,10 @@ pub fn summary(outcome: &ToolOutcome) -> String {
         let code = result
             .exit_code
             .map_or_else(|| "none".to_string(), |c| c.to_string());
-        return format!("exit code {code}, {lines} line(s) of output");
+        return format!(
+            "exit code {code}, {lines} line(s) of output{}",
+            hosts(&result.hosts)
+        );
     }
     if out.get("background").and_then(Value::as_bool) == Some(true) {
         return format!(

@@ -170,6 +170,11 @@ impl Pending {
             PromptKind::Host { .. } => fixed(&[
                 ("Allow this session", "y", Decide(ApprovalDecision::Grant)),
                 ("Allow once", "o", Decide(ApprovalDecision::RunOnce)),
+                (
+                    "Always for this project",
+                    "a",
+                    Decide(ApprovalDecision::Always),
+                ),
                 ("Deny", "n", Decide(ApprovalDecision::Deny)),
             ]),
             // Deny refuses and ends the turn, as at every other prompt.

@@ -162,7 +162,7 @@ fn prompt_lines(p: &Pending, width: u16, max_h: u16) -> Vec<Line<'static>> {
             ));
             out.extend(options_lines(p, w));
             out.extend(hint_lines(
-                "←/→ choose · enter confirm · y this session · o once · n/esc deny (the command is refused it)",
+                "←/→ choose · enter confirm · y this session · o once · a always here (kept in your state, not the project) · n/esc deny",
                 w,
             ));
         }

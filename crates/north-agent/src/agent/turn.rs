@@ -408,10 +408,13 @@ impl Agent {
             summary = %self.summarize(&call.name, &outcome),
             "tool result"
         );
-        self.services.tracer.record(
-            TraceKind::ToolDone,
-            json!({"id": call.id, "tool": call.name, "ok": outcome.ok, "error": outcome.error, "ms": started.elapsed().as_millis() as u64}),
-        );
+        let mut done = json!({"id": call.id, "tool": call.name, "ok": outcome.ok, "error": outcome.error, "ms": started.elapsed().as_millis() as u64});
+        // A command's connections through North's proxy, allowed and
+        // refused, are part of the record.
+        if let (Some(hosts), Some(record)) = (outcome.output.get("hosts"), done.as_object_mut()) {
+            record.insert("hosts".into(), hosts.clone());
+        }
+        self.services.tracer.record(TraceKind::ToolDone, done);
         outcome
     }
 

@@ -12,6 +12,23 @@ use crate::os_sandbox::SandboxPolicy;
 /// (None: it ran unconfined, nothing to judge).
 pub fn result_of(run: &RunResult, policy: Option<&SandboxPolicy>) -> ShellResult {
     let denial = policy.and_then(|p| sandbox_denial(run.exit_code, &run.stderr, p));
+    // What went through North's proxy while it ran.
+    let hosts = match policy.map(|p| &p.network) {
+        Some(crate::os_sandbox::Network::Proxied(socket)) => {
+            let since = std::time::Instant::now()
+                .checked_sub(run.duration + std::time::Duration::from_millis(200))
+                .unwrap_or_else(std::time::Instant::now);
+            north_egress::reached_since(socket, since)
+                .into_iter()
+                .map(|r| north_protocol::HostReached {
+                    host: r.host,
+                    port: r.port,
+                    allowed: r.allowed,
+                })
+                .collect()
+        }
+        _ => Vec::new(),
+    };
     ShellResult {
         stdout: run.stdout.clone(),
         stderr: run.stderr.clone(),
@@ -28,5 +45,6 @@ pub fn result_of(run: &RunResult, policy: Option<&SandboxPolicy>) -> ShellResult
         network_refused: denial
             .filter(|d| matches!(d, SandboxDenial::Proxy { .. }))
             .map(|d| d.to_string()),
+        hosts,
     }
 }

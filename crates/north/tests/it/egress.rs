@@ -108,6 +108,21 @@ fn a_granted_host_is_reached_through_the_proxy_and_nothing_else_is() {
     );
     // A connection that ignores the proxy variables reaches nothing.
     assert!(shown.contains("DIRECT-FAILED"), "{shown}");
+    // Each allowed and refused connection is in the session's trace.
+    let trace: String = std::fs::read_dir(sb.project().join(".north/sessions"))
+        .unwrap()
+        .filter_map(|e| std::fs::read_to_string(e.unwrap().path().join("trace.jsonl")).ok())
+        .collect();
+    let done = trace
+        .lines()
+        .find(|l| l.contains("\"tool_done\"") && l.contains("\"hosts\""))
+        .unwrap_or_else(|| panic!("no connections in the trace:\n{trace}"));
+    assert!(
+        done.contains("\"host\":\"127.0.0.1\"")
+            && done.contains("\"host\":\"127.0.0.2\"")
+            && done.contains("\"allowed\":false"),
+        "{done}"
+    );
 }
 
 #[test]
@@ -320,7 +335,10 @@ fn the_tui_asks_at_a_new_host_and_this_session_is_not_asked_again() {
     assert!(asked.contains(&format!("127.0.0.1:{port}")), "{asked}");
     term.keys(&["y"]);
     let screen = term.wait_for("FIRST-TURN-OVER");
-    assert!(term.everything().contains("first-DONE"), "{screen}");
+    let all = term.everything();
+    assert!(all.contains("first-DONE"), "{screen}");
+    // The result line says which hosts the command reached.
+    assert!(all.contains("reached 127.0.0.1"), "{all}");
     // The same host again, in another turn: not asked (a question would
     // hold the turn until answered; no key is pressed).
     term.type_text("again");
@@ -341,4 +359,64 @@ fn the_tui_asks_at_a_new_host_and_this_session_is_not_asked_again() {
         all.contains("403"),
         "the command reports North's refusal:\n{all}"
     );
+    assert!(all.contains("refused 127.0.0.2"), "{all}");
+}
+
+/// "Always for this project" is kept in the user's state, not the
+/// project: the next session reaches the host without a question.
+#[test]
+fn always_for_this_project_is_remembered_in_the_users_state_for_the_next_session() {
+    use crate::emulator::{Term, available};
+    if !available() {
+        north_test_support::missing("tmux is not installed (.ci/run installs it)");
+        return;
+    }
+    let sb = Sandbox::new();
+    if !sandbox_works(&sb) {
+        return;
+    }
+    let port = server("http://127.0.0.1:PORT/page");
+    let config = sb.home().join("config/north");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("config.json"), r#"{"mode": "auto"}"#).unwrap();
+    let session = |tag: &str| {
+        let script = sb.file(
+            &format!("{tag}.json"),
+            &json!({"turns": [
+                {"tool_calls": [{"id": "c1", "name": "shell_run",
+                    "args": {"command": format!("curl -sSf http://127.0.0.1:{port}/{tag} && echo {tag}-DONE")}}]},
+                {"text": format!("{tag}-OVER")}
+            ]}),
+        );
+        let term = Term::start(
+            &sb,
+            120,
+            40,
+            &format!("\"$NORTH\" --script '{}'; echo EXIT=$?", script.display()),
+            &[],
+        );
+        term.wait_for("Ask North to do something");
+        term.type_text("fetch");
+        term.keys(&["Enter"]);
+        term
+    };
+    let first = session("first");
+    first.wait_for("A command connects to a host no grant covers");
+    first.keys(&["a"]);
+    first.wait_for("first-OVER");
+    first.keys(&["C-d"]);
+    first.wait_for("EXIT=0");
+    drop(first);
+    let kept = std::fs::read_to_string(sb.home().join("state/north/network-hosts.json")).unwrap();
+    assert!(kept.contains("127.0.0.1"), "{kept}");
+    assert!(
+        !std::fs::read_dir(sb.project().join(".north"))
+            .unwrap()
+            .any(|e| e.unwrap().file_name().to_string_lossy().contains("host")),
+        "nothing about hosts is written into the project"
+    );
+    // The next session: no question (it would hold the turn; no key is pressed).
+    let second = session("second");
+    second.wait_for("second-OVER");
+    assert!(second.everything().contains("second-DONE"));
 }
