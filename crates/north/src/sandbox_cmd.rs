@@ -155,7 +155,7 @@ fn configured(root: &Path, kind: Kind, grants: &[Capability]) -> anyhow::Result<
     let mut settings = choice.settings(root, &[]);
     if grants.contains(&Capability::Net) {
         settings.network = Network::On;
-    } else if grants.iter().any(|g| g.host().is_some()) {
+    } else {
         // A session starts the proxy and makes its socket; shown here is
         // where a session's would be (this process starts none: the
         // sandbox needs it single-threaded).
@@ -167,6 +167,26 @@ fn configured(root: &Path, kind: Kind, grants: &[Capability]) -> anyhow::Result<
         .policy()
         .cloned()
         .context("the sandboxed spawner has no policy")
+}
+
+/// What North's proxy allows a command in `root` to reach under `grants`
+/// and the user's config, as `--explain` lists it.
+fn network_rule(root: &Path, grants: &[Capability]) -> String {
+    let choice = north_runtime::SandboxChoice::for_project(root, None);
+    let rules = choice.rules(root, grants);
+    let hosts: Vec<String> = rules.grants.iter().map(ToString::to_string).collect();
+    let list = |items: &[String]| {
+        if items.is_empty() {
+            "none".to_string()
+        } else {
+            items.join(", ")
+        }
+    };
+    format!(
+        "hosts the proxy allows: {} (a session adds what you answer at its question)\nhosts denied whatever grants them: {}\n",
+        list(&hosts),
+        list(&rules.deny)
+    )
 }
 
 /// Confines this process and replaces it with the command; returns only
@@ -186,9 +206,15 @@ pub fn main(args: SandboxArgs) -> anyhow::Result<ExitCode> {
         #[cfg(target_os = "linux")]
         north_tools::os_sandbox::supervise(&policy.root)?;
     }
+    // Read before the sandbox hides the user's state and config.
+    let rule = (args.explain && matches!(policy.network, Network::Proxied(_)))
+        .then(|| network_rule(&root, &args.grants));
     let protection = enter(&policy)?;
     if args.explain {
         print!("{}", protection.explain(&policy));
+        if let Some(rule) = rule {
+            print!("{rule}");
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let gaps = protection.gaps();

@@ -441,7 +441,8 @@ fn explain_shows_the_policy_each_kind_of_child_gets() {
     let command = explain("command");
     for want in [
         "hidden but for",
-        "network: refused",
+        "network: only through North's proxy",
+        "hosts the proxy allows: none",
         "other sockets: refused (netlink, packet, vsock",
         "TIOCSTI and TIOCLINUX refused",
         "is private to the command",
@@ -450,6 +451,7 @@ fn explain_shows_the_policy_each_kind_of_child_gets() {
     }
     let hook = explain("hook");
     assert!(hook.contains("temp dir: shared"), "{hook}");
+    assert!(hook.contains("network: refused"), "{hook}");
     let mcp = explain("mcp");
     assert!(mcp.contains("network: allowed"), "{mcp}");
 }
