@@ -6,7 +6,8 @@
 //! Unix socket (see `north-sandbox`'s `netns`). The proxy speaks HTTP
 //! `CONNECT` (what `https://` goes through) and plain HTTP in absolute
 //! form, and for each request decides under the same rule as North's own
-//! fetchers ([`north_policy::NetAccess`]):
+//! fetchers ([`north_policy::NetAccess`]) — SOCKS5 `CONNECT` too, on the
+//! same port, for tools that speak only it:
 //!
 //! - a host is reached only under `net:<host>`, a wildcard `net:*.<domain>`
 //!   or `net`;
@@ -28,7 +29,8 @@
 //! - `head`: a request's head — the request line and headers — parsed
 //! - `decide`: the rule, and the resolution of a host to checked addresses
 //! - `log`: the hosts each proxy reached or refused, for the command's result
-//! - `serve`: the proxy's connections (uses `decide`, `head`, `log`)
+//! - `socks`: SOCKS5 `CONNECT` on the same port (uses `head`)
+//! - `serve`: the proxy's connections (uses `decide`, `head`, `log`, `socks`)
 //!
 //! This crate must not start processes or read configuration: the grants
 //! are given to it.
@@ -37,6 +39,7 @@ mod decide;
 mod head;
 mod log;
 mod serve;
+mod socks;
 
 pub use decide::{Refusal, decide, resolve};
 pub use log::{Reached, reached_since};

@@ -99,7 +99,14 @@ pub(crate) fn run(
 }
 
 async fn connection(mut conn: UnixStream, shared: &Shared) {
-    let (bytes, end) = match tokio::time::timeout(HEAD_WAIT, read_head(&mut conn)).await {
+    let mut first = [0u8; 1];
+    match tokio::time::timeout(HEAD_WAIT, conn.read_exact(&mut first)).await {
+        Ok(Ok(_)) if first[0] == crate::socks::VERSION => return socks(conn, shared).await,
+        Ok(Ok(_)) => {}
+        _ => return,
+    }
+    let read = read_head(&mut conn, first.to_vec());
+    let (bytes, end) = match tokio::time::timeout(HEAD_WAIT, read).await {
         Ok(Ok(read)) => read,
         Ok(Err(e)) => {
             let _ = answer(&mut conn, 400, "Bad Request", &e.to_string()).await;
@@ -153,10 +160,39 @@ async fn connection(mut conn: UnixStream, shared: &Shared) {
     }
 }
 
-/// Reads until the head is complete: the bytes read, and where the head
-/// ends in them.
-async fn read_head(conn: &mut UnixStream) -> Result<(Vec<u8>, usize), HeadError> {
-    let mut bytes = Vec::new();
+/// A SOCKS5 connection: the request read, judged as a tunnel is, and
+/// carried.
+async fn socks(mut conn: UnixStream, shared: &Shared) {
+    let target = match tokio::time::timeout(HEAD_WAIT, crate::socks::request(&mut conn)).await {
+        Ok(Ok(target)) => target,
+        Ok(Err(crate::socks::SocksError::Unsupported(code))) => {
+            let _ = crate::socks::reply(&mut conn, code).await;
+            return;
+        }
+        Ok(Err(crate::socks::SocksError::Io)) | Err(_) => return,
+    };
+    let host = north_policy::net::normalize_host(target.host());
+    match reach_or_ask(shared, &target).await {
+        Ok(mut upstream) => {
+            crate::log::record(&shared.socket, &host, target.port(), true);
+            if crate::socks::reply(&mut conn, 0).await.is_ok() {
+                let _ = tokio::io::copy_bidirectional(&mut conn, &mut upstream).await;
+            }
+        }
+        Err(refusal) => {
+            tracing::info!(host = %refusal.host, reason = %refusal.reason, "proxy refused a SOCKS connection");
+            crate::log::record(&shared.socket, &host, target.port(), false);
+            let _ = crate::socks::reply(&mut conn, 2).await;
+        }
+    }
+}
+
+/// Reads until the head is complete (`bytes` already read): the bytes
+/// read, and where the head ends in them.
+async fn read_head(
+    conn: &mut UnixStream,
+    mut bytes: Vec<u8>,
+) -> Result<(Vec<u8>, usize), HeadError> {
     let mut buf = [0u8; 4096];
     loop {
         if let Some(end) = head::end(&bytes) {

@@ -90,13 +90,17 @@ fn a_granted_host_is_reached_through_the_proxy_and_nothing_else_is() {
         &format!(
             "curl -sS http://127.0.0.1:{port}/page; \
              curl -sS --proxytunnel http://127.0.0.1:{port}/tunnel; \
+             curl -sS --socks5-hostname \"$ALL_PROXY\" http://127.0.0.1:{port}/socks; \
+             curl -sS --socks5-hostname \"$ALL_PROXY\" http://127.0.0.2:{port}/socks-other || echo SOCKS-REFUSED; \
              curl -sS -i http://127.0.0.2:{port}/other; \
              curl -sS --noproxy '*' http://127.0.0.1:{port}/direct || echo DIRECT-FAILED"
         ),
         &["net:127.0.0.1"],
     );
-    // Plain HTTP and a CONNECT tunnel reach the granted host.
-    assert_eq!(shown.matches("PAGE-FROM-LOOPBACK").count(), 2, "{shown}");
+    // Plain HTTP, a CONNECT tunnel and SOCKS5 reach the granted host; SOCKS5
+    // to another is refused.
+    assert_eq!(shown.matches("PAGE-FROM-LOOPBACK").count(), 3, "{shown}");
+    assert!(shown.contains("SOCKS-REFUSED"), "{shown}");
     // Another host is refused, saying why and what would allow it.
     assert!(shown.contains("HTTP/1.1 403 Forbidden"), "{shown}");
     // (curl bolds header names on a terminal: the name and the reason apart.)
