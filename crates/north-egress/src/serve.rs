@@ -12,6 +12,8 @@ use crate::{Asker, HostAnswer, Judge, Rules};
 
 /// How long a client may take to send its request's head.
 const HEAD_WAIT: Duration = Duration::from_secs(30);
+/// How many hosts a person may refuse before the proxy stops asking.
+const QUESTIONS_AFTER_REFUSALS: usize = 5;
 /// How long connecting to a host may take.
 const CONNECT_WAIT: Duration = Duration::from_secs(30);
 
@@ -229,6 +231,15 @@ async fn reach_or_ask(shared: &Shared, target: &Target) -> Result<TcpStream, Ref
     let Some(asker) = &shared.asker else {
         return Err(refusal);
     };
+    // A command that tries host after host would keep a person answering:
+    // after a few refusals, the rest are refused without a question.
+    if shared
+        .answered
+        .lock()
+        .is_ok_and(|a| a.refused.len() >= QUESTIONS_AFTER_REFUSALS)
+    {
+        return Err(refusal);
+    }
     let _turn = shared.asking.lock().await;
     // Answered while this connection waited its turn.
     if shared.refused(&host) {

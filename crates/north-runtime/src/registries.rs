@@ -2,20 +2,19 @@
 //! with — npm, pip, cargo and go — read from those tools' own
 //! configuration (never written into North's), for
 //! `sandbox.network.registries`: one setting lets commands install
-//! packages from where the user's tools already fetch them.
+//! packages from where the user's tools already fetch them. Only the
+//! user's own files and environment count: a project's `.npmrc` or
+//! `.cargo/config.toml` is the repository's word, and a repository may
+//! not open hosts for its commands.
 
 use std::path::Path;
 
-/// The registry hosts npm, pip, cargo and go use for `project`, from
-/// their configuration files under `home` and the project, and `env`.
-pub fn registry_hosts(
-    project: &Path,
-    home: Option<&Path>,
-    env: impl Fn(&str) -> Option<String>,
-) -> Vec<String> {
-    let mut urls = npm(project, home, &env);
+/// The registry hosts npm, pip, cargo and go use, from their
+/// configuration files under `home` and `env`.
+pub fn registry_hosts(home: Option<&Path>, env: impl Fn(&str) -> Option<String>) -> Vec<String> {
+    let mut urls = npm(home, &env);
     urls.extend(pip(home, &env));
-    urls.extend(cargo(project, home, &env));
+    urls.extend(cargo(home, &env));
     urls.extend(go(&env));
     let mut hosts: Vec<String> = urls.iter().filter_map(|u| host_of(u)).collect();
     hosts.sort();
@@ -29,9 +28,8 @@ fn read(p: &Path) -> String {
 
 /// npm: `registry=` and `@scope:registry=` in the `.npmrc` files, else
 /// its default registry.
-fn npm(project: &Path, home: Option<&Path>, env: &impl Fn(&str) -> Option<String>) -> Vec<String> {
-    let mut files = vec![read(&project.join(".npmrc"))];
-    files.extend(home.map(|h| read(&h.join(".npmrc"))));
+fn npm(home: Option<&Path>, env: &impl Fn(&str) -> Option<String>) -> Vec<String> {
+    let files: Vec<String> = home.map(|h| read(&h.join(".npmrc"))).into_iter().collect();
     let urls: Vec<String> = files
         .iter()
         .flat_map(|text| assignments(text, |key| key == "registry" || key.ends_with(":registry")))
@@ -75,25 +73,15 @@ fn pip(home: Option<&Path>, env: &impl Fn(&str) -> Option<String>) -> Vec<String
 
 /// cargo: sources and registries in `.cargo/config.toml`, and crates.io's
 /// index and downloads.
-fn cargo(
-    project: &Path,
-    home: Option<&Path>,
-    env: &impl Fn(&str) -> Option<String>,
-) -> Vec<String> {
+fn cargo(home: Option<&Path>, env: &impl Fn(&str) -> Option<String>) -> Vec<String> {
     let cargo_home = env("CARGO_HOME")
         .map(std::path::PathBuf::from)
         .or_else(|| home.map(|h| h.join(".cargo")));
     let mut urls: Vec<String> = Vec::new();
-    for file in [
-        project.join(".cargo/config.toml"),
-        project.join(".cargo/config"),
-    ]
-    .into_iter()
-    .chain(
-        cargo_home
-            .iter()
-            .flat_map(|c| [c.join("config.toml"), c.join("config")]),
-    ) {
+    for file in cargo_home
+        .iter()
+        .flat_map(|c| [c.join("config.toml"), c.join("config")])
+    {
         urls.extend(assignments(&read(&file), |key| {
             key == "registry" || key == "index"
         }));
@@ -160,7 +148,7 @@ mod tests {
         std::fs::create_dir_all(home.join(".cargo")).unwrap();
         std::fs::create_dir_all(&project).unwrap();
         std::fs::write(
-            project.join(".npmrc"),
+            home.join(".npmrc"),
             "registry=https://npm.corp.example/api/\n@acme:registry=https://acme.example/npm/\n//npm.corp.example/:_authToken=SECRET\n",
         )
         .unwrap();
@@ -173,7 +161,16 @@ mod tests {
             (k == "PIP_INDEX_URL")
                 .then(|| "https://user:pw@pypi.mirror.example:8443/simple".to_string())
         };
-        let hosts = registry_hosts(&project, Some(&home), env);
+        // A project's own files are the repository's word: never read.
+        std::fs::write(project.join(".npmrc"), "registry=https://evil.example/\n").unwrap();
+        std::fs::create_dir_all(project.join(".cargo")).unwrap();
+        std::fs::write(
+            project.join(".cargo/config.toml"),
+            "[source.x]\nregistry = \"sparse+https://evil2.example/\"\n",
+        )
+        .unwrap();
+        let hosts = registry_hosts(Some(&home), env);
+        assert!(!hosts.iter().any(|h| h.starts_with("evil")), "{hosts:?}");
         for host in [
             "npm.corp.example",
             "acme.example",
@@ -190,7 +187,7 @@ mod tests {
         );
         assert!(!hosts.iter().any(|h| h.contains("SECRET")));
         // Nothing configured: each tool's default.
-        let hosts = registry_hosts(&dir.path().join("none"), None, |_| None);
+        let hosts = registry_hosts(None, |_| None);
         for host in [
             "registry.npmjs.org",
             "pypi.org",

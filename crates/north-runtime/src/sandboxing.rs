@@ -139,7 +139,7 @@ impl SandboxChoice {
         if self.registries {
             let home = std::env::var_os("HOME").map(PathBuf::from);
             granted.extend(
-                crate::registries::registry_hosts(root, home.as_deref(), |k| std::env::var(k).ok())
+                crate::registries::registry_hosts(home.as_deref(), |k| std::env::var(k).ok())
                     .into_iter()
                     .map(Capability::NetHost),
             );
