@@ -226,6 +226,9 @@ pub struct App {
     /// Image files pasted for the next message (`[Image #1]`).
     pub(crate) images: Vec<PathBuf>,
     /// Background commands running, as of the last turn (`/ps`).
+    /// Hosts this turn's commands reached (true) or were refused
+    /// (false) through North's network proxy, for the status line.
+    pub(crate) turn_hosts: Vec<(String, bool)>,
     pub(crate) background: usize,
     /// When Esc was last pressed on an idle, empty composer (Esc Esc opens
     /// the rewind picker).
@@ -278,6 +281,7 @@ impl App {
             images: Vec::new(),
             forms: Default::default(),
             background: 0,
+            turn_hosts: Vec::new(),
             last_esc: None,
         }
     }
@@ -400,6 +404,7 @@ impl App {
     /// Starts the working indicator for a turn the runner starts.
     pub fn start_turn(&mut self, input: &str) {
         self.push(Item::User(input.to_string()));
+        self.turn_hosts.clear();
         self.busy_since = Some(Instant::now());
         self.elapsed = Duration::ZERO;
         self.interrupting = false;

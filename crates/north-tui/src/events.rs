@@ -157,6 +157,7 @@ impl App {
         if !ok && refused_just_now {
             return;
         }
+        self.note_hosts(details.as_ref());
         let mut text = details.as_ref().map(details_text).unwrap_or_default();
         let mut has_details = is_large(&text);
         // A sub-agent's steps fold under its answer.
@@ -175,6 +176,28 @@ impl App {
         ));
         if !text.trim().is_empty() {
             self.full_output.insert(self.items.len() - 1, text);
+        }
+    }
+
+    /// The hosts a command's result says it reached or was refused
+    /// through North's proxy, kept for the status line (a host refused
+    /// once stays refused there).
+    fn note_hosts(&mut self, details: Option<&serde_json::Value>) {
+        let hosts = details
+            .and_then(|d| d.get("output"))
+            .and_then(|o| o.get("hosts"))
+            .and_then(serde_json::Value::as_array);
+        for h in hosts.into_iter().flatten() {
+            let (Some(host), Some(allowed)) = (
+                h.get("host").and_then(serde_json::Value::as_str),
+                h.get("allowed").and_then(serde_json::Value::as_bool),
+            ) else {
+                continue;
+            };
+            match self.turn_hosts.iter_mut().find(|(n, _)| n == host) {
+                Some(seen) => seen.1 &= allowed,
+                None => self.turn_hosts.push((host.to_string(), allowed)),
+            }
         }
     }
 

@@ -519,7 +519,37 @@ impl App {
         if self.background > 0 {
             parts.push((6, format!("{} in background (/ps)", self.background)));
         }
+        // What commands reached is kept longer than the model or tokens.
+        if let Some(hosts) = self.hosts_part() {
+            parts.push((7, hosts));
+        }
         parts
+    }
+
+    /// The hosts this turn's commands reached (`✓`) and were refused
+    /// (`✗`) through North's proxy: `net ✓ registry.npmjs.org ✗ x.example`.
+    fn hosts_part(&self) -> Option<String> {
+        if self.turn_hosts.is_empty() {
+            return None;
+        }
+        let side = |allowed: bool, mark: &str| {
+            let names: Vec<&str> = self
+                .turn_hosts
+                .iter()
+                .filter(|(_, a)| *a == allowed)
+                .map(|(h, _)| h.as_str())
+                .collect();
+            match names.len() {
+                0 => None,
+                1 | 2 => Some(format!("{mark} {}", names.join(", "))),
+                n => Some(format!("{mark} {}, {} +{}", names[0], names[1], n - 2)),
+            }
+        };
+        let shown: Vec<String> = [side(true, "✓"), side(false, "✗")]
+            .into_iter()
+            .flatten()
+            .collect();
+        Some(format!("net {}", shown.join(" ")))
     }
 
     fn status_line(&self, width: u16) -> Line<'static> {

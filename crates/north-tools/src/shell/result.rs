@@ -15,8 +15,10 @@ pub fn result_of(run: &RunResult, policy: Option<&SandboxPolicy>) -> ShellResult
     // What went through North's proxy while it ran.
     let hosts = match policy.map(|p| &p.network) {
         Some(crate::os_sandbox::Network::Proxied(socket)) => {
+            // The run's own span: it ended before now, so this is no
+            // later than its start.
             let since = std::time::Instant::now()
-                .checked_sub(run.duration + std::time::Duration::from_millis(200))
+                .checked_sub(run.duration)
                 .unwrap_or_else(std::time::Instant::now);
             north_egress::reached_since(socket, since)
                 .into_iter()

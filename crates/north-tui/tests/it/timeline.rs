@@ -105,6 +105,33 @@ fn a_resumed_session_shows_where_the_user_interrupted() {
 }
 
 #[test]
+fn the_status_line_shows_the_hosts_this_turns_commands_reached_and_were_refused() {
+    let mut ui = Ui::new(100, 12);
+    ui.app.start_turn("install the deps");
+    let output = json!({"stdout": "", "stderr": "", "exitCode": 0, "durationMs": 5,
+    "timedOut": false, "truncated": false,
+    "hosts": [
+        {"host": "registry.npmjs.org", "port": 443, "allowed": true},
+        {"host": "telemetry.example", "port": 443, "allowed": false}
+    ]});
+    ui.event(Event::ToolResult {
+        call_id: "s1".into(),
+        tool: "shell_run".into(),
+        ok: true,
+        summary: "exit code 0, 0 line(s) of output; reached registry.npmjs.org; refused telemetry.example".into(),
+        details: Some(serde_json::to_value(ToolOutcome::ok(output)).unwrap()),
+    });
+    let screen = ui.screen();
+    assert!(
+        screen.contains("net ✓ registry.npmjs.org ✗ telemetry.example"),
+        "{screen}"
+    );
+    // A new turn starts with none.
+    ui.app.start_turn("next");
+    assert!(!ui.screen().contains("net ✓"));
+}
+
+#[test]
 fn a_denied_command_is_one_cross_line() {
     let mut ui = Ui::new(80, 14);
     ui.app.start_turn("clean up");

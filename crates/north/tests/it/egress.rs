@@ -290,12 +290,27 @@ fn the_registries_setting_lets_pip_download_from_where_pip_fetches() {
     );
 }
 
+/// The interactive assistant in `auto` (every command sandboxed without
+/// asking, so the one question is the proxy's) on `script`.
+fn auto_tui(sb: &Sandbox, script: &std::path::Path) -> crate::emulator::Term {
+    let config = sb.home().join("config/north");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("config.json"), r#"{"mode": "auto"}"#).unwrap();
+    crate::emulator::Term::start(
+        sb,
+        120,
+        40,
+        &format!("\"$NORTH\" --script '{}'; echo EXIT=$?", script.display()),
+        &[],
+    )
+}
+
 /// In the interactive assistant, a command's first connection to a host no
 /// grant covers is put to the user; "this session" is not asked again,
 /// and a refusal reaches the command as North's 403 while the turn goes on.
 #[test]
 fn the_tui_asks_at_a_new_host_and_this_session_is_not_asked_again() {
-    use crate::emulator::{Term, available};
+    use crate::emulator::available;
     if !available() {
         north_test_support::missing("tmux is not installed (.ci/run installs it)");
         return;
@@ -320,18 +335,7 @@ fn the_tui_asks_at_a_new_host_and_this_session_is_not_asked_again() {
             {"text": "THIRD-TURN-OVER"}
         ]}),
     );
-    // `auto`: every command runs sandboxed without asking, so the one
-    // question is the proxy's.
-    let config = sb.home().join("config/north");
-    std::fs::create_dir_all(&config).unwrap();
-    std::fs::write(config.join("config.json"), r#"{"mode": "auto"}"#).unwrap();
-    let term = Term::start(
-        &sb,
-        120,
-        40,
-        &format!("\"$NORTH\" --script '{}'; echo EXIT=$?", script.display()),
-        &[],
-    );
+    let term = auto_tui(&sb, &script);
     term.wait_for("Ask North to do something");
     term.type_text("fetch it");
     term.keys(&["Enter"]);
@@ -364,13 +368,16 @@ fn the_tui_asks_at_a_new_host_and_this_session_is_not_asked_again() {
         "the command reports North's refusal:\n{all}"
     );
     assert!(all.contains("refused 127.0.0.2"), "{all}");
+    // The status line says what this turn's commands reached and were refused.
+    let screen = term.screen();
+    assert!(screen.contains("net ✗ 127.0.0.2"), "{screen}");
 }
 
 /// "Always for this project" is kept in the user's state, not the
 /// project: the next session reaches the host without a question.
 #[test]
 fn always_for_this_project_is_remembered_in_the_users_state_for_the_next_session() {
-    use crate::emulator::{Term, available};
+    use crate::emulator::available;
     if !available() {
         north_test_support::missing("tmux is not installed (.ci/run installs it)");
         return;
@@ -380,9 +387,6 @@ fn always_for_this_project_is_remembered_in_the_users_state_for_the_next_session
         return;
     }
     let port = server("http://127.0.0.1:PORT/page");
-    let config = sb.home().join("config/north");
-    std::fs::create_dir_all(&config).unwrap();
-    std::fs::write(config.join("config.json"), r#"{"mode": "auto"}"#).unwrap();
     let session = |tag: &str| {
         let script = sb.file(
             &format!("{tag}.json"),
@@ -392,13 +396,7 @@ fn always_for_this_project_is_remembered_in_the_users_state_for_the_next_session
                 {"text": format!("{tag}-OVER")}
             ]}),
         );
-        let term = Term::start(
-            &sb,
-            120,
-            40,
-            &format!("\"$NORTH\" --script '{}'; echo EXIT=$?", script.display()),
-            &[],
-        );
+        let term = auto_tui(&sb, &script);
         term.wait_for("Ask North to do something");
         term.type_text("fetch");
         term.keys(&["Enter"]);
