@@ -108,24 +108,31 @@ impl AcpApprover {
                     refusal: ApprovalDecision::Reject,
                 }
             }
-            ApprovalRequest::Capability { capability, reason } => Question {
-                fields: ToolCallUpdateFields::new()
-                    .kind(ToolKind::Fetch)
-                    .title(format!("Grant `{capability}` for this session ({reason})")),
-                options: vec![
-                    (
-                        option("grant", "Grant", PermissionOptionKind::AllowOnce),
-                        ApprovalDecision::Grant,
-                    ),
-                    (
-                        option("deny", "Deny", PermissionOptionKind::RejectOnce),
-                        ApprovalDecision::Deny,
-                    ),
-                ],
-                refusal: ApprovalDecision::Deny,
-            },
+            ApprovalRequest::Capability { capability, reason } => {
+                capability_question(&capability.to_string(), reason)
+            }
             ApprovalRequest::Host { host, port } => host_question(host, *port),
         }
+    }
+}
+
+/// A capability the model asked for, for this session.
+fn capability_question(capability: &str, reason: &str) -> Question {
+    Question {
+        fields: ToolCallUpdateFields::new()
+            .kind(ToolKind::Fetch)
+            .title(format!("Grant `{capability}` for this session ({reason})")),
+        options: vec![
+            (
+                option("grant", "Grant", PermissionOptionKind::AllowOnce),
+                ApprovalDecision::Grant,
+            ),
+            (
+                option("deny", "Deny", PermissionOptionKind::RejectOnce),
+                ApprovalDecision::Deny,
+            ),
+        ],
+        refusal: ApprovalDecision::Deny,
     }
 }
 

@@ -79,28 +79,34 @@ impl Config {
             self.mode.set(v, src());
         }
         if let Some(sandbox) = f.sandbox {
-            if let Some(v) = sandbox.enabled {
-                self.sandbox.set(v, src());
+            self.apply_sandbox(sandbox, &src);
+        }
+    }
+
+    /// The user's `sandbox` block (a project's never reaches here; see
+    /// `hold_back_from_project`).
+    fn apply_sandbox(&mut self, sandbox: SandboxFile, src: &impl Fn() -> Source) {
+        if let Some(v) = sandbox.enabled {
+            self.sandbox.set(v, src());
+        }
+        if let Some(v) = sandbox.unix_sockets {
+            self.sandbox_unix_sockets.set(v, src());
+        }
+        if let Some(paths) = sandbox.deny_read {
+            self.sandbox_deny_read.set(home_paths(&paths), src());
+        }
+        if let Some(paths) = sandbox.allow_read {
+            self.sandbox_allow_read.set(home_paths(&paths), src());
+        }
+        if let Some(network) = sandbox.network {
+            if let Some(allow) = network.allow {
+                self.sandbox_network_allow.set(allow, src());
             }
-            if let Some(v) = sandbox.unix_sockets {
-                self.sandbox_unix_sockets.set(v, src());
+            if let Some(v) = network.registries {
+                self.sandbox_network_registries.set(v, src());
             }
-            if let Some(paths) = sandbox.deny_read {
-                self.sandbox_deny_read.set(home_paths(&paths), src());
-            }
-            if let Some(paths) = sandbox.allow_read {
-                self.sandbox_allow_read.set(home_paths(&paths), src());
-            }
-            if let Some(network) = sandbox.network {
-                if let Some(allow) = network.allow {
-                    self.sandbox_network_allow.set(allow, src());
-                }
-                if let Some(v) = network.registries {
-                    self.sandbox_network_registries.set(v, src());
-                }
-                if let Some(deny) = network.deny {
-                    self.deny_hosts(deny, src());
-                }
+            if let Some(deny) = network.deny {
+                self.deny_hosts(deny, src());
             }
         }
     }

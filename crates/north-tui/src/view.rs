@@ -76,6 +76,28 @@ fn command_lines(command: &str, why: Option<&str>, w: usize) -> Vec<Line<'static
     out
 }
 
+/// The proxy's question about a host no grant covers.
+fn host_prompt_lines(p: &Pending, host: &str, port: u16, w: usize, out: &mut Vec<Line<'static>>) {
+    out.push(Line::from(Span::styled(
+        "A command connects to a host no grant covers — allow it?",
+        style::notice(),
+    )));
+    out.extend(wrap_prefixed(
+        &[
+            Span::styled(format!("{host}:{port}"), style::code()),
+            Span::styled("  (through North's network proxy)", style::dim()),
+        ],
+        w,
+        &[Span::raw("  ")],
+        &[Span::raw("  ")],
+    ));
+    out.extend(options_lines(p, w));
+    out.extend(hint_lines(
+            "←/→ choose · enter confirm · y this session · o once · a always here (kept in your state, not the project) · n/esc deny",
+            w,
+        ));
+}
+
 fn prompt_lines(p: &Pending, width: u16, max_h: u16) -> Vec<Line<'static>> {
     let w = usize::from(width).max(8);
     let mut out = vec![Line::default()];
@@ -146,26 +168,7 @@ fn prompt_lines(p: &Pending, width: u16, max_h: u16) -> Vec<Line<'static>> {
                 w,
             ));
         }
-        PromptKind::Host { host, port } => {
-            out.push(Line::from(Span::styled(
-                "A command connects to a host no grant covers — allow it?",
-                style::notice(),
-            )));
-            out.extend(wrap_prefixed(
-                &[
-                    Span::styled(format!("{host}:{port}"), style::code()),
-                    Span::styled("  (through North's network proxy)", style::dim()),
-                ],
-                w,
-                &[Span::raw("  ")],
-                &[Span::raw("  ")],
-            ));
-            out.extend(options_lines(p, w));
-            out.extend(hint_lines(
-                "←/→ choose · enter confirm · y this session · o once · a always here (kept in your state, not the project) · n/esc deny",
-                w,
-            ));
-        }
+        PromptKind::Host { host, port } => host_prompt_lines(p, host, *port, w, &mut out),
         PromptKind::Edit { files } => edit_prompt_lines(p, files, width, max_h, &mut out),
     }
     out

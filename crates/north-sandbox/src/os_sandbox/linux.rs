@@ -68,30 +68,10 @@ pub(super) fn enter(spec: &SandboxPolicy) -> Result<Protection, OsSandboxError> 
         ..Protection::default()
     };
     let git = spec.root.join(".git");
-    let git_meta = std::fs::symlink_metadata(&git).ok();
-    let git_is_dir = git_meta.as_ref().is_some_and(|m| m.file_type().is_dir());
+    let git_is_dir = std::fs::symlink_metadata(&git).is_ok_and(|m| m.file_type().is_dir());
     prepare_git(&spec.root);
-    let mut protected: Vec<PathBuf> = READ_ONLY_IN_ROOT
-        .iter()
-        .map(|d| spec.root.join(d))
-        .filter(|d| std::fs::symlink_metadata(d).is_ok_and(|m| !m.file_type().is_symlink()))
-        .collect();
-    // A `.git` file (a worktree's `gitdir:` pointer) is itself config.
-    if git_meta.as_ref().is_some_and(|m| m.file_type().is_file()) {
-        protected.push(git.clone());
-    }
-    let mut hidden: Vec<PathBuf> = super::secret_paths(
-        std::env::var_os("HOME").map(PathBuf::from).as_deref(),
-        &super::XdgDirs::from_env(),
-    );
-    hidden.extend(
-        spec.hidden
-            .iter()
-            .filter(|p| p.symlink_metadata().is_ok())
-            .cloned(),
-    );
-    // Never hide the project or a directory holding it.
-    hidden.retain(|h| !spec.root.starts_with(h));
+    let protected = read_only_in_root(&spec.root);
+    let mut hidden = hidden_paths(spec);
     // Without user namespaces the read-only and hidden paths cannot be
     // enforced; that is reported, not fatal (the other layers still apply).
     let proxy = match &spec.network {
@@ -102,11 +82,7 @@ pub(super) fn enter(spec: &SandboxPolicy) -> Result<Protection, OsSandboxError> 
     if let Some(own_network) = enter_namespaces(proxy.is_some())? {
         if let (Some(socket), true) = (proxy, own_network) {
             // Before the PID namespace: the bridge is not the command's init.
-            super::netns::loopback_up().map_err(setup("bring up the sandbox's loopback"))?;
-            super::netns::start_bridge(socket)
-                .map_err(setup("bridge the sandbox to North's proxy"))?;
-            super::netns::set_proxy_env();
-            super::netns::set_cache_env(&std::env::temp_dir());
+            super::netns::bridge(socket).map_err(setup("bridge the sandbox to North's proxy"))?;
             // Internet sockets reach only the namespace's own loopback.
             internet = true;
             protection.proxied = true;
@@ -180,6 +156,39 @@ pub(super) fn enter(spec: &SandboxPolicy) -> Result<Protection, OsSandboxError> 
     super::seccomp_arch::install().map_err(setup("filter system calls (seccomp)"))?;
     protection.seccomp = true;
     Ok(protection)
+}
+
+/// What inside `root` commands may read but never change (git's config
+/// and hooks, `.north/`), where it exists as itself (not a link); a `.git`
+/// file (a worktree's `gitdir:` pointer) is itself config.
+fn read_only_in_root(root: &Path) -> Vec<PathBuf> {
+    let git = root.join(".git");
+    let mut protected: Vec<PathBuf> = READ_ONLY_IN_ROOT
+        .iter()
+        .map(|d| root.join(d))
+        .filter(|d| std::fs::symlink_metadata(d).is_ok_and(|m| !m.file_type().is_symlink()))
+        .collect();
+    if std::fs::symlink_metadata(&git).is_ok_and(|m| m.file_type().is_file()) {
+        protected.push(git);
+    }
+    protected
+}
+
+/// The secret stores and the user's hidden paths that exist, never the
+/// project or a directory holding it.
+fn hidden_paths(spec: &SandboxPolicy) -> Vec<PathBuf> {
+    let mut hidden: Vec<PathBuf> = super::secret_paths(
+        std::env::var_os("HOME").map(PathBuf::from).as_deref(),
+        &super::XdgDirs::from_env(),
+    );
+    hidden.extend(
+        spec.hidden
+            .iter()
+            .filter(|p| p.symlink_metadata().is_ok())
+            .cloned(),
+    );
+    hidden.retain(|h| !spec.root.starts_with(h));
+    hidden
 }
 
 /// Enters a new user and mount namespace (and a network namespace of its

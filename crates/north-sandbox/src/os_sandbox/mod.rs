@@ -186,6 +186,22 @@ pub struct Protection {
 }
 
 impl Protection {
+    /// How `--explain` says what the network is.
+    fn network_text(&self, network: &Network) -> String {
+        match network {
+            Network::On => "allowed (the whole-network grant `net`)".to_string(),
+            Network::Off =>
+                "refused (AF_INET/AF_INET6 sockets fail; per-domain grants go through North's proxy)"
+                    .to_string(),
+            Network::Proxied(socket) if self.proxied => format!(
+                "only through North's proxy ({}): a network namespace of its own, bridged from 127.0.0.1:{} (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY set); the proxy allows a host only under a `net:<domain>` grant and never a private address a grant does not name",
+                socket.display(),
+                PROXY_PORT
+            ),
+            Network::Proxied(_) => "refused (the kernel gave no network namespace to bridge to North's proxy)".to_string(),
+        }
+    }
+
     /// What is missing, as short phrases (`no Landlock`, …); empty when the
     /// sandbox is complete.
     pub fn gaps(&self) -> Vec<&'static str> {
@@ -250,21 +266,7 @@ impl Protection {
             }
             None => out.push_str("home: not covered\n"),
         }
-        out.push_str(&format!(
-            "network: {}\n",
-            match &spec.network {
-                Network::On => "allowed (the whole-network grant `net`)".to_string(),
-                Network::Off =>
-                    "refused (AF_INET/AF_INET6 sockets fail; per-domain grants go through North's proxy)"
-                        .to_string(),
-                Network::Proxied(socket) if self.proxied => format!(
-                    "only through North's proxy ({}): a network namespace of its own, bridged from 127.0.0.1:{} (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY set); the proxy allows a host only under a `net:<domain>` grant and never a private address a grant does not name",
-                    socket.display(),
-                    PROXY_PORT
-                ),
-                Network::Proxied(_) => "refused (the kernel gave no network namespace to bridge to North's proxy)".to_string(),
-            }
-        ));
+        out.push_str(&format!("network: {}\n", self.network_text(&spec.network)));
         out.push_str(&format!(
             "unix sockets: {}\n",
             if spec.unix_sockets {

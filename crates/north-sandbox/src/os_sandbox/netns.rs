@@ -16,8 +16,18 @@ use std::path::{Path, PathBuf};
 
 use super::policy::PROXY_PORT;
 
+/// Makes this namespace's one way out: the loopback up, the bridge to
+/// `socket` started, the proxy and cache variables set for the command.
+pub(super) fn bridge(socket: &Path) -> Result<(), String> {
+    loopback_up()?;
+    start_bridge(socket)?;
+    set_proxy_env();
+    set_cache_env(&std::env::temp_dir());
+    Ok(())
+}
+
 /// Brings the namespace's loopback interface up (it starts down).
-pub(super) fn loopback_up() -> Result<(), String> {
+fn loopback_up() -> Result<(), String> {
     // SAFETY: a datagram socket for the interface ioctls, closed below;
     // `ifreq` is a plain C struct, zeroed then filled with the name.
     unsafe {
@@ -47,7 +57,7 @@ pub(super) fn loopback_up() -> Result<(), String> {
 /// Starts the bridge: binds the proxy port in this namespace and forks
 /// the process that carries its connections to `socket`. It dies with
 /// this process (the command, or the init above it).
-pub(super) fn start_bridge(socket: &Path) -> Result<(), String> {
+fn start_bridge(socket: &Path) -> Result<(), String> {
     let listener = TcpListener::bind(("127.0.0.1", PROXY_PORT)).map_err(|e| e.to_string())?;
     // SAFETY: the launcher is single-threaded here (nothing has started a
     // thread before `north sandbox` confines itself), so fork is safe.
@@ -119,7 +129,7 @@ fn pump<R: Read, W: Write>(mut from: R, mut to: W, end: impl FnOnce(&W) -> std::
 /// Names the proxy for the command: every common spelling, and no
 /// exceptions (a host the user's `NO_PROXY` lists would be tried directly
 /// and fail).
-pub(super) fn set_proxy_env() {
+fn set_proxy_env() {
     let url = format!("http://127.0.0.1:{PROXY_PORT}");
     for var in [
         "HTTP_PROXY",
@@ -141,7 +151,7 @@ pub(super) fn set_proxy_env() {
 /// Package managers keep what they download in the command's own temp
 /// dir: the user's caches stay read-only to commands (a command could
 /// otherwise plant what the user's next install takes from them).
-pub(super) fn set_cache_env(temp: &Path) {
+fn set_cache_env(temp: &Path) {
     for (var, dir) in [
         ("npm_config_cache", "npm-cache"),
         ("PIP_CACHE_DIR", "pip-cache"),
