@@ -93,7 +93,7 @@ fn host_prompt_lines(p: &Pending, host: &str, port: u16, w: usize, out: &mut Vec
     ));
     out.extend(options_lines(p, w));
     out.extend(hint_lines(
-            "←/→ choose · enter confirm · y this session · o once · a always here (kept in your state, not the project) · n/esc deny",
+            "←/→ choose · enter confirm · y this session · o once · a always here (kept in your state) · n/esc deny",
             w,
         ));
 }
