@@ -36,6 +36,13 @@ pub struct Refusal {
 /// addresses reached only under a grant that names them.
 pub fn decide(rules: &Rules, host: &str) -> Result<NetGrant, Refusal> {
     let name = normalize_host(host);
+    if let Some(reason) = not_a_host(&name) {
+        return Err(Refusal {
+            host: name.clone(),
+            reason: format!("North's sandbox proxy refused it: {reason}"),
+            askable: false,
+        });
+    }
     if let Some(pattern) = rules.deny.iter().find(|p| matches(p, &name)) {
         return Err(Refusal {
             host: name.clone(),
@@ -55,6 +62,22 @@ pub fn decide(rules: &Rules, host: &str) -> Result<NetGrant, Refusal> {
         reason: format!("North's sandbox proxy refused it: {denied}"),
         askable: true,
     })
+}
+
+/// Why `name` (normalized) is no host to ask for: a pattern (`*`), or an
+/// address written other than canonically (`2130706433`, `0x7f.1`,
+/// `127.1`), which a lookup would turn into an address no check saw
+/// written — a name's last label is never all digits.
+fn not_a_host(name: &str) -> Option<String> {
+    if name.contains('*') {
+        return Some(format!("`{name}` is a pattern, not a host"));
+    }
+    let last = name.rsplit('.').next().unwrap_or(name);
+    let numeric = !last.is_empty()
+        && (last.bytes().all(|b| b.is_ascii_digit())
+            || last.starts_with("0x") && last[2..].bytes().all(|b| b.is_ascii_hexdigit()));
+    (numeric && name.parse::<IpAddr>().is_err())
+        .then(|| format!("`{name}` is an address written other than canonically; write it as one"))
 }
 
 /// The addresses `host` resolves to, each checked: a private one (a name
@@ -112,6 +135,23 @@ mod tests {
                 .collect(),
             deny: Vec::new(),
         }
+    }
+
+    #[test]
+    fn patterns_and_odd_spellings_of_addresses_are_not_hosts() {
+        let rules = grants(&["net", "net:*.corp.example", "net:2130706433"]);
+        for host in [
+            "*.corp.example",
+            "2130706433",
+            "0x7f.1",
+            "127.1",
+            "0177.0.0.1",
+        ] {
+            let refused = decide(&rules, host).unwrap_err();
+            assert!(!refused.askable, "{host}");
+        }
+        assert!(decide(&grants(&["net:127.0.0.1"]), "127.0.0.1").is_ok());
+        assert!(decide(&grants(&["net:a1.example"]), "a1.example").is_ok());
     }
 
     #[test]

@@ -142,11 +142,16 @@ fn authority(text: &str, default: Option<u16>) -> Result<(String, u16), HeadErro
 /// The request as the origin gets it: origin-form, without the proxy's
 /// own headers, and one request a connection (`Connection: close`), so
 /// nothing after it reaches a host that was not checked.
-pub(crate) fn forwarded(head: &Head, path: &str) -> Vec<u8> {
+pub(crate) fn forwarded(head: &Head, path: &str, host: &str) -> Vec<u8> {
     let mut out = format!("{} {path} {}\r\n", head.method, head.version);
+    // The host that was checked, not another the client names (a site on
+    // the same server).
+    out.push_str(&format!("Host: {host}\r\n"));
     for (name, value) in &head.headers {
         let lower = name.to_ascii_lowercase();
-        if lower.starts_with("proxy-") || lower == "connection" || lower == "keep-alive" {
+        if lower.starts_with("proxy-")
+            || matches!(lower.as_str(), "connection" | "keep-alive" | "host")
+        {
             continue;
         }
         out.push_str(&format!("{name}: {value}\r\n"));
@@ -202,10 +207,17 @@ mod tests {
         let h = head(
             "GET http://a.test/x HTTP/1.1\r\nHost: a.test\r\nProxy-Authorization: secret\r\nConnection: keep-alive\r\nAccept: */*\r\n\r\n",
         );
-        let out = String::from_utf8(forwarded(&h, "/x")).unwrap();
+        let out = String::from_utf8(forwarded(&h, "/x", "a.test")).unwrap();
         assert_eq!(
             out,
             "GET /x HTTP/1.1\r\nHost: a.test\r\nAccept: */*\r\nConnection: close\r\n\r\n"
+        );
+        // The Host header names the checked host, whatever the client said.
+        let h = head("GET http://a.test/x HTTP/1.1\r\nHost: other.test\r\n\r\n");
+        let out = String::from_utf8(forwarded(&h, "/x", "a.test")).unwrap();
+        assert!(
+            out.contains("Host: a.test\r\n") && !out.contains("other.test"),
+            "{out}"
         );
     }
 }

@@ -18,6 +18,9 @@ pub struct Reached {
     pub at: Instant,
 }
 
+/// The most entries kept (the older half goes when it is reached).
+const MAX_ENTRIES: usize = 8192;
+
 /// How long an entry is kept: longer than any one command needs.
 const KEPT: Duration = Duration::from_secs(3600);
 
@@ -28,6 +31,10 @@ pub(crate) fn record(socket: &Path, host: &str, port: u16, allowed: bool) {
     let Ok(mut log) = LOG.lock() else { return };
     let now = Instant::now();
     log.retain(|(_, r)| now.duration_since(r.at) < KEPT);
+    // A command connecting in a loop does not grow it without end.
+    if log.len() >= MAX_ENTRIES {
+        log.drain(..MAX_ENTRIES / 2);
+    }
     log.push((
         socket.to_path_buf(),
         Reached {

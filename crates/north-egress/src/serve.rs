@@ -9,9 +9,14 @@ use tokio::net::{TcpStream, UnixListener, UnixStream};
 use crate::decide::{Refusal, decide, resolve};
 use crate::head::{self, HeadError, Target};
 use crate::{Asker, HostAnswer, Judge, Rules};
+use north_policy::NetGrant;
 
 /// How long a client may take to send its request's head.
 const HEAD_WAIT: Duration = Duration::from_secs(30);
+/// How long a question waits for its answer.
+const ANSWER_WAIT: Duration = Duration::from_secs(300);
+/// How many connections one proxy carries at once.
+const MAX_CONNECTIONS: usize = 256;
 /// How many hosts a person may refuse before the proxy stops asking.
 const QUESTIONS_AFTER_REFUSALS: usize = 5;
 /// How long connecting to a host may take.
@@ -38,19 +43,12 @@ struct Answered {
 }
 
 impl Shared {
-    /// The rules, with the hosts a person allowed.
-    fn rules(&self) -> Rules {
-        let mut rules = (self.judge)();
-        if let Ok(answered) = self.answered.lock() {
-            rules.grants.extend(
-                answered
-                    .allowed
-                    .iter()
-                    .cloned()
-                    .map(north_protocol::Capability::NetHost),
-            );
-        }
-        rules
+    /// The hosts a person allowed while the proxy runs.
+    fn allowed(&self) -> Vec<String> {
+        self.answered
+            .lock()
+            .map(|a| a.allowed.clone())
+            .unwrap_or_default()
     }
 
     fn refused(&self, host: &str) -> bool {
@@ -87,13 +85,23 @@ pub(crate) fn run(
             tracing::error!("the network proxy's socket could not be served");
             return;
         };
+        let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
         loop {
             tokio::select! {
                 _ = &mut stop => break,
                 accepted = listener.accept() => {
-                    let Ok((conn, _)) = accepted else { continue };
+                    let Ok((conn, _)) = accepted else {
+                        // Out of descriptors, say: not a busy loop.
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        continue;
+                    };
+                    // Past the ceiling, a connection waits for one to end.
+                    let Ok(permit) = slots.clone().acquire_owned().await else { break };
                     let shared = shared.clone();
-                    tokio::spawn(async move { connection(conn, &shared).await });
+                    tokio::spawn(async move {
+                        connection(conn, &shared).await;
+                        drop(permit);
+                    });
                 }
             }
         }
@@ -151,8 +159,14 @@ async fn connection(mut conn: UnixStream, shared: &Shared) {
             .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
             .await
             .and(upstream.write_all(rest).await),
-        Target::Http { path, .. } => {
-            let mut out = head::forwarded(&request, path);
+        Target::Http { host, port, path } => {
+            let authority = match (host.contains(':'), *port) {
+                (true, 80) => format!("[{host}]"),
+                (true, p) => format!("[{host}]:{p}"),
+                (false, 80) => host.clone(),
+                (false, p) => format!("{host}:{p}"),
+            };
+            let mut out = head::forwarded(&request, path, &authority);
             out.extend_from_slice(rest);
             upstream.write_all(&out).await
         }
@@ -224,15 +238,24 @@ async fn reach_or_ask(shared: &Shared, target: &Target) -> Result<TcpStream, Ref
     if shared.refused(&host) {
         return Err(refused_by_person());
     }
-    let refusal = match reach(&shared.rules(), target).await {
+    let rules = (shared.judge)();
+    let refusal = match reach(&rules, &shared.allowed(), target).await {
         Err(refusal) if refusal.askable => refusal,
         reached => return reached,
     };
     let Some(asker) = &shared.asker else {
         return Err(refusal);
     };
-    // A command that tries host after host would keep a person answering:
-    // after a few refusals, the rest are refused without a question.
+    let _turn = shared.asking.lock().await;
+    // Answered while this connection waited its turn; and a command that
+    // tries host after host would keep a person answering: after a few
+    // refusals, the rest are refused without a question.
+    if shared.refused(&host) {
+        return Err(refused_by_person());
+    }
+    if let Ok(stream) = reach(&rules, &shared.allowed(), target).await {
+        return Ok(stream);
+    }
     if shared
         .answered
         .lock()
@@ -240,18 +263,11 @@ async fn reach_or_ask(shared: &Shared, target: &Target) -> Result<TcpStream, Ref
     {
         return Err(refusal);
     }
-    let _turn = shared.asking.lock().await;
-    // Answered while this connection waited its turn.
-    if shared.refused(&host) {
-        return Err(refused_by_person());
-    }
-    if let Ok(stream) = reach(&shared.rules(), target).await {
-        return Ok(stream);
-    }
-    let Some(answer) = asker(host.clone(), target.port()).await else {
+    // Unanswered, the question lapses and the host is refused.
+    let asked = tokio::time::timeout(ANSWER_WAIT, asker(host.clone(), target.port())).await;
+    let Ok(Some(answer)) = asked else {
         return Err(refusal);
     };
-    let mut rules = shared.rules();
     match answer {
         HostAnswer::Deny => {
             if let Ok(mut a) = shared.answered.lock() {
@@ -266,16 +282,29 @@ async fn reach_or_ask(shared: &Shared, target: &Target) -> Result<TcpStream, Ref
         }
         HostAnswer::Once => {}
     }
-    rules
-        .grants
-        .push(north_protocol::Capability::NetHost(host.clone()));
-    reach(&rules, target).await
+    let mut allowed = shared.allowed();
+    allowed.push(host.clone());
+    reach(&rules, &allowed, target).await
 }
 
 /// Judges the target, resolves it to checked addresses and connects to
 /// the first that answers.
-async fn reach(rules: &Rules, target: &Target) -> Result<TcpStream, Refusal> {
-    let grant = decide(rules, target.host())?;
+/// A host a person allowed at the question (`asked`) is reached only at
+/// public addresses — unless it is an address, which they saw: the
+/// question shows a name, not where it resolves.
+async fn reach(rules: &Rules, asked: &[String], target: &Target) -> Result<TcpStream, Refusal> {
+    let host = north_policy::net::normalize_host(target.host());
+    let grant = match decide(rules, &host) {
+        Ok(grant) => grant,
+        Err(refusal) if refusal.askable && asked.contains(&host) => {
+            if host.parse::<std::net::IpAddr>().is_ok() {
+                NetGrant::Domain(host.clone())
+            } else {
+                NetGrant::Wildcard(format!("asked:{host}"))
+            }
+        }
+        Err(refusal) => return Err(refusal),
+    };
     let addrs = resolve(target.host(), target.port(), &grant).await?;
     let mut last = None;
     for addr in addrs {

@@ -9,8 +9,8 @@ use north_agent::{ApprovalRequest, Approver};
 use north_egress::{HostAnswer, Proxy, Rules};
 use north_protocol::{ApprovalDecision, Capability};
 
-/// The proxies running, by the rules they judge by.
-static PROXIES: Mutex<Vec<(Rules, Proxy)>> = Mutex::new(Vec::new());
+/// The proxies running, by the rules they judge by and their project.
+static PROXIES: Mutex<Vec<((Rules, PathBuf), Proxy)>> = Mutex::new(Vec::new());
 
 /// The socket of the proxy for `rules` in the project at `root` (started
 /// now when there is none); `None` when it cannot start, and commands then
@@ -24,20 +24,32 @@ pub(crate) fn socket_for(mut rules: Rules, root: &std::path::Path) -> Option<Pat
     rules.deny.sort();
     rules.deny.dedup();
     let mut proxies = PROXIES.lock().ok()?;
-    if let Some((_, proxy)) = proxies.iter().find(|(r, _)| *r == rules) {
+    let key = (rules, root.to_path_buf());
+    if let Some((_, proxy)) = proxies.iter().find(|(k, _)| *k == key) {
         return Some(proxy.socket().to_path_buf());
     }
-    let judged = rules.clone();
-    let key = rules
+    let (judged, project) = key.clone();
+    let names = judged
         .grants
         .iter()
         .map(ToString::to_string)
         .collect::<Vec<_>>();
-    match Proxy::start(Arc::new(move || judged.clone()), Some(asker(root))) {
+    // What the user allowed "always for this project" counts from the
+    // next connection, without a new proxy.
+    let judge = Arc::new(move || {
+        let mut rules = judged.clone();
+        rules.grants.extend(
+            crate::hosts::allowed(&project)
+                .into_iter()
+                .map(Capability::NetHost),
+        );
+        rules
+    });
+    match Proxy::start(judge, Some(asker(root))) {
         Ok(proxy) => {
             let socket = proxy.socket().to_path_buf();
-            tracing::info!(socket = %socket.display(), grants = ?key, "network proxy started");
-            proxies.push((rules, proxy));
+            tracing::info!(socket = %socket.display(), grants = ?names, "network proxy started");
+            proxies.push((key, proxy));
             Some(socket)
         }
         Err(e) => {
@@ -84,6 +96,11 @@ fn asker(root: &std::path::Path) -> north_egress::Asker {
             })
         })
     })
+}
+
+/// The hosts the user allowed "always" for the project at `root`.
+pub fn remembered_hosts(root: &std::path::Path) -> Vec<String> {
+    crate::hosts::allowed(root)
 }
 
 /// Stops every proxy and removes its socket: when North ends.

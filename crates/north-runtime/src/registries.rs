@@ -99,10 +99,16 @@ fn go(env: &impl Fn(&str) -> Option<String>) -> Vec<String> {
         Some(list) => list.split([',', '|']).map(str::to_string).collect(),
         None => vec!["https://proxy.golang.org".into()],
     };
-    urls.push(env("GOSUMDB").map_or_else(
-        || "https://sum.golang.org".into(),
-        |s| format!("https://{s}"),
-    ));
+    // `GOSUMDB`: `off`, a name, or `name+key [url]`.
+    match env("GOSUMDB").as_deref().map(str::trim) {
+        Some("off") => {}
+        Some(db) if !db.is_empty() => {
+            let url = db.split_whitespace().nth(1).map(str::to_string);
+            let name = db.split(['+', ' ']).next().unwrap_or_default();
+            urls.push(url.unwrap_or_else(|| format!("https://{name}")));
+        }
+        _ => urls.push("https://sum.golang.org".into()),
+    }
     urls
 }
 
@@ -157,9 +163,10 @@ mod tests {
             "[source.crates-io]\nreplace-with = \"mirror\"\n[source.mirror]\nregistry = \"sparse+https://cargo.mirror.example/index/\"\n",
         )
         .unwrap();
-        let env = |k: &str| {
-            (k == "PIP_INDEX_URL")
-                .then(|| "https://user:pw@pypi.mirror.example:8443/simple".to_string())
+        let env = |k: &str| match k {
+            "PIP_INDEX_URL" => Some("https://user:pw@pypi.mirror.example:8443/simple".to_string()),
+            "GOSUMDB" => Some("off".to_string()),
+            _ => None,
         };
         // A project's own files are the repository's word: never read.
         std::fs::write(project.join(".npmrc"), "registry=https://evil.example/\n").unwrap();
@@ -186,6 +193,10 @@ mod tests {
             "npm is configured: {hosts:?}"
         );
         assert!(!hosts.iter().any(|h| h.contains("SECRET")));
+        assert!(
+            !hosts.contains(&"off".to_string()) && !hosts.contains(&"sum.golang.org".to_string()),
+            "GOSUMDB=off asks for none: {hosts:?}"
+        );
         // Nothing configured: each tool's default.
         let hosts = registry_hosts(None, |_| None);
         for host in [

@@ -110,9 +110,10 @@ impl SandboxChoice {
         grants: &[north_protocol::Capability],
     ) -> SandboxSettings {
         let mut settings = self.settings(root, grants);
-        if settings.network == Network::Off
-            && let Some(socket) = crate::egress::socket_for(self.rules(root, grants), root)
-        {
+        // `net` alone is the whole network, unless hosts are denied: then
+        // it goes through the proxy too, whose deny list wins.
+        let whole = settings.network == Network::On && self.network_deny.is_empty();
+        if !whole && let Some(socket) = crate::egress::socket_for(self.rules(grants), root) {
             settings.network = Network::Proxied(socket);
         }
         settings
@@ -121,21 +122,12 @@ impl SandboxChoice {
     /// What the proxy judges commands' connections by: the session's
     /// grants, the hosts the user's config allows (and the registries
     /// their tools use, when asked), and the hosts denied whatever grants
-    /// them.
-    pub fn rules(
-        &self,
-        root: &std::path::Path,
-        grants: &[north_protocol::Capability],
-    ) -> north_egress::Rules {
+    /// them. (What the user allowed "always for this project" is read by
+    /// the proxy at each connection.)
+    pub fn rules(&self, grants: &[north_protocol::Capability]) -> north_egress::Rules {
         use north_protocol::Capability;
         let mut granted: Vec<Capability> = grants.to_vec();
         granted.extend(self.network_allow.iter().cloned().map(Capability::NetHost));
-        // What the user allowed "always for this project" at the proxy's question.
-        granted.extend(
-            crate::hosts::allowed(root)
-                .into_iter()
-                .map(Capability::NetHost),
-        );
         if self.registries {
             let home = std::env::var_os("HOME").map(PathBuf::from);
             granted.extend(

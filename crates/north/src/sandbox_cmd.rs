@@ -173,7 +173,12 @@ fn configured(root: &Path, kind: Kind, grants: &[Capability]) -> anyhow::Result<
 /// and the user's config, as `--explain` lists it.
 fn network_rule(root: &Path, grants: &[Capability]) -> String {
     let choice = north_runtime::SandboxChoice::for_project(root, None);
-    let rules = choice.rules(root, grants);
+    let mut rules = choice.rules(grants);
+    rules.grants.extend(
+        north_runtime::egress::remembered_hosts(root)
+            .into_iter()
+            .map(Capability::NetHost),
+    );
     let hosts: Vec<String> = rules.grants.iter().map(ToString::to_string).collect();
     let list = |items: &[String]| {
         if items.is_empty() {

@@ -121,6 +121,11 @@ pub(super) fn enter(spec: &SandboxPolicy) -> Result<Protection, OsSandboxError> 
         for path in &protected {
             bind_read_only(path).map_err(setup("make a path read-only"))?;
         }
+        // The proxy's socket: reachable, but never removed or replaced by
+        // the command (another command's bridge connects to it too).
+        if let Some(dir) = proxy.and_then(Path::parent).filter(|d| d.is_dir()) {
+            bind_read_only(dir).map_err(setup("make the proxy's socket read-only"))?;
+        }
         if !spec.project_writable {
             // The whole project, and the pinned `.git` mount inside it (a
             // mount of its own, which the project's remount does not reach).

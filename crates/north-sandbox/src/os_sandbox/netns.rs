@@ -126,9 +126,10 @@ fn pump<R: Read, W: Write>(mut from: R, mut to: W, end: impl FnOnce(&W) -> std::
     let _ = end(&to);
 }
 
-/// Names the proxy for the command: every common spelling, and no
-/// exceptions (a host the user's `NO_PROXY` lists would be tried directly
-/// and fail).
+/// Names the proxy for the command: every common spelling. The only
+/// exceptions are the namespace's own loopback names — a server the
+/// command itself started is reached directly; a host the user's
+/// `NO_PROXY` listed would be tried directly and fail, so it is replaced.
 fn set_proxy_env() {
     let url = format!("http://127.0.0.1:{PROXY_PORT}");
     for var in [
@@ -144,7 +145,7 @@ fn set_proxy_env() {
     }
     for var in ["NO_PROXY", "no_proxy"] {
         // SAFETY: as above.
-        unsafe { std::env::remove_var(var) };
+        unsafe { std::env::set_var(var, "localhost,127.0.0.1,::1") };
     }
 }
 

@@ -44,9 +44,24 @@ pub fn result_of(run: &RunResult, policy: Option<&SandboxPolicy>) -> ShellResult
             .filter(|d| !matches!(d, SandboxDenial::Proxy { .. }))
             .map(ToString::to_string),
         // The proxy's refusal: a grant allows the host, not a run outside.
-        network_refused: denial
-            .filter(|d| matches!(d, SandboxDenial::Proxy { .. }))
-            .map(|d| d.to_string()),
+        // Only the proxy's own record counts as evidence (a command can
+        // print anything).
+        network_refused: refused_hosts(&hosts).map(|refused| match denial {
+            Some(d @ SandboxDenial::Proxy { .. }) => format!("{d}; refused: {refused}"),
+            _ => format!(
+                "North's network proxy refused {refused}: no grant covers it; a `net:<host>` grant allows a host"
+            ),
+        }),
         hosts,
     }
+}
+
+/// The hosts the proxy refused, `host:port` joined; `None` when none.
+fn refused_hosts(hosts: &[north_protocol::HostReached]) -> Option<String> {
+    let refused: Vec<String> = hosts
+        .iter()
+        .filter(|h| !h.allowed)
+        .map(|h| format!("{}:{}", h.host, h.port))
+        .collect();
+    (!refused.is_empty()).then(|| refused.join(", "))
 }

@@ -88,12 +88,15 @@ fn a_granted_host_is_reached_through_the_proxy_and_nothing_else_is() {
     let shown = run(
         &sb,
         &format!(
-            "curl -sS http://127.0.0.1:{port}/page; \
-             curl -sS --proxytunnel http://127.0.0.1:{port}/tunnel; \
-             curl -sS --socks5-hostname \"$ALL_PROXY\" http://127.0.0.1:{port}/socks; \
-             curl -sS --socks5-hostname \"$ALL_PROXY\" http://127.0.0.2:{port}/socks-other || echo SOCKS-REFUSED; \
-             curl -sS -i http://127.0.0.2:{port}/other; \
-             curl -sS --noproxy '*' http://127.0.0.1:{port}/direct || echo DIRECT-FAILED"
+            "curl -sS --noproxy '' http://127.0.0.1:{port}/page; \
+             curl -sS --noproxy '' --proxytunnel http://127.0.0.1:{port}/tunnel; \
+             curl -sS --noproxy '' --socks5-hostname \"$ALL_PROXY\" http://127.0.0.1:{port}/socks; \
+             curl -sS --noproxy '' --socks5-hostname \"$ALL_PROXY\" http://127.0.0.2:{port}/socks-other || echo SOCKS-REFUSED; \
+             curl -sS --noproxy '' -i http://127.0.0.2:{port}/other; \
+             curl -sS --noproxy '*' http://127.0.0.1:{port}/direct || echo DIRECT-FAILED; \
+             (python3 -m http.server 47901 --bind 127.0.0.1 >/dev/null 2>&1 &); \
+             for i in $(seq 100); do curl -s http://127.0.0.1:47901/README.md && break; sleep 0.1; done; \
+             rm -f /tmp/north-egress-*/proxy.sock; ls /tmp/north-egress-*/"
         ),
         &["net:127.0.0.1"],
     );
@@ -112,6 +115,12 @@ fn a_granted_host_is_reached_through_the_proxy_and_nothing_else_is() {
     );
     // A connection that ignores the proxy variables reaches nothing.
     assert!(shown.contains("DIRECT-FAILED"), "{shown}");
+    // A server the command started itself is reached directly, not through
+    // the proxy (NO_PROXY names the namespace's own loopback).
+    assert!(shown.contains("# Test project"), "{shown}");
+    // The proxy's socket cannot be removed (or replaced) by a command.
+    assert!(shown.contains("Read-only file system"), "{shown}");
+    assert!(shown.lines().any(|l| l.trim() == "proxy.sock"), "{shown}");
     // Each allowed and refused connection is in the session's trace.
     let trace: String = std::fs::read_dir(sb.project().join(".north/sessions"))
         .unwrap()
@@ -148,9 +157,9 @@ fn loopback_in_every_spelling_and_names_for_it_are_refused_unless_named() {
     ];
     let command: Vec<String> = attempts
         .iter()
-        .map(|url| format!("curl -sS -o /dev/null -w '%{{http_code}} {url}\\n' {url}"))
+        .map(|url| format!("curl -sS --noproxy '' -o /dev/null -w '%{{http_code}} {url}\\n' {url}"))
         .chain([format!(
-            "curl -sS -o /dev/null -w '%{{http_code}} tunnel\\n' --proxytunnel http://127.0.0.1:{port}/"
+            "curl -sS --noproxy '' -o /dev/null -w '%{{http_code}} tunnel\\n' --proxytunnel http://127.0.0.1:{port}/"
         )])
         .collect();
     let shown = run(
@@ -176,7 +185,7 @@ fn loopback_in_every_spelling_and_names_for_it_are_refused_unless_named() {
     let shown = run(
         &sb,
         &format!(
-            "curl -sS http://127.0.0.1:{port}/page; curl -sS -L -o /dev/null -w '%{{http_code}} after the redirect\\n' http://127.0.0.1:{port}/hop"
+            "curl -sS --noproxy '' http://127.0.0.1:{port}/page; curl -sS --noproxy '' -L -o /dev/null -w '%{{http_code}} after the redirect\\n' http://127.0.0.1:{port}/hop"
         ),
         &["net:127.0.0.1"],
     );
@@ -322,7 +331,7 @@ fn the_tui_asks_at_a_new_host_and_this_session_is_not_asked_again() {
     let port = server("http://127.0.0.1:PORT/page");
     let fetch = |id: &str, host: &str, tag: &str| {
         json!({"tool_calls": [{"id": id, "name": "shell_run",
-            "args": {"command": format!("curl -sSf http://{host}:{port}/{tag} && echo {tag}-DONE")}}]})
+            "args": {"command": format!("curl -sSf --noproxy '' http://{host}:{port}/{tag} && echo {tag}-DONE")}}]})
     };
     let script = sb.file(
         "script.json",
@@ -392,7 +401,7 @@ fn always_for_this_project_is_remembered_in_the_users_state_for_the_next_session
             &format!("{tag}.json"),
             &json!({"turns": [
                 {"tool_calls": [{"id": "c1", "name": "shell_run",
-                    "args": {"command": format!("curl -sSf http://127.0.0.1:{port}/{tag} && echo {tag}-DONE")}}]},
+                    "args": {"command": format!("curl -sSf --noproxy '' http://127.0.0.1:{port}/{tag} && echo {tag}-DONE")}}]},
                 {"text": format!("{tag}-OVER")}
             ]}),
         );
