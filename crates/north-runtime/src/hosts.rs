@@ -37,13 +37,11 @@ pub(crate) fn remember(root: &Path, host: &str) {
     let Ok(bytes) = serde_json::to_vec_pretty(&all) else {
         return;
     };
-    if let Some(dir) = path.parent()
-        && let Err(e) = std::fs::create_dir_all(dir)
-    {
-        tracing::warn!(error = %e, "cannot remember an allowed host");
-        return;
-    }
-    if let Err(e) = north_tools::repo::atomic_write(&path, &bytes) {
+    let written = path
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| north_agent::store::write_atomic(&path, &bytes));
+    if let Err(e) = written {
         tracing::warn!(error = %e, "cannot remember an allowed host");
     }
 }

@@ -193,9 +193,12 @@ impl<W: Write> FrameBackend for TtyBackend<W> {
         use crossterm::style::{PrintStyledContent, StyledContent};
         use ratatui::backend::IntoCrossterm;
         let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
-        let cwd = std::env::current_dir().unwrap_or_default();
+        // The directory is asked for only when a word looks like a file.
+        let cwd = std::cell::OnceCell::new();
         let links = crate::links::links(&text, |p| {
-            let full = cwd.join(p);
+            let full = cwd
+                .get_or_init(|| std::env::current_dir().unwrap_or_default())
+                .join(p);
             full.is_file().then_some(full)
         });
         if links.is_empty() {

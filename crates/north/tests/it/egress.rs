@@ -43,18 +43,6 @@ fn server(target: &str) -> u16 {
     port
 }
 
-fn sandbox_works(sb: &Sandbox) -> bool {
-    let out = sb.north().args(["sandbox", "--", "true"]).output().unwrap();
-    let err = text(&out.stderr);
-    if !out.status.success() || err.contains("sandbox: partial") {
-        north_test_support::missing(&format!(
-            "the kernel sandbox is not fully available here: {err}"
-        ));
-        return false;
-    }
-    true
-}
-
 /// Runs `command` once in `auto` with `grants`: what it printed.
 fn run(sb: &Sandbox, command: &str, grants: &[&str]) -> String {
     let mut args = vec!["--mode", "auto"];
@@ -81,7 +69,7 @@ fn run(sb: &Sandbox, command: &str, grants: &[&str]) -> String {
 #[test]
 fn a_granted_host_is_reached_through_the_proxy_and_nothing_else_is() {
     let sb = Sandbox::new();
-    if !sandbox_works(&sb) {
+    if !sb.kernel_sandbox_works() {
         return;
     }
     let port = server("http://127.0.0.2:PORT/");
@@ -141,7 +129,7 @@ fn a_granted_host_is_reached_through_the_proxy_and_nothing_else_is() {
 #[test]
 fn loopback_in_every_spelling_and_names_for_it_are_refused_unless_named() {
     let sb = Sandbox::new();
-    if !sandbox_works(&sb) {
+    if !sb.kernel_sandbox_works() {
         return;
     }
     let port = server("http://127.0.0.1:PORT/page");
@@ -227,7 +215,7 @@ fn host_of(url: &str) -> String {
 #[test]
 fn npm_installs_from_its_configured_registry_only_when_that_host_is_granted() {
     let sb = Sandbox::new();
-    if !sandbox_works(&sb) {
+    if !sb.kernel_sandbox_works() {
         return;
     }
     std::fs::create_dir_all(sb.home()).unwrap();
@@ -263,7 +251,7 @@ fn npm_installs_from_its_configured_registry_only_when_that_host_is_granted() {
 #[test]
 fn the_registries_setting_lets_pip_download_from_where_pip_fetches() {
     let sb = Sandbox::new();
-    if !sandbox_works(&sb) {
+    if !sb.kernel_sandbox_works() {
         return;
     }
     std::fs::create_dir_all(sb.home()).unwrap();
@@ -325,7 +313,7 @@ fn the_tui_asks_at_a_new_host_and_this_session_is_not_asked_again() {
         return;
     }
     let sb = Sandbox::new();
-    if !sandbox_works(&sb) {
+    if !sb.kernel_sandbox_works() {
         return;
     }
     let port = server("http://127.0.0.1:PORT/page");
@@ -392,7 +380,7 @@ fn always_for_this_project_is_remembered_in_the_users_state_for_the_next_session
         return;
     }
     let sb = Sandbox::new();
-    if !sandbox_works(&sb) {
+    if !sb.kernel_sandbox_works() {
         return;
     }
     let port = server("http://127.0.0.1:PORT/page");

@@ -9,28 +9,12 @@ use crate::tty;
 use serde_json::json;
 use tty::{Sandbox, Tty, one_tty};
 
-fn sandbox_works(sb: &Sandbox) -> bool {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_north"))
-        .current_dir(sb.project())
-        .args(["sandbox", "--", "true"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    if !out.status.success() || err.contains("sandbox: partial") {
-        north_test_support::missing(&format!(
-            "the kernel sandbox is not fully available here: {err}"
-        ));
-        return false;
-    }
-    true
-}
-
 #[test]
 fn shift_tab_reaches_auto_which_runs_sandboxed_and_escalates_only_when_allowed() {
     let _tty = one_tty();
     let sb = Sandbox::new();
     std::fs::create_dir_all(sb.project().join(".git")).unwrap();
-    if !sandbox_works(&sb) {
+    if !sb.kernel_sandbox_works() {
         return;
     }
     let script = sb.file(
@@ -131,7 +115,7 @@ fn a_plan_is_accepted_into_accept_edits_and_carried_out() {
 fn in_ask_mode_an_approved_command_is_sandboxed_and_escalation_is_offered() {
     let _tty = one_tty();
     let sb = Sandbox::new();
-    if !sandbox_works(&sb) {
+    if !sb.kernel_sandbox_works() {
         return;
     }
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -180,7 +164,7 @@ fn in_ask_mode_an_approved_command_is_sandboxed_and_escalation_is_offered() {
 fn in_the_default_mode_a_reading_command_runs_unasked_and_shows_its_last_lines() {
     let _tty = one_tty();
     let sb = Sandbox::new();
-    if !sandbox_works(&sb) {
+    if !sb.kernel_sandbox_works() {
         return;
     }
     let git = std::process::Command::new("git")

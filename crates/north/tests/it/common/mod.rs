@@ -68,6 +68,24 @@ impl Sandbox {
         path.to_path_buf()
     }
 
+    /// Whether the kernel sandbox is complete here (Landlock, seccomp,
+    /// namespaces); says it is missing when not (a failure under CI).
+    pub fn kernel_sandbox_works(&self) -> bool {
+        let out = self
+            .north()
+            .args(["sandbox", "--", "true"])
+            .output()
+            .unwrap();
+        let err = text(&out.stderr);
+        if !out.status.success() || err.contains("sandbox: partial") {
+            north_test_support::missing(&format!(
+                "the kernel sandbox is not fully available here: {err}"
+            ));
+            return false;
+        }
+        true
+    }
+
     /// Writes `value` as JSON to a file beside the project.
     pub fn file(&self, name: &str, value: &serde_json::Value) -> PathBuf {
         let p = self.dir.path().join(name);
