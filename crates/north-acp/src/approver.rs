@@ -1,15 +1,14 @@
-//! Approvals in the editor: every edit proposal, command and capability the
-//! policy leaves to the user becomes a `session/request_permission`;
-//! nothing is written or run before the editor's answer.
+//! Approvals in the clients: every edit proposal, command and capability
+//! the policy leaves to the user becomes a `session/request_permission` to
+//! each attached client, and the first answer decides; nothing is written
+//! or run before it.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
-use agent_client_protocol::Client;
-use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    Diff, PermissionOption, PermissionOptionKind, RequestPermissionOutcome,
-    RequestPermissionRequest, ToolCallContent, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    Diff, PermissionOption, PermissionOptionKind, RequestPermissionRequest, ToolCallContent,
+    ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
 use futures::future::BoxFuture;
 use north_agent::{ApprovalRequest, Approver};
@@ -17,14 +16,14 @@ use north_policy::AskReason;
 use north_protocol::ApprovalDecision;
 use tokio_util::sync::CancellationToken;
 
+use crate::clients::Clients;
+
 /// The current turn's cancellation, shared with `session/cancel`.
 pub(crate) type TurnCancel = Arc<Mutex<CancellationToken>>;
 
-/// Asks the editor.
+/// Asks the session's clients.
 pub(crate) struct AcpApprover {
-    pub cx: ConnectionTo<Client>,
-    /// The session id, known once the agent exists.
-    pub session: Arc<OnceLock<String>>,
+    pub clients: Arc<Clients>,
     pub root: PathBuf,
     pub cancel: TurnCancel,
 }
@@ -179,38 +178,32 @@ impl Approver for AcpApprover {
         request: ApprovalRequest<'a>,
     ) -> BoxFuture<'a, ApprovalDecision> {
         let q = self.question(&request);
-        let session = self.session.get().cloned().unwrap_or_default();
+        let session = self.clients.session.get().cloned().unwrap_or_default();
         let ask = RequestPermissionRequest::new(
             session,
             ToolCallUpdate::new(call_id.to_string(), q.fields),
             q.options.iter().map(|(o, _)| o.clone()).collect(),
         );
+        let options = q
+            .options
+            .iter()
+            .map(|(o, d)| (o.option_id.to_string(), *d))
+            .collect();
         let cancel = self
             .cancel
             .lock()
             .map(|c| c.clone())
             .unwrap_or_else(|p| p.into_inner().clone());
-        let cx = self.cx.clone();
+        let (pending, answer) = self.clients.ask(ask, options, q.refusal);
+        let clients = self.clients.clone();
         Box::pin(async move {
-            let answer = tokio::select! {
-                a = cx.send_request(ask).block_task() => a,
+            let decision = tokio::select! {
+                a = answer => a.map_or(q.refusal, |(_, d)| d),
                 // A cancelled turn refuses what it was waiting for.
-                () = cancel.cancelled() => return q.refusal,
+                () = cancel.cancelled() => q.refusal,
             };
-            match answer {
-                Ok(resp) => match resp.outcome {
-                    RequestPermissionOutcome::Selected(sel) => q
-                        .options
-                        .iter()
-                        .find(|(o, _)| o.option_id == sel.option_id)
-                        .map_or(q.refusal, |(_, d)| *d),
-                    _ => q.refusal,
-                },
-                Err(e) => {
-                    tracing::warn!(error = %e, "permission request failed");
-                    q.refusal
-                }
-            }
+            clients.settled(&pending);
+            decision
         })
     }
 
@@ -226,11 +219,11 @@ impl Approver for AcpApprover {
     }
 }
 
-/// Accepted edits written into the editor's buffers (`fs/write_text_file`),
-/// so unsaved changes there are edited rather than overwritten on disk.
+/// Accepted edits written into an attached editor's buffers
+/// (`fs/write_text_file`), so unsaved changes there are edited rather than
+/// overwritten on disk.
 pub(crate) struct EditorFiles {
-    pub cx: ConnectionTo<Client>,
-    pub session: String,
+    pub clients: Arc<Clients>,
 }
 
 impl north_tools::FileWriter for EditorFiles {
@@ -239,14 +232,22 @@ impl north_tools::FileWriter for EditorFiles {
         path: &'a std::path::Path,
         content: &'a str,
     ) -> BoxFuture<'a, std::io::Result<()>> {
+        let session = self.clients.session.get().cloned().unwrap_or_default();
         let request = agent_client_protocol::v1::schema::WriteTextFileRequest::new(
-            self.session.clone(),
+            session,
             path.to_path_buf(),
             content.to_string(),
         );
-        let cx = self.cx.clone();
+        let editor = self.clients.attached().into_iter().find(|c| c.writes);
         Box::pin(async move {
-            cx.send_request(request)
+            let Some(editor) = editor else {
+                return Err(std::io::Error::other(
+                    "the editor that writes this session's files is no longer attached; attach it again and retry",
+                ));
+            };
+            editor
+                .cx
+                .send_request(request)
                 .block_task()
                 .await
                 .map(|_| ())

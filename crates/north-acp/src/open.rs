@@ -30,51 +30,24 @@ pub struct AcpRuntime {
     pub redactor: Redactor,
 }
 
-/// An editor's session: its project's sessions (MCP servers included) and
-/// the one open in it.
-pub(crate) struct EditorSession {
-    pub(crate) sessions: Sessions,
-    pub(crate) live: LiveSession,
-}
-
 impl AcpRuntime {
-    /// A new session (`resume: None`) or the saved session `resume`, for the
-    /// project at `cwd`, asking `approver`.
-    pub(crate) fn open(
-        &self,
-        cwd: &Path,
-        resume: Option<&str>,
-        approver: Arc<dyn Approver>,
-        setup: SessionSetup,
-    ) -> Result<EditorSession, OpenError> {
-        self.open_inner(cwd, resume, approver, setup).map_err(|e| {
-            let message = self.redactor.scrub(&e.to_string()).into_owned();
-            tracing::error!(error = %message, "cannot open a session for the editor");
-            OpenError(message)
-        })
-    }
-
-    fn open_inner(
-        &self,
-        cwd: &Path,
-        resume: Option<&str>,
-        approver: Arc<dyn Approver>,
-        setup: SessionSetup,
-    ) -> Result<EditorSession, north_runtime::RuntimeError> {
+    /// The project at `cwd` with its MCP servers started (the user's and
+    /// the editor's), ready to open sessions in.
+    pub(crate) fn project(&self, cwd: &Path, setup: SessionSetup) -> Result<Sessions, OpenError> {
         let options = ProjectOptions {
             path: Some(cwd.to_path_buf()),
             ..self.options.clone()
         };
         // No one to ask about trust here: a project's own settings apply
         // only when it was trusted before (`north trust`).
-        let project = Project::open(&options, None)?;
+        let project = Project::open(&options, None).map_err(|e| self.failed(&e))?;
         for notice in &project.notices {
             tracing::info!(notice = %notice, "opening the project");
         }
         let forms = setup
             .forms
             .map(|f| Arc::new(EditorElicitor(f)) as Arc<dyn north_mcp::elicit::Elicitor>);
-        let sessions = Sessions::start(
+        Ok(Sessions::start(
             project,
             self.options.model.clone(),
             None,
@@ -84,27 +57,31 @@ impl AcpRuntime {
                 forms,
                 announce: None,
             },
-        );
-        let choice = match resume {
-            Some(id) => SessionChoice::Resume(id.to_string()),
-            None => SessionChoice::New,
-        };
-        // Sub-agents with a `model:` of their own start it, as in the
-        // terminal.
-        let live = sessions.open(SessionSpec {
-            choice,
-            approver,
-            redactor: self.redactor.clone(),
-            mode: self.mode,
-        });
-        match live {
-            Ok(live) => Ok(EditorSession { sessions, live }),
-            Err(e) => {
-                let sessions = sessions;
-                tokio::spawn(async move { sessions.shutdown().await });
-                Err(e)
-            }
-        }
+        ))
+    }
+
+    /// A session of `sessions` (new, resumed or forked), asking `approver`.
+    /// Sub-agents with a `model:` of their own start it, as in the terminal.
+    pub(crate) fn session(
+        &self,
+        sessions: &Sessions,
+        choice: SessionChoice,
+        approver: Arc<dyn Approver>,
+    ) -> Result<LiveSession, OpenError> {
+        sessions
+            .open(SessionSpec {
+                choice,
+                approver,
+                redactor: self.redactor.clone(),
+                mode: self.mode,
+            })
+            .map_err(|e| self.failed(&e))
+    }
+
+    fn failed(&self, e: &north_runtime::RuntimeError) -> OpenError {
+        let message = self.redactor.scrub(&e.to_string()).into_owned();
+        tracing::error!(error = %message, "cannot open a session for the editor");
+        OpenError(message)
     }
 }
 

@@ -37,7 +37,7 @@ mod file;
 pub mod hooks;
 pub mod keys;
 
-pub use dirs::{data_dir, global_config_path, state_dir};
+pub use dirs::{data_dir, global_config_path, runtime_dir, state_dir};
 pub use file::{
     ConfigFile, HostPattern, Provider, ProviderApi, ProviderFile, StatusLineFile, StatusLineKind,
     UnknownProvider, parse_file, read_file,

@@ -10,6 +10,7 @@ use crate::stream::{StopReason, Usage};
 /// What an approval request is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum ApprovalKind {
     /// A shell command.
     Shell,
@@ -22,6 +23,7 @@ pub enum ApprovalKind {
 /// The user's answer to an approval request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum ApprovalDecision {
     /// Run this time; ask again next time.
     RunOnce,
@@ -43,6 +45,7 @@ pub enum ApprovalDecision {
 /// Category of an error event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum ErrorKind {
     /// The model provider failed (after retries).
     Provider,
@@ -59,6 +62,7 @@ pub enum ErrorKind {
 /// What a notice is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum NoticeKind {
     /// The model's output was cut off at the output token limit.
     OutputCut,
@@ -96,6 +100,7 @@ pub enum NoticeKind {
 /// A point in North's life where the user's hooks run. The names are
 /// Claude Code's, so a hooks block written for it reads the same here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum HookEvent {
     /// A session starts (or resumes) in this process.
     SessionStart,
@@ -184,6 +189,7 @@ pub fn hook_line(
 /// What came of running one hook.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum HookOutcome {
     /// It ran and let North go on.
     Ran,
@@ -198,6 +204,7 @@ pub enum HookOutcome {
 /// The stream a piece of a command's output came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum OutputStream {
     /// Standard output.
     Stdout,
@@ -208,6 +215,7 @@ pub enum OutputStream {
 /// One thing that happened, for a front end to render.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum Event {
     /// The model's plan changed: its goals and open loops (NOTES), as they
     /// are now. A front end shows them as a checklist; an item that left

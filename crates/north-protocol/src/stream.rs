@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// Token usage reported by a provider. Counts a provider does not report are 0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Usage {
     /// Input tokens billed at the normal rate.
     pub input_tokens: u64,
@@ -74,6 +75,7 @@ impl Usage {
 /// Why the model stopped.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum StopReason {
     /// The model finished its answer.
     EndTurn,

@@ -25,6 +25,7 @@ pub enum ApprovalPolicy {
 /// results show command output). Each tool says its own kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum ToolKind {
     /// Reads files or lists them.
     Read,

@@ -33,23 +33,10 @@ pub fn main(args: AcpArgs) -> ExitCode {
     let redactor = Redactor::from_env();
     let log = logging::init(args.model.log_level, &redactor);
     tracing::info!(version = env!("CARGO_PKG_VERSION"), log = ?log, "north acp starting");
-    let runtime = AcpRuntime {
-        options: args
-            .model
-            .project_options(&RunFlags::default(), &args.grants),
-        mode: args.mode.map(PermissionMode::from),
-        redactor,
-    };
-    let tokio = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = acp_runtime(&args, redactor);
+    let tokio = match tokio_runtime() {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("north: error: cannot start the runtime: {e}");
-            return ExitCode::from(1);
-        }
+        Err(code) => return code,
     };
     match tokio.block_on(north_acp::serve(Arc::new(runtime))) {
         Ok(()) => ExitCode::SUCCESS,
@@ -58,4 +45,29 @@ pub fn main(args: AcpArgs) -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// What every session is opened with: the user's flags, mode and redactor
+/// (`north acp` and `north serve`).
+pub fn acp_runtime(args: &AcpArgs, redactor: Redactor) -> AcpRuntime {
+    AcpRuntime {
+        options: args
+            .model
+            .project_options(&RunFlags::default(), &args.grants),
+        mode: args.mode.map(PermissionMode::from),
+        redactor,
+    }
+}
+
+/// The multi-threaded runtime sessions run on; on failure, said and the
+/// exit code.
+pub fn tokio_runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            eprintln!("north: error: cannot start the runtime: {e}");
+            ExitCode::from(1)
+        })
 }

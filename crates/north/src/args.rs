@@ -207,6 +207,16 @@ pub struct ExecArgs {
     /// Resume the session with this id, or the one you named this (`/rename`).
     #[arg(long, value_name = "ID", conflicts_with = "continue_latest")]
     pub resume: Option<String>,
+    /// Run the turn in a session of a running `north serve` (its project
+    /// and MCP servers already warm): `unix:PATH`, `ws://127.0.0.1:PORT`,
+    /// or nothing for the default socket (`--attach=ADDR` names one). With
+    /// --resume, that open session.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, require_equals = true, default_missing_value = "default",
+          conflicts_with_all = ["continue_latest", "fork", "images"])]
+    pub attach: Option<String>,
+    /// The server's token file [default: the socket's path + `.token`].
+    #[arg(long, value_name = "FILE", requires = "attach")]
+    pub token_file: Option<std::path::PathBuf>,
     /// Resume the most recent session.
     #[arg(long = "continue", short = 'c')]
     pub continue_latest: bool,

@@ -39,6 +39,8 @@ pub enum Command {
     Sandbox(crate::sandbox_cmd::SandboxArgs),
     /// Serve an editor over the Agent Client Protocol on stdin/stdout (Zed, JetBrains, Neovim).
     Acp(crate::acp_cmd::AcpArgs),
+    /// Serve sessions to many clients (editors, scripts, `--attach`) on a unix socket or loopback WebSocket.
+    Serve(crate::serve_cmd::ServeArgs),
     /// Manage MCP servers (list, get, add, remove), or serve North's tools over MCP (serve).
     Mcp(crate::mcp_cmd::McpArgs),
     /// Undo what a session's turns changed: files (shell commands' changes too), conversation, or both.

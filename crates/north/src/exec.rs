@@ -25,6 +25,17 @@ pub fn main(args: ExecArgs) -> ExitCode {
     let redactor = Redactor::from_env();
     let log = logging::init(args.model.log_level, &redactor);
     tracing::info!(version = env!("CARGO_PKG_VERSION"), log = ?log, "north exec starting");
+    if let Some(address) = &args.attach {
+        return match read_prompt(&args) {
+            Ok(prompt) => crate::attach::main(&args, address, prompt),
+            Err(e) => fail(
+                args.json,
+                ErrorKind::Config,
+                &redactor.scrub(&crate::output::error_line(&e)),
+                EXIT_USAGE,
+            ),
+        };
+    }
     match prepare(&args) {
         Ok(prepared) => {
             let runtime = match tokio::runtime::Builder::new_current_thread()

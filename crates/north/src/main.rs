@@ -21,18 +21,21 @@
 //! - `memory_cmd`: `north memory`
 //! - `output`: headless output shared by `north exec` and `north mesh`
 //! - `stop`: Ctrl+C, SIGTERM and SIGHUP end a headless run cleanly
+//! - `serve_cmd`: `north serve` (uses `acp_cmd`, `logging`, `stop`)
+//! - `attach`: `north exec --attach`, a client of `north serve` (uses `args`, `output`, `serve_cmd`, `stop`)
 //! - `mesh_cmd`: `north mesh "goal"` (uses `args`, `logging`, `output`, `stop`)
 //! - `sandbox_cmd`: `north sandbox -- CMD`
 //! - `tool_cmd`: `north tool NAME --args JSON [--path DIR] [--apply]` (uses `args`)
 //! - `trust_cmd`: `north trust [PATH]`
 //! - `undo_cmd`: `north undo`
-//! - `cli`: the command line (uses `acp_cmd`, `args`, `interactive`, `mcp_cmd`, `memory_cmd`, `mesh_cmd`, `sandbox_cmd`, `tool_cmd`, `trust_cmd`, `undo_cmd`)
+//! - `cli`: the command line (uses `acp_cmd`, `args`, `interactive`, `mcp_cmd`, `memory_cmd`, `mesh_cmd`, `sandbox_cmd`, `serve_cmd`, `tool_cmd`, `trust_cmd`, `undo_cmd`)
 //! - `config_cmd`: `north config` (uses `args`)
-//! - `exec`: `north exec` (uses `args`, `logging`, `output`, `stop`)
+//! - `exec`: `north exec` (uses `args`, `attach`, `logging`, `output`, `stop`)
 //! - `sessions`: `north sessions list|show` (uses `args`)
 
 mod acp_cmd;
 mod args;
+mod attach;
 mod cli;
 mod config_cmd;
 mod exec;
@@ -46,6 +49,7 @@ mod mesh_cmd;
 mod models_cmd;
 mod output;
 mod sandbox_cmd;
+mod serve_cmd;
 mod sessions;
 mod stop;
 mod tool_cmd;
@@ -98,6 +102,7 @@ fn run() -> ExitCode {
         Some(Command::Undo(args)) => undo_cmd::main(args),
         Some(Command::Mcp(args)) => mcp_cmd::main(args),
         Some(Command::Acp(args)) => return acp_cmd::main(args),
+        Some(Command::Serve(args)) => return serve_cmd::main(args),
         Some(Command::Completions(args)) => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(args.shell, &mut cmd, "north", &mut std::io::stdout());

@@ -8,9 +8,12 @@
 //! - `trace.jsonl` — the trace, append-only ([`trace`]);
 //! - `name` — the name the user gave it (`/rename`), if any ([`names`]).
 //!
+//! [`markdown`] renders a session for people (`export`).
+//!
 //! Sessions written before the log existed (a checkpoint with full
 //! `messages`) still resume: the checkpoint is their history.
 
+mod export;
 pub(crate) mod log;
 mod names;
 mod trace;
@@ -23,6 +26,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use north_protocol::{ChatMessage, Checkpoint, ContentBlock, Message};
 use thiserror::Error;
 
+pub use export::markdown;
 pub use log::{LOG_FILE, Replayed, SessionLog};
 pub use trace::Tracer;
 

@@ -44,6 +44,7 @@ mod resume;
 mod sandbox_denial;
 mod sandbox_everywhere;
 mod security_root;
+mod serve;
 mod spec_gaps;
 mod spec_north;
 mod terminal;
