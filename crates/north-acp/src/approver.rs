@@ -17,6 +17,7 @@ use north_protocol::ApprovalDecision;
 use tokio_util::sync::CancellationToken;
 
 use crate::clients::Clients;
+use crate::ext::Ask;
 
 /// The current turn's cancellation, shared with `session/cancel`.
 pub(crate) type TurnCancel = Arc<Mutex<CancellationToken>>;
@@ -31,6 +32,8 @@ pub(crate) struct AcpApprover {
 /// What is asked: the tool call as the editor shows it, the options, and
 /// the decision each option means.
 struct Question {
+    /// What is asked, as North's clients show it.
+    ask: Ask,
     fields: ToolCallUpdateFields,
     options: Vec<(PermissionOption, ApprovalDecision)>,
     refusal: ApprovalDecision,
@@ -44,7 +47,9 @@ impl AcpApprover {
     fn question(&self, request: &ApprovalRequest<'_>) -> Question {
         match request {
             ApprovalRequest::Shell {
-                command, reason, ..
+                command,
+                reason,
+                prefix,
             } => {
                 // Never "run outside the sandbox": an editor may accept
                 // requests on its own (`may_leave_sandbox` is false here).
@@ -71,6 +76,14 @@ impl AcpApprover {
                     other => format!("Run `{command}` ({other})"),
                 };
                 Question {
+                    ask: Ask::Shell {
+                        command: command.to_string(),
+                        why: match reason {
+                            AskReason::NotApproved => None,
+                            other => Some(other.to_string()),
+                        },
+                        prefix: prefix.map(str::to_string),
+                    },
                     fields: ToolCallUpdateFields::new()
                         .kind(ToolKind::Execute)
                         .title(title),
@@ -78,7 +91,7 @@ impl AcpApprover {
                     refusal: ApprovalDecision::Deny,
                 }
             }
-            ApprovalRequest::Edit { proposal, .. } => {
+            ApprovalRequest::Edit { proposal, files } => {
                 let diffs: Vec<ToolCallContent> = proposal
                     .files
                     .iter()
@@ -88,11 +101,14 @@ impl AcpApprover {
                         Diff::new(path, f.new_content.clone()).old_text(old).into()
                     })
                     .collect();
-                let files: Vec<&str> = proposal.files.iter().map(|f| f.path.as_str()).collect();
+                let names: Vec<&str> = proposal.files.iter().map(|f| f.path.as_str()).collect();
                 Question {
+                    ask: Ask::Edit {
+                        files: files.to_vec(),
+                    },
                     fields: ToolCallUpdateFields::new()
                         .kind(ToolKind::Edit)
-                        .title(format!("Edit {}", files.join(", ")))
+                        .title(format!("Edit {}", names.join(", ")))
                         .content(diffs),
                     options: vec![
                         (
@@ -118,6 +134,10 @@ impl AcpApprover {
 /// A capability the model asked for, for this session.
 fn capability_question(capability: &str, reason: &str) -> Question {
     Question {
+        ask: Ask::Capability {
+            capability: capability.to_string(),
+            reason: reason.to_string(),
+        },
         fields: ToolCallUpdateFields::new()
             .kind(ToolKind::Fetch)
             .title(format!("Grant `{capability}` for this session ({reason})")),
@@ -138,6 +158,10 @@ fn capability_question(capability: &str, reason: &str) -> Question {
 /// A command connecting to a host no grant covers, through North's proxy.
 fn host_question(host: &str, port: u16) -> Question {
     Question {
+        ask: Ask::Host {
+            host: host.to_string(),
+            port,
+        },
         fields: ToolCallUpdateFields::new()
             .kind(ToolKind::Fetch)
             .title(format!("A command connects to {host}:{port} — allow it?")),
@@ -179,11 +203,22 @@ impl Approver for AcpApprover {
     ) -> BoxFuture<'a, ApprovalDecision> {
         let q = self.question(&request);
         let session = self.clients.session.get().cloned().unwrap_or_default();
+        let decisions: serde_json::Map<String, serde_json::Value> = q
+            .options
+            .iter()
+            .map(|(o, d)| (o.option_id.to_string(), serde_json::json!(d)))
+            .collect();
+        let mut meta = serde_json::Map::new();
+        meta.insert(
+            "north".into(),
+            serde_json::json!({ "ask": q.ask, "decisions": decisions }),
+        );
         let ask = RequestPermissionRequest::new(
             session,
             ToolCallUpdate::new(call_id.to_string(), q.fields),
             q.options.iter().map(|(o, _)| o.clone()).collect(),
-        );
+        )
+        .meta(meta);
         let options = q
             .options
             .iter()

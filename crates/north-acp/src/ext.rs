@@ -169,3 +169,75 @@ pub struct Close {
 /// The answer to `_north/session/close`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, JsonRpcResponse)]
 pub struct Closed {}
+
+/// What a permission question asks, as North's own clients show it: in
+/// `session/request_permission`'s `_meta.north.ask`, beside
+/// `_meta.north.decisions` (each option id's North decision). Other
+/// clients use the ACP fields.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Ask {
+    /// A shell command the policy leaves to the user.
+    Shell {
+        /// The exact command.
+        command: String,
+        /// Why beyond "no rule covers it" (none: that).
+        why: Option<String>,
+        /// The family "always allow" would cover.
+        prefix: Option<String>,
+    },
+    /// An edit proposal.
+    Edit {
+        /// Each file's diff, as a reviewer sees it.
+        files: Vec<north_protocol::FileDiff>,
+    },
+    /// A capability the model asked for.
+    Capability {
+        /// E.g. `net:example.com`.
+        capability: String,
+        /// Why.
+        reason: String,
+    },
+    /// A command connecting, through North's proxy, to a host no grant
+    /// covers.
+    Host {
+        /// The host.
+        host: String,
+        /// Its port.
+        port: u16,
+    },
+}
+
+/// What North tells its own clients about a session they open or load, in
+/// the answer's `_meta.north`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionMeta {
+    /// The project directory.
+    pub root: std::path::PathBuf,
+    /// The provider.
+    pub provider: String,
+    /// The model.
+    pub model: String,
+    /// The model's context window in tokens.
+    pub context_window: u64,
+}
+
+/// `_north/session/history`: the session's conversation as of its last
+/// turn's end, as North stores it (what a North client shows on attach).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, JsonRpcRequest)]
+#[request(method = "_north/session/history", response = HistoryAnswer)]
+#[serde(rename_all = "camelCase")]
+pub struct History {
+    /// The session.
+    pub session_id: String,
+}
+
+/// The answer to `_north/session/history`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, JsonRpcResponse)]
+pub struct HistoryAnswer {
+    /// The messages (`north sessions show --json`'s form).
+    pub messages: Vec<serde_json::Value>,
+    /// Tokens used so far.
+    pub usage: north_protocol::Usage,
+}

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use agent_client_protocol::Error;
 use agent_client_protocol::v1::schema::{McpServer, SessionUpdate};
 use north_agent::TurnEnd;
-use north_protocol::{Event, PermissionMode};
+use north_protocol::{Event, Message, PermissionMode, Usage};
 use north_runtime::{LiveSession, SessionChoice, Sessions};
 use tokio_util::sync::CancellationToken;
 
@@ -62,6 +62,8 @@ pub(crate) struct Served {
     /// Its history as of the last turn's end, as updates: what a client
     /// that attaches is shown first.
     pub history: Mutex<Vec<SessionUpdate>>,
+    /// The same as North's messages, with the tokens used so far.
+    pub messages: Mutex<(Vec<Message>, Usage)>,
 }
 
 impl Served {
@@ -69,6 +71,17 @@ impl Served {
     pub(crate) fn cancel_turn(&self) {
         if let Ok(c) = self.cancel.lock() {
             c.cancel();
+        }
+    }
+
+    /// What North's clients are told about it.
+    pub(crate) fn meta(&self) -> crate::ext::SessionMeta {
+        let project = self.project.project();
+        crate::ext::SessionMeta {
+            root: project.root.clone(),
+            provider: project.selected.provider.clone(),
+            model: project.selected.model.clone(),
+            context_window: project.selected.limits.context_window,
         }
     }
 
@@ -90,6 +103,9 @@ impl Served {
         let end = agent.run_turn(input, &emit, &token).await;
         if let Ok(mut h) = self.history.lock() {
             *h = replay(agent.messages(), &agent.all_tools());
+        }
+        if let Ok(mut m) = self.messages.lock() {
+            *m = (agent.messages().to_vec(), agent.total_usage());
         }
         self.running.store(false, Ordering::Relaxed);
         end
@@ -257,6 +273,7 @@ impl Hub {
             }));
         }
         let history = replay(agent.messages(), &agent.all_tools());
+        let messages = (agent.messages().to_vec(), agent.total_usage());
         let mode = agent.mode();
         let served = Arc::new(Served {
             cwd: cwd.to_path_buf(),
@@ -269,6 +286,7 @@ impl Hub {
             name: Mutex::new(None),
             mode: Mutex::new(mode),
             history: Mutex::new(history),
+            messages: Mutex::new(messages),
         });
         self.attach(&served, opener.client)?;
         self.sessions

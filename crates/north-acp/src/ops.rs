@@ -103,7 +103,9 @@ impl Conn {
             SessionChoice::New,
             &req.mcp_servers,
         )?;
-        Ok(NewSessionResponse::new(id).modes(mode_state(current_mode(&served))))
+        Ok(NewSessionResponse::new(id)
+            .modes(mode_state(current_mode(&served)))
+            .meta(north_meta(&served)))
     }
 
     /// `session/load`: the saved session opened (or the open one
@@ -121,7 +123,9 @@ impl Conn {
             &req.mcp_servers,
         )?;
         replay_to(cx, &id, &served);
-        Ok(LoadSessionResponse::new().modes(mode_state(current_mode(&served))))
+        Ok(LoadSessionResponse::new()
+            .modes(mode_state(current_mode(&served)))
+            .meta(north_meta(&served)))
     }
 
     /// `_north/session/attach`.
@@ -200,6 +204,23 @@ impl Conn {
         ext::SessionList { sessions }
     }
 
+    /// `_north/session/history`.
+    pub(crate) fn history(&self, req: &ext::History) -> Result<ext::HistoryAnswer, Error> {
+        let served = self.mine(&req.session_id)?;
+        let (messages, usage) = served
+            .messages
+            .lock()
+            .map(|m| m.clone())
+            .map_err(|_| internal("history poisoned"))?;
+        Ok(ext::HistoryAnswer {
+            messages: messages
+                .iter()
+                .filter_map(|m| serde_json::to_value(m).ok())
+                .collect(),
+            usage,
+        })
+    }
+
     /// `_north/session/rename`.
     pub(crate) fn rename(&self, req: &ext::Rename) -> Result<ext::Renamed, Error> {
         let served = self.mine(&req.session_id)?;
@@ -250,6 +271,16 @@ impl Conn {
         self.hub.close(&req.session_id).await;
         Ok(ext::Closed {})
     }
+}
+
+/// `_meta.north` of a session's answers.
+fn north_meta(served: &Served) -> serde_json::Map<String, serde_json::Value> {
+    let mut meta = serde_json::Map::new();
+    meta.insert(
+        "north".into(),
+        serde_json::to_value(served.meta()).unwrap_or_default(),
+    );
+    meta
 }
 
 /// The session's mode as last set.

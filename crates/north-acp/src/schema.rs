@@ -65,6 +65,7 @@ pub fn document() -> Value {
         ),
         request::<ext::ListSessions, ext::SessionList>(&mut g, "_north/session/list", c),
         request::<ext::Attach, ext::Attached>(&mut g, "_north/session/attach", c),
+        request::<ext::History, ext::HistoryAnswer>(&mut g, "_north/session/history", c),
         request::<ext::Rename, ext::Renamed>(&mut g, "_north/session/rename", c),
         request::<ext::Fork, ext::Forked>(&mut g, "_north/session/fork", c),
         request::<ext::Export, ext::Exported>(&mut g, "_north/session/export", c),
@@ -113,6 +114,10 @@ pub fn document() -> Value {
         }
         out.insert(m.name.into(), Value::Object(entry));
     }
+    // Not methods, but what `_meta.north` carries: a permission question
+    // as North's clients show it, and a session's provider and model.
+    g.subschema_for::<ext::Ask>();
+    g.subschema_for::<ext::SessionMeta>();
     let defs: Map<String, Value> = g.take_definitions(true).into_iter().collect();
     json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",

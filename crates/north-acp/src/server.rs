@@ -98,8 +98,15 @@ fn reply<T: agent_client_protocol::JsonRpcResponse>(
 )]
 async fn requests(conn: Conn, transport: impl ConnectTo<AcpRole> + 'static) -> Result<(), Error> {
     let [c_init, c_new, c_load, c_prompt, c_cancel, c_mode] = std::array::from_fn(|_| conn.clone());
-    let [c_list, c_attach, c_rename, c_fork, c_export, c_close] =
-        std::array::from_fn(|_| conn.clone());
+    let [
+        c_list,
+        c_attach,
+        c_rename,
+        c_fork,
+        c_export,
+        c_close,
+        c_history,
+    ] = std::array::from_fn(|_| conn.clone());
     AcpRole
         .v1()
         .name("north")
@@ -161,6 +168,12 @@ async fn requests(conn: Conn, transport: impl ConnectTo<AcpRole> + 'static) -> R
         .on_receive_request(
             async move |req: ext::Attach, responder, cx: ConnectionTo<Client>| {
                 reply(responder, c_attach.attach(&cx, &req))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: ext::History, responder, _cx| {
+                reply(responder, c_history.history(&req))
             },
             agent_client_protocol::on_receive_request!(),
         )

@@ -118,6 +118,7 @@ pub fn wire_safe(text: &str) -> String {
 /// its line counts. Front ends render these; they never see the proposal's
 /// new content or base hashes, which stay with the tools.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FileDiff {
     /// Path relative to the project root, `/`-separated.
     pub path: String,

@@ -101,7 +101,8 @@ pub use approver::{FeedbackSlot, Inbox, Prompt, PromptKind, TuiApprover, UiMsg, 
 pub use form::FormAsker;
 pub use help::COMMANDS;
 pub use hooks::{FileFinder, McpAuth, McpServerLine, McpView, ModelLister};
-pub use run::{Ended, Exit, STREAM_FPS, Start, TuiError, draw, restore_terminal, run};
+pub use rewind::RewindRequest;
+pub use run::{Backend, Ended, Exit, STREAM_FPS, Start, TuiError, draw, restore_terminal, run};
 pub use term::{FrameBackend, InlineTerminal, SharedWriter, TtyBackend};
 pub use transcript::Item;
-pub use worker::SessionSource;
+pub use worker::{RemoteWorker, SessionSource, WorkerCmd};

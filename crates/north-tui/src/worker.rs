@@ -42,17 +42,29 @@ impl SessionSource {
     }
 }
 
-pub(crate) enum WorkerCmd {
+/// What the UI asks of the session's side, one at a time. Each is
+/// answered with [`UiMsg`]s: a turn-like one (`Turn`, `Shell`, `Compact`)
+/// always ends with [`UiMsg::TurnDone`].
+pub enum WorkerCmd {
     /// A message, the image files pasted with it, its cancel token.
     Turn(String, Vec<std::path::PathBuf>, CancellationToken),
+    /// `!command`, run by the user.
     Shell(String, CancellationToken),
+    /// `/resume ID`.
     Resume(String),
+    /// `/new`.
     New,
+    /// `/undo`, `/rewind`.
     Rewind(crate::rewind::RewindRequest),
+    /// The turns for the `/rewind` picker.
     ListTurns,
+    /// Shift+Tab, `/mode`.
     SetMode(north_protocol::PermissionMode),
+    /// `/compact [focus]`.
     Compact(Option<String>, CancellationToken),
+    /// `/model NAME`.
     SwitchModel(String),
+    /// `/diff`.
     Diff,
     /// The user leaves: `SessionEnd` hooks run, then the worker stops.
     End,
@@ -106,6 +118,17 @@ fn ps_info(jobs: &[north_agent::JobSummary], killed: Option<&str>) -> UiMsg {
         },
         lines,
     }
+}
+
+/// A session another North process serves (`north --attach`): the UI's
+/// commands go to it, and what it says comes back as [`UiMsg`]s.
+pub trait RemoteWorker: Send {
+    /// Serves the UI's commands until [`WorkerCmd::End`] or the UI goes.
+    fn serve(
+        self: Box<Self>,
+        cmds: mpsc::UnboundedReceiver<WorkerCmd>,
+        tx: mpsc::UnboundedSender<UiMsg>,
+    ) -> futures::future::BoxFuture<'static, ()>;
 }
 
 pub(crate) async fn worker(

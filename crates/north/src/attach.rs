@@ -32,8 +32,10 @@ use crate::output::{
 };
 use crate::serve_cmd::{default_socket, token_file};
 
-type LineSink = std::pin::Pin<Box<dyn futures::Sink<String, Error = std::io::Error> + Send>>;
-type LineStream = std::pin::Pin<Box<dyn futures::Stream<Item = std::io::Result<String>> + Send>>;
+pub(crate) type LineSink =
+    std::pin::Pin<Box<dyn futures::Sink<String, Error = std::io::Error> + Send>>;
+pub(crate) type LineStream =
+    std::pin::Pin<Box<dyn futures::Stream<Item = std::io::Result<String>> + Send>>;
 
 /// Runs `north exec --attach`.
 pub fn main(args: &ExecArgs, address: &str, prompt: Option<String>) -> ExitCode {
@@ -71,7 +73,7 @@ pub fn main(args: &ExecArgs, address: &str, prompt: Option<String>) -> ExitCode 
 }
 
 /// Where the server is and the token file that opens it.
-fn target(address: &str, token: Option<&Path>) -> anyhow::Result<(Listen, PathBuf)> {
+pub(crate) fn target(address: &str, token: Option<&Path>) -> anyhow::Result<(Listen, PathBuf)> {
     let listen = if address.is_empty() || address == "default" {
         Listen::Unix(default_socket())
     } else if address.starts_with("unix:") || address.starts_with("ws://") {
@@ -87,8 +89,24 @@ fn target(address: &str, token: Option<&Path>) -> anyhow::Result<(Listen, PathBu
     Ok((listen, token))
 }
 
+/// A unix socket that is not there is said plainly, before its token is
+/// looked for.
+pub(crate) fn server_exists(listen: &Listen) -> anyhow::Result<()> {
+    if let Listen::Unix(path) = listen {
+        anyhow::ensure!(
+            path.exists(),
+            "no North server listens on {} (start one with `north serve`)",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
 /// Connects, presents the token, and returns the line transport.
-async fn connect(listen: &Listen, token: &str) -> anyhow::Result<(LineSink, LineStream)> {
+pub(crate) async fn connect(
+    listen: &Listen,
+    token: &str,
+) -> anyhow::Result<(LineSink, LineStream)> {
     match listen {
         Listen::Unix(path) => {
             let stream = tokio::net::UnixStream::connect(path)
@@ -153,13 +171,7 @@ struct Seen {
 
 async fn run(args: &ExecArgs, address: &str, prompt: String) -> anyhow::Result<ExitCode> {
     let (listen, token_path) = target(address, args.token_file.as_deref())?;
-    if let Listen::Unix(path) = &listen {
-        anyhow::ensure!(
-            path.exists(),
-            "no North server listens on {} (start one with `north serve`)",
-            path.display()
-        );
-    }
+    server_exists(&listen)?;
     let token = north_acp::Token::read(&token_path)?;
     let (sink, lines) = connect(&listen, token.secret()).await?;
     let cwd = match &args.model.path {

@@ -33,6 +33,15 @@ pub struct InteractiveArgs {
     /// leaving the original untouched.
     #[arg(long)]
     pub fork: bool,
+    /// Open the UI on a session of a running `north serve` instead of
+    /// starting one here: `unix:PATH`, `ws://127.0.0.1:PORT`, or nothing for
+    /// the default socket (`--attach=ADDR`). With --resume, that session.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, require_equals = true,
+          default_missing_value = "default", conflicts_with_all = ["continue_latest", "fork"])]
+    pub attach: Option<String>,
+    /// The server's token file [default: the socket's path + `.token`].
+    #[arg(long, value_name = "FILE", requires = "attach")]
+    pub token_file: Option<std::path::PathBuf>,
     /// Maximum output tokens per model request [default: 8192, at most a quarter of the model's context window].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), hide = true)]
     pub max_tokens: Option<u32>,
@@ -43,7 +52,7 @@ static SAVED_STDERR: AtomicI32 = AtomicI32::new(-1);
 
 /// Sends stderr to the log file while the UI owns the terminal: a warning
 /// printed by a library must not land in the middle of the screen.
-fn redirect_stderr(log: Option<&std::path::Path>) {
+pub(crate) fn redirect_stderr(log: Option<&std::path::Path>) {
     use std::os::fd::AsRawFd;
     let file = log
         .and_then(|p| {
@@ -75,7 +84,7 @@ fn redirect_stderr(log: Option<&std::path::Path>) {
     }
 }
 
-fn restore_stderr() {
+pub(crate) fn restore_stderr() {
     let saved = SAVED_STDERR.swap(-1, Ordering::SeqCst);
     if saved >= 0 {
         // SAFETY: `saved` came from dup() above and is closed exactly once.
@@ -124,7 +133,7 @@ fn ask_trust(report: &north_agent::trust::TrustReport) -> bool {
     matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes")
 }
 
-fn usage_error(message: &str) -> ExitCode {
+pub(crate) fn usage_error(message: &str) -> ExitCode {
     eprintln!("north: error: {message}");
     ExitCode::from(EXIT_USAGE)
 }
@@ -275,7 +284,7 @@ fn open_failed(e: &north_runtime::RuntimeError, redactor: &Redactor) -> String {
 }
 
 /// The exit code of the UI's end, with the line that says how to resume.
-fn exit_code(result: Result<north_tui::Ended, TuiError>) -> ExitCode {
+pub(crate) fn exit_code(result: Result<north_tui::Ended, TuiError>) -> ExitCode {
     match result {
         Ok(ended) => {
             // The session in use at the end: `/resume` or `/new` may have
@@ -373,8 +382,10 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
     }
     let result = runtime.block_on(north_tui::run(Start {
         info,
-        agent,
-        sessions,
+        backend: north_tui::Backend::Local {
+            agent: Box::new(agent),
+            sessions,
+        },
         inbox,
     }));
     restore_stderr();

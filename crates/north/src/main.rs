@@ -23,6 +23,7 @@
 //! - `stop`: Ctrl+C, SIGTERM and SIGHUP end a headless run cleanly
 //! - `serve_cmd`: `north serve` (uses `acp_cmd`, `logging`, `stop`)
 //! - `attach`: `north exec --attach`, a client of `north serve` (uses `args`, `output`, `serve_cmd`, `stop`)
+//! - `attach_tui`: `north --attach`, the TUI on a served session (uses `acp_cmd`, `attach`, `interactive`, `logging`)
 //! - `mesh_cmd`: `north mesh "goal"` (uses `args`, `logging`, `output`, `stop`)
 //! - `sandbox_cmd`: `north sandbox -- CMD`
 //! - `tool_cmd`: `north tool NAME --args JSON [--path DIR] [--apply]` (uses `args`)
@@ -36,6 +37,7 @@
 mod acp_cmd;
 mod args;
 mod attach;
+mod attach_tui;
 mod cli;
 mod config_cmd;
 mod exec;
@@ -108,7 +110,12 @@ fn run() -> ExitCode {
             clap_complete::generate(args.shell, &mut cmd, "north", &mut std::io::stdout());
             return ExitCode::SUCCESS;
         }
-        None => return interactive::main(cli.interactive),
+        None => {
+            return match cli.interactive.attach.clone() {
+                Some(address) => attach_tui::main(&cli.interactive, &address),
+                None => interactive::main(cli.interactive),
+            };
+        }
     };
     match result {
         Ok(code) => code,

@@ -20,7 +20,7 @@ use crate::app::{Action, App, SessionInfo};
 use crate::approver::{Inbox, UiMsg};
 use crate::input::Input;
 use crate::term::{FrameBackend, InlineTerminal, TtyBackend};
-use crate::worker::{SessionSource, WorkerCmd, worker};
+use crate::worker::{RemoteWorker, SessionSource, WorkerCmd, worker};
 
 mod handover;
 mod status;
@@ -97,12 +97,32 @@ fn install_panic_hook() {
 pub struct Start {
     /// Session shown in the status line.
     pub info: SessionInfo,
-    /// The agent, on its session.
-    pub agent: north_runtime::LiveSession,
-    /// Where `/new`, `/resume` and `/model` open sessions and models.
-    pub sessions: SessionSource,
+    /// Where the session runs.
+    pub backend: Backend,
     /// Where prompts and events arrive (from [`crate::approver::channel`]).
     pub inbox: Inbox,
+}
+
+/// Where the session the UI shows runs.
+pub enum Backend {
+    /// In this process.
+    Local {
+        /// The agent, on its session.
+        agent: Box<north_runtime::LiveSession>,
+        /// Where `/new`, `/resume` and `/model` open sessions and models.
+        sessions: SessionSource,
+    },
+    /// In a `north serve` this UI is attached to.
+    Remote {
+        /// Carries the UI's commands to the server.
+        worker: Box<dyn RemoteWorker>,
+        /// The user's configuration, for keys, theme and notifications.
+        config: Box<north_config::Config>,
+        /// The conversation so far and the tokens it used.
+        history: Vec<north_protocol::Message>,
+        /// Tokens used so far.
+        usage: north_protocol::Usage,
+    },
 }
 
 /// Draws a frame if anything changed.
@@ -538,27 +558,38 @@ pub async fn run(start: Start) -> Result<Ended, TuiError> {
     app.start_header();
 
     let Start {
-        agent,
-        sessions,
-        mut inbox,
-        ..
+        backend, mut inbox, ..
     } = start;
-    let status_line = sessions.sessions.status_line().cloned();
-    app.set_keybindings(sessions.sessions.project().config.keybindings.clone());
+    let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
+    let (config, status_line, history, agent_tools, usage, mut worker) = match backend {
+        Backend::Local { agent, sessions } => {
+            let config = sessions.sessions.project().config.clone();
+            let status_line = sessions.sessions.status_line().cloned();
+            let history = agent.messages().to_vec();
+            let tools = agent.describer();
+            let usage = agent.total_usage();
+            let task = tokio::spawn(worker(*agent, sessions, cmd_rx, inbox.sender()));
+            (config, status_line, history, tools, usage, task)
+        }
+        Backend::Remote {
+            worker,
+            config,
+            history,
+            usage,
+        } => {
+            let task = tokio::spawn(worker.serve(cmd_rx, inbox.sender()));
+            let tools = north_agent::Describer::builtin();
+            (*config, None, history, tools, usage, task)
+        }
+    };
+    app.set_keybindings(config.keybindings.clone());
     crate::style::set_theme(crate::style::Theme::chosen(
-        sessions.sessions.project().config.theme.value,
+        config.theme.value,
         answers.background.map(crate::decode::Rgb::is_light),
         |k| std::env::var(k).ok(),
     ));
-    let notifier = crate::notify::Notifier::new(
-        sessions.sessions.project().config.notifications.value,
-        |k| std::env::var(k).ok(),
-    );
-    let history = agent.messages().to_vec();
-    let agent_tools = agent.describer();
-    let usage = agent.total_usage();
-    let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
-    let mut worker = tokio::spawn(worker(agent, sessions, cmd_rx, inbox.sender()));
+    let notifier =
+        crate::notify::Notifier::new(config.notifications.value, |k| std::env::var(k).ok());
     if !history.is_empty() {
         let id = app.info().session_id.clone();
         app.handle_msg(UiMsg::Resumed {

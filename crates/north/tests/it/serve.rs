@@ -742,3 +742,78 @@ fn token_path(server: &Served) -> PathBuf {
     name.push(".token");
     PathBuf::from(name)
 }
+
+#[test]
+fn the_tui_attached_to_a_served_session_asks_shows_other_clients_and_leaves_it_open() {
+    if !crate::emulator::available() {
+        north_test_support::missing("tmux is not installed (.ci/run installs it)");
+        return;
+    }
+    let sb = Sandbox::new();
+    let root = project(&sb);
+    let turns = json!([
+        {"text": "EDITING", "tool_calls": [{"id": "e1", "name": "edit_replace_exact", "args": {"path": "a.txt", "old": "one\n", "new": "two\n"}}]},
+        {"text": "FIRST-DONE"},
+        {"text": "FROM-EXEC"}
+    ]);
+    let server = serve(&sb, &turns, &[]);
+    let term = crate::emulator::Term::start(
+        &sb,
+        120,
+        40,
+        &format!(
+            "\"$NORTH\" --attach=unix:{}; echo EXIT=$?",
+            server.socket.display()
+        ),
+        &[],
+    );
+    term.wait_for("Ask North to do something");
+    term.type_text("change one to two");
+    term.keys(&["Enter"]);
+    term.wait_for("Review edits");
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).unwrap(),
+        "one\n"
+    );
+    term.keys(&["y"]);
+    term.wait_for("FIRST-DONE");
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).unwrap(),
+        "two\n"
+    );
+
+    // A script prompts the same session: the terminal shows it all.
+    let mut c = Raw::connect(&server.socket, Some(&server.token));
+    c.initialize(false);
+    let list = c.call("_north/session/list", json!({}));
+    let id = list["sessions"][0]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(list["sessions"][0]["clients"], 1);
+    let out = sb
+        .north()
+        .args([
+            "exec",
+            &format!("--attach=unix:{}", server.socket.display()),
+        ])
+        .args(["--resume", &id, "hello from a script"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("FROM-EXEC"));
+    term.wait_for("Another client asks: hello from a script");
+    term.wait_for("FROM-EXEC");
+    // /diff is for a session in this process: said so.
+    term.type_text("/diff");
+    term.keys(&["Enter"]);
+    term.wait_for("not available in a session attached to `north serve`");
+
+    // Leaving the UI leaves the session open on the server.
+    term.keys(&["C-d"]);
+    let all = term.wait_exit();
+    assert!(all.contains("EXIT=0"), "{all}");
+    let list = c.call("_north/session/list", json!({}));
+    assert_eq!(list["sessions"][0]["sessionId"], id.as_str());
+    assert_eq!(list["sessions"][0]["clients"], 0, "{list}");
+}
