@@ -44,11 +44,26 @@ pub fn default_socket() -> PathBuf {
     north_config::runtime_dir().join("serve.sock")
 }
 
-/// The token file of the server on `socket`: beside it.
+/// The token file of the server on `socket`: always in North's runtime
+/// dir, which every sandboxed command has hidden (a command that read the
+/// token could answer its own permission questions), wherever the socket
+/// is. The default socket's is `serve.sock.token`; another's is named
+/// after its absolute path.
 pub fn token_file(socket: &std::path::Path) -> PathBuf {
-    let mut name = socket.as_os_str().to_owned();
-    name.push(".token");
-    PathBuf::from(name)
+    let dir = north_config::runtime_dir();
+    let socket = std::path::absolute(socket).unwrap_or_else(|_| socket.to_path_buf());
+    if socket == default_socket() {
+        return dir.join("serve.sock.token");
+    }
+    // FNV-1a: a stable name, not a secret.
+    let hash = socket
+        .as_os_str()
+        .as_encoded_bytes()
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+        });
+    dir.join(format!("serve-{hash:016x}.token"))
 }
 
 /// Runs `north serve`.

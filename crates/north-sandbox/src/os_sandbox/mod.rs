@@ -115,6 +115,17 @@ pub(crate) fn secret_paths(home: Option<&std::path::Path>, xdg: &XdgDirs) -> Vec
     for dir in [&xdg.config, &xdg.state, &xdg.data].into_iter().flatten() {
         out.push(dir.join("north"));
     }
+    if let Some(runtime) = &xdg.runtime {
+        // `north serve`'s socket and capability token: a command that read
+        // the token could answer its own permission questions. Made now, so
+        // it is covered even for a command that outlives a server's start.
+        let north = runtime.join("north");
+        if std::fs::create_dir_all(&north).is_ok() {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(&north, std::fs::Permissions::from_mode(0o700));
+        }
+        out.push(north);
+    }
     if let Some(config) = &xdg.config {
         out.push(config.join("gh"));
         out.push(config.join("gcloud"));
@@ -134,6 +145,8 @@ pub(crate) struct XdgDirs {
     pub state: Option<PathBuf>,
     /// `XDG_DATA_HOME`.
     pub data: Option<PathBuf>,
+    /// `XDG_RUNTIME_DIR`.
+    pub runtime: Option<PathBuf>,
 }
 
 impl XdgDirs {
@@ -148,6 +161,7 @@ impl XdgDirs {
             config: var("XDG_CONFIG_HOME"),
             state: var("XDG_STATE_HOME"),
             data: var("XDG_DATA_HOME"),
+            runtime: var("XDG_RUNTIME_DIR"),
         }
     }
 }

@@ -21,6 +21,7 @@ use crate::common::{Sandbox, text};
 struct Served {
     child: Child,
     socket: PathBuf,
+    token_file: PathBuf,
     ws: Option<String>,
     token: String,
 }
@@ -38,10 +39,16 @@ impl Drop for Served {
 /// Starts `north serve` on a script of `turns` with `args`, and reads its
 /// ready line.
 fn serve(sb: &Sandbox, turns: &Value, args: &[&str]) -> Served {
+    serve_env(sb, turns, args, &[])
+}
+
+/// [`serve`] with environment variables `env` set.
+fn serve_env(sb: &Sandbox, turns: &Value, args: &[&str], env: &[(&str, &Path)]) -> Served {
     let script = sb.file("serve-script.json", &json!({ "turns": turns }));
     let socket = sb.dir.path().join("s.sock");
     let mut child = sb
         .north()
+        .envs(env.iter().map(|(k, v)| (*k, *v)))
         .args(["serve", "--script"])
         .arg(&script)
         .arg("--listen")
@@ -74,6 +81,7 @@ fn serve(sb: &Sandbox, turns: &Value, args: &[&str]) -> Served {
     Served {
         child,
         socket,
+        token_file: token_file.clone(),
         ws: listen
             .iter()
             .find_map(|l| l.strip_prefix("ws://").map(String::from)),
@@ -738,9 +746,7 @@ fn the_typescript_acp_sdk_client_runs_a_turn_over_the_socket_and_the_websocket()
 
 /// The server's token file.
 fn token_path(server: &Served) -> PathBuf {
-    let mut name = server.socket.as_os_str().to_owned();
-    name.push(".token");
-    PathBuf::from(name)
+    server.token_file.clone()
 }
 
 #[test]
@@ -816,4 +822,47 @@ fn the_tui_attached_to_a_served_session_asks_shows_other_clients_and_leaves_it_o
     let list = c.call("_north/session/list", json!({}));
     assert_eq!(list["sessions"][0]["sessionId"], id.as_str());
     assert_eq!(list["sessions"][0]["clients"], 0, "{list}");
+}
+
+#[test]
+fn a_sandboxed_command_cannot_read_the_servers_token() {
+    let sb = Sandbox::new();
+    project(&sb);
+    if !sb.kernel_sandbox_works() {
+        return;
+    }
+    // In $XDG_RUNTIME_DIR/north, hidden from every sandboxed command (a
+    // runtime dir outside the temp dir, as /run/user/UID is).
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let run = outside.path().canonicalize().unwrap().join("run");
+    std::fs::create_dir_all(&run).unwrap();
+    let server = serve_env(&sb, &json!([]), &[], &[("XDG_RUNTIME_DIR", &run)]);
+    assert!(server.token_file.starts_with(run.join("north")), "{}", server.token_file.display());
+    // Without it, in a directory of the temp dir, which commands see a private one of.
+    let sb2 = Sandbox::new();
+    project(&sb2);
+    let fallback = serve(&sb2, &json!([]), &[]);
+    for (sb, server, env) in [(&sb, &server, Some(&run)), (&sb2, &fallback, None)] {
+        let mut cmd = sb.north();
+        if let Some(run) = env {
+            cmd.env("XDG_RUNTIME_DIR", run);
+        }
+        let out = cmd
+            .args(["sandbox", "--", "sh", "-c"])
+            .arg(format!(
+                "cat '{}'; ls -la '{}'",
+                server.token_file.display(),
+                server.token_file.parent().unwrap().display()
+            ))
+            .output()
+            .unwrap();
+        let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert!(!all.contains(&server.token), "the token leaked: {all}");
+        assert!(
+            all.contains("Permission denied") || all.contains("No such file"),
+            "{all}"
+        );
+        // The server's own clients still read it.
+        assert_eq!(std::fs::read_to_string(&server.token_file).unwrap(), server.token);
+    }
 }
