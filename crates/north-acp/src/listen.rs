@@ -257,8 +257,11 @@ impl Server {
                 return std::future::pending().await;
             };
             loop {
-                if let Ok((stream, _)) = listener.accept().await {
-                    tokio::spawn(unix_client(hub.clone(), token.clone(), stream, limit));
+                match listener.accept().await {
+                    Ok((stream, _)) => {
+                        tokio::spawn(unix_client(hub.clone(), token.clone(), stream, limit));
+                    }
+                    Err(e) => refused_for_now(&e).await,
                 }
             }
         };
@@ -267,8 +270,11 @@ impl Server {
                 return std::future::pending().await;
             };
             loop {
-                if let Ok((stream, _)) = listener.accept().await {
-                    tokio::spawn(ws_client(hub.clone(), token.clone(), stream, limit));
+                match listener.accept().await {
+                    Ok((stream, _)) => {
+                        tokio::spawn(ws_client(hub.clone(), token.clone(), stream, limit));
+                    }
+                    Err(e) => refused_for_now(&e).await,
                 }
             }
         };
@@ -282,6 +288,13 @@ impl Server {
             let _ = std::fs::remove_file(path);
         }
     }
+}
+
+/// A failed accept (out of file descriptors, most often): said, and a
+/// pause before the next, so the loop never spins.
+async fn refused_for_now(e: &std::io::Error) {
+    tracing::warn!(error = %e, "a connection could not be accepted");
+    tokio::time::sleep(Duration::from_millis(100)).await;
 }
 
 /// Binds the unix socket: its directory private, a stale socket file

@@ -129,7 +129,7 @@ async fn requests(conn: Conn, transport: impl ConnectTo<AcpRole> + 'static) -> R
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |req: PromptRequest, responder, cx: ConnectionTo<Client>| {
+            async move |req: PromptRequest, responder, _cx: ConnectionTo<Client>| {
                 let input = prompt_text(&req.prompt);
                 let served = match c_prompt.prompt(&req.session_id.to_string(), &input) {
                     Ok(s) => s,
@@ -143,7 +143,6 @@ async fn requests(conn: Conn, transport: impl ConnectTo<AcpRole> + 'static) -> R
                     let end = served.turn(&input).await;
                     let _ = reply(responder, stop_reason(end).map(PromptResponse::new));
                 });
-                let _ = cx;
                 Ok(())
             },
             agent_client_protocol::on_receive_request!(),
