@@ -194,7 +194,8 @@ pub(crate) struct SystemParams {
     pub languages: String,
     /// Hot files.
     pub hotfiles: String,
-    /// `AGENTS.md` content.
+    /// The instruction files (`AGENTS.md`, `CLAUDE.md`, …; see
+    /// [`crate::instructions`]).
     pub agents_md: String,
     /// What the model sees of a long `AGENTS.md` until it reads or opens
     /// the section: its beginning and how to get the rest.
@@ -233,7 +234,7 @@ fn template() -> Result<PromptTemplate, north_prompt::PromptValidationError> {
             .enabled(|p| !p.tree.is_empty() || !p.readme.is_empty()),
         )
         .section(
-            MarkdownSection::<SystemParams>::new("Project instructions (AGENTS.md)", "agents", template!(SystemParams, "${agents_md}"))
+            MarkdownSection::<SystemParams>::new("Project instructions", "agents", template!(SystemParams, "${agents_md}"))
                 .summary("${agents_md_summary}")
                 // A long AGENTS.md is disclosed progressively: its beginning
                 // now, the rest through `read_section` (native tool calls
@@ -347,27 +348,6 @@ pub(crate) fn render_system_prompt(
 /// Characters of `AGENTS.md` shown in full; past this the section is a
 /// summary the model can expand.
 pub(crate) const AGENTS_MD_INLINE: usize = 4_000;
-/// Characters of `AGENTS.md` read at all.
-const AGENTS_MD_MAX: usize = 100_000;
-
-/// Reads `AGENTS.md` at the root (bounded), as users of other assistants
-/// expect — contained like the model's own reads: an `AGENTS.md` that is a
-/// link out of the project is refused (and logged), never read.
-pub(crate) fn agents_md(root: &Path) -> String {
-    let Ok(sandbox) = north_tools::Sandbox::new(root) else {
-        return String::new();
-    };
-    match sandbox.read_own("AGENTS.md", AGENTS_MD_MAX as u64 * 4) {
-        Ok(text) => text
-            .map(|t| t.chars().take(AGENTS_MD_MAX).collect())
-            .unwrap_or_default(),
-        Err(e) => {
-            tracing::warn!(error = %e, "AGENTS.md not read: it leads out of the project");
-            String::new()
-        }
-    }
-}
-
 /// The summary of a long `AGENTS.md`: its first [`AGENTS_MD_INLINE`]
 /// characters and how to read the rest (empty when it is short).
 pub(crate) fn agents_md_summary(agents_md: &str) -> String {
@@ -377,7 +357,7 @@ pub(crate) fn agents_md_summary(agents_md: &str) -> String {
     }
     let head: String = agents_md.chars().take(AGENTS_MD_INLINE).collect();
     format!(
-        "{head}\n\n[AGENTS.md continues for {} more characters.]",
+        "{head}\n\n[The instructions continue for {} more characters.]",
         total - AGENTS_MD_INLINE
     )
 }

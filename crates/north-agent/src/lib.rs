@@ -27,11 +27,12 @@
 //! - `subagents`: custom agent definitions (uses `frontmatter`, `hooks`)
 //! - `store`: sessions on disk, in `.north/sessions/<id>/` (uses `redact`)
 //! - `context`: what the model is told (uses `store`)
+//! - `instructions`: the instruction files the model is given (`AGENTS.md`, `CLAUDE.md`, `GEMINI.md`, the user's, `@path` imports, a subdirectory's) (`north-config`, `north-tools`' containment)
 //! - `intent`: intent lines ("Searching: `foo` in `src/`") and result summaries
 //! - `memory`: memory entries and retrieval (runtime-contracts §5, mesh memory format) (uses `store`; `north-config`)
 //! - `trust`: workspace trust (uses `memory`, `store`; `north-config`)
 //! - `undo`: undo and rewind (uses `store`)
-//! - `agent`: the agent (uses `approval`, `condense`, `context`, `intent`, `memory`, `redact`, `store`, `trust`, `undo`; `north-config`, `north-protocol`'s `blocks`, `notes`, `textcalls`)
+//! - `agent`: the agent (uses `approval`, `condense`, `context`, `instructions`, `intent`, `memory`, `redact`, `store`, `trust`, `undo`; `north-config`, `north-protocol`'s `blocks`, `notes`, `textcalls`)
 //! - `commands`: custom slash commands
 //! - `recovery`: panics North recovers from (a tool's panic fails its call)
 
@@ -43,6 +44,7 @@ pub mod condense;
 pub mod context;
 pub mod frontmatter;
 pub mod hooks;
+pub mod instructions;
 pub mod intent;
 pub mod memory;
 pub mod recovery;

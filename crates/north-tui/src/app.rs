@@ -48,6 +48,9 @@ pub struct SessionInfo {
     /// Whether the project's own settings apply (workspace trust), for
     /// `/status`.
     pub trust: Option<String>,
+    /// The instruction files the model is given (`AGENTS.md`, `CLAUDE.md`,
+    /// …), one each with where it came from, for the header and `/status`.
+    pub instructions: Vec<String>,
     /// The user's global memory file, which the model also receives, for
     /// `/memory` (none: not shown).
     pub global_memory: Option<PathBuf>,

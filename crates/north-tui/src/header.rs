@@ -35,6 +35,12 @@ impl App {
                 Span::raw(trust.clone()),
             ]));
         }
+        if !info.instructions.is_empty() {
+            body.push(Line::from(vec![
+                Span::styled("follows  ", style::dim()),
+                Span::raw(info.instructions.join(", ")),
+            ]));
+        }
         body.push(Line::from(vec![
             Span::styled("mode     ", style::dim()),
             Span::raw(crate::plan::mode_label(info.mode).to_string()),

@@ -244,6 +244,9 @@ fn status(app: &mut App) {
     if let Some(trust) = &info.trust {
         body.push(kv("trust", trust));
     }
+    if !info.instructions.is_empty() {
+        body.push(kv("instructions", &info.instructions.join(", ")));
+    }
     let context = match info.context_window {
         Some(w) if w > 0 => format!(
             "{} of {} tokens ({}%) in the last request",

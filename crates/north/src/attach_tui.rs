@@ -150,6 +150,7 @@ fn session_info(o: &Opened, address: &str) -> SessionInfo {
         trust: Some(format!(
             "attached to the North server at {address} (its settings and trust apply)"
         )),
+        instructions: Vec::new(),
         global_memory: None,
         hooks: north_config::hooks::HookSet::default(),
         hooks_not_run: Vec::new(),

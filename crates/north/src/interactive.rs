@@ -246,6 +246,13 @@ fn session_info(agent: &LiveSession, sessions: &Sessions) -> SessionInfo {
         commands: custom_commands(&project.root, project.trust.applies()),
         files: file_finder(project.root.clone()),
         trust: Some(trust_line(&project.trust)),
+        instructions: north_agent::instructions::load(
+            &project.root,
+            &north_agent::instructions::UserDirs::from_env(),
+        )
+        .iter()
+        .map(north_agent::instructions::InstructionFile::describe)
+        .collect(),
         global_memory: north_agent::memory::MemoryFile::global().map(|m| m.path().to_path_buf()),
         hooks: project.config.hooks.clone(),
         hooks_not_run: if project.trust.applies() {

@@ -176,6 +176,9 @@ impl Agent {
         outcome: &ToolOutcome,
         emit: &Emit<'_>,
     ) {
+        // A subdirectory's instruction files come with the first result
+        // that touched a file there.
+        let outcome = &self.with_nested_instructions(call, outcome);
         // The model never receives North's keys: a file it reads or a
         // command's output may hold one.
         let outcome = &self.services.redactor.scrub_outcome(outcome);
@@ -200,6 +203,37 @@ impl Agent {
             }
         };
         self.push_results(block_and(block, image));
+    }
+}
+
+impl Agent {
+    /// `outcome` with the instruction files of the directories `call`
+    /// touched for the first time (`AGENTS.md`, `CLAUDE.md`, `GEMINI.md`
+    /// there), under `instructions`.
+    fn with_nested_instructions(&mut self, call: &ToolCall, outcome: &ToolOutcome) -> ToolOutcome {
+        let path = ["path", "file_path", "dir"]
+            .iter()
+            .find_map(|k| call.arguments.get(*k).and_then(serde_json::Value::as_str));
+        let (Some(path), true) = (path, outcome.ok) else {
+            return outcome.clone();
+        };
+        let root = self.services.ctx.root.clone();
+        let found =
+            crate::instructions::nested(&root, std::path::Path::new(path), &mut self.nested_seen);
+        if found.is_empty() {
+            return outcome.clone();
+        }
+        let mut out = outcome.clone();
+        if let Some(map) = out.output.as_object_mut() {
+            map.insert(
+                "instructions".into(),
+                serde_json::json!(format!(
+                    "Instructions for this part of the project (follow them here):\n\n{}",
+                    crate::instructions::render_nested(&found)
+                )),
+            );
+        }
+        out
     }
 }
 

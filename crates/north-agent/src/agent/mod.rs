@@ -173,6 +173,9 @@ pub struct Agent {
     card: Option<ProjectCard>,
     /// The system prompt's summarized sections and those the model opened.
     disclosure: disclosure::Disclosure,
+    /// The subdirectories whose instruction files were looked for (given
+    /// with the first tool result that touched them).
+    nested_seen: std::collections::HashSet<PathBuf>,
     /// Exact commands the user chose "Always" for in this session; they
     /// apply even where the project's own rules do not (an untrusted project).
     session_rules: north_policy::AllowRules,
@@ -264,6 +267,7 @@ impl Agent {
             opts,
             card: None,
             disclosure: Default::default(),
+            nested_seen: Default::default(),
             session_rules: Default::default(),
             recovered: None,
             undo: None,

@@ -1,13 +1,14 @@
 //! The system prompt of a step: product rules (or the agent's role), the
-//! project card, `AGENTS.md`, session state and retrieved memory.
+//! project card, the instruction files (`AGENTS.md`, `CLAUDE.md`, …),
+//! session state and retrieved memory.
 
 use north_protocol::TraceKind;
 use serde_json::json;
 
 use super::Agent;
 use crate::context::{
-    ProjectCard, SystemParams, SystemPromptError, agents_md, agents_md_summary,
-    render_system_prompt, state_text,
+    ProjectCard, SystemParams, SystemPromptError, agents_md_summary, render_system_prompt,
+    state_text,
 };
 use crate::memory::{MemoryFile, retrieve, retrieved_block};
 use north_config::ToolProtocol;
@@ -38,7 +39,10 @@ impl Agent {
             languages: card.languages,
             hotfiles: card.hotfiles,
             agents_md_summary: String::new(),
-            agents_md: agents_md(&self.services.ctx.root),
+            agents_md: crate::instructions::render(&crate::instructions::load(
+                &self.services.ctx.root,
+                &crate::instructions::UserDirs::from_env(),
+            )),
             retrieved: retrieved_block(&hits),
             skills: self.skills_listing(),
             state: state_text(&self.conv.state),

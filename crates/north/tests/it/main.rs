@@ -26,6 +26,7 @@ mod exec;
 mod hooks;
 mod hostile_state;
 mod images;
+mod instructions;
 mod llama;
 mod mcp;
 mod mcp_conformance;
