@@ -39,7 +39,7 @@ pub struct InteractiveArgs {
     #[arg(long, value_name = "ADDR", num_args = 0..=1, require_equals = true,
           default_missing_value = "default", conflicts_with_all = ["continue_latest", "fork"])]
     pub attach: Option<String>,
-    /// The server's token file [default: the socket's path + `.token`].
+    /// The server's token file [default: the one North keeps for that socket in its runtime dir].
     #[arg(long, value_name = "FILE", requires = "attach")]
     pub token_file: Option<std::path::PathBuf>,
     /// Maximum output tokens per model request [default: 8192, at most a quarter of the model's context window].
