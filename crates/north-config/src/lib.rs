@@ -16,6 +16,7 @@
 //!
 //! Module map, lowest first:
 //! - `hooks`: hook definitions, Claude Code's format read too
+//! - `claude`: Claude Code's permission rules, as North's policy takes them
 //! - `dirs`: the XDG locations of the global files
 //! - `keys`: the TUI keys a user rebinds (`keybindings`)
 //! - `file`: one config file and its parser (uses `hooks`, `keys`)
@@ -32,6 +33,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 mod apply;
+pub mod claude;
 mod dirs;
 mod file;
 pub mod hooks;
@@ -212,6 +214,9 @@ pub struct Config {
     pub status_line: Option<StatusLineFile>,
     /// Project settings that were not applied, and why.
     pub ignored: Vec<IgnoredSetting>,
+    /// Claude Code's permission rules from the project's
+    /// `.claude/settings.json` (allow rules only when it is trusted).
+    pub claude: claude::ClaudeRules,
 }
 
 /// A setting in `.north/project.json` North did not apply.
@@ -272,6 +277,7 @@ impl Default for Config {
             web_search_provider: false,
             status_line: None,
             ignored: Vec::new(),
+            claude: claude::ClaudeRules::default(),
         }
     }
 }
@@ -378,6 +384,26 @@ pub struct Overrides {
 }
 
 impl Config {
+    /// Claude Code's permission rules of the project at `root`: its allow
+    /// rules only when trusted; its denied hosts join the network's deny.
+    fn apply_claude_rules(&mut self, root: &Path, project_trusted: bool) {
+        let rules = claude::ClaudeRules::of_project(root);
+        self.claude = if project_trusted {
+            rules
+        } else {
+            rules.narrowing_only()
+        };
+        for host in &self.claude.deny_hosts {
+            match HostPattern::parse(host) {
+                Ok(h) => self.sandbox_network_deny.value.push(h),
+                Err(e) => self
+                    .claude
+                    .unmapped
+                    .push(format!(".claude/settings.json: {e}")),
+            }
+        }
+    }
+
     /// Loads the effective configuration for the project at `root`.
     /// `global` is the global config path (None: skip), `env` looks up
     /// variables, `project_trusted` says whether the project's widening
@@ -423,6 +449,7 @@ impl Config {
                 c.ignore("hooks", IgnoredBecause::Untrusted);
             }
         }
+        c.apply_claude_rules(root, project_trusted);
         let env = |k: &str| env(k).filter(|v| !v.trim().is_empty());
         if let Some(v) = env("NORTH_PROVIDER") {
             c.provider.set(v, Source::Env("NORTH_PROVIDER"));

@@ -41,6 +41,9 @@ pub struct ServeOptions {
     pub gate: Option<std::sync::Arc<dyn north_tools::CallGate>>,
     /// Allow rules of a trusted project (empty otherwise).
     pub rules: AllowRules,
+    /// Commands that never run and commands that always ask (nobody is
+    /// asked here, so they do not run).
+    pub limits: north_policy::LimitRules,
     /// `--allow-shell`: run commands North can verify stay in the project.
     pub allow_shell: bool,
 }
@@ -274,7 +277,8 @@ pub async fn serve(opts: ServeOptions) -> std::io::Result<()> {
     }
     let server = NorthServer {
         tools: north_tools::north_tools(),
-        policy: ShellPolicy::assistant(&opts.root, opts.rules.clone(), opts.allow_shell),
+        policy: ShellPolicy::assistant(&opts.root, opts.rules.clone(), opts.allow_shell)
+            .limited(opts.limits.clone()),
         ctx,
         proposals: Mutex::new(HashMap::new()),
         next: AtomicU64::new(0),

@@ -305,18 +305,25 @@ impl Gated {
         };
         let mut allowlist = ProjectAllowlist::load(&ctx.root)
             .map_err(|e| ("approval", format!("cannot read the allowlist: {e}")))?;
-        let rules = if self.shared.trust.applies() {
+        let mut rules = if self.shared.trust.applies() {
             allowlist.rules()
         } else {
             AllowRules::default()
         };
+        // Claude Code's rules apply here as everywhere: its deny and ask
+        // always, its allow in a trusted project.
+        let (allow, limits) =
+            north_runtime::permissions::project_shell_rules(&ctx.root, self.shared.trust.applies());
+        rules.exact.extend(allow.exact);
+        rules.prefixes.extend(allow.prefixes);
         let root = ctx.root.canonicalize().unwrap_or_else(|_| ctx.root.clone());
         let policy = ShellPolicy::mesh(
             &root,
             &self.shared.policy,
             rules,
             self.shared.approver.auto_approves_shell(),
-        );
+        )
+        .limited(limits);
         // The one sequence: the mesh has no modes and no one in person; its
         // approver (flags) answers what the policy asks about.
         let verdict = policy.decide(cmd, None);

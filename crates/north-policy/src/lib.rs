@@ -19,7 +19,7 @@
 //! - `command`: the shell-line parser, the per-program argument rules, the
 //!   read-only command set and the path check (uses `paths`)
 //! - `mesh`: the mesh's program allowlist and presets (uses `command`)
-//! - `shell`: [`ShellPolicy`], [`AllowRules`], [`Verdict`] (uses `command`,
+//! - `shell`: [`ShellPolicy`], [`AllowRules`], [`LimitRules`], [`Verdict`] (uses `command`,
 //!   `mesh`)
 //! - `approved`: [`ApprovedCommand`] and [`Consent`] (uses `shell`)
 //! - `orchestrate`: approval → sandbox → escalation (uses `approved`, `shell`)
@@ -37,4 +37,6 @@ pub use approved::{ApprovedBy, ApprovedCommand, Consent};
 pub use command::{CommandDenied, Refusal, SimpleCommand, dangerous_substring};
 pub use mesh::{MeshPolicy, PolicyDenial, PolicyError, PolicyPreset};
 pub use net::{NetAccess, NetDenied, NetGrant};
-pub use shell::{AllowRules, AllowedBy, AskReason, ShellPolicy, Verdict, suggested_prefix};
+pub use shell::{
+    AllowRules, AllowedBy, AskReason, LimitRules, ShellPolicy, Verdict, suggested_prefix,
+};

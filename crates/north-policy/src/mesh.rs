@@ -89,6 +89,9 @@ pub enum PolicyDenial {
     /// A `bash` command names a path outside the working directory.
     #[error("Command denied by policy: {0} (the working directory)")]
     Paths(super::command::PathEscape),
+    /// A deny rule of the user's covers it (Claude Code's `deny`).
+    #[error("Command denied by your rule `{0}`")]
+    Rule(String),
     /// `write` while `write_enabled` is false.
     #[error("Write disabled by policy")]
     WriteDisabled,

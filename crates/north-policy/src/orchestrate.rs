@@ -49,6 +49,9 @@ pub enum PolicyWord {
     Allow,
     /// Only consent lets it run.
     Ask,
+    /// Only the decider's own word lets it run: no mode, hook, read-only
+    /// check or unattended run lets it through (a rule of the user's asks).
+    Confirm,
     /// Never, whoever approves.
     Deny,
 }
@@ -57,6 +60,7 @@ impl From<&Verdict> for PolicyWord {
     fn from(verdict: &Verdict) -> Self {
         match verdict {
             Verdict::Allow(_) => PolicyWord::Allow,
+            Verdict::Ask(super::shell::AskReason::Rule(_)) => PolicyWord::Confirm,
             Verdict::Ask(_) => PolicyWord::Ask,
             Verdict::Deny(_) => PolicyWord::Deny,
         }
@@ -144,6 +148,7 @@ pub fn before(facts: &CallFacts) -> Before {
     match (facts.hook, facts.policy) {
         (HookWord::Deny, _) => Before::Refuse(Refused::Hook),
         (_, PolicyWord::Deny) => Before::Refuse(Refused::Policy),
+        (_, PolicyWord::Confirm) => Before::Ask,
         (_, PolicyWord::Allow) => unasked(Consent::None),
         (HookWord::Allow, PolicyWord::Ask) => Before::Run(Consent::Hook),
         // In `auto` the shell itself is inside the OS sandbox: what the

@@ -67,6 +67,10 @@ pub enum AskReason {
     /// A `PreToolUse` hook asked for the user's word on it.
     #[error("a hook asks you to confirm it: {0}")]
     Hook(String),
+    /// A rule of the user's (Claude Code's `ask`) wants their word on it,
+    /// whatever else would let it run.
+    #[error("your rule `{0}` asks you to confirm it")]
+    Rule(String),
 }
 
 /// Allow rules the user made, from a project allowlist the user trusts.
@@ -134,6 +138,57 @@ pub struct ShellPolicy {
     programs: Option<MeshPolicy>,
     rules: AllowRules,
     auto_approve: bool,
+    limits: LimitRules,
+}
+
+/// Rules that narrow: lines that never run, and lines that always wait for
+/// the user. They match any one command of a line (`a && git push`), and
+/// win over every allow rule, approval and mode.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LimitRules {
+    /// Never run, whoever approves.
+    pub deny: AllowRules,
+    /// Always ask.
+    pub confirm: AllowRules,
+    /// Deny every line.
+    pub deny_all: bool,
+    /// Ask about every line.
+    pub confirm_all: bool,
+}
+
+impl LimitRules {
+    /// The rule of `rules` (or `all`) that covers `line`: its exact text,
+    /// or the words one of its commands starts with. A line North cannot
+    /// split is matched on its words, so a rule is not escaped by quoting
+    /// or nesting it (`sh -c 'git push'`, `$(git push)`).
+    fn matching(rules: &AllowRules, all: bool, line: &str) -> Option<String> {
+        if all {
+            return Some("every command".into());
+        }
+        if rules.exact_match(line) {
+            return Some(line.trim().to_string());
+        }
+        let words: Vec<&str> = line
+            .split(|c: char| c.is_whitespace() || ";&|()`'\"$<>{}\\".contains(c))
+            .filter(|w| !w.is_empty())
+            .collect();
+        rules
+            .prefixes
+            .iter()
+            .find(|rule| {
+                let rule: Vec<&str> = rule.split_whitespace().collect();
+                !rule.is_empty()
+                    && words
+                        .windows(rule.len())
+                        .any(|w| w.iter().zip(&rule).all(|(a, b)| a == b || base(a) == *b))
+            })
+            .cloned()
+    }
+}
+
+/// A program named by its path (`/usr/bin/git`) as its name (`git`).
+fn base(word: &str) -> &str {
+    word.rsplit('/').next().unwrap_or(word)
 }
 
 impl ShellPolicy {
@@ -146,7 +201,15 @@ impl ShellPolicy {
             programs: None,
             rules,
             auto_approve,
+            limits: LimitRules::default(),
         }
+    }
+
+    /// The same policy with `limits`: what they deny never runs, what they
+    /// confirm always asks.
+    pub fn limited(mut self, limits: LimitRules) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// The mesh profile: `policy` (already narrowed for trust) decides which
@@ -157,6 +220,7 @@ impl ShellPolicy {
             programs: Some(policy.clone()),
             rules,
             auto_approve,
+            limits: LimitRules::default(),
         }
     }
 
@@ -185,6 +249,21 @@ impl ShellPolicy {
     /// Judges `line` run from `cwd` (None: the project root; a directory
     /// outside the root makes every command ask).
     pub fn decide(&self, line: &str, cwd: Option<&Path>) -> Verdict {
+        let limits = &self.limits;
+        if let Some(rule) = LimitRules::matching(&limits.deny, limits.deny_all, line) {
+            return Verdict::Deny(PolicyDenial::Rule(rule));
+        }
+        let verdict = self.decide_unlimited(line, cwd);
+        match (
+            &verdict,
+            LimitRules::matching(&limits.confirm, limits.confirm_all, line),
+        ) {
+            (Verdict::Deny(_), _) | (_, None) => verdict,
+            (_, Some(rule)) => Verdict::Ask(AskReason::Rule(rule)),
+        }
+    }
+
+    fn decide_unlimited(&self, line: &str, cwd: Option<&Path>) -> Verdict {
         let cwd = cwd.unwrap_or(&self.root);
         let scope = PathScope {
             root: &self.root,
@@ -451,5 +530,64 @@ mod tests {
             };
             assert!(d.to_string().starts_with("Command denied by policy"), "{d}");
         }
+    }
+
+    #[test]
+    fn deny_rules_win_everywhere_and_ask_rules_over_every_allow() {
+        let (_dir, root) = root();
+        let limits = LimitRules {
+            deny: AllowRules {
+                exact: vec!["make clean".into()],
+                prefixes: vec!["git push".into(), "rm".into()],
+            },
+            confirm: AllowRules {
+                exact: Vec::new(),
+                prefixes: vec!["git commit".into()],
+            },
+            ..LimitRules::default()
+        };
+        let rules = AllowRules {
+            exact: vec!["git push origin main".into()],
+            prefixes: vec!["git".into(), "cargo test".into()],
+        };
+        let p = ShellPolicy::assistant(&root, rules, true).limited(limits);
+        for line in [
+            "git push origin main",
+            "git push",
+            "cargo test && git push -f",
+            "sh -c 'git push'",
+            "echo $(git push)",
+            "/usr/bin/git push",
+            "rm -rf src",
+            "make clean",
+        ] {
+            assert!(
+                matches!(p.decide(line, None), Verdict::Deny(PolicyDenial::Rule(_))),
+                "{line}: {:?}",
+                p.decide(line, None)
+            );
+        }
+        assert!(matches!(
+            p.decide("git commit -m x", None),
+            Verdict::Ask(AskReason::Rule(r)) if r == "git commit"
+        ));
+        assert_eq!(
+            p.decide("git status", None),
+            Verdict::Allow(AllowedBy::PrefixRule("git".into()))
+        );
+        // Words that only look alike are not the rule's.
+        assert!(matches!(
+            p.decide("cargo test --package rmx", None),
+            Verdict::Allow(_)
+        ));
+        assert!(matches!(p.decide("git pushx", None), Verdict::Allow(_)));
+        let all = ShellPolicy::assistant(&root, AllowRules::default(), true).limited(LimitRules {
+            confirm_all: true,
+            ..LimitRules::default()
+        });
+        assert!(matches!(
+            all.decide("ls", None),
+            Verdict::Ask(AskReason::Rule(_))
+        ));
     }
 }

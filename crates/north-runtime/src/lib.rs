@@ -22,8 +22,9 @@
 //! state), `egress` (the network proxy per set of rules; uses `hosts`),
 //! `registries` (the
 //! hosts the user's package managers fetch from), `sandboxing` (uses
-//! `egress`, `hosts`, `registries`), `hooking` (uses `sandboxing`), `project` (uses `provider`,
-//! `sandboxing`, `hooking`), `status_line` (the command a user programs the
+//! `egress`, `hosts`, `registries`), `hooking` (uses `sandboxing`),
+//! `permissions` (Claude Code's permission rules for the command policy),
+//! `project` (uses `permissions`, `provider`, `sandboxing`, `hooking`), `status_line` (the command a user programs the
 //! status line with; uses `project`, `sandboxing`), `mcp` (uses `project`,
 //! `sandboxing`), `session` (uses `mcp`, `project`, `status_line`).
 //!
@@ -36,6 +37,7 @@ mod error;
 pub mod hooking;
 mod hosts;
 mod mcp;
+pub mod permissions;
 mod project;
 pub mod provider;
 mod registries;

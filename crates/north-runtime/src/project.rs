@@ -260,6 +260,14 @@ fn config_notices(config: &Config, selected: &Selected) -> Vec<String> {
         .iter()
         .map(|skipped| format!("hooks: {skipped}"))
         .collect();
+    // Claude Code's permission rules North could not take, each said.
+    notices.extend(
+        config
+            .claude
+            .unmapped
+            .iter()
+            .map(|u| format!("permissions not taken from {u}")),
+    );
     if config
         .ignored
         .iter()
@@ -462,6 +470,7 @@ impl Project {
         let max_tokens = limits.max_tokens(max_tokens);
         let context_budget = context_budget(&self.config, limits, max_tokens);
         tracing::info!(max_tokens, context_budget, "request budgets");
+        let (shell_allow, shell_limits) = crate::permissions::shell_rules(&self.config.claude);
         AgentOptions {
             provider: self.selected.provider.clone(),
             model: self.selected.model.clone(),
@@ -478,6 +487,8 @@ impl Project {
             project_trust: self.project_trust(),
             snapshots: true,
             server_tools: self.server_tools(),
+            shell_allow,
+            shell_limits,
             ..AgentOptions::default()
         }
     }

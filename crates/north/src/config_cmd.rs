@@ -57,6 +57,33 @@ pub fn main(args: ConfigArgs) -> anyhow::Result<ExitCode> {
         };
         println!("ignored project setting {} ({why})", ignored.key);
     }
+    let claude = &config.claude;
+    let rules = |r: &north_config::claude::CommandRules| {
+        let mut all: Vec<String> = r.exact.iter().map(|e| format!("`{e}`")).collect();
+        all.extend(r.prefixes.iter().map(|p| format!("`{p} …`")));
+        if r.all {
+            all.push("every command".into());
+        }
+        all.join(", ")
+    };
+    for (what, list) in [
+        ("run unasked", &claude.allow),
+        ("never run", &claude.deny),
+        ("always ask", &claude.ask),
+    ] {
+        if !list.is_empty() {
+            println!("claude permissions: commands that {what}: {}", rules(list));
+        }
+    }
+    if !claude.deny_hosts.is_empty() {
+        println!(
+            "claude permissions: hosts commands never reach: {}",
+            claude.deny_hosts.join(", ")
+        );
+    }
+    for u in &claude.unmapped {
+        println!("claude permissions not taken: {u}");
+    }
     // What the settings above amount to for the model: its id, window and
     // per-request output (a local server is asked for its window).
     let model = north_runtime::provider::model_name(&config);

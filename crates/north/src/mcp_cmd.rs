@@ -424,11 +424,15 @@ fn serve(root: &std::path::Path, args: ServeArgs) -> anyhow::Result<ExitCode> {
     {
         store.trust(root)?;
     }
-    let rules = if args.trust || trusted(state) {
+    let trusted_now = args.trust || trusted(state);
+    let mut rules = if trusted_now {
         north_tools::allowlist::ProjectAllowlist::load(root)?.rules()
     } else {
         north_policy::AllowRules::default()
     };
+    let (allow, limits) = north_runtime::permissions::project_shell_rules(root, trusted_now);
+    rules.exact.extend(allow.exact);
+    rules.prefixes.extend(allow.prefixes);
     let choice = north_runtime::SandboxChoice::for_project(root, None);
     let spawner = if cfg!(target_os = "linux") {
         north_runtime::sandboxing::sandboxed(
@@ -445,6 +449,7 @@ fn serve(root: &std::path::Path, args: ServeArgs) -> anyhow::Result<ExitCode> {
         spawner,
         gate,
         rules,
+        limits,
         allow_shell: args.allow_shell,
     };
     runtime()?.block_on(north_mcp::serve(opts))?;

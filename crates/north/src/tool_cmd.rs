@@ -272,11 +272,14 @@ fn shell_gate(
         return Ok(Ok(None));
     };
     let root = ctx.root.canonicalize().unwrap_or_else(|_| ctx.root.clone());
-    let rules = match ProjectAllowlist::load(&ctx.root) {
+    let mut rules = match ProjectAllowlist::load(&ctx.root) {
         Ok(list) if trusted => list.rules(),
         Ok(_) => AllowRules::default(),
         Err(e) => return Ok(Err(ToolOutcome::err(format!("`{name}` was not run: {e}")))),
     };
+    let (allow, limits) = north_runtime::permissions::project_shell_rules(&ctx.root, trusted);
+    rules.exact.extend(allow.exact);
+    rules.prefixes.extend(allow.prefixes);
     let policy = if name == "bash" {
         ShellPolicy::mesh(
             &root,
@@ -286,7 +289,8 @@ fn shell_gate(
         )
     } else {
         ShellPolicy::assistant(&root, rules, yes)
-    };
+    }
+    .limited(limits);
     let cwd = args
         .get("cwd")
         .and_then(Value::as_str)

@@ -249,6 +249,10 @@ impl CallEnv<'_> {
         } else {
             AllowRules::default()
         };
+        rules.exact.extend(self.shell_allow.exact.iter().cloned());
+        rules
+            .prefixes
+            .extend(self.shell_allow.prefixes.iter().cloned());
         rules.exact.extend(self.session_rules.exact.iter().cloned());
         rules
             .prefixes
@@ -258,7 +262,8 @@ impl CallEnv<'_> {
             .root
             .canonicalize()
             .unwrap_or_else(|_| self.ctx.root.clone());
-        let policy = ShellPolicy::assistant(&root, rules, self.approver.auto_approves_shell());
+        let policy = ShellPolicy::assistant(&root, rules, self.approver.auto_approves_shell())
+            .limited(self.shell_limits.clone());
         Ok((policy, allowlist))
     }
 

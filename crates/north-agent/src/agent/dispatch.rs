@@ -19,6 +19,11 @@ pub(crate) struct CallEnv<'a> {
     pub state: &'a mut State,
     pub tracer: &'a Tracer,
     pub trust: &'a crate::trust::ProjectTrust,
+    /// Command rules from the project's other settings (Claude Code's
+    /// `allow`, trust-filtered already).
+    pub shell_allow: &'a north_policy::AllowRules,
+    /// What never runs and what always asks.
+    pub shell_limits: &'a north_policy::LimitRules,
     pub session_rules: &'a mut north_policy::AllowRules,
     pub emit: &'a Emit<'a>,
     /// The permission mode.

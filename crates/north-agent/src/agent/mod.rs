@@ -125,6 +125,13 @@ pub struct AgentOptions {
     /// Tools the provider runs itself that requests ask for (the user's
     /// `web_search.provider`). Library default: none.
     pub server_tools: Vec<north_protocol::ServerTool>,
+    /// Command rules besides the project allowlist's that let commands run
+    /// unasked (Claude Code's `allow` in a trusted project). Library
+    /// default: none.
+    pub shell_allow: north_policy::AllowRules,
+    /// Command rules that narrow: never run, always ask (Claude Code's
+    /// `deny` and `ask`). Library default: none.
+    pub shell_limits: north_policy::LimitRules,
 }
 
 impl Default for AgentOptions {
@@ -144,6 +151,8 @@ impl Default for AgentOptions {
             project_trust: crate::trust::ProjectTrust::Untrusted,
             snapshots: false,
             server_tools: Vec::new(),
+            shell_allow: north_policy::AllowRules::default(),
+            shell_limits: north_policy::LimitRules::default(),
         }
     }
 }
@@ -358,6 +367,8 @@ impl Agent {
             state: &mut self.conv.state,
             tracer: &self.services.tracer,
             trust: &self.opts.project_trust,
+            shell_allow: &self.opts.shell_allow,
+            shell_limits: &self.opts.shell_limits,
             session_rules: &mut self.session_rules,
             emit,
         }

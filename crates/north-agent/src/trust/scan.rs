@@ -51,6 +51,7 @@ pub(super) fn scan(root: &Path) -> Scan {
     // Agents and skills are instructions North would follow.
     named::scan_definitions(root, &mut feed, &mut wants);
     scan_allowlist(root, &mut feed, &mut wants);
+    scan_claude_permissions(root, &mut feed, &mut wants);
     scan_policy(root, &mut feed, &mut wants);
     scan_mcp(root, &mut feed, &mut wants);
     scan_memory(root, &mut feed, &mut wants);
@@ -142,6 +143,53 @@ fn scan_allowlist(root: &Path, feed: &mut impl FnMut(&str, &[u8]), wants: &mut V
             wants.push(".north/allowlist.json (unreadable)".into());
         }
         Err(_) => {}
+    }
+}
+
+/// Claude Code's `permissions.allow` in `.claude/settings.json`: each
+/// command rule widens what runs unasked, as the allowlist's do (its deny
+/// and ask rules only narrow, and apply without trust).
+fn scan_claude_permissions(
+    root: &Path,
+    feed: &mut impl FnMut(&str, &[u8]),
+    wants: &mut Vec<String>,
+) {
+    let rules = north_config::claude::ClaudeRules::of_project(root);
+    let allow = &rules.allow;
+    if allow.is_empty() {
+        return;
+    }
+    let mut block = allow.exact.clone();
+    block.extend(allow.prefixes.iter().map(|p| format!("{p}:*")));
+    block.push(format!("all={}", allow.all));
+    feed(
+        ".claude/settings.json permissions",
+        block.join("\n").as_bytes(),
+    );
+    wants.extend(
+        allow
+            .exact
+            .iter()
+            .map(|c| format!(".claude/settings.json allows `{c}`")),
+    );
+    wants.extend(
+        allow
+            .prefixes
+            .iter()
+            .map(|c| format!(".claude/settings.json allows commands starting with `{c}`")),
+    );
+    if allow.all {
+        wants.push(".claude/settings.json allows every command (`Bash`)".into());
+    }
+    for rule in allow.exact.iter().chain(&allow.prefixes) {
+        let words: Vec<&str> = rule.split_whitespace().collect();
+        feed_named_files(
+            feed,
+            ".claude/settings.json",
+            root,
+            &[root.to_path_buf()],
+            &words,
+        );
     }
 }
 

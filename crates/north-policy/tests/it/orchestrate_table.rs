@@ -20,7 +20,12 @@ const HOOKS: [HookWord; 4] = [
     HookWord::Ask,
     HookWord::Deny,
 ];
-const POLICIES: [PolicyWord; 3] = [PolicyWord::Allow, PolicyWord::Ask, PolicyWord::Deny];
+const POLICIES: [PolicyWord; 4] = [
+    PolicyWord::Allow,
+    PolicyWord::Ask,
+    PolicyWord::Confirm,
+    PolicyWord::Deny,
+];
 const REPLIES: [Reply; 2] = [Reply::Yes, Reply::No];
 const ATTEMPTS: [Attempt; 2] = [Attempt::Ran, Attempt::Stopped];
 
@@ -76,7 +81,7 @@ fn every_case() -> Vec<(CallFacts, Reply, Attempt, Reply, bool, Ending)> {
 #[test]
 fn the_rules_that_hold_whoever_decides() {
     let cases = every_case();
-    assert_eq!(cases.len(), 4 * 3 * 4 * 3 * 2 * 2 * 2 * 2 * 2 * 2);
+    assert_eq!(cases.len(), 4 * 3 * 4 * 4 * 2 * 2 * 2 * 2 * 2 * 2);
     for (facts, reply, attempt, outside, _, end) in cases {
         let case =
             format!("{facts:?} reply={reply:?} attempt={attempt:?} outside={outside:?} → {end:?}");
@@ -104,6 +109,15 @@ fn the_rules_that_hold_whoever_decides() {
                 assert_eq!(denied, attempt == Attempt::Stopped, "{case}")
             }
             Ending::Outside | Ending::Refused(_) => {}
+        }
+        // A rule that asks is always put to the decider, whatever the mode,
+        // a hook's allow, the person typing it or a read-only line; a "no"
+        // refuses.
+        if facts.policy == PolicyWord::Confirm {
+            assert_eq!(before(&facts), Before::Ask, "{case}");
+            if reply == Reply::No {
+                assert_eq!(end, Ending::Refused(Refused::Decider), "{case}");
+            }
         }
         // A hook that asks is always put to the decider: nothing runs on its
         // own, and a "no" refuses.
@@ -165,6 +179,7 @@ fn the_rules_that_hold_whoever_decides() {
 fn an_unattended_entry_point_runs_only_what_the_policy_allows() {
     assert_eq!(unattended(PolicyWord::Allow), Before::Run(Consent::None));
     assert_eq!(unattended(PolicyWord::Ask), Before::Ask);
+    assert_eq!(unattended(PolicyWord::Confirm), Before::Ask);
     assert_eq!(
         unattended(PolicyWord::Deny),
         Before::Refuse(Refused::Policy)

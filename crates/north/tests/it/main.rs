@@ -16,6 +16,7 @@ mod agents;
 mod architecture;
 mod background;
 mod boundaries;
+mod claude_permissions;
 mod commands;
 mod concurrency;
 mod confinement;
