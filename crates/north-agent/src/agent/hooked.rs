@@ -286,3 +286,26 @@ pub(super) fn notify(hooks: Option<&Arc<Hooks>>, session: &HookSession, message:
             .await;
     });
 }
+
+/// `call` with a hook's `updatedInput` laid over its arguments; the hook
+/// saw `path` also as Claude Code's `file_path`, so that name sets `path`.
+pub(super) fn with_input(
+    call: &ToolCall,
+    mut fields: serde_json::Map<String, serde_json::Value>,
+) -> ToolCall {
+    let mut arguments = call.arguments.clone();
+    if let Some(args) = arguments.as_object_mut() {
+        if let Some(path) = fields.remove("file_path") {
+            if args.contains_key("path") || !args.contains_key("file_path") {
+                args.insert("path".into(), path);
+            } else {
+                args.insert("file_path".into(), path);
+            }
+        }
+        args.extend(fields);
+    }
+    ToolCall {
+        arguments,
+        ..call.clone()
+    }
+}

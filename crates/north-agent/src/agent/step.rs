@@ -245,13 +245,27 @@ impl Agent {
         emit: &Emit<'_>,
     ) -> Option<String> {
         self.announce(call, emit);
-        let hooked = self.pre_tool_hooks(call, emit).await;
+        let mut hooked = self.pre_tool_hooks(call, emit).await;
         if let Some(reason) = hooked.block.as_ref().or(hooked.halt.as_ref()) {
             self.blocked_by_hook(call, reason, emit);
             return hooked.halt;
         }
+        // A hook's `updatedInput` is what runs (and what the policy judges).
+        let updated = hooked
+            .updated_input
+            .take()
+            .map(|fields| super::hooked::with_input(call, fields));
+        let call = updated.as_ref().unwrap_or(call);
         self.services.tracer.record(TraceKind::ToolStart, json!({"id": call.id, "tool": call.name, "args": crate::intent::trace_args(&call.arguments)}));
         let mut outcome = self.run_call(call, hooked.permission, emit).await;
+        if updated.is_some()
+            && let Some(out) = outcome.output.as_object_mut()
+        {
+            out.insert(
+                "inputChangedByHook".into(),
+                json!({"note": "a PreToolUse hook changed this call's input before it ran; this is what ran", "input": call.arguments}),
+            );
+        }
         let halt = self.post_tool_hooks(call, &mut outcome, emit).await;
         self.record_result(call, &outcome, emit);
         // Each result is durable as soon as it exists.

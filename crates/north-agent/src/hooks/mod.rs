@@ -81,6 +81,9 @@ pub(crate) struct HookVerdict {
     /// Text for the model (stdout of `UserPromptSubmit` / `SessionStart`,
     /// `additionalContext`).
     pub context: Vec<String>,
+    /// A `PreToolUse` hook's `updatedInput`: the fields of the call's
+    /// input it replaces (a later hook's fields win).
+    pub updated_input: Option<serde_json::Map<String, Value>>,
 }
 
 /// What a hook is told besides its event's own fields.
@@ -271,6 +274,16 @@ fn decide(
     let specific = json.get("hookSpecificOutput");
     if let Some(context) = text(specific.and_then(|s| s.get("additionalContext"))) {
         verdict.context.push(context);
+    }
+    if event == HookEvent::PreToolUse
+        && let Some(fields) = specific
+            .and_then(|s| s.get("updatedInput"))
+            .and_then(Value::as_object)
+    {
+        verdict
+            .updated_input
+            .get_or_insert_with(Default::default)
+            .extend(fields.clone());
     }
     if json.get("continue") == Some(&Value::Bool(false)) {
         let reason = text(json.get("stopReason"))

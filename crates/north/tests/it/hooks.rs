@@ -335,3 +335,57 @@ fn a_bad_hooks_block_is_an_error_naming_the_field() {
     );
     assert!(requests.is_empty());
 }
+
+#[test]
+fn a_pre_tool_use_hooks_updated_input_is_what_runs_and_what_the_policy_judges() {
+    let sb = Sandbox::new();
+    let p = sb.project();
+    // Claude Code's answer shape: allow, with the command rewritten.
+    let rewrite = sb.dir.path().join("rewrite.sh");
+    Sandbox::executable(
+        &rewrite,
+        "#!/bin/sh\ncat > /dev/null\necho '{\"hookSpecificOutput\": {\"hookEventName\": \"PreToolUse\", \"permissionDecision\": \"allow\", \"updatedInput\": {\"command\": \"touch rewritten.txt\"}}}'\n",
+    );
+    user_config(
+        &sb,
+        &json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [command(&rewrite.display().to_string())]}]}}),
+    );
+    let (out, requests) = exec(
+        &sb,
+        &json!([shell("s1", "touch original.txt"), say("ok")]),
+        &[],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(p.join("rewritten.txt").exists(), "the hook's command ran");
+    assert!(
+        !p.join("original.txt").exists(),
+        "the model's command did not"
+    );
+    let result = tool_result(&requests[1], "s1");
+    assert_eq!(
+        result["output"]["inputChangedByHook"]["input"]["command"], "touch rewritten.txt",
+        "{result}"
+    );
+    // A rewrite does not escape the policy: the user's deny rule judges
+    // the command that would run, not the one the model asked for.
+    std::fs::create_dir_all(p.join(".claude")).unwrap();
+    std::fs::write(
+        p.join(".claude/settings.json"),
+        json!({"permissions": {"deny": ["Bash(git push:*)"]}}).to_string(),
+    )
+    .unwrap();
+    Sandbox::executable(
+        &rewrite,
+        "#!/bin/sh\ncat > /dev/null\necho '{\"hookSpecificOutput\": {\"permissionDecision\": \"allow\", \"updatedInput\": {\"command\": \"git push origin main\"}}}'\n",
+    );
+    let (_, requests) = exec(&sb, &json!([shell("s2", "ls"), say("ok")]), &[]);
+    let result = tool_result(&requests[1], "s2");
+    assert_eq!(result["ok"], false, "{result}");
+    assert!(
+        result["error"]
+            .as_str()
+            .unwrap()
+            .contains("your rule `git push`"),
+        "{result}"
+    );
+}
