@@ -17,7 +17,8 @@
 //! - `models_cmd`: `north models` (uses `args`)
 //! - `interactive`: `north` with no subcommand (uses `args`, `logging`, `models_cmd`, `typeahead`)
 //! - `mcp_use`: `north mcp login`, `logout` and `call`
-//! - `mcp_cmd`: `north mcp` (uses `mcp_use`)
+//! - `mcp_import`: `north mcp import` from Claude Code, Claude Desktop and Codex
+//! - `mcp_cmd`: `north mcp` (uses `mcp_import`, `mcp_use`)
 //! - `memory_cmd`: `north memory`
 //! - `output`: headless output shared by `north exec` and `north mesh`
 //! - `stop`: Ctrl+C, SIGTERM and SIGHUP end a headless run cleanly
@@ -45,6 +46,7 @@ mod guard;
 mod interactive;
 mod logging;
 mod mcp_cmd;
+mod mcp_import;
 mod mcp_use;
 mod memory_cmd;
 mod mesh_cmd;

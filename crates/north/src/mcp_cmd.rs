@@ -60,6 +60,9 @@ pub enum McpCommand {
         #[arg(long, value_enum)]
         scope: Option<ScopeArg>,
     },
+    /// Import the servers configured in Claude Code, Claude Desktop and
+    /// Codex into your own config (secrets become `${VAR}` references).
+    Import(crate::mcp_import::ImportArgs),
     /// Serve North's tools to an MCP client on stdin/stdout.
     Serve(ServeArgs),
     /// Log in to an HTTP server that asks for OAuth: opens your browser
@@ -147,6 +150,7 @@ pub fn main(args: McpArgs) -> anyhow::Result<ExitCode> {
         McpCommand::Add(add_args) => add(&root, add_args),
         McpCommand::Remove { name, scope } => remove(&root, &name, scope),
         McpCommand::Serve(serve_args) => serve(&root, serve_args),
+        McpCommand::Import(import_args) => crate::mcp_import::import(&root, &import_args),
         McpCommand::Login { name } => crate::mcp_use::login(&root, &name),
         McpCommand::Logout { name } => crate::mcp_use::logout(&root, &name),
         McpCommand::Call(call) => crate::mcp_use::call(&root, call),

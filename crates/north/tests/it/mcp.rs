@@ -504,3 +504,105 @@ async fn servers_get_no_keys_and_cannot_write_outside_the_project() {
     assert_eq!(seen["wrote"], false, "the server wrote outside the project");
     assert!(!outside.exists());
 }
+
+#[test]
+fn mcp_import_brings_claude_code_desktop_and_codex_servers_without_their_secrets() {
+    let sb = Sandbox::new();
+    let home = sb.home();
+    let project = sb.project().canonicalize().unwrap();
+    std::fs::create_dir_all(home.join(".codex")).unwrap();
+    std::fs::create_dir_all(home.join("config/Claude")).unwrap();
+    std::fs::write(
+        home.join(".claude.json"),
+        json!({
+            "numStartups": 12,
+            "mcpServers": {
+                "github": {"type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"],
+                           "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_SECRETVALUE123456"}},
+                "old": {"type": "sse", "url": "https://sse.example.test/sse"}
+            },
+            "projects": {project.display().to_string(): {"mcpServers": {
+                "db": {"command": "db-mcp", "args": ["--readonly"]}
+            }}}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        home.join("config/Claude/claude_desktop_config.json"),
+        json!({"mcpServers": {"notes": {"command": "notes-mcp", "env": {"NOTES_API_KEY": "sk-DESKTOPSECRET"}}}}).to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        home.join(".codex/config.toml"),
+        "model = \"o4\"\n\n[mcp_servers.docs]\ncommand = \"docs-mcp\"\nargs = [\"--stdio\"]\nenv = { DOCS_TOKEN = \"codex-SECRET-987654\" }\n\n[mcp_servers.remote]\nurl = \"https://mcp.example.test/mcp\"\nbearer_token_env_var = \"REMOTE_TOKEN\"\n",
+    )
+    .unwrap();
+    // Without --yes (and no terminal to ask): shown, nothing written.
+    let out = sb.north().args(["mcp", "import"]).output().unwrap();
+    let shown = text(&out.stdout);
+    assert!(out.status.success(), "{shown}{}", text(&out.stderr));
+    for name in ["github", "db", "notes", "docs", "remote"] {
+        assert!(shown.contains(&format!("add `{name}`")), "{name}: {shown}");
+    }
+    assert!(
+        shown.contains("skipped `old`") && shown.contains("sse"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("set GITHUB_PERSONAL_ACCESS_TOKEN in your environment"),
+        "{shown}"
+    );
+    assert!(shown.contains("nothing written"), "{shown}");
+    let out = sb
+        .north()
+        .args(["mcp", "import", "--yes"])
+        .output()
+        .unwrap();
+    let said = text(&out.stdout);
+    assert!(out.status.success(), "{said}{}", text(&out.stderr));
+    let path = said
+        .lines()
+        .find_map(|l| l.strip_prefix("added 5 server(s) to "))
+        .unwrap_or_else(|| panic!("{said}"));
+    let written = std::fs::read_to_string(path).unwrap();
+    for secret in [
+        "ghp_SECRETVALUE123456",
+        "sk-DESKTOPSECRET",
+        "codex-SECRET-987654",
+    ] {
+        assert!(!written.contains(secret), "a secret was copied: {written}");
+    }
+    let v: Value = serde_json::from_str(&written).unwrap();
+    let servers = &v["mcpServers"];
+    assert_eq!(
+        servers["github"]["env"]["GITHUB_PERSONAL_ACCESS_TOKEN"],
+        "${GITHUB_PERSONAL_ACCESS_TOKEN}"
+    );
+    assert_eq!(servers["docs"]["env"]["DOCS_TOKEN"], "${DOCS_TOKEN}");
+    assert_eq!(
+        servers["remote"]["headers"]["Authorization"],
+        "Bearer ${REMOTE_TOKEN}"
+    );
+    assert_eq!(servers["db"]["args"][0], "--readonly");
+    // North reads them as its own; a second import adds nothing new.
+    let listed = sb
+        .north()
+        .args(["mcp", "list", "--no-connect"])
+        .output()
+        .unwrap();
+    let listed = text(&listed.stdout);
+    for name in ["github", "db", "notes", "docs", "remote"] {
+        assert!(listed.contains(name), "{name}: {listed}");
+    }
+    let again = sb
+        .north()
+        .args(["mcp", "import", "--yes"])
+        .output()
+        .unwrap();
+    assert!(
+        text(&again.stdout).contains("nothing to import"),
+        "{}",
+        text(&again.stdout)
+    );
+}
