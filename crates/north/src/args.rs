@@ -275,6 +275,15 @@ pub enum SessionsCommand {
         #[arg(long, short, value_name = "FILE")]
         output: Option<PathBuf>,
     },
+    /// Bring conversations from Claude Code (session JSONL), Codex
+    /// (rollout JSONL) or Gemini CLI (saved chats) in as North sessions you
+    /// resume with `--resume`: files, or directories searched for them.
+    Import {
+        /// Transcript files or directories (`~/.claude/projects/PROJECT`,
+        /// `~/.codex/sessions`, `~/.gemini/tmp/HASH`).
+        #[arg(required = true, value_name = "FILE|DIR")]
+        paths: Vec<PathBuf>,
+    },
     /// Name a session, so `north --resume NAME` (and `/resume NAME`) finds
     /// it; an empty name removes the name.
     Rename {

@@ -33,7 +33,8 @@
 //! - `cli`: the command line (uses `acp_cmd`, `args`, `interactive`, `mcp_cmd`, `memory_cmd`, `mesh_cmd`, `sandbox_cmd`, `serve_cmd`, `tool_cmd`, `trust_cmd`, `undo_cmd`)
 //! - `config_cmd`: `north config` (uses `args`)
 //! - `exec`: `north exec` (uses `args`, `attach`, `logging`, `output`, `stop`)
-//! - `sessions`: `north sessions list|show` (uses `args`)
+//! - `sessions_import`: conversations of Claude Code, Codex and Gemini CLI as North sessions
+//! - `sessions`: `north sessions list|show|export|rename|import` (uses `args`, `sessions_import`)
 
 mod acp_cmd;
 mod args;
@@ -55,6 +56,7 @@ mod output;
 mod sandbox_cmd;
 mod serve_cmd;
 mod sessions;
+mod sessions_import;
 mod stop;
 mod tool_cmd;
 mod trust_cmd;

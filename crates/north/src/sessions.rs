@@ -73,6 +73,9 @@ pub fn main(args: SessionsArgs) -> anyhow::Result<ExitCode> {
                 None => print!("{markdown}"),
             }
         }
+        SessionsCommand::Import { paths } => {
+            return crate::sessions_import::import(&root, &paths);
+        }
         SessionsCommand::Rename { id, name } => {
             let session = store.resolve(&id)?;
             session.rename(&name)?;

@@ -28,6 +28,9 @@ use thiserror::Error;
 
 pub use export::markdown;
 pub use log::{LOG_FILE, Replayed, SessionLog};
+
+/// Where an imported session says what it came from.
+pub const IMPORTED_FILE: &str = "imported.json";
 pub use trace::Tracer;
 
 use crate::redact::Redactor;
@@ -273,6 +276,33 @@ impl SessionStore {
             }
         }
         Ok(to)
+    }
+
+    /// A new session holding `messages` — a conversation brought from
+    /// another tool — as its history, last answered by `model`, named
+    /// `name`; `origin` (the tool and file it came from) is kept beside it
+    /// in `imported.json`. It resumes like any session.
+    pub fn import(
+        &self,
+        messages: &[north_protocol::Message],
+        model: &north_protocol::ModelRef,
+        name: &str,
+        origin: &serde_json::Value,
+    ) -> Result<Session, StoreError> {
+        let session = self.create()?;
+        let (mut log, _) = SessionLog::open(&session.dir, crate::redact::Redactor::from_env())?;
+        log.sync(1, messages, 0, &north_protocol::State::default(), model)?;
+        drop(log);
+        let marker = session.dir.join(IMPORTED_FILE);
+        write_atomic(
+            &marker,
+            serde_json::to_string_pretty(origin)
+                .unwrap_or_default()
+                .as_bytes(),
+        )
+        .map_err(io_err("write", &marker))?;
+        session.rename(name)?;
+        Ok(session)
     }
 
     /// Opens an existing session.

@@ -47,6 +47,7 @@ mod sandbox_denial;
 mod sandbox_everywhere;
 mod security_root;
 mod serve;
+mod sessions_import;
 mod spec_gaps;
 mod spec_north;
 mod terminal;
