@@ -110,29 +110,41 @@ pub enum HookEvent {
     PreToolUse,
     /// A tool call finished successfully.
     PostToolUse,
+    /// A tool call failed.
+    PostToolUseFailure,
+    /// North is about to ask the user for a permission; a hook may answer.
+    PermissionRequest,
     /// North waits for the user (an approval).
     Notification,
     /// The turn is about to end.
     Stop,
+    /// A sub-agent starts its work.
+    SubagentStart,
     /// A sub-agent is about to return its answer.
     SubagentStop,
     /// The conversation is about to be condensed.
     PreCompact,
+    /// The conversation was condensed.
+    PostCompact,
     /// The session ends in this process.
     SessionEnd,
 }
 
 impl HookEvent {
     /// Every event, in lifecycle order.
-    pub const ALL: [HookEvent; 9] = [
+    pub const ALL: [HookEvent; 13] = [
         HookEvent::SessionStart,
         HookEvent::UserPromptSubmit,
         HookEvent::PreToolUse,
         HookEvent::PostToolUse,
+        HookEvent::PostToolUseFailure,
+        HookEvent::PermissionRequest,
         HookEvent::Notification,
         HookEvent::Stop,
+        HookEvent::SubagentStart,
         HookEvent::SubagentStop,
         HookEvent::PreCompact,
+        HookEvent::PostCompact,
         HookEvent::SessionEnd,
     ];
 
@@ -143,10 +155,14 @@ impl HookEvent {
             HookEvent::UserPromptSubmit => "UserPromptSubmit",
             HookEvent::PreToolUse => "PreToolUse",
             HookEvent::PostToolUse => "PostToolUse",
+            HookEvent::PostToolUseFailure => "PostToolUseFailure",
+            HookEvent::PermissionRequest => "PermissionRequest",
             HookEvent::Notification => "Notification",
             HookEvent::Stop => "Stop",
+            HookEvent::SubagentStart => "SubagentStart",
             HookEvent::SubagentStop => "SubagentStop",
             HookEvent::PreCompact => "PreCompact",
+            HookEvent::PostCompact => "PostCompact",
             HookEvent::SessionEnd => "SessionEnd",
         }
     }

@@ -34,14 +34,19 @@ impl CallEnv<'_> {
             kind,
             subject: subject.clone(),
         });
-        if self.approver.is_interactive() {
-            super::hooked::notify(
-                self.hooks,
-                &self.hook_session,
-                format!("North needs your permission: {subject}"),
-            );
-        }
-        let decision = self.approver.decide(call_id, request).await;
+        let decision = match self.permission_hooks(call_id, &request).await {
+            Some(decision) => decision,
+            None => {
+                if self.approver.is_interactive() {
+                    super::hooked::notify(
+                        self.hooks,
+                        &self.hook_session,
+                        format!("North needs your permission: {subject}"),
+                    );
+                }
+                self.approver.decide(call_id, request).await
+            }
+        };
         (self.emit)(Event::ApprovalDecided {
             call_id: call_id.into(),
             decision,
@@ -52,6 +57,69 @@ impl CallEnv<'_> {
         );
         tracing::info!(call_id, ?kind, %subject, ?decision, "approval");
         decision
+    }
+
+    /// `PermissionRequest`: the user's hooks may answer a question before
+    /// the user is asked (never a run outside the sandbox).
+    async fn permission_hooks(
+        &self,
+        call_id: &str,
+        request: &ApprovalRequest<'_>,
+    ) -> Option<ApprovalDecision> {
+        let hooks = self
+            .hooks
+            .filter(|h| h.set().has(north_protocol::HookEvent::PermissionRequest))?;
+        let (tool, input, allow, deny) = match request {
+            ApprovalRequest::Shell {
+                reason: AskReason::SandboxDenied(_),
+                ..
+            } => {
+                return None;
+            }
+            ApprovalRequest::Shell { command, .. } => (
+                "shell_run",
+                json!({"command": command}),
+                ApprovalDecision::RunOnce,
+                ApprovalDecision::Deny,
+            ),
+            ApprovalRequest::Edit { files, .. } => (
+                "edit_replace_exact",
+                json!({
+                    "file_path": files.first().map(|f| f.path.clone()).unwrap_or_default(),
+                    "paths": files.iter().map(|f| f.path.clone()).collect::<Vec<_>>(),
+                }),
+                ApprovalDecision::Accept,
+                ApprovalDecision::Reject,
+            ),
+            ApprovalRequest::Capability { capability, reason } => (
+                "capability",
+                json!({"capability": capability.to_string(), "reason": reason}),
+                ApprovalDecision::Grant,
+                ApprovalDecision::Deny,
+            ),
+            ApprovalRequest::Host { host, port } => (
+                "network",
+                json!({"host": host, "port": port}),
+                ApprovalDecision::RunOnce,
+                ApprovalDecision::Deny,
+            ),
+        };
+        let mut fields = serde_json::Map::new();
+        fields.insert("tool_name".into(), json!(tool));
+        fields.insert("tool_input".into(), input);
+        fields.insert("tool_use_id".into(), json!(call_id));
+        let verdict = hooks
+            .fire(
+                north_protocol::HookEvent::PermissionRequest,
+                Some(tool),
+                &self.hook_session,
+                fields,
+                self.emit,
+            )
+            .await;
+        let (allowed, message) = verdict.answer?;
+        tracing::info!(call_id, allowed, %message, "a PermissionRequest hook answered");
+        Some(if allowed { allow } else { deny })
     }
 
     /// Asks the user for `cap` (recording the request in State). Returns

@@ -42,8 +42,13 @@ impl Agent {
             return Ok(false);
         }
         self.pre_compact_hooks("auto", None, emit).await;
-        self.condense(used, budget / 100 * 30, None, emit, cancel)
-            .await
+        let done = self
+            .condense(used, budget / 100 * 30, None, emit, cancel)
+            .await?;
+        if done {
+            self.post_compact_hooks("auto", emit).await;
+        }
+        Ok(done)
     }
 
     /// `/compact [focus]`: condenses now, keeping only the latest exchange
@@ -66,6 +71,9 @@ impl Agent {
                 cancel,
             )
             .await?;
+        if done {
+            self.post_compact_hooks("manual", emit).await;
+        }
         let after = estimate_tokens(&self.conv.messages);
         emit(north_protocol::Event::Notice {
             kind: north_protocol::NoticeKind::Compacted,

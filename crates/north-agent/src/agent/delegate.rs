@@ -195,13 +195,16 @@ impl Agent {
         for (index, call) in calls.iter().enumerate() {
             match self.plan_agent(call) {
                 Ok((def, prompt)) => match self.subagent(&def, call) {
-                    Ok(sub) => planned.push(Planned {
-                        index,
-                        call_id: call.id.clone(),
-                        name: def.name.clone(),
-                        prompt,
-                        sub,
-                    }),
+                    Ok(mut sub) => {
+                        self.subagent_start_hooks(&mut sub, &def.name, emit).await;
+                        planned.push(Planned {
+                            index,
+                            call_id: call.id.clone(),
+                            name: def.name.clone(),
+                            prompt,
+                            sub,
+                        });
+                    }
                     Err(e) => outcomes[index] = Some(ToolOutcome::err(e)),
                 },
                 Err(e) => outcomes[index] = Some(ToolOutcome::err(e)),

@@ -193,6 +193,41 @@ impl Agent {
         verdict.block
     }
 
+    /// `SubagentStart`, before a sub-agent's first step: what the hooks
+    /// add as context joins the sub-agent's prompt.
+    pub(super) async fn subagent_start_hooks(&self, sub: &mut Agent, name: &str, emit: &Emit<'_>) {
+        if self.hooks.is_none() {
+            return;
+        }
+        let verdict = self
+            .fire(
+                HookEvent::SubagentStart,
+                Some(name),
+                fields([
+                    ("agent_id", json!(sub.session_id())),
+                    ("agent_type", json!(name)),
+                ]),
+                emit,
+            )
+            .await;
+        sub.hook_context.extend(verdict.context);
+    }
+
+    /// `PostCompact`, after the conversation was condensed (`auto` or
+    /// `manual`), with the summary it now starts from.
+    pub(super) async fn post_compact_hooks(&self, trigger: &str, emit: &Emit<'_>) {
+        self.fire(
+            HookEvent::PostCompact,
+            Some(trigger),
+            fields([
+                ("trigger", json!(trigger)),
+                ("compact_summary", json!(self.conv.state.episode_summary)),
+            ]),
+            emit,
+        )
+        .await;
+    }
+
     /// `PreCompact`, before condensing (`auto` or `manual`).
     pub(super) async fn pre_compact_hooks(
         &self,

@@ -84,6 +84,9 @@ pub(crate) struct HookVerdict {
     /// A `PreToolUse` hook's `updatedInput`: the fields of the call's
     /// input it replaces (a later hook's fields win).
     pub updated_input: Option<serde_json::Map<String, Value>>,
+    /// A `PermissionRequest` hook's answer (`decision.behavior`): allow
+    /// (`true`) or deny, with its message.
+    pub answer: Option<(bool, String)>,
 }
 
 /// What a hook is told besides its event's own fields.
@@ -284,6 +287,18 @@ fn decide(
             .updated_input
             .get_or_insert_with(Default::default)
             .extend(fields.clone());
+    }
+    if event == HookEvent::PermissionRequest
+        && let Some(decision) = specific.and_then(|s| s.get("decision"))
+    {
+        let message =
+            text(decision.get("message")).unwrap_or_else(|| format!("answered by a {event} hook"));
+        match decision.get("behavior").and_then(Value::as_str) {
+            // A deny from any hook stands.
+            Some("deny") => verdict.answer = Some((false, message)),
+            Some("allow") if verdict.answer.is_none() => verdict.answer = Some((true, message)),
+            _ => {}
+        }
     }
     if json.get("continue") == Some(&Value::Bool(false)) {
         let reason = text(json.get("stopReason"))

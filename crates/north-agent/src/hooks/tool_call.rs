@@ -39,10 +39,10 @@ impl Hooks {
         .await
     }
 
-    /// `PostToolUse` after a call that succeeded: what a hook says (a
-    /// block, an exit 2, context) is put beside the result as
-    /// `hook_feedback` (the call already ran). Returns a hook's request to
-    /// stop (`continue: false`).
+    /// `PostToolUse` after a call that succeeded (`PostToolUseFailure`
+    /// after one that failed): what a hook says (a block, an exit 2,
+    /// context) is put beside the result as `hook_feedback` (the call
+    /// already ran). Returns a hook's request to stop (`continue: false`).
     pub(crate) async fn post_tool_use(
         &self,
         session: &HookSession,
@@ -52,14 +52,20 @@ impl Hooks {
         outcome: &mut ToolOutcome,
         emit: &(dyn Fn(Event) + Send + Sync),
     ) -> Option<String> {
-        if !outcome.ok {
-            return None;
-        }
         let mut input = fields(name, args, id);
-        input.insert("tool_response".into(), outcome.output.clone());
-        let verdict = self
-            .fire(HookEvent::PostToolUse, Some(name), session, input, emit)
-            .await;
+        // A failed call is `PostToolUseFailure`, with its error.
+        let event = if outcome.ok {
+            input.insert("tool_response".into(), outcome.output.clone());
+            HookEvent::PostToolUse
+        } else {
+            input.insert(
+                "error".into(),
+                json!(outcome.error.clone().unwrap_or_default()),
+            );
+            input.insert("is_interrupt".into(), json!(false));
+            HookEvent::PostToolUseFailure
+        };
+        let verdict = self.fire(event, Some(name), session, input, emit).await;
         let feedback: Vec<String> = verdict.block.into_iter().chain(verdict.context).collect();
         if !feedback.is_empty() {
             let note = json!(feedback.join("\n"));

@@ -300,9 +300,9 @@ mod tests {
 
     #[test]
     fn north_files_name_what_is_wrong_and_claude_files_skip_it() {
-        let v = json!({"PermissionRequest": [{"hooks": [{"type": "command", "command": "x"}]}]});
+        let v = json!({"TeammateIdle": [{"hooks": [{"type": "command", "command": "x"}]}]});
         let e = parse(&v, &user(), true).unwrap_err();
-        assert_eq!(e.field, "hooks.PermissionRequest");
+        assert_eq!(e.field, "hooks.TeammateIdle");
         assert!(e.problem.contains("PreToolUse"), "{e}");
         let p = parse(&v, &user(), false).unwrap();
         assert!(p.defs.is_empty());

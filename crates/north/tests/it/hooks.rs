@@ -148,7 +148,7 @@ fn a_json_deny_blocks_like_exit_two_and_claude_code_files_and_names_work() {
             "hooks": {
                 "PreToolUse": [{"matcher": "Bash", "hooks": [command("sh \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/deny.sh")]}],
                 "PostToolUse": [{"matcher": "Edit|MultiEdit|Write", "hooks": [command("cat > \"$CLAUDE_PROJECT_DIR/claude-post.json\"")]}],
-                "PermissionRequest": [{"hooks": [command("touch never.txt")]}]
+                "TeammateIdle": [{"hooks": [command("touch never.txt")]}]
             }
         })
         .to_string(),
@@ -176,7 +176,7 @@ fn a_json_deny_blocks_like_exit_two_and_claude_code_files_and_names_work() {
     assert_eq!(post["tool_name"], "edit_create_file");
     assert!(!p.join("never.txt").exists());
     assert!(
-        stderr.contains("PermissionRequest"),
+        stderr.contains("TeammateIdle"),
         "the skipped event is named: {stderr}"
     );
 }
@@ -387,5 +387,92 @@ fn a_pre_tool_use_hooks_updated_input_is_what_runs_and_what_the_policy_judges() 
             .unwrap()
             .contains("your rule `git push`"),
         "{result}"
+    );
+}
+
+#[test]
+fn the_newer_claude_code_events_fire_with_their_fields_and_a_permission_hook_answers() {
+    let sb = Sandbox::new();
+    let p = sb.project();
+    std::fs::create_dir_all(p.join(".north/agents")).unwrap();
+    std::fs::write(
+        p.join(".north/agents/reviewer.md"),
+        "---\nname: reviewer\ndescription: Reviews\ntools: read_file\n---\nReview.\n",
+    )
+    .unwrap();
+    let record = |event: &str| command(&format!("cat > \"$CLAUDE_PROJECT_DIR/{event}.json\""));
+    let answer = sb.dir.path().join("answer.sh");
+    Sandbox::executable(
+        &answer,
+        "#!/bin/sh\ncat > \"$CLAUDE_PROJECT_DIR/PermissionRequest.json\"\necho '{\"hookSpecificOutput\": {\"hookEventName\": \"PermissionRequest\", \"decision\": {\"behavior\": \"allow\"}}}'\n",
+    );
+    user_config(
+        &sb,
+        &json!({"hooks": {
+            "SessionStart": [{"hooks": [record("SessionStart")]}],
+            "PostToolUseFailure": [{"matcher": "Read", "hooks": [record("PostToolUseFailure")]}],
+            "PermissionRequest": [{"matcher": "Bash", "hooks": [command(&answer.display().to_string())]}],
+            "SubagentStart": [{"hooks": [record("SubagentStart")]}],
+            "PostCompact": [{"hooks": [record("PostCompact")]}]
+        }}),
+    );
+    let (out, _) = exec(
+        &sb,
+        &json!([
+            {"tool_calls": [{"id": "r1", "name": "read_file", "args": {"path": "missing.txt"}}]},
+            shell("s1", "touch by-permission-hook.txt"),
+            {"tool_calls": [{"id": "a1", "name": "agent", "args": {"agent": "reviewer", "prompt": "look"}}]},
+            say("SUB-DONE"),
+            {"text": "<<<NOTES_JSON>>>{\"actions\":[\"condense_now\"]}<<<END_NOTES_JSON>>>Reading.",
+             "tool_calls": [{"id": "r2", "name": "read_file", "args": {"path": "README.md"}}]},
+            say("SUMMARY-OF-IT-ALL"),
+            say("done")
+        ]),
+        &["--trust"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let read = |event: &str| -> Value {
+        let path = p.join(format!("{event}.json"));
+        serde_json::from_str(
+            &std::fs::read_to_string(&path)
+                .unwrap_or_else(|_| panic!("{event} did not fire; stderr: {}", text(&out.stderr))),
+        )
+        .unwrap()
+    };
+    for event in [
+        "SessionStart",
+        "PostToolUseFailure",
+        "PermissionRequest",
+        "SubagentStart",
+        "PostCompact",
+    ] {
+        let input = read(event);
+        assert_eq!(input["hook_event_name"], event, "{input}");
+        for field in ["session_id", "transcript_path", "cwd", "permission_mode"] {
+            assert!(input.get(field).is_some(), "{event} lacks {field}: {input}");
+        }
+    }
+    assert_eq!(read("SessionStart")["source"], "startup");
+    let failure = read("PostToolUseFailure");
+    assert_eq!(failure["tool_use_id"], "r1");
+    assert!(!failure["error"].as_str().unwrap().is_empty(), "{failure}");
+    let asked = read("PermissionRequest");
+    assert_eq!(
+        asked["tool_input"]["command"],
+        "touch by-permission-hook.txt"
+    );
+    assert!(
+        p.join("by-permission-hook.txt").exists(),
+        "the hook's allow answered the question"
+    );
+    assert_eq!(read("SubagentStart")["agent_type"], "reviewer");
+    let compact = read("PostCompact");
+    assert_eq!(compact["trigger"], "auto");
+    assert!(
+        compact["compact_summary"]
+            .as_str()
+            .unwrap()
+            .contains("SUMMARY-OF-IT-ALL"),
+        "{compact}"
     );
 }
