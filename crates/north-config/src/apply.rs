@@ -142,6 +142,9 @@ impl Config {
         if let Some(v) = f.notifications.take() {
             self.notifications.set(v, src());
         }
+        if let Some(v) = f.claude_permissions.take() {
+            self.claude_user_permissions.set(v, src());
+        }
         if let Some(v) = f.theme.take() {
             self.theme.set(v, src());
         }
@@ -191,6 +194,10 @@ impl Config {
         // It runs on every screen update, unasked: the user's alone.
         if f.status_line.take().is_some() {
             self.ignore("statusLine", IgnoredBecause::UserOnly);
+        }
+        // Whose rules apply is the user's choice.
+        if f.claude_permissions.take().is_some() {
+            self.ignore("claude_permissions", IgnoredBecause::UserOnly);
         }
         // A hook is code: a project's run only once it is trusted.
         if !trusted && f.hooks.take().is_some() {

@@ -49,6 +49,9 @@ pub struct ConfigFile {
     /// How North says it needs the user while the terminal is unfocused:
     /// `auto`, `osc9`, `osc777`, `bell` or `off`.
     pub notifications: Option<super::Notifications>,
+    /// Your own Claude Code permission rules (`~/.claude/settings.json`)
+    /// apply too: your own config only.
+    pub claude_permissions: Option<bool>,
     /// Permission mode at start: `ask`, `accept-edits`, `plan` or `auto`.
     pub mode: Option<north_protocol::PermissionMode>,
     /// The OS sandbox: your own config only (a project's is ignored).

@@ -179,6 +179,9 @@ pub struct Config {
     pub keybindings: keys::KeyBindings,
     /// How the user is told North needs them (`notifications`).
     pub notifications: Sourced<Notifications>,
+    /// The user's own `~/.claude/settings.json` permission rules apply
+    /// (`claude_permissions`; the user's config only).
+    pub claude_user_permissions: Sourced<bool>,
     /// The TUI's palette (`theme`).
     pub theme: Sourced<ThemeSetting>,
     /// Whether commands run inside the OS sandbox (only the user's config
@@ -269,6 +272,7 @@ impl Default for Config {
             sandbox_network_registries: Sourced::default(false),
             mode: Sourced::default(north_protocol::PermissionMode::Ask),
             notifications: Sourced::default(Notifications::Auto),
+            claude_user_permissions: Sourced::default(false),
             theme: Sourced::default(ThemeSetting::Auto),
             keybindings: keys::KeyBindings::default(),
             providers: std::collections::BTreeMap::new(),
@@ -388,11 +392,26 @@ impl Config {
     /// rules only when trusted; its denied hosts join the network's deny.
     fn apply_claude_rules(&mut self, root: &Path, project_trusted: bool) {
         let rules = claude::ClaudeRules::of_project(root);
-        self.claude = if project_trusted {
+        let mut rules = if project_trusted {
             rules
         } else {
             rules.narrowing_only()
         };
+        // The user's own rules, when they said so: theirs, so all apply.
+        if self.claude_user_permissions.value
+            && let Some(home) = std::env::var_os("HOME").map(PathBuf::from)
+        {
+            let path = home.join(".claude/settings.json");
+            if let Ok(text) = std::fs::read_to_string(&path) {
+                match serde_json::from_str::<serde_json::Value>(&text) {
+                    Ok(v) => rules.add(&v, "~/.claude/settings.json"),
+                    Err(e) => rules
+                        .unmapped
+                        .push(format!("~/.claude/settings.json: not JSON ({e})")),
+                }
+            }
+        }
+        self.claude = rules;
         for host in &self.claude.deny_hosts {
             match HostPattern::parse(host) {
                 Ok(h) => self.sandbox_network_deny.value.push(h),

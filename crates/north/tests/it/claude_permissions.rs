@@ -141,3 +141,51 @@ fn north_tool_keeps_the_same_rules() {
         "an ask rule has nobody to ask here: {result}"
     );
 }
+
+#[test]
+fn your_own_claude_rules_apply_when_you_opt_in_and_never_from_a_project() {
+    let sb = Sandbox::new();
+    std::fs::create_dir_all(sb.home().join(".claude")).unwrap();
+    std::fs::write(
+        sb.home().join(".claude/settings.json"),
+        json!({"permissions": {"allow": ["Bash(touch user-made.txt)"], "deny": ["Bash(git push:*)"]}})
+            .to_string(),
+    )
+    .unwrap();
+    let turns = json!([run("e1", "touch user-made.txt"), run("p1", "git push"), {"text": "done"}]);
+    // Not opted in: the rules are not North's.
+    let (_, requests) = sb.exec_scripted(&turns, &[], &[]);
+    let e = tool_result(requests.last().unwrap(), "e1");
+    assert_eq!(e["ok"], false, "{e}");
+    let p = tool_result(requests.last().unwrap(), "p1");
+    assert!(!p.to_string().contains("your rule"), "{p}");
+    // A project cannot opt you in.
+    std::fs::write(
+        sb.project().join(".north/project.json"),
+        json!({"claude_permissions": true}).to_string(),
+    )
+    .unwrap();
+    let (out, requests) = sb.exec_scripted(&turns, &["--trust"], &[]);
+    let e = tool_result(requests.last().unwrap(), "e1");
+    assert_eq!(e["ok"], false, "{e}\n{}", text(&out.stderr));
+    std::fs::remove_file(sb.project().join(".north/project.json")).unwrap();
+    // Opted in, in your own config: yours apply, the project untrusted.
+    let dir = sb.home().join("config/north");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("config.json"),
+        json!({"claude_permissions": true}).to_string(),
+    )
+    .unwrap();
+    let (out, requests) = sb.exec_scripted(&turns, &[], &[]);
+    let e = tool_result(requests.last().unwrap(), "e1");
+    assert_eq!(e["ok"], true, "{e}\n{}", text(&out.stderr));
+    let p = tool_result(requests.last().unwrap(), "p1");
+    assert!(
+        p["error"]
+            .as_str()
+            .unwrap()
+            .contains("your rule `git push`"),
+        "{p}"
+    );
+}
