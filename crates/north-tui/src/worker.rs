@@ -193,6 +193,7 @@ pub(crate) async fn worker(
                         .close(north_agent::SessionEndReason::Clear, &emitter(&tx))
                         .await;
                     agent = next;
+                    agent.started_by_clear();
                     let _ = tx.send(UiMsg::Started {
                         session_id: agent.session_id().to_string(),
                     });

@@ -74,10 +74,10 @@ impl Agent {
             return;
         }
         self.hooks_started = true;
-        let source = if self.conv.messages.is_empty() {
-            "startup"
-        } else {
-            "resume"
+        let source = match self.start_source {
+            Some(source) => source,
+            None if self.conv.messages.is_empty() => "startup",
+            None => "resume",
         };
         let verdict = self
             .fire(
@@ -215,7 +215,12 @@ impl Agent {
 
     /// `PostCompact`, after the conversation was condensed (`auto` or
     /// `manual`), with the summary it now starts from.
-    pub(super) async fn post_compact_hooks(&self, trigger: &str, emit: &Emit<'_>) {
+    /// Then `SessionStart` with `source: compact`, as Claude Code fires it:
+    /// what those hooks print joins the next message as context.
+    pub(super) async fn post_compact_hooks(&mut self, trigger: &str, emit: &Emit<'_>) {
+        if self.hooks.is_none() {
+            return;
+        }
         self.fire(
             HookEvent::PostCompact,
             Some(trigger),
@@ -226,6 +231,15 @@ impl Agent {
             emit,
         )
         .await;
+        let verdict = self
+            .fire(
+                HookEvent::SessionStart,
+                Some("compact"),
+                fields([("source", json!("compact"))]),
+                emit,
+            )
+            .await;
+        self.hook_context.extend(verdict.context);
     }
 
     /// `PreCompact`, before condensing (`auto` or `manual`).

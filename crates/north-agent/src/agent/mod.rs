@@ -200,6 +200,9 @@ pub struct Agent {
     hooks: Option<Arc<crate::hooks::Hooks>>,
     /// Whether `SessionStart` hooks ran in this process.
     hooks_started: bool,
+    /// Why this session starts, when not a start or resume (`clear`: the
+    /// user cleared the conversation), for `SessionStart`'s `source`.
+    start_source: Option<&'static str>,
     /// Context hooks gave for the next user message.
     hook_context: Vec<String>,
     /// The agents and skills this session may use.
@@ -277,6 +280,7 @@ impl Agent {
             card: None,
             disclosure: Default::default(),
             nested_seen: Default::default(),
+            start_source: None,
             session_rules: Default::default(),
             recovered: None,
             undo: None,
@@ -372,6 +376,12 @@ impl Agent {
             session_rules: &mut self.session_rules,
             emit,
         }
+    }
+
+    /// This session replaces a conversation the user cleared (`/new`,
+    /// `/clear`): its `SessionStart` hooks hear `source: clear`.
+    pub fn started_by_clear(&mut self) {
+        self.start_source = Some("clear");
     }
 
     /// Names the session (`/rename`), so `--resume NAME` finds it; an empty

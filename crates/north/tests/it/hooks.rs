@@ -409,7 +409,7 @@ fn the_newer_claude_code_events_fire_with_their_fields_and_a_permission_hook_ans
     user_config(
         &sb,
         &json!({"hooks": {
-            "SessionStart": [{"hooks": [record("SessionStart")]}],
+            "SessionStart": [{"hooks": [record("SessionStart"), command("cat >> \"$CLAUDE_PROJECT_DIR/starts.jsonl\"; echo >> \"$CLAUDE_PROJECT_DIR/starts.jsonl\"")]}],
             "PostToolUseFailure": [{"matcher": "Read", "hooks": [record("PostToolUseFailure")]}],
             "PermissionRequest": [{"matcher": "Bash", "hooks": [command(&answer.display().to_string())]}],
             "SubagentStart": [{"hooks": [record("SubagentStart")]}],
@@ -452,7 +452,19 @@ fn the_newer_claude_code_events_fire_with_their_fields_and_a_permission_hook_ans
             assert!(input.get(field).is_some(), "{event} lacks {field}: {input}");
         }
     }
-    assert_eq!(read("SessionStart")["source"], "startup");
+    // At the start, and again after the compaction, as Claude Code does.
+    let starts: Vec<String> = std::fs::read_to_string(p.join("starts.jsonl"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["source"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(starts, ["startup", "compact"]);
     let failure = read("PostToolUseFailure");
     assert_eq!(failure["tool_use_id"], "r1");
     assert!(!failure["error"].as_str().unwrap().is_empty(), "{failure}");
@@ -475,4 +487,50 @@ fn the_newer_claude_code_events_fire_with_their_fields_and_a_permission_hook_ans
             .contains("SUMMARY-OF-IT-ALL"),
         "{compact}"
     );
+}
+
+#[test]
+fn a_cleared_conversation_starts_with_source_clear() {
+    if !crate::emulator::available() {
+        north_test_support::missing("tmux is not installed (.ci/run installs it)");
+        return;
+    }
+    let sb = Sandbox::new();
+    let p = sb.project();
+    user_config(
+        &sb,
+        &json!({"hooks": {"SessionStart": [{"hooks": [command("cat >> \"$CLAUDE_PROJECT_DIR/starts.jsonl\"; echo >> \"$CLAUDE_PROJECT_DIR/starts.jsonl\"")]}]}}),
+    );
+    let script = sb.file(
+        "tui-script.json",
+        &json!({"turns": [{"text": "FIRST-ANSWER"}, {"text": "SECOND-ANSWER"}]}),
+    );
+    let term = crate::emulator::Term::start(
+        &sb,
+        120,
+        40,
+        &format!("\"$NORTH\" --script '{}'", script.display()),
+        &[],
+    );
+    term.wait_for("Ask North to do something");
+    term.type_text("hello");
+    term.keys(&["Enter"]);
+    term.wait_for("FIRST-ANSWER");
+    term.type_text("/new");
+    term.keys(&["Enter"]);
+    term.type_text("again");
+    term.keys(&["Enter"]);
+    term.wait_for("SECOND-ANSWER");
+    let sources: Vec<String> = std::fs::read_to_string(p.join("starts.jsonl"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["source"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(sources, ["startup", "clear"]);
 }

@@ -141,3 +141,26 @@ fn a_directory_is_searched_and_a_broken_file_is_said_not_hidden() {
         .unwrap();
     assert!(!none.status.success());
 }
+
+#[test]
+fn a_real_codex_rollout_resumes() {
+    // Written by Codex 0.171.0 (`codex exec` against a local mock of the
+    // Responses API; its paths replaced by /home/dev): its developer
+    // instructions, environment context and bookkeeping records are not
+    // the conversation.
+    let sb = Sandbox::new();
+    let id = import(&sb, &fixture("real-codex-0.171.0-rollout.jsonl"));
+    let sent = resume(&sb, &id).to_string();
+    assert!(
+        sent.contains("REAL-CODEX-QUESTION: what is this project?"),
+        "{sent}"
+    );
+    assert!(
+        sent.contains("REAL-CODEX-ANSWER: this project is a small test."),
+        "{sent}"
+    );
+    assert!(
+        !sent.contains("skills_instructions") && !sent.contains("environment_context"),
+        "{sent}"
+    );
+}
