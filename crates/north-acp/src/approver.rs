@@ -50,47 +50,7 @@ impl AcpApprover {
                 command,
                 reason,
                 prefix,
-            } => {
-                // Never "run outside the sandbox": an editor may accept
-                // requests on its own (`may_leave_sandbox` is false here).
-                let mut options = vec![(
-                    option("allow-once", "Allow once", PermissionOptionKind::AllowOnce),
-                    ApprovalDecision::RunOnce,
-                )];
-                if !matches!(reason, AskReason::SandboxDenied(_)) {
-                    options.push((
-                        option(
-                            "allow-always",
-                            "Always allow",
-                            PermissionOptionKind::AllowAlways,
-                        ),
-                        ApprovalDecision::Always,
-                    ));
-                }
-                options.push((
-                    option("reject", "Reject", PermissionOptionKind::RejectOnce),
-                    ApprovalDecision::Deny,
-                ));
-                let title = match reason {
-                    AskReason::NotApproved => format!("Run `{command}`"),
-                    other => format!("Run `{command}` ({other})"),
-                };
-                Question {
-                    ask: Ask::Shell {
-                        command: command.to_string(),
-                        why: match reason {
-                            AskReason::NotApproved => None,
-                            other => Some(other.to_string()),
-                        },
-                        prefix: prefix.map(str::to_string),
-                    },
-                    fields: ToolCallUpdateFields::new()
-                        .kind(ToolKind::Execute)
-                        .title(title),
-                    options,
-                    refusal: ApprovalDecision::Deny,
-                }
-            }
+            } => shell_question(command, reason, *prefix),
             ApprovalRequest::Edit { proposal, files } => {
                 let diffs: Vec<ToolCallContent> = proposal
                     .files
@@ -128,6 +88,49 @@ impl AcpApprover {
             }
             ApprovalRequest::Host { host, port } => host_question(host, *port),
         }
+    }
+}
+
+/// A command the policy leaves to the user.
+fn shell_question(command: &str, reason: &AskReason, prefix: Option<&str>) -> Question {
+    // Never "run outside the sandbox": an editor may accept
+    // requests on its own (`may_leave_sandbox` is false here).
+    let mut options = vec![(
+        option("allow-once", "Allow once", PermissionOptionKind::AllowOnce),
+        ApprovalDecision::RunOnce,
+    )];
+    if !matches!(reason, AskReason::SandboxDenied(_)) {
+        options.push((
+            option(
+                "allow-always",
+                "Always allow",
+                PermissionOptionKind::AllowAlways,
+            ),
+            ApprovalDecision::Always,
+        ));
+    }
+    options.push((
+        option("reject", "Reject", PermissionOptionKind::RejectOnce),
+        ApprovalDecision::Deny,
+    ));
+    let title = match reason {
+        AskReason::NotApproved => format!("Run `{command}`"),
+        other => format!("Run `{command}` ({other})"),
+    };
+    Question {
+        ask: Ask::Shell {
+            command: command.to_string(),
+            why: match reason {
+                AskReason::NotApproved => None,
+                other => Some(other.to_string()),
+            },
+            prefix: prefix.map(str::to_string),
+        },
+        fields: ToolCallUpdateFields::new()
+            .kind(ToolKind::Execute)
+            .title(title),
+        options,
+        refusal: ApprovalDecision::Deny,
     }
 }
 

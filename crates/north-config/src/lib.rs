@@ -388,6 +388,35 @@ pub struct Overrides {
 }
 
 impl Config {
+    /// The command line's flags, over every file and the environment.
+    fn apply_flags(&mut self, flags: &Overrides) {
+        let c = self;
+        if let Some(v) = &flags.provider {
+            c.provider.set(v.clone(), Source::Flag("--provider"));
+        }
+        if let Some(v) = &flags.model {
+            c.model.set(Some(v.clone()), Source::Flag("--model"));
+        }
+        if let Some(v) = flags.approve_edits {
+            c.approve_edits.set(v, Source::Flag("--approve-edits"));
+        }
+        if let Some(v) = flags.allow_shell {
+            c.allow_shell.set(v, Source::Flag("--allow-shell"));
+        }
+        if let Some(v) = flags.max_steps {
+            c.max_steps.set(v, Source::Flag("--max-steps"));
+        }
+        if let Some(v) = flags.tool_protocol {
+            c.tool_protocol.set(v, Source::Flag("--tool-protocol"));
+        }
+        if let Some(v) = flags.openai_api {
+            c.openai_api.set(Some(v), Source::Flag("--openai-api"));
+        }
+        if let Some(v) = flags.thinking {
+            c.thinking.set(Some(v), Source::Flag("--thinking"));
+        }
+    }
+
     /// Claude Code's permission rules of the project at `root`: its allow
     /// rules only when trusted; its denied hosts join the network's deny.
     fn apply_claude_rules(&mut self, root: &Path, project_trusted: bool) {
@@ -495,30 +524,7 @@ impl Config {
                 })?;
             c.max_steps.set(n, Source::Env("NORTH_MAX_STEPS"));
         }
-        if let Some(v) = &flags.provider {
-            c.provider.set(v.clone(), Source::Flag("--provider"));
-        }
-        if let Some(v) = &flags.model {
-            c.model.set(Some(v.clone()), Source::Flag("--model"));
-        }
-        if let Some(v) = flags.approve_edits {
-            c.approve_edits.set(v, Source::Flag("--approve-edits"));
-        }
-        if let Some(v) = flags.allow_shell {
-            c.allow_shell.set(v, Source::Flag("--allow-shell"));
-        }
-        if let Some(v) = flags.max_steps {
-            c.max_steps.set(v, Source::Flag("--max-steps"));
-        }
-        if let Some(v) = flags.tool_protocol {
-            c.tool_protocol.set(v, Source::Flag("--tool-protocol"));
-        }
-        if let Some(v) = flags.openai_api {
-            c.openai_api.set(Some(v), Source::Flag("--openai-api"));
-        }
-        if let Some(v) = flags.thinking {
-            c.thinking.set(Some(v), Source::Flag("--thinking"));
-        }
+        c.apply_flags(flags);
         // Checked once every source is in: the user's own providers count.
         c.provider_kind().map_err(|e| ConfigError::Provider {
             source_of: c.provider.source.to_string(),

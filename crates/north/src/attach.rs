@@ -244,13 +244,18 @@ async fn run(args: &ExecArgs, address: &str, prompt: String) -> anyhow::Result<E
         );
     }
     let denied = seen.lock().map(|s| s.denied).unwrap_or(false);
-    Ok(match reason {
+    Ok(exit_code(reason, denied))
+}
+
+/// The exit code of a served turn's end, as a cold `north exec` has it.
+fn exit_code(reason: StopReason, denied: bool) -> ExitCode {
+    match reason {
         StopReason::EndTurn if denied => ExitCode::from(EXIT_DENIED),
         StopReason::EndTurn => ExitCode::SUCCESS,
         StopReason::MaxTurnRequests => ExitCode::from(EXIT_STEP_LIMIT),
         StopReason::Cancelled => ExitCode::from(EXIT_INTERRUPTED),
         _ => ExitCode::from(EXIT_PROVIDER),
-    })
+    }
 }
 
 /// The flags' answers, for the permission handler.

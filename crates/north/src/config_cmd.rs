@@ -57,7 +57,29 @@ pub fn main(args: ConfigArgs) -> anyhow::Result<ExitCode> {
         };
         println!("ignored project setting {} ({why})", ignored.key);
     }
-    let claude = &config.claude;
+    print_claude_rules(&config.claude);
+    // What the settings above amount to for the model: its id, window and
+    // per-request output (a local server is asked for its window).
+    let model = north_runtime::provider::model_name(&config);
+    let limits = north_runtime::provider::model_limits(
+        &config,
+        &model,
+        north_runtime::provider::Probe::Fresh,
+    );
+    println!("effective model = {model}");
+    println!(
+        "effective context window = {} tokens  ({})",
+        limits.context_window, limits.source
+    );
+    println!(
+        "effective max_tokens = {} per request (--max-tokens)",
+        limits.max_tokens(None)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Claude Code's permission rules as North took them, and what it did not.
+fn print_claude_rules(claude: &north_config::claude::ClaudeRules) {
     let rules = |r: &north_config::claude::CommandRules| {
         let mut all: Vec<String> = r.exact.iter().map(|e| format!("`{e}`")).collect();
         all.extend(r.prefixes.iter().map(|p| format!("`{p} …`")));
@@ -84,22 +106,4 @@ pub fn main(args: ConfigArgs) -> anyhow::Result<ExitCode> {
     for u in &claude.unmapped {
         println!("claude permissions not taken: {u}");
     }
-    // What the settings above amount to for the model: its id, window and
-    // per-request output (a local server is asked for its window).
-    let model = north_runtime::provider::model_name(&config);
-    let limits = north_runtime::provider::model_limits(
-        &config,
-        &model,
-        north_runtime::provider::Probe::Fresh,
-    );
-    println!("effective model = {model}");
-    println!(
-        "effective context window = {} tokens  ({})",
-        limits.context_window, limits.source
-    );
-    println!(
-        "effective max_tokens = {} per request (--max-tokens)",
-        limits.max_tokens(None)
-    );
-    Ok(ExitCode::SUCCESS)
 }
