@@ -45,6 +45,17 @@ pub struct ClaudeRules {
     pub ask: CommandRules,
     /// Hosts commands may never reach.
     pub deny_hosts: Vec<String>,
+    /// Hosts North's web tools and commands may reach (`net:<host>`; a
+    /// trusted project only).
+    pub allow_hosts: Vec<String>,
+    /// Project files North's read tools may not open (globs relative to
+    /// the root); the literal ones are hidden from commands too.
+    pub read_deny: Vec<String>,
+    /// Project files edits may not touch.
+    pub edit_deny: Vec<String>,
+    /// Project files edits to which apply without asking (a trusted
+    /// project only).
+    pub edit_allow: Vec<String>,
     /// Rules North did not take, each with its file and why.
     pub unmapped: Vec<String>,
 }
@@ -143,11 +154,7 @@ impl ClaudeRules {
                 Some(host) if !host.trim().is_empty() => {
                     let host = host.trim().to_string();
                     match kind {
-                        Kind::Allow => {
-                            return self.unmapped.push(format!(
-                                "{file}: `{rule}` (allow): a project's settings never open the network in North; grant it yourself (`--grant net:{host}`, or `sandbox.network.allow` in your own config)"
-                            ));
-                        }
+                        Kind::Allow => self.allow_hosts.push(host),
                         Kind::Deny => self.deny_hosts.push(host),
                         Kind::Ask => {
                             return self.unmapped.push(format!(
@@ -159,9 +166,13 @@ impl ClaudeRules {
                 }
                 _ => Err("North's host rules name a domain (`WebFetch(domain:docs.rs)`)"),
             },
-            ("Read" | "Edit" | "Write" | "MultiEdit" | "NotebookEdit", _) => Err(
-                "North has no path rules for its file tools yet (the sandbox and the edit review decide)",
-            ),
+            ("Read", Some(spec)) => self.path(kind, spec, true),
+            ("Edit" | "Write" | "MultiEdit" | "NotebookEdit", Some(spec)) => {
+                self.path(kind, spec, false)
+            }
+            ("Read" | "Edit" | "Write" | "MultiEdit" | "NotebookEdit", None) => {
+                Err("North takes path rules (`Read(./secrets/**)`), not a whole tool")
+            }
             (t, _) if t.starts_with("mcp__") => Err(
                 "North has no per-tool rules for MCP tools (they ask, or run under an \"Always\")",
             ),
@@ -179,6 +190,36 @@ impl ClaudeRules {
             Kind::Deny => &mut self.deny,
             Kind::Ask => &mut self.ask,
         }
+    }
+
+    /// A `Read(…)` or `Edit(…)` specifier: a glob relative to the project
+    /// (`./x`, `x`, or `/x` — Claude Code's "relative to the settings
+    /// file"); `//abs` and `~/` paths are outside the project.
+    fn path(&mut self, kind: Kind, spec: &str, read: bool) -> Result<(), &'static str> {
+        if spec.starts_with("//") || spec.starts_with('~') {
+            return Err(
+                "North's path rules are inside the project (your secret stores outside it are hidden from commands already; `sandbox.deny_read` in your own config hides more)",
+            );
+        }
+        let glob = spec
+            .trim_start_matches("./")
+            .trim_start_matches('/')
+            .to_string();
+        if glob.is_empty() || glob.split('/').any(|p| p == "..") {
+            return Err("not a path inside the project");
+        }
+        match (kind, read) {
+            (Kind::Deny, true) => self.read_deny.push(glob),
+            (Kind::Deny, false) => self.edit_deny.push(glob),
+            (Kind::Allow, false) => self.edit_allow.push(glob),
+            // North reads project files without asking already.
+            (Kind::Allow, true) => {}
+            (Kind::Ask, true) => return Err("North does not ask before reading a project file"),
+            (Kind::Ask, false) => {
+                return Err("North asks about edits unless a mode or an allow rule says otherwise");
+            }
+        }
+        Ok(())
     }
 
     /// A `Bash(…)` specifier: `cmd:*` or `cmd *` a prefix, else exact.
@@ -211,7 +252,13 @@ impl ClaudeRules {
     /// trusted): they are listed as waiting for trust.
     pub fn narrowing_only(mut self) -> ClaudeRules {
         let allow = std::mem::take(&mut self.allow);
-        let waiting = allow.exact.len() + allow.prefixes.len() + usize::from(allow.all);
+        let hosts = std::mem::take(&mut self.allow_hosts);
+        let edits = std::mem::take(&mut self.edit_allow);
+        let waiting = allow.exact.len()
+            + allow.prefixes.len()
+            + usize::from(allow.all)
+            + hosts.len()
+            + edits.len();
         if waiting > 0 {
             self.unmapped.push(format!(
                 ".claude/settings.json: {waiting} allow rule(s) apply once you trust the project (`north trust`); its deny and ask rules apply now"
@@ -245,18 +292,12 @@ mod tests {
         assert_eq!(r.ask.prefixes, vec!["git commit"]);
         assert!(r.ask.all && !r.deny.all && !r.allow.all);
         assert_eq!(r.deny_hosts, vec!["evil.example"]);
-        assert_eq!(r.unmapped.len(), 5, "{:?}", r.unmapped);
-        assert!(
-            r.unmapped
-                .iter()
-                .any(|u| u.contains("never open the network"))
-        );
-        assert!(
-            r.unmapped
-                .iter()
-                .any(|u| u.contains("Read(./.env)") && u.contains("deny"))
-        );
+        assert_eq!(r.allow_hosts, vec!["docs.rs"]);
+        assert_eq!(r.read_deny, vec![".env"]);
+        // `Read(./src/**)` allow: North reads without asking already.
+        assert_eq!(r.unmapped.len(), 2, "{:?}", r.unmapped);
         assert!(r.unmapped.iter().any(|u| u.contains("defaultMode")));
+        assert!(r.unmapped.iter().any(|u| u.contains("mcp__github")));
     }
 
     #[test]

@@ -441,6 +441,19 @@ impl Config {
             }
         }
         self.claude = rules;
+        // A file the read tools may not open is hidden from commands too,
+        // where the rule names a path (the OS sandbox hides paths, not
+        // patterns).
+        for glob in self.claude.read_deny.clone() {
+            let literal = glob.strip_suffix("/**").unwrap_or(&glob);
+            if literal.contains(['*', '?', '[', '{']) {
+                self.claude.unmapped.push(format!(
+                    "`Read({glob})` (deny): North's read tools keep to it; commands are not kept from a pattern (name the paths to hide them from commands too)"
+                ));
+            } else {
+                self.sandbox_deny_read.value.push(root.join(literal));
+            }
+        }
         for host in &self.claude.deny_hosts {
             match HostPattern::parse(host) {
                 Ok(h) => self.sandbox_network_deny.value.push(h),

@@ -24,6 +24,7 @@
 //! - `approved`: [`ApprovedCommand`] and [`Consent`] (uses `shell`)
 //! - `orchestrate`: approval → sandbox → escalation (uses `approved`, `shell`)
 //! - `net`: host rules for `net` capabilities (uses nothing above)
+//! - `paths_rules`: the user's path rules for reads and edits (uses nothing above)
 
 pub mod approved;
 pub mod command;
@@ -31,12 +32,14 @@ pub mod mesh;
 pub mod net;
 pub mod orchestrate;
 pub mod paths;
+pub mod paths_rules;
 pub mod shell;
 
 pub use approved::{ApprovedBy, ApprovedCommand, Consent};
 pub use command::{CommandDenied, Refusal, SimpleCommand, dangerous_substring};
 pub use mesh::{MeshPolicy, PolicyDenial, PolicyError, PolicyPreset};
 pub use net::{NetAccess, NetDenied, NetGrant};
+pub use paths_rules::PathRules;
 pub use shell::{
     AllowRules, AllowedBy, AskReason, LimitRules, ShellPolicy, Verdict, suggested_prefix,
 };

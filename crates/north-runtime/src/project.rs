@@ -193,7 +193,15 @@ impl Project {
         let selected = provider::select(&config, &opts.model)?;
         notices.extend(config_notices(&config, &selected));
         let sandbox = SandboxChoice::new(&config, opts.sandbox);
-        let commands = sandbox.spawner(&root, &opts.grants, ChildKind::Command);
+        // The user's grants, and the hosts a trusted project's Claude Code
+        // rules allow (`WebFetch(domain:…)`).
+        let mut grants = opts.grants.clone();
+        for grant in crate::permissions::host_grants(&config.claude) {
+            if !grants.contains(&grant) {
+                grants.push(grant);
+            }
+        }
+        let commands = sandbox.spawner(&root, &grants, ChildKind::Command);
         let config_dir = north_config::global_config_path()
             .and_then(|p| p.parent().map(std::path::Path::to_path_buf));
         let agents =
@@ -214,7 +222,7 @@ impl Project {
             trust,
             trust_store,
             commands,
-            grants: opts.grants.clone(),
+            grants,
             sandbox,
             agents,
             skills,
@@ -489,6 +497,7 @@ impl Project {
             server_tools: self.server_tools(),
             shell_allow,
             shell_limits,
+            path_rules: crate::permissions::path_rules(&self.config.claude),
             ..AgentOptions::default()
         }
     }

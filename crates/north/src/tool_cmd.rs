@@ -238,7 +238,17 @@ fn dispatch(
             }
         },
         ApprovalPolicy::Net | ApprovalPolicy::None | ApprovalPolicy::External => {
-            call(tools, name, tool_args, &ctx)?
+            // The user's read rules hold here as in a session.
+            let rules = north_runtime::permissions::project_path_rules(&ctx.root, trusted);
+            let path = ["path", "file_path", "dir"]
+                .iter()
+                .find_map(|k| tool_args.get(*k).and_then(serde_json::Value::as_str));
+            match path.and_then(|p| rules.read_denied(&ctx.root, p).map(|r| (p, r))) {
+                Some((p, rule)) => ToolOutcome::err(format!(
+                    "not read: your rule `Read({rule})` keeps North from `{p}`"
+                )),
+                None => call(tools, name, tool_args, &ctx)?,
+            }
         }
     })
 }

@@ -528,9 +528,20 @@ impl CallEnv<'_> {
             call_id: call.id.clone(),
             diff: proposal.full_diff(),
         });
+        if let Some((path, rule)) = paths.iter().find_map(|p| {
+            self.path_rules
+                .edit_denied(&self.ctx.root, p)
+                .map(|r| (p.clone(), r.to_string()))
+        }) {
+            return ToolOutcome::err(format!(
+                "not written: your rule `Edit({rule})` keeps North from editing `{path}`; nothing was written"
+            ));
+        }
         // What decides trust is never written unreviewed, whatever the mode.
         let touches_trust = paths.iter().any(|p| crate::trust::is_trust_file(p));
-        let unasked = self.mode.applies_edits() || self.hook_allows();
+        let unasked = self.mode.applies_edits()
+            || self.hook_allows()
+            || self.path_rules.edits_allowed(&self.ctx.root, &paths);
         let decision = if unasked && !touches_trust && !self.hook_asks() {
             self.tracer.record(
                 TraceKind::Approval,

@@ -24,6 +24,9 @@ pub(crate) struct CallEnv<'a> {
     pub shell_allow: &'a north_policy::AllowRules,
     /// What never runs and what always asks.
     pub shell_limits: &'a north_policy::LimitRules,
+    /// What the read tools may not open, and what edits may not touch or
+    /// apply to unasked.
+    pub path_rules: &'a north_policy::PathRules,
     pub session_rules: &'a mut north_policy::AllowRules,
     pub emit: &'a Emit<'a>,
     /// The permission mode.
@@ -76,7 +79,12 @@ impl CallEnv<'_> {
             return ToolOutcome::err(format!("arguments are not a valid JSON object: {raw}"));
         }
         match tool.spec().approval {
-            ApprovalPolicy::None => tool.call(call.arguments.clone(), &self.ctx).await,
+            ApprovalPolicy::None => {
+                if let Some(refused) = self.read_refused(call) {
+                    return refused;
+                }
+                tool.call(call.arguments.clone(), &self.ctx).await
+            }
             ApprovalPolicy::Shell => self.shell(call).await,
             ApprovalPolicy::Write => self.write(call).await,
             ApprovalPolicy::External => self.external(&tool, call).await,
@@ -119,6 +127,18 @@ impl CallEnv<'_> {
 }
 
 impl CallEnv<'_> {
+    /// A read of a file (or a search under a directory) the user's rules
+    /// keep North's read tools from, refused before it runs.
+    fn read_refused(&self, call: &ToolCall) -> Option<ToolOutcome> {
+        let path = ["path", "file_path", "dir"]
+            .iter()
+            .find_map(|k| call.arguments.get(*k).and_then(Value::as_str))?;
+        let rule = self.path_rules.read_denied(&self.ctx.root, path)?;
+        Some(ToolOutcome::err(format!(
+            "not read: your rule `Read({rule})` keeps North from `{path}`"
+        )))
+    }
+
     /// Asks for `url`'s host unless a grant covers it. The host asked about
     /// is the host fetched: both come from [`north_tools::net::url_host`].
     async fn net(&mut self, call: &ToolCall, url: &str) -> Result<(), ToolOutcome> {

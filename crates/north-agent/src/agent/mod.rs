@@ -132,6 +132,9 @@ pub struct AgentOptions {
     /// Command rules that narrow: never run, always ask (Claude Code's
     /// `deny` and `ask`). Library default: none.
     pub shell_limits: north_policy::LimitRules,
+    /// Path rules for reads and edits (Claude Code's `Read(…)` and
+    /// `Edit(…)`). Library default: none.
+    pub path_rules: north_policy::PathRules,
 }
 
 impl Default for AgentOptions {
@@ -153,6 +156,7 @@ impl Default for AgentOptions {
             server_tools: Vec::new(),
             shell_allow: north_policy::AllowRules::default(),
             shell_limits: north_policy::LimitRules::default(),
+            path_rules: north_policy::PathRules::default(),
         }
     }
 }
@@ -373,6 +377,7 @@ impl Agent {
             trust: &self.opts.project_trust,
             shell_allow: &self.opts.shell_allow,
             shell_limits: &self.opts.shell_limits,
+            path_rules: &self.opts.path_rules,
             session_rules: &mut self.session_rules,
             emit,
         }

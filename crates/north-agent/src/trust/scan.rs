@@ -156,9 +156,25 @@ fn scan_claude_permissions(
 ) {
     let rules = north_config::claude::ClaudeRules::of_project(root);
     let allow = &rules.allow;
-    if allow.is_empty() {
+    if allow.is_empty() && rules.allow_hosts.is_empty() && rules.edit_allow.is_empty() {
         return;
     }
+    feed(
+        ".claude/settings.json permissions (hosts, edits)",
+        format!("{:?}{:?}", rules.allow_hosts, rules.edit_allow).as_bytes(),
+    );
+    wants.extend(
+        rules
+            .allow_hosts
+            .iter()
+            .map(|h| format!(".claude/settings.json lets North reach {h} (`net:{h}`)")),
+    );
+    wants.extend(
+        rules
+            .edit_allow
+            .iter()
+            .map(|p| format!(".claude/settings.json applies edits to `{p}` without asking")),
+    );
     let mut block = allow.exact.clone();
     block.extend(allow.prefixes.iter().map(|p| format!("{p}:*")));
     block.push(format!("all={}", allow.all));

@@ -17,7 +17,7 @@ fn project_with_rules() -> Sandbox {
         root.join(".claude/settings.json"),
         json!({"permissions": {
             "allow": ["Bash(npm test:*)"],
-            "deny": ["Bash(git push:*)", "Read(./.env)"],
+            "deny": ["Bash(git push:*)", "Read(./.env)", "Read(//etc/passwd)"],
             "ask": ["Bash(git commit:*)"]
         }})
         .to_string(),
@@ -57,7 +57,7 @@ fn an_allow_prefix_runs_npm_test_unasked_in_a_trusted_project() {
     assert!(result.to_string().contains("NPM-TEST-RAN"), "{result}");
     // What has no equivalent is said, not dropped.
     let err = text(&out.stderr);
-    assert!(err.contains("`Read(./.env)` (deny)"), "{err}");
+    assert!(err.contains("`Read(//etc/passwd)` (deny)"), "{err}");
 }
 
 #[test]
@@ -188,4 +188,129 @@ fn your_own_claude_rules_apply_when_you_opt_in_and_never_from_a_project() {
             .contains("your rule `git push`"),
         "{p}"
     );
+}
+
+fn settings(sb: &Sandbox, permissions: Value) {
+    std::fs::create_dir_all(sb.project().join(".claude")).unwrap();
+    std::fs::write(
+        sb.project().join(".claude/settings.json"),
+        json!({ "permissions": permissions }).to_string(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn read_and_edit_path_rules_keep_the_tools_and_commands_from_files() {
+    let sb = Sandbox::new();
+    let root = sb.project();
+    std::fs::create_dir_all(root.join("secrets")).unwrap();
+    std::fs::write(root.join("secrets/key.txt"), "TOP-SECRET-VALUE\n").unwrap();
+    std::fs::write(root.join("locked.txt"), "one\n").unwrap();
+    std::fs::create_dir_all(root.join("docs")).unwrap();
+    std::fs::write(root.join("docs/guide.md"), "old\n").unwrap();
+    settings(
+        &sb,
+        json!({"deny": ["Read(./secrets/**)", "Edit(locked.txt)"], "allow": ["Edit(docs/**)"]}),
+    );
+    let turns = json!([
+        {"tool_calls": [{"id": "r1", "name": "read_file", "args": {"path": "secrets/key.txt"}}]},
+        {"tool_calls": [{"id": "r2", "name": "search_text", "args": {"pattern": "SECRET", "path": "secrets"}}]},
+        run("c1", "cat secrets/key.txt"),
+        {"tool_calls": [{"id": "e1", "name": "edit_replace_exact", "args": {"path": "locked.txt", "old": "one\n", "new": "two\n"}}]},
+        {"tool_calls": [{"id": "e2", "name": "edit_replace_exact", "args": {"path": "docs/guide.md", "old": "old\n", "new": "new\n"}}]},
+        {"text": "done"}
+    ]);
+    // Trusted (the allow rule applies); --allow-shell runs the `cat`.
+    let (out, requests) = sb.exec_scripted(&turns, &["--trust", "--allow-shell"], &[]);
+    let last = requests.last().unwrap();
+    let all = last.to_string();
+    assert!(
+        !all.contains("TOP-SECRET-VALUE"),
+        "the secret reached the model: {all}\n{}",
+        text(&out.stderr)
+    );
+    for id in ["r1", "r2"] {
+        let r = tool_result(last, id);
+        assert!(
+            r["error"]
+                .as_str()
+                .unwrap()
+                .contains("your rule `Read(secrets/**)`"),
+            "{id}: {r}"
+        );
+    }
+    let e1 = tool_result(last, "e1");
+    assert!(
+        e1["error"]
+            .as_str()
+            .unwrap()
+            .contains("your rule `Edit(locked.txt)`"),
+        "{e1}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("locked.txt")).unwrap(),
+        "one\n"
+    );
+    // Without --approve-edits, the allow rule's path was written unasked.
+    let e2 = tool_result(last, "e2");
+    assert_eq!(e2["ok"], true, "{e2}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("docs/guide.md")).unwrap(),
+        "new\n"
+    );
+}
+
+#[test]
+fn a_webfetch_allow_grants_its_host_in_a_trusted_project_only() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            use std::io::{Read, Write};
+            let mut stream = stream;
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf);
+            let body = "FETCHED-BY-RULE";
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    let turns = json!([
+        {"tool_calls": [{"id": "w1", "name": "web_fetch", "args": {"url": format!("http://127.0.0.1:{port}/page")}}]},
+        {"text": "done"}
+    ]);
+    for trusted in [true, false] {
+        let sb = Sandbox::new();
+        settings(&sb, json!({"allow": ["WebFetch(domain:127.0.0.1)"]}));
+        let args: &[&str] = if trusted { &["--trust"] } else { &[] };
+        let (out, requests) = sb.exec_scripted(&turns, args, &[]);
+        let w = tool_result(requests.last().unwrap(), "w1");
+        assert_eq!(
+            w["ok"],
+            trusted,
+            "trusted={trusted}: {w}\n{}",
+            text(&out.stderr)
+        );
+        assert_eq!(w.to_string().contains("FETCHED-BY-RULE"), trusted, "{w}");
+    }
+}
+
+#[test]
+fn north_tool_keeps_the_read_rules_too() {
+    let sb = Sandbox::new();
+    std::fs::create_dir_all(sb.project().join("secrets")).unwrap();
+    std::fs::write(sb.project().join("secrets/key.txt"), "TOP-SECRET-VALUE\n").unwrap();
+    settings(&sb, json!({"deny": ["Read(secrets/**)"]}));
+    let out = sb
+        .north()
+        .args(["tool", "read_file", "--args"])
+        .arg(json!({"path": "secrets/key.txt"}).to_string())
+        .output()
+        .unwrap();
+    let said = text(&out.stdout);
+    assert!(!said.contains("TOP-SECRET-VALUE"), "{said}");
+    assert!(said.contains("your rule `Read(secrets/**)`"), "{said}");
 }
