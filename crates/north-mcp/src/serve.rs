@@ -44,6 +44,8 @@ pub struct ServeOptions {
     /// Commands that never run and commands that always ask (nobody is
     /// asked here, so they do not run).
     pub limits: north_policy::LimitRules,
+    /// Files the read tools may not open (the user's `Read(…)` rules).
+    pub path_rules: north_policy::PathRules,
     /// `--allow-shell`: run commands North can verify stay in the project.
     pub allow_shell: bool,
 }
@@ -58,6 +60,7 @@ struct NorthServer {
     proposals: Mutex<HashMap<String, (String, Proposal)>>,
     next: AtomicU64,
     gate: Option<std::sync::Arc<dyn north_tools::CallGate>>,
+    path_rules: north_policy::PathRules,
 }
 
 fn text_result(outcome: ToolOutcome) -> CallToolResult {
@@ -179,7 +182,13 @@ impl NorthServer {
                 }
             }
             ApprovalPolicy::None | ApprovalPolicy::Net | ApprovalPolicy::External => {
-                tool.call(args, ctx).await
+                // The user's read rules hold here as in a session.
+                if let Some(refused) = self.path_rules.read_refusal(&ctx.root, &args) {
+                    return ToolOutcome::err(refused);
+                }
+                let mut outcome = tool.call(args, ctx).await;
+                self.path_rules.filter_reads(&ctx.root, &mut outcome.output);
+                outcome
             }
         }
     }
@@ -283,6 +292,7 @@ pub async fn serve(opts: ServeOptions) -> std::io::Result<()> {
         proposals: Mutex::new(HashMap::new()),
         next: AtomicU64::new(0),
         gate: opts.gate.clone(),
+        path_rules: opts.path_rules.clone(),
     };
     let running = server
         .serve(rmcp::transport::stdio())

@@ -79,6 +79,54 @@ impl PathRules {
         Self::find(&self.read_deny, root, path)
     }
 
+    /// Why a read tool called with `args` may not run (its `path`, or the
+    /// directory it searches, is under a rule), as the model is told.
+    pub fn read_refusal(&self, root: &std::path::Path, args: &serde_json::Value) -> Option<String> {
+        let path = ["path", "file_path", "dir"]
+            .iter()
+            .find_map(|k| args.get(*k).and_then(serde_json::Value::as_str))?;
+        let rule = self.read_denied(root, path)?;
+        Some(format!(
+            "not read: your rule `Read({rule})` keeps North from `{path}`"
+        ))
+    }
+
+    /// Takes out of a read tool's `output` every entry that names a file
+    /// under a rule (a search that started above it); how many.
+    pub fn filter_reads(&self, root: &std::path::Path, output: &mut serde_json::Value) -> usize {
+        use serde_json::Value;
+        if self.read_deny.is_empty() {
+            return 0;
+        }
+        let mut removed = 0;
+        match output {
+            Value::Array(items) => {
+                let before = items.len();
+                items.retain(|item| {
+                    let named = match item {
+                        Value::String(p) => Some(p.as_str()),
+                        Value::Object(o) => ["path", "file"]
+                            .iter()
+                            .find_map(|k| o.get(*k).and_then(Value::as_str)),
+                        _ => None,
+                    };
+                    named.is_none_or(|p| self.read_denied(root, p).is_none())
+                });
+                removed += before - items.len();
+                for item in items.iter_mut() {
+                    removed += self.filter_reads(root, item);
+                }
+            }
+            Value::Object(map) => {
+                for v in map.values_mut() {
+                    removed += self.filter_reads(root, v);
+                }
+            }
+            _ => {}
+        }
+        removed
+    }
+
     /// The rule that keeps edits from `path`, if any.
     pub fn edit_denied(&self, root: &std::path::Path, path: &str) -> Option<&str> {
         Self::find(&self.edit_deny, root, path)
@@ -122,5 +170,18 @@ mod tests {
         assert!(rules.edits_allowed(root, &["docs/a.md".into(), "docs/b/c.md".into()]));
         assert!(!rules.edits_allowed(root, &["docs/a.md".into(), "src/x.rs".into()]));
         assert!(!rules.edits_allowed(root, &[]));
+        let mut found = serde_json::json!({"matches": [
+            {"path": "secrets/key.pem", "line": 1},
+            {"path": "src/a.rs", "line": 2}
+        ], "files": ["secrets/b", "README.md"]});
+        assert_eq!(rules.filter_reads(root, &mut found), 2);
+        assert_eq!(found["matches"].as_array().unwrap().len(), 1);
+        assert_eq!(found["files"], serde_json::json!(["README.md"]));
+        assert!(
+            rules
+                .read_refusal(root, &serde_json::json!({"path": "secrets/x"}))
+                .unwrap()
+                .contains("Read(./secrets/**)")
+        );
     }
 }

@@ -47,19 +47,9 @@ pub fn main(args: &ExecArgs, address: &str, prompt: Option<String>) -> ExitCode 
             EXIT_USAGE,
         );
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match crate::output::current_thread(args.json) {
         Ok(r) => r,
-        Err(e) => {
-            return fail(
-                args.json,
-                ErrorKind::Internal,
-                &format!("cannot start the runtime: {e}"),
-                EXIT_PROVIDER,
-            );
-        }
+        Err(code) => return code,
     };
     match runtime.block_on(run(args, address, prompt)) {
         Ok(code) => code,

@@ -38,19 +38,9 @@ pub fn main(args: ExecArgs) -> ExitCode {
     }
     match prepare(&args) {
         Ok(prepared) => {
-            let runtime = match tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            {
+            let runtime = match crate::output::current_thread(args.json) {
                 Ok(r) => r,
-                Err(e) => {
-                    return fail(
-                        args.json,
-                        ErrorKind::Internal,
-                        &format!("cannot start the runtime: {e}"),
-                        EXIT_PROVIDER,
-                    );
-                }
+                Err(code) => return code,
             };
             runtime.block_on(run(&args, prepared, redactor))
         }

@@ -454,6 +454,7 @@ fn serve(root: &std::path::Path, args: ServeArgs) -> anyhow::Result<ExitCode> {
         gate,
         rules,
         limits,
+        path_rules: north_runtime::permissions::project_path_rules(root, trusted_now),
         allow_shell: args.allow_shell,
     };
     runtime()?.block_on(north_mcp::serve(opts))?;

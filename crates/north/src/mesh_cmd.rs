@@ -83,15 +83,9 @@ pub fn main(args: MeshArgs) -> ExitCode {
             );
         }
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match crate::output::current_thread(args.json) {
         Ok(r) => r,
-        Err(e) => {
-            let message = format!("cannot start the runtime: {e}");
-            return fail(args.json, ErrorKind::Internal, &message, EXIT_PROVIDER);
-        }
+        Err(code) => return code,
     };
     runtime.block_on(run(&args, prepared, redactor))
 }

@@ -227,3 +227,19 @@ fn plan_line(goals: &[String], open_loops: &[String]) -> Option<String> {
     );
     (!items.is_empty()).then(|| items.join(" · "))
 }
+
+/// The runtime a headless command runs on (one thread); on failure, the
+/// failure said (as JSON with `json`) and the exit code.
+pub fn current_thread(json: bool) -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            fail(
+                json,
+                ErrorKind::Internal,
+                &format!("cannot start the runtime: {e}"),
+                EXIT_PROVIDER,
+            )
+        })
+}

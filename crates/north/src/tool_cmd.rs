@@ -240,14 +240,13 @@ fn dispatch(
         ApprovalPolicy::Net | ApprovalPolicy::None | ApprovalPolicy::External => {
             // The user's read rules hold here as in a session.
             let rules = north_runtime::permissions::project_path_rules(&ctx.root, trusted);
-            let path = ["path", "file_path", "dir"]
-                .iter()
-                .find_map(|k| tool_args.get(*k).and_then(serde_json::Value::as_str));
-            match path.and_then(|p| rules.read_denied(&ctx.root, p).map(|r| (p, r))) {
-                Some((p, rule)) => ToolOutcome::err(format!(
-                    "not read: your rule `Read({rule})` keeps North from `{p}`"
-                )),
-                None => call(tools, name, tool_args, &ctx)?,
+            match rules.read_refusal(&ctx.root, &tool_args) {
+                Some(refused) => ToolOutcome::err(refused),
+                None => {
+                    let mut outcome = call(tools, name, tool_args, &ctx)?;
+                    rules.filter_reads(&ctx.root, &mut outcome.output);
+                    outcome
+                }
             }
         }
     })

@@ -80,10 +80,16 @@ impl CallEnv<'_> {
         }
         match tool.spec().approval {
             ApprovalPolicy::None => {
-                if let Some(refused) = self.read_refused(call) {
-                    return refused;
+                if let Some(refused) = self
+                    .path_rules
+                    .read_refusal(&self.ctx.root, &call.arguments)
+                {
+                    return ToolOutcome::err(refused);
                 }
-                tool.call(call.arguments.clone(), &self.ctx).await
+                let mut outcome = tool.call(call.arguments.clone(), &self.ctx).await;
+                self.path_rules
+                    .filter_reads(&self.ctx.root, &mut outcome.output);
+                outcome
             }
             ApprovalPolicy::Shell => self.shell(call).await,
             ApprovalPolicy::Write => self.write(call).await,
@@ -127,18 +133,6 @@ impl CallEnv<'_> {
 }
 
 impl CallEnv<'_> {
-    /// A read of a file (or a search under a directory) the user's rules
-    /// keep North's read tools from, refused before it runs.
-    fn read_refused(&self, call: &ToolCall) -> Option<ToolOutcome> {
-        let path = ["path", "file_path", "dir"]
-            .iter()
-            .find_map(|k| call.arguments.get(*k).and_then(Value::as_str))?;
-        let rule = self.path_rules.read_denied(&self.ctx.root, path)?;
-        Some(ToolOutcome::err(format!(
-            "not read: your rule `Read({rule})` keeps North from `{path}`"
-        )))
-    }
-
     /// Asks for `url`'s host unless a grant covers it. The host asked about
     /// is the host fetched: both come from [`north_tools::net::url_host`].
     async fn net(&mut self, call: &ToolCall, url: &str) -> Result<(), ToolOutcome> {

@@ -215,6 +215,7 @@ fn read_and_edit_path_rules_keep_the_tools_and_commands_from_files() {
     let turns = json!([
         {"tool_calls": [{"id": "r1", "name": "read_file", "args": {"path": "secrets/key.txt"}}]},
         {"tool_calls": [{"id": "r2", "name": "search_text", "args": {"pattern": "SECRET", "path": "secrets"}}]},
+        {"tool_calls": [{"id": "r3", "name": "search_text", "args": {"pattern": "TOP-SECRET"}}]},
         run("c1", "cat secrets/key.txt"),
         {"tool_calls": [{"id": "e1", "name": "edit_replace_exact", "args": {"path": "locked.txt", "old": "one\n", "new": "two\n"}}]},
         {"tool_calls": [{"id": "e2", "name": "edit_replace_exact", "args": {"path": "docs/guide.md", "old": "old\n", "new": "new\n"}}]},
@@ -239,6 +240,9 @@ fn read_and_edit_path_rules_keep_the_tools_and_commands_from_files() {
             "{id}: {r}"
         );
     }
+    // A search from the root finds nothing under the rule.
+    let r3 = tool_result(last, "r3");
+    assert!(!r3.to_string().contains("secrets/key.txt"), "{r3}");
     let e1 = tool_result(last, "e1");
     assert!(
         e1["error"]
