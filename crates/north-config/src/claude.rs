@@ -84,8 +84,15 @@ impl ClaudeRules {
     pub fn of_project(root: &Path) -> ClaudeRules {
         let mut rules = ClaudeRules::default();
         for rel in SETTINGS_FILES {
-            let Ok(text) = std::fs::read_to_string(root.join(rel)) else {
-                continue;
+            let text = match crate::file::read_settings(&root.join(rel)) {
+                Ok(Some(t)) => t,
+                Ok(None) => continue,
+                Err(e) => {
+                    rules.unmapped.push(format!(
+                        "{rel}: not read ({e}); its permission rules were not taken"
+                    ));
+                    continue;
+                }
             };
             match serde_json::from_str::<Value>(&text) {
                 Ok(value) => rules.add(&value, rel),

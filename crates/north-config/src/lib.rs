@@ -41,8 +41,8 @@ pub mod keys;
 
 pub use dirs::{data_dir, global_config_path, runtime_dir, state_dir};
 pub use file::{
-    ConfigFile, HostPattern, Provider, ProviderApi, ProviderFile, StatusLineFile, StatusLineKind,
-    UnknownProvider, parse_file, read_file,
+    ConfigFile, HostPattern, Provider, ProviderApi, ProviderFile, SETTINGS_MAX, StatusLineFile,
+    StatusLineKind, UnknownProvider, parse_file, read_file, read_settings,
 };
 
 /// Where a value came from.
@@ -431,7 +431,7 @@ impl Config {
             && let Some(home) = std::env::var_os("HOME").map(PathBuf::from)
         {
             let path = home.join(".claude/settings.json");
-            if let Ok(text) = std::fs::read_to_string(&path) {
+            if let Ok(Some(text)) = file::read_settings(&path) {
                 match serde_json::from_str::<serde_json::Value>(&text) {
                     Ok(v) => rules.add(&v, "~/.claude/settings.json"),
                     Err(e) => rules

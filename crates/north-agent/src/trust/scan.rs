@@ -109,7 +109,7 @@ fn scan_project_file(
 /// project file (`./scripts/check.sh`) trusts that file's content too.
 fn scan_allowlist(root: &Path, feed: &mut impl FnMut(&str, &[u8]), wants: &mut Vec<String>) {
     let allowlist_path = root.join(ProjectAllowlist::RELATIVE_PATH);
-    let allowlist_bytes = std::fs::read(&allowlist_path).unwrap_or_default();
+    let allowlist_bytes = settings_bytes(&allowlist_path);
     feed(ProjectAllowlist::RELATIVE_PATH, &allowlist_bytes);
     match ProjectAllowlist::load_from(allowlist_path) {
         Ok(list) => {
@@ -211,7 +211,7 @@ fn scan_claude_permissions(
 
 /// The mesh's `policy.json`: what it widens over the default.
 fn scan_policy(root: &Path, feed: &mut impl FnMut(&str, &[u8]), wants: &mut Vec<String>) {
-    let policy_bytes = std::fs::read(root.join("policy.json")).unwrap_or_default();
+    let policy_bytes = settings_bytes(&root.join("policy.json"));
     feed("policy.json", &policy_bytes);
     if !policy_bytes.is_empty() {
         match serde_json::from_slice::<MeshPolicy>(&policy_bytes) {
@@ -228,7 +228,7 @@ fn scan_policy(root: &Path, feed: &mut impl FnMut(&str, &[u8]), wants: &mut Vec<
 /// `.mcp.json`: each server is named, and the files it runs are part of
 /// what the user trusts (changing only `mcp/server.sh` asks again).
 fn scan_mcp(root: &Path, feed: &mut impl FnMut(&str, &[u8]), wants: &mut Vec<String>) {
-    let mcp_bytes = std::fs::read(root.join(".mcp.json")).unwrap_or_default();
+    let mcp_bytes = settings_bytes(&root.join(".mcp.json"));
     feed(".mcp.json", &mcp_bytes);
     if mcp_bytes.is_empty() {
         return;
@@ -276,6 +276,16 @@ fn scan_memory(root: &Path, feed: &mut impl FnMut(&str, &[u8]), wants: &mut Vec<
 }
 
 fn read_json(path: &Path) -> Option<Value> {
-    let text = std::fs::read_to_string(path).ok()?;
+    let text = north_config::read_settings(path).ok()??;
     serde_json::from_str(&text).ok()
+}
+
+/// A settings file's bytes for the fingerprint, read bounded (a link to
+/// `/dev/zero` or a fifo, or a file too large, reads as its refusal).
+fn settings_bytes(path: &Path) -> Vec<u8> {
+    match north_config::read_settings(path) {
+        Ok(Some(text)) => text.into_bytes(),
+        Ok(None) => Vec::new(),
+        Err(e) => format!("unreadable: {e}").into_bytes(),
+    }
 }

@@ -356,3 +356,18 @@ fn a_linked_state_dir_is_refused() {
         "nothing was written where the link points"
     );
 }
+
+#[test]
+fn a_claude_settings_file_that_never_ends_is_refused_not_read_forever() {
+    let sb = Sandbox::new();
+    std::fs::create_dir_all(sb.project().join(".claude")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", sb.project().join(".claude/settings.json")).unwrap();
+    let (out, requests) = sb.exec_scripted(&serde_json::json!([{"text": "ok"}]), &[], &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(requests.len(), 1);
+    assert!(
+        text(&out.stderr).contains("not a regular file"),
+        "{}",
+        text(&out.stderr)
+    );
+}
