@@ -262,38 +262,9 @@ pub struct UnknownProvider {
     pub custom: Vec<String>,
 }
 
-/// The most a settings file North reads may hold.
-pub const SETTINGS_MAX: u64 = 1 << 20;
-
-/// The text of a settings file (`Ok(None)`: there is none): a regular file
-/// (or a link to one) of at most [`SETTINGS_MAX`] bytes. A repository's
-/// link to `/dev/zero` or a fifo is refused instead of read forever.
-pub fn read_settings(path: &Path) -> std::io::Result<Option<String>> {
-    use std::io::Read;
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
-    };
-    if !meta.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
-    if meta.len() > SETTINGS_MAX {
-        return Err(std::io::Error::other(format!(
-            "larger than {} KiB",
-            SETTINGS_MAX / 1024
-        )));
-    }
-    let mut text = String::new();
-    std::fs::File::open(path)?
-        .take(SETTINGS_MAX)
-        .read_to_string(&mut text)?;
-    Ok(Some(text))
-}
-
 /// Reads a config file; a missing file is empty.
 pub fn read_file(path: &Path) -> Result<ConfigFile, ConfigError> {
-    let text = match read_settings(path) {
+    let text = match crate::read::read_settings(path) {
         Ok(Some(t)) => t,
         Ok(None) => return Ok(ConfigFile::default()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ConfigFile::default()),

@@ -15,11 +15,12 @@
 //! on its own.
 //!
 //! Module map, lowest first:
-//! - `hooks`: hook definitions, Claude Code's format read too
-//! - `claude`: Claude Code's permission rules, as North's policy takes them
+//! - `read`: a settings file read bounded, a regular file only
+//! - `hooks`: hook definitions, Claude Code's format read too (uses `read`)
+//! - `claude`: Claude Code's permission rules, as North's policy takes them (uses `read`)
 //! - `dirs`: the XDG locations of the global files
 //! - `keys`: the TUI keys a user rebinds (`keybindings`)
-//! - `file`: one config file and its parser (uses `hooks`, `keys`)
+//! - `file`: one config file and its parser (uses `hooks`, `keys`, `read`)
 //! - `apply`: one file's values laid over the defaults (uses `file`, `hooks`)
 //!
 //! This file merges the sources.
@@ -38,12 +39,14 @@ mod dirs;
 mod file;
 pub mod hooks;
 pub mod keys;
+mod read;
 
 pub use dirs::{data_dir, global_config_path, runtime_dir, state_dir};
 pub use file::{
-    ConfigFile, HostPattern, Provider, ProviderApi, ProviderFile, SETTINGS_MAX, StatusLineFile,
-    StatusLineKind, UnknownProvider, parse_file, read_file, read_settings,
+    ConfigFile, HostPattern, Provider, ProviderApi, ProviderFile, StatusLineFile, StatusLineKind,
+    UnknownProvider, parse_file, read_file,
 };
+pub use read::{SETTINGS_MAX, read_settings};
 
 /// Where a value came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -431,7 +434,7 @@ impl Config {
             && let Some(home) = std::env::var_os("HOME").map(PathBuf::from)
         {
             let path = home.join(".claude/settings.json");
-            if let Ok(Some(text)) = file::read_settings(&path) {
+            if let Ok(Some(text)) = read::read_settings(&path) {
                 match serde_json::from_str::<serde_json::Value>(&text) {
                     Ok(v) => rules.add(&v, "~/.claude/settings.json"),
                     Err(e) => rules
