@@ -58,9 +58,9 @@ pub mod undo;
 
 pub use agent::{
     AGENT_TOOL, Agent, AgentError, AgentOptions, AttachError, Delegation, Describer, DiffError,
-    Emit, ExpandError, ExpandedInput, INTERRUPTED_NOTE, InputExpander, ModeError, ModeKit,
-    ModelFactory, ModelSwitch, RewindReport, SessionDiff, SessionEndReason, SwitchReport, TurnEnd,
-    is_interrupted_note,
+    Emit, ExpandError, ExpandedInput, INTERRUPTED_NOTE, InputExpander, Isolated, Isolator,
+    MERGE_REVIEW, ModeError, ModeKit, ModelFactory, ModelSwitch, RewindReport, SessionDiff,
+    SessionEndReason, SwitchReport, TurnEnd, is_interrupted_note,
 };
 pub use approval::{ApprovalRequest, Approver, FlagApprover};
 /// Background commands as front ends show them (`/ps`).

@@ -64,6 +64,37 @@ pub struct AgentDef {
     pub prompt: String,
     /// Where it was defined.
     pub origin: AgentOrigin,
+    /// Where it works (Claude Code's `isolation: worktree`: a git worktree
+    /// of its own, its changes reviewed back into the main tree).
+    pub isolation: Isolation,
+}
+
+/// Where a sub-agent works.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Isolation {
+    /// In the parent's working tree, with the parent's shell.
+    #[default]
+    Shared,
+    /// In a git worktree of its own, with a shell of its own.
+    Worktree,
+}
+
+/// An `isolation` North does not know.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("isolation `{0}`: use `worktree` (or leave it out)")]
+pub struct UnknownIsolation(pub String);
+
+impl std::str::FromStr for Isolation {
+    type Err = UnknownIsolation;
+
+    /// The value of `isolation` in a definition or an `agent` call.
+    fn from_str(word: &str) -> Result<Isolation, UnknownIsolation> {
+        match word.trim() {
+            "" | "none" | "shared" => Ok(Isolation::Shared),
+            "worktree" => Ok(Isolation::Worktree),
+            other => Err(UnknownIsolation(other.to_string())),
+        }
+    }
 }
 
 /// One tool pattern: a glob (`edit_*`) or a regular expression, on North
@@ -126,6 +157,7 @@ pub fn builtin() -> Vec<AgentDef> {
             mode: None,
             prompt: "You are a sub-agent of North, a coding assistant, working in the user's repository on one task another agent handed you. Do the task with your tools, then answer with what you found or did, complete and concise: your final message is all the other agent sees.".into(),
             origin: AgentOrigin::BuiltIn,
+            isolation: Isolation::Shared,
         },
         AgentDef {
             name: "explore".into(),
@@ -139,6 +171,7 @@ pub fn builtin() -> Vec<AgentDef> {
             mode: Some(PermissionMode::Plan),
             prompt: "You are a read-only explorer for North, a coding assistant. Search and read the repository to answer the question you were given. Cite files and line numbers. Never guess: say what you could not find. Your final message is all the other agent sees.".into(),
             origin: AgentOrigin::BuiltIn,
+            isolation: Isolation::Shared,
         },
     ]
 }
@@ -288,6 +321,11 @@ fn read_def(path: &Path, dir: &Path) -> Result<AgentDef, String> {
     if doc.body.trim().is_empty() {
         return Err("no body: the body is the agent's system prompt".into());
     }
+    let isolation: Isolation = doc
+        .text("isolation")
+        .unwrap_or_default()
+        .parse()
+        .map_err(|e: UnknownIsolation| e.to_string())?;
     Ok(AgentDef {
         name,
         description,
@@ -300,6 +338,7 @@ fn read_def(path: &Path, dir: &Path) -> Result<AgentDef, String> {
         mode,
         prompt: doc.body.trim().to_string(),
         origin: AgentOrigin::BuiltIn,
+        isolation,
     })
 }
 

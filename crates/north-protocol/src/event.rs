@@ -95,6 +95,8 @@ pub enum NoticeKind {
     HostedSearch,
     /// An MCP server's login: the URL to open, then how it went.
     Login,
+    /// A sub-agent's worktree: what of its changes comes back, and how.
+    Worktree,
 }
 
 /// A point in North's life where the user's hooks run. The names are
@@ -128,11 +130,16 @@ pub enum HookEvent {
     PostCompact,
     /// The session ends in this process.
     SessionEnd,
+    /// North made a git worktree (for `-w` or an isolated sub-agent); a
+    /// hook prepares it (exit 2 takes it back).
+    WorktreeCreate,
+    /// North is about to remove a worktree it made.
+    WorktreeRemove,
 }
 
 impl HookEvent {
     /// Every event, in lifecycle order.
-    pub const ALL: [HookEvent; 13] = [
+    pub const ALL: [HookEvent; 15] = [
         HookEvent::SessionStart,
         HookEvent::UserPromptSubmit,
         HookEvent::PreToolUse,
@@ -146,6 +153,8 @@ impl HookEvent {
         HookEvent::PreCompact,
         HookEvent::PostCompact,
         HookEvent::SessionEnd,
+        HookEvent::WorktreeCreate,
+        HookEvent::WorktreeRemove,
     ];
 
     /// The name configuration files use (`PreToolUse`).
@@ -164,6 +173,8 @@ impl HookEvent {
             HookEvent::PreCompact => "PreCompact",
             HookEvent::PostCompact => "PostCompact",
             HookEvent::SessionEnd => "SessionEnd",
+            HookEvent::WorktreeCreate => "WorktreeCreate",
+            HookEvent::WorktreeRemove => "WorktreeRemove",
         }
     }
 

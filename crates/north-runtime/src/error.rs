@@ -91,6 +91,15 @@ pub enum RuntimeError {
     /// This platform has no OS sandbox.
     #[error("the OS sandbox is available on Linux only")]
     NoOsSandbox,
+    /// A worktree could not be made, found or removed.
+    #[error(transparent)]
+    Worktree(#[from] north_worktree::WorktreeError),
+    /// A `WorktreeCreate` (or `WorktreeRemove`) hook said no.
+    #[error("a worktree hook said no: {0} (a new worktree was taken back)")]
+    WorktreeRefused(String),
+    /// No data directory to keep North's record of worktrees in.
+    #[error("no data directory to record worktrees in (set HOME or XDG_DATA_HOME)")]
+    NoDataDir,
     /// The running binary cannot be found to start the sandbox launcher.
     #[error("cannot find the north binary to sandbox commands: {0}")]
     NoLauncher(#[source] std::io::Error),

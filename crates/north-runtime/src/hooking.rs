@@ -37,14 +37,15 @@ pub(crate) fn hooks_for(
     )
 }
 
-/// The hooks of the user's config (and a trusted project's) as a gate
-/// around the call; `None` when there are none.
-pub fn hook_gate(
+/// The hooks of the user's config (and a trusted project's) for a
+/// command that opens no session; `None` when there are none (or the
+/// configuration cannot be read).
+pub(crate) fn loaded_hooks(
     root: &std::path::Path,
     trusted: bool,
     choice: &SandboxChoice,
     grants: &[north_protocol::Capability],
-) -> Option<north_agent::hooks::HookGate> {
+) -> Option<north_agent::hooks::Hooks> {
     let global = north_config::global_config_path();
     let config = north_config::Config::load(
         root,
@@ -57,7 +58,18 @@ pub fn hook_gate(
     if config.hooks.is_empty() {
         return None;
     }
-    let hooks = hooks_for(root, &config, choice, grants);
+    Some(hooks_for(root, &config, choice, grants))
+}
+
+/// The hooks of the user's config (and a trusted project's) as a gate
+/// around the call; `None` when there are none.
+pub fn hook_gate(
+    root: &std::path::Path,
+    trusted: bool,
+    choice: &SandboxChoice,
+    grants: &[north_protocol::Capability],
+) -> Option<north_agent::hooks::HookGate> {
+    let hooks = loaded_hooks(root, trusted, choice, grants)?;
     Some(north_agent::hooks::HookGate::new(
         std::sync::Arc::new(hooks),
         north_agent::hooks::HookSession {

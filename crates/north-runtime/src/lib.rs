@@ -17,16 +17,18 @@
 //!   hooks bound to a project, the model backend and its limits.
 //!
 //! Module map, lowest first (each uses only those above it): `error`,
-//! `windows`, `endpoint`, `provider` (uses `endpoint`, `windows`),
+//! `windows`, `worktree_record` (North's record of its worktrees), `endpoint`, `provider` (uses `endpoint`, `windows`),
 //! `hosts` (hosts allowed "always for this project", in the user's
 //! state), `egress` (the network proxy per set of rules; uses `hosts`),
 //! `registries` (the
 //! hosts the user's package managers fetch from), `sandboxing` (uses
-//! `egress`, `hosts`, `registries`), `hooking` (uses `sandboxing`),
+//! `egress`, `hosts`, `registries`, `worktree_record`), `hooking` (uses `sandboxing`),
 //! `permissions` (Claude Code's permission rules for the command policy),
 //! `project` (uses `permissions`, `provider`, `sandboxing`, `hooking`), `status_line` (the command a user programs the
-//! status line with; uses `project`, `sandboxing`), `mcp` (uses `project`,
-//! `sandboxing`), `session` (uses `mcp`, `project`, `status_line`).
+//! status line with; uses `project`, `sandboxing`), `worktrees` (the
+//! worktrees of `-w` and isolated sub-agents; uses `project`), `mcp` (uses
+//! `project`, `sandboxing`), `session` (uses `mcp`, `project`,
+//! `status_line`, `worktrees`).
 //!
 //! It must not render anything, read the terminal or print: what the user
 //! should hear comes back as notices for the front end to show.
@@ -45,6 +47,8 @@ pub mod sandboxing;
 mod session;
 pub mod status_line;
 mod windows;
+mod worktree_record;
+pub mod worktrees;
 
 pub use endpoint::Endpoint;
 pub use error::RuntimeError;

@@ -321,7 +321,12 @@ fn shell_on(
 /// shell outside it a stopped command may escalate to once, and the
 /// read-only shell lines that only read run in unasked.
 pub(crate) fn mode_kit(project: &Project) -> north_agent::ModeKit {
-    let root = project.root.as_path();
+    mode_kit_at(project, &project.root)
+}
+
+/// The modes' shells of `project` rooted at `root` (a sub-agent's
+/// worktree).
+pub(crate) fn mode_kit_at(project: &Project, root: &Path) -> north_agent::ModeKit {
     let grants = &project.grants;
     let settings = project.sandbox.settings(root, grants);
     let command_settings = project.sandbox.command_settings(root, grants);

@@ -117,6 +117,11 @@ impl Sessions {
             crate::project::model_switch(&config, &models, max_tokens, name)
                 .map_err(|e| e.to_string())
         }));
+        // Only a repository's main tree can give a sub-agent a worktree.
+        if north_tools::git::repository_of(&project.root).is_ok_and(|(top, _)| top == project.root)
+        {
+            delegation.isolate = Some(crate::worktrees::isolator(project.clone()));
+        }
         let live = AgentParts {
             backend: project.selected.backend.clone(),
             tools,

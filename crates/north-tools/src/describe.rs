@@ -44,6 +44,29 @@ fn hosts(hosts: &[north_protocol::HostReached]) -> String {
     out
 }
 
+/// What came of an isolated sub-agent's worktree, after its answer.
+fn worktree_outcome(wt: &Value) -> String {
+    let name = arg(wt, "worktree").unwrap_or("?");
+    let conflicts = wt
+        .get("conflicts")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    let said = match (
+        wt.get("changes").and_then(Value::as_u64),
+        wt.get("accepted").and_then(Value::as_bool),
+    ) {
+        (Some(0), _) => "changed nothing".to_string(),
+        (_, Some(true)) => "its changes merged as you accepted".to_string(),
+        (_, Some(false)) => "its changes not merged".to_string(),
+        _ => "its changes wait in the worktree".to_string(),
+    };
+    let conflicts = match conflicts {
+        0 => String::new(),
+        n => format!(", {n} in conflict"),
+    };
+    format!(" · worktree {name}: {said}{conflicts}")
+}
+
 /// `text` on one line, cut to `max` characters.
 pub(crate) fn short(text: &str, max: usize) -> String {
     let one_line = text.replace('\n', "⏎");
@@ -127,7 +150,13 @@ pub fn summary(outcome: &ToolOutcome) -> String {
     }
     if let (Some(agent), Some(answer)) = (arg(out, "agent"), arg(out, "answer")) {
         let first = answer.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-        return format!("`{agent}` answered: {}", short(first, 100));
+        return format!(
+            "`{agent}` answered: {}{}",
+            short(first, 100),
+            out.get("worktree")
+                .map(worktree_outcome)
+                .unwrap_or_default()
+        );
     }
     if let Some(stats) = out.get("stats")
         && let (Some(files), Some(add), Some(del)) = (

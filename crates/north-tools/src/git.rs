@@ -13,7 +13,11 @@
 //! key-free environment, and (when the spawner is confined) inside the OS
 //! sandbox.
 //!
-//! This module must not run any git subcommand that writes.
+//! Reading callers run no subcommand that writes. The one writer is
+//! `north-worktree` (creating a worktree and its branch, which North
+//! decided and the user asked for): it runs git through the same neutral
+//! directory, so even then no configuration or hook of the repository
+//! runs.
 
 use std::ffi::OsStr;
 use std::io::Read;
@@ -23,14 +27,14 @@ use std::time::{Duration, Instant};
 use crate::Spawner;
 
 /// How long North waits for its own git before giving up.
-pub(crate) const GIT_TIMEOUT: Duration = Duration::from_secs(10);
+pub const GIT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Most bytes of git output North reads.
 const MAX_OUTPUT: usize = 16 * 1024 * 1024;
 
 /// Why North's own git gave no answer (callers fall back, never fail).
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum GitError {
+pub enum GitError {
     /// No git directory North can read safely (none, a `.git` file, a link).
     #[error("no plain .git directory at or above {0}")]
     NoRepository(PathBuf),
@@ -51,7 +55,7 @@ pub(crate) enum GitError {
 /// A repository as North's own git sees it: its history through a neutral
 /// git directory.
 #[derive(Debug)]
-pub(crate) struct NeutralRepo {
+pub struct NeutralRepo {
     /// The private directory git is pointed at (removed on drop).
     dir: tempfile::TempDir,
     /// The path of the project root below the repository's top, `/`-joined
@@ -99,9 +103,31 @@ impl NeutralRepo {
         &self.prefix
     }
 
+    /// The neutral git directory (what `GIT_DIR` names).
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
     /// Runs `git ARGS` against the neutral directory through `spawner`, in
     /// `cwd`, and returns its standard output (at most 16 MiB).
     pub fn run(&self, spawner: &Spawner, cwd: &Path, args: &[&str]) -> Result<String, GitError> {
+        let out = self.output(spawner, cwd, args, &[])?;
+        if out.status != 0 {
+            return Err(GitError::Failed(out.stderr));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// Runs `git ARGS` with `env` added (`GIT_WORK_TREE`, `GIT_INDEX_FILE`
+    /// for a command that needs a work tree) and returns what it said,
+    /// whatever its exit status.
+    pub fn output(
+        &self,
+        spawner: &Spawner,
+        cwd: &Path,
+        args: &[&str],
+        env: &[(&str, &OsStr)],
+    ) -> Result<GitOutput, GitError> {
         let mut cmd = spawner
             .keeping(self.dir.path())
             .std_command(OsStr::new("git"), cwd);
@@ -117,6 +143,7 @@ impl NeutralRepo {
             .env("GIT_TERMINAL_PROMPT", "0")
             .env_remove("GIT_WORK_TREE")
             .env_remove("GIT_INDEX_FILE")
+            .envs(env.iter().copied())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
         let mut child = cmd.spawn().map_err(GitError::Spawn)?;
@@ -141,16 +168,36 @@ impl NeutralRepo {
                 }
             }
         };
-        let out = reader.join().unwrap_or_default();
-        if !status.success() {
-            let mut err = String::new();
-            if let Some(mut e) = child.stderr.take() {
-                let _ = (&mut e).take(4096).read_to_string(&mut err);
-            }
-            return Err(GitError::Failed(err.trim().to_owned()));
+        let stdout = reader.join().unwrap_or_default();
+        let mut err = String::new();
+        if let Some(mut e) = child.stderr.take() {
+            let _ = (&mut e).take(4096).read_to_string(&mut err);
         }
-        Ok(String::from_utf8_lossy(&out).into_owned())
+        Ok(GitOutput {
+            // A signal is a failure like any other.
+            status: status.code().unwrap_or(-1),
+            stdout,
+            stderr: err.trim().to_owned(),
+        })
     }
+}
+
+/// What one run of git said.
+#[derive(Debug, Clone)]
+pub struct GitOutput {
+    /// The exit status (-1: killed by a signal).
+    pub status: i32,
+    /// Standard output, at most 16 MiB.
+    pub stdout: Vec<u8>,
+    /// The first 4 KiB of standard error, trimmed.
+    pub stderr: String,
+}
+
+/// The top of the repository holding `root` and its git directory, when
+/// that is a plain `.git` directory (not a link, not a worktree's `gitdir:`
+/// file, which could point anywhere).
+pub fn repository_of(root: &Path) -> Result<(PathBuf, PathBuf), GitError> {
+    find_git_dir(root)
 }
 
 fn kill_group(child: &mut std::process::Child) {

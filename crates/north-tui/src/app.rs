@@ -119,6 +119,9 @@ pub enum Action {
     Diff,
     /// List the background commands, or kill one (`/ps [kill ID]`).
     Ps(Option<String>),
+    /// North's worktrees (`/worktree`), or review one's changes into this
+    /// tree (`/worktree merge NAME`).
+    Worktree(Option<String>),
     /// Attach the image on the system clipboard (Ctrl+V).
     PasteImage,
     /// Log in to an MCP server (`/mcp login NAME`), or out (`true`).

@@ -36,6 +36,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "background commands: state and last line; kill one",
     ),
     (
+        "/worktree [merge NAME]",
+        "North's worktrees; review one's changes into this tree",
+    ),
+    (
         "/init",
         "have North write or improve AGENTS.md for this repository",
     ),

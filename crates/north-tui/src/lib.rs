@@ -52,7 +52,8 @@
 //! - `decode`: the terminal's bytes as keys, pastes, focus changes and answers to North's questions
 //! - `input`: terminal input on its own thread, the questions North asks the terminal, and a pause while another program has the terminal (uses `decode`)
 //! - `term`: the terminal; finished lines with web addresses written as text the terminal wraps, with OSC 8 links (uses `links`, `wrap`)
-//! - `worker`: the agent's side of the interactive loop (uses `approver`, `diff`, `rewind`, `style`)
+//! - `worktrees`: `/worktree`, North's worktrees and one's review (uses `approver`, `style`)
+//! - `worker`: the agent's side of the interactive loop (uses `approver`, `diff`, `rewind`, `style`, `worktrees`)
 //! - `notify`: desktop notifications while the terminal is unfocused (uses `approver`)
 //! - `run`: the interactive loop; `run::handover` suspends (Ctrl+Z) and opens the user's editor (Ctrl+G), `run::status` runs the status line command (uses `app`, `approver`, `input`, `notify`, `pager`, `term`, `worker`; `north-sandbox`'s spawner)
 
@@ -94,6 +95,7 @@ mod term;
 mod transcript;
 mod view;
 mod worker;
+mod worktrees;
 mod wrap;
 
 pub use app::{Action, App, SessionInfo};

@@ -107,6 +107,7 @@ pub(crate) fn run(app: &mut App, line: &str) -> Vec<Action> {
         }
         "/diff" => return vec![Action::Diff],
         "/ps" => return ps(app, &rest),
+        "/worktree" | "/worktrees" => return worktree(app, line, &rest),
         "/init" => {
             app.start_turn(line);
             return vec![Action::Submit(INIT_PROMPT.to_string())];
@@ -162,6 +163,30 @@ fn ps(app: &mut App, rest: &[&str]) -> Vec<Action> {
         }
     };
     vec![Action::Ps(kill)]
+}
+
+/// `/worktree [list]` lists North's worktrees; `/worktree merge NAME`
+/// reviews one's changes into this tree (between turns).
+fn worktree(app: &mut App, line: &str, rest: &[&str]) -> Vec<Action> {
+    match rest {
+        [] | ["list"] => vec![Action::Worktree(None)],
+        ["merge", name] if app.is_busy() => {
+            app.push(Item::Error(format!(
+                "/worktree merge {name} runs between turns"
+            )));
+            Vec::new()
+        }
+        ["merge", name] => {
+            app.start_turn(line);
+            vec![Action::Worktree(Some((*name).to_string()))]
+        }
+        _ => {
+            app.push(Item::Error(
+                "usage: /worktree (list), or /worktree merge NAME".into(),
+            ));
+            Vec::new()
+        }
+    }
 }
 
 /// `/undo [force]`: the last turn's file changes taken back.

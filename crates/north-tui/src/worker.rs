@@ -72,6 +72,10 @@ pub enum WorkerCmd {
     Ps(Option<String>),
     /// `/rename NAME`.
     Rename(String),
+    /// `/worktree`: North's worktrees of this repository.
+    Worktrees,
+    /// `/worktree merge NAME`: one's changes, reviewed into this tree.
+    MergeWorktree(String),
 }
 
 /// The rows of `/diff`'s answer.
@@ -180,6 +184,15 @@ pub(crate) async fn worker(
             }
             WorkerCmd::Ps(kill) => {
                 let _ = tx.send(ps(&mut agent, kill.as_deref()));
+            }
+            WorkerCmd::Worktrees => {
+                let _ = tx.send(crate::worktrees::list(&source.sessions.project().root));
+            }
+            WorkerCmd::MergeWorktree(name) => {
+                let root = source.sessions.project().root.clone();
+                let said = crate::worktrees::merge(&mut agent, &root, &name, &emitter(&tx)).await;
+                let _ = tx.send(said);
+                let _ = tx.send(UiMsg::TurnDone(TurnEnd::Done));
             }
             WorkerCmd::End => {
                 agent

@@ -191,6 +191,9 @@ pub struct ExecArgs {
     /// Approval flags.
     #[command(flatten)]
     pub approvals: ApprovalArgs,
+    /// Worktree flags.
+    #[command(flatten)]
+    pub worktree: crate::worktree_enter::WorktreeArgs,
     /// Grant a capability (`net`, `net:<domain>`); repeatable.
     #[arg(long = "grant", value_name = "CAP")]
     pub grants: Vec<north_protocol::Capability>,

@@ -486,6 +486,10 @@ async fn serve(
             WorkerCmd::SwitchModel(_) => UiMsg::Failed(not_here("/model")),
             WorkerCmd::Diff => UiMsg::Failed(not_here("/diff")),
             WorkerCmd::Ps(_) => UiMsg::Failed(not_here("/ps")),
+            WorkerCmd::Worktrees => UiMsg::Failed(not_here("/worktree")),
+            WorkerCmd::MergeWorktree(_) => {
+                UiMsg::TurnDone(TurnEnd::PromptFailed(not_here("/worktree merge")))
+            }
             WorkerCmd::SetMode(mode) => {
                 let set = cx
                     .send_request(SetSessionModeRequest::new(

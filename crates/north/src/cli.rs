@@ -47,6 +47,8 @@ pub enum Command {
     Undo(crate::undo_cmd::UndoArgs),
     /// List, add or remove memories (the project's, or --global).
     Memory(crate::memory_cmd::MemoryArgs),
+    /// North's git worktrees: list them, review one's changes into the main tree, remove one.
+    Worktree(crate::worktree_cmd::WorktreeCmdArgs),
     /// List the models a provider offers (its /models list, the catalogue, your config's).
     Models(crate::models_cmd::ModelsArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).

@@ -65,7 +65,17 @@ fn prepare(args: &ExecArgs) -> anyhow::Result<Prepared> {
         tool_protocol: args.tool_protocol,
         ..args.approvals.run_flags()
     };
-    let project = Project::open(&args.model.project_options(&flags, &args.grants), None)?;
+    let (path, entered) = crate::worktree_enter::project_path(
+        &args.worktree,
+        args.model.path.as_ref(),
+        args.resume.as_ref(),
+    )?;
+    let mut options = args.model.project_options(&flags, &args.grants);
+    options.path = path;
+    let project = Project::open(&options, None)?;
+    if let Some(entered) = &entered {
+        crate::worktree_enter::created_hooks(&project, entered)?;
+    }
     crate::args::print_notices(&project.notices);
     let prompt = read_prompt(args)?;
     Ok(Prepared { project, prompt })

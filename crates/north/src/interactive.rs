@@ -45,6 +45,9 @@ pub struct InteractiveArgs {
     /// Maximum output tokens per model request [default: 8192, at most a quarter of the model's context window].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), hide = true)]
     pub max_tokens: Option<u32>,
+    /// Worktree flags.
+    #[command(flatten)]
+    pub worktree: crate::worktree_enter::WorktreeArgs,
 }
 
 /// The saved stderr while it points at the log file (-1: not redirected).
@@ -323,13 +326,29 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
     let ask = |report: &north_agent::trust::TrustReport| {
         crate::typeahead::with_echo(|| ask_trust(report))
     };
-    let options = args
+    let mut options = args
         .model
         .project_options(&crate::args::RunFlags::default(), &[]);
+    let entered = match crate::worktree_enter::project_path(
+        &args.worktree,
+        args.model.path.as_ref(),
+        args.resume.as_ref(),
+    ) {
+        Ok((path, entered)) => {
+            options.path = path;
+            entered
+        }
+        Err(e) => return usage_error(&format!("{e:#}")),
+    };
     let project = match Project::open(&options, Some(&ask)) {
         Ok(p) => p,
         Err(e) => return usage_error(&open_failed(&e, &redactor)),
     };
+    if let Some(entered) = &entered
+        && let Err(e) = crate::worktree_enter::created_hooks(&project, entered)
+    {
+        return usage_error(&format!("{e:#}"));
+    }
     crate::args::print_notices(&project.notices);
     let choice =
         match SessionChoice::from_flags(args.resume.as_ref(), args.continue_latest, args.fork) {

@@ -9,13 +9,14 @@
 //!
 //! Module map, lowest first — each module uses only modules above it, so
 //! there are no import circles:
+//! - `worktree_enter`: `-w`, a session in a worktree of its own, and `--resume` back into one
 //! - `args`: options several commands share (model and provider selection, approval flags,…
 //! - `guard`: keeps North's secrets inside North's process
 //! - `typeahead`: keys typed while North starts wait for the composer, unechoed
 //! - `logging`: logging (uses `args`, `guard`)
 //! - `acp_cmd`: `north acp` (uses `args`, `logging`)
 //! - `models_cmd`: `north models` (uses `args`)
-//! - `interactive`: `north` with no subcommand (uses `args`, `logging`, `models_cmd`, `typeahead`)
+//! - `interactive`: `north` with no subcommand (uses `args`, `logging`, `models_cmd`, `typeahead`, `worktree_enter`)
 //! - `mcp_use`: `north mcp login`, `logout` and `call`
 //! - `mcp_import`: `north mcp import` from Claude Code, Claude Desktop and Codex
 //! - `mcp_cmd`: `north mcp` (uses `mcp_import`, `mcp_use`)
@@ -30,9 +31,10 @@
 //! - `tool_cmd`: `north tool NAME --args JSON [--path DIR] [--apply]` (uses `args`)
 //! - `trust_cmd`: `north trust [PATH]`
 //! - `undo_cmd`: `north undo`
-//! - `cli`: the command line (uses `acp_cmd`, `args`, `interactive`, `mcp_cmd`, `memory_cmd`, `mesh_cmd`, `sandbox_cmd`, `serve_cmd`, `tool_cmd`, `trust_cmd`, `undo_cmd`)
+//! - `worktree_cmd`: `north worktree list|merge|remove`
+//! - `cli`: the command line (uses `acp_cmd`, `args`, `interactive`, `mcp_cmd`, `memory_cmd`, `mesh_cmd`, `sandbox_cmd`, `serve_cmd`, `tool_cmd`, `trust_cmd`, `undo_cmd`, `worktree_cmd`)
 //! - `config_cmd`: `north config` (uses `args`)
-//! - `exec`: `north exec` (uses `args`, `attach`, `logging`, `output`, `stop`)
+//! - `exec`: `north exec` (uses `args`, `attach`, `logging`, `output`, `stop`, `worktree_enter`)
 //! - `sessions_import`: conversations of Claude Code, Codex and Gemini CLI as North sessions
 //! - `sessions`: `north sessions list|show|export|rename|import` (uses `args`, `sessions_import`)
 
@@ -62,6 +64,8 @@ mod tool_cmd;
 mod trust_cmd;
 mod typeahead;
 mod undo_cmd;
+mod worktree_cmd;
+mod worktree_enter;
 
 use std::process::ExitCode;
 
@@ -106,6 +110,7 @@ fn run() -> ExitCode {
         Some(Command::Models(args)) => models_cmd::main(args),
         Some(Command::Sandbox(args)) => sandbox_cmd::main(args),
         Some(Command::Undo(args)) => undo_cmd::main(args),
+        Some(Command::Worktree(args)) => worktree_cmd::main(args),
         Some(Command::Mcp(args)) => mcp_cmd::main(args),
         Some(Command::Acp(args)) => return acp_cmd::main(args),
         Some(Command::Serve(args)) => return serve_cmd::main(args),

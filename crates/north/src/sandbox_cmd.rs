@@ -32,6 +32,10 @@ pub struct SandboxArgs {
     /// Another directory the command may write; repeatable.
     #[arg(long = "write", value_name = "DIR")]
     pub writable: Vec<PathBuf>,
+    /// A path inside a writable directory the command may read but not
+    /// change; repeatable.
+    #[arg(long = "read-only", value_name = "PATH")]
+    pub read_only: Vec<PathBuf>,
     /// Another path the command may not read (besides the secret stores
     /// North always hides); repeatable.
     #[arg(long = "hide", value_name = "PATH")]
@@ -95,6 +99,7 @@ impl SandboxArgs {
     fn shapes_policy(&self) -> bool {
         !(self.grants.iter().all(|g| g.host().is_some())
             && self.writable.is_empty()
+            && self.read_only.is_empty()
             && self.hidden.is_empty()
             && self.readable.is_empty()
             && self.keep.is_empty())
@@ -121,6 +126,7 @@ impl SandboxArgs {
                 .iter()
                 .map(|p| physical(p))
                 .collect::<anyhow::Result<_>>()?,
+            read_only: lenient(&self.read_only),
             hidden: lenient(&self.hidden),
             home_readable: lenient(&self.readable),
             keep: lenient(&self.keep),

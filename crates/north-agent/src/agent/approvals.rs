@@ -523,6 +523,18 @@ impl CallEnv<'_> {
             Ok(p) => p,
             Err(outcome) => return outcome,
         };
+        self.review_and_apply(call, proposal, false).await
+    }
+
+    /// Shows `proposal`, asks for it where the mode, rules and hooks say
+    /// (always when `always_ask`: conflict markers are never written
+    /// unreviewed), and writes what the user kept.
+    pub(super) async fn review_and_apply(
+        &mut self,
+        call: &ToolCall,
+        proposal: north_tools::edit::Proposal,
+        always_ask: bool,
+    ) -> ToolOutcome {
         let paths: Vec<String> = proposal.files.iter().map(|f| f.path.clone()).collect();
         (self.emit)(Event::Diff {
             call_id: call.id.clone(),
@@ -542,7 +554,7 @@ impl CallEnv<'_> {
         let unasked = self.mode.applies_edits()
             || self.hook_allows()
             || self.path_rules.edits_allowed(&self.ctx.root, &paths);
-        let decision = if unasked && !touches_trust && !self.hook_asks() {
+        let decision = if unasked && !touches_trust && !self.hook_asks() && !always_ask {
             self.tracer.record(
                 TraceKind::Approval,
                 json!({"call_id": call.id, "kind": ApprovalKind::Edit, "subject": paths.join(", "), "decision": "auto", "by": format!("mode {}", self.mode)}),

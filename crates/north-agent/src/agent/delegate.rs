@@ -16,9 +16,11 @@ use north_protocol::{ApprovalPolicy, Event, Role, ToolCall, ToolOutcome, ToolSpe
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::isolated::{Isolated, Isolator};
 use super::{Agent, AgentError, Emit, ModelSwitch, TurnEnd};
 use crate::skills::SkillSet;
-use crate::subagents::{AgentDef, AgentSet};
+use crate::subagents::{AgentDef, AgentSet, Isolation};
+use north_worktree::{Registry, Worktree};
 
 /// Builds a sub-agent's model by name (the binary's provider setup).
 pub type ModelFactory = Arc<dyn Fn(&str) -> Result<ModelSwitch, String> + Send + Sync>;
@@ -39,6 +41,8 @@ pub struct Delegation {
     pub parallel: usize,
     /// Builds a definition's own model (None: every agent uses the parent's).
     pub models: Option<ModelFactory>,
+    /// Makes a sub-agent's own worktree (None: no agent is isolated here).
+    pub isolate: Option<Isolator>,
 }
 
 impl Delegation {
@@ -50,6 +54,7 @@ impl Delegation {
             max_depth: 1,
             parallel: 4,
             models: None,
+            isolate: None,
         }
     }
 }
@@ -61,16 +66,28 @@ impl std::fmt::Debug for Delegation {
             .field("skills", &self.skills.skills().len())
             .field("max_depth", &self.max_depth)
             .field("parallel", &self.parallel)
+            .field("isolate", &self.isolate.is_some())
             .finish_non_exhaustive()
     }
 }
 
-fn agent_spec(agents: &AgentSet) -> ToolSpec {
+fn agent_spec(agents: &AgentSet, isolation: bool) -> ToolSpec {
     let list: Vec<String> = agents
         .defs()
         .iter()
         .map(|d| format!("- {}: {}", d.name, d.description))
         .collect();
+    let mut properties = json!({
+        "agent": {"type": "string", "enum": agents.names()},
+        "prompt": {"type": "string"}
+    });
+    if isolation {
+        properties["isolation"] = json!({
+            "type": "string",
+            "enum": ["worktree"],
+            "description": "`worktree`: the sub-agent works in a git worktree of its own (parallel agents never collide); its changes come back to the user for review when it finishes"
+        });
+    }
     ToolSpec {
         name: AGENT_TOOL.into(),
         description: format!(
@@ -79,10 +96,7 @@ fn agent_spec(agents: &AgentSet) -> ToolSpec {
         ),
         input_schema: json!({
             "type": "object",
-            "properties": {
-                "agent": {"type": "string", "enum": agents.names()},
-                "prompt": {"type": "string"}
-            },
+            "properties": properties,
             "required": ["agent", "prompt"],
             "additionalProperties": false
         }),
@@ -97,6 +111,8 @@ struct Planned {
     name: String,
     prompt: String,
     sub: Agent,
+    /// Its own worktree, when isolated.
+    worktree: Option<(Worktree, Registry)>,
 }
 
 impl Agent {
@@ -121,7 +137,7 @@ impl Agent {
         if let Some(d) = &self.delegation
             && self.may_delegate()
         {
-            specs.push(agent_spec(&d.agents));
+            specs.push(agent_spec(&d.agents, d.isolate.is_some()));
         }
         if let Some(tool) = &self.skill_tool {
             specs.push(tool.spec());
@@ -193,20 +209,15 @@ impl Agent {
         let mut outcomes: Vec<Option<ToolOutcome>> = vec![None; calls.len()];
         let mut planned = Vec::new();
         for (index, call) in calls.iter().enumerate() {
-            match self.plan_agent(call) {
-                Ok((def, prompt)) => match self.subagent(&def, call) {
-                    Ok(mut sub) => {
-                        self.subagent_start_hooks(&mut sub, &def.name, emit).await;
-                        planned.push(Planned {
-                            index,
-                            call_id: call.id.clone(),
-                            name: def.name.clone(),
-                            prompt,
-                            sub,
-                        });
-                    }
-                    Err(e) => outcomes[index] = Some(ToolOutcome::err(e)),
-                },
+            match self.start_agent(call, emit).await {
+                Ok((name, prompt, sub, worktree)) => planned.push(Planned {
+                    index,
+                    call_id: call.id.clone(),
+                    name,
+                    prompt,
+                    sub,
+                    worktree,
+                }),
                 Err(e) => outcomes[index] = Some(ToolOutcome::err(e)),
             }
         }
@@ -222,12 +233,29 @@ impl Agent {
                     })
                 };
                 let end = p.sub.run_turn(&p.prompt, &wrap, &cancel).await;
-                (p.index, answer(&p.name, &p.sub, end))
+                let done = end == TurnEnd::Done || end == TurnEnd::StepLimit;
+                let outcome = answer(&p.name, &p.sub, end);
+                (p.index, p.call_id, outcome, p.worktree.filter(|_| done))
             }
         }))
         .buffer_unordered(parallel);
-        while let Some((index, outcome)) = runs.next().await {
+        let mut isolated = Vec::new();
+        while let Some((index, call_id, outcome, worktree)) = runs.next().await {
             outcomes[index] = Some(outcome);
+            if let Some(wt) = worktree {
+                isolated.push((index, call_id, wt));
+            }
+        }
+        drop(runs);
+        // One review per isolated sub-agent, in call order, after all ran.
+        isolated.sort_by_key(|(index, ..)| *index);
+        for (index, call_id, (wt, registry)) in isolated {
+            let report = self.merge_worktree(&wt, &registry, &call_id, emit).await;
+            if let Some(Some(out)) = outcomes.get_mut(index)
+                && let Some(obj) = out.output.as_object_mut()
+            {
+                obj.insert("worktree".into(), report);
+            }
         }
         outcomes
             .into_iter()
@@ -235,8 +263,57 @@ impl Agent {
             .collect()
     }
 
-    /// The definition and prompt an `agent` call names, or why it cannot run.
-    fn plan_agent(&self, call: &ToolCall) -> Result<(AgentDef, String), String> {
+    /// Plans `call` and builds its sub-agent (in a worktree of its own
+    /// when isolated), with its start hooks run.
+    #[allow(clippy::type_complexity, reason = "a private step's parts")]
+    async fn start_agent(
+        &mut self,
+        call: &ToolCall,
+        emit: &Emit<'_>,
+    ) -> Result<(String, String, Agent, Option<(Worktree, Registry)>), String> {
+        let (def, prompt, isolation) = self.plan_agent(call)?;
+        let isolated = match isolation {
+            Isolation::Shared => None,
+            Isolation::Worktree => Some(self.isolate(&def.name, emit).await?),
+        };
+        let worktree = isolated
+            .as_ref()
+            .map(|i| (i.worktree.clone(), i.registry.clone()));
+        let mut sub = match self.subagent(&def, call, isolated) {
+            Ok(sub) => sub,
+            Err(e) => {
+                if let Some((wt, registry)) = &worktree {
+                    let _ = north_worktree::remove(wt, registry, true);
+                }
+                return Err(e);
+            }
+        };
+        self.subagent_start_hooks(&mut sub, &def.name, emit).await;
+        Ok((def.name.clone(), prompt, sub, worktree))
+    }
+
+    /// A worktree of its own for the sub-agent `agent`, its
+    /// `WorktreeCreate` hooks run (one that blocks takes it back).
+    async fn isolate(&self, agent: &str, emit: &Emit<'_>) -> Result<Isolated, String> {
+        let isolate = self
+            .delegation
+            .as_ref()
+            .and_then(|d| d.isolate.clone())
+            .ok_or("this front end cannot give a sub-agent a worktree of its own")?;
+        let isolated = isolate(agent)
+            .map_err(|e| format!("cannot make a worktree for the sub-agent `{agent}`: {e}"))?;
+        if let Err(reason) = self.worktree_create_hooks(&isolated.worktree, emit).await {
+            let _ = north_worktree::remove(&isolated.worktree, &isolated.registry, true);
+            return Err(format!(
+                "a WorktreeCreate hook refused the sub-agent's worktree: {reason}"
+            ));
+        }
+        Ok(isolated)
+    }
+
+    /// The definition, prompt and isolation an `agent` call names, or why
+    /// it cannot run.
+    fn plan_agent(&self, call: &ToolCall) -> Result<(AgentDef, String, Isolation), String> {
         let Some(delegation) = &self.delegation else {
             return Err("this session has no agents".into());
         };
@@ -260,11 +337,23 @@ impl Agent {
                 delegation.agents.names().join(", ")
             )
         })?;
-        Ok((def.clone(), prompt.to_string()))
+        let isolation = match call.arguments.get("isolation").and_then(Value::as_str) {
+            Some(word) => word
+                .parse()
+                .map_err(|e: crate::subagents::UnknownIsolation| e.to_string())?,
+            None => def.isolation,
+        };
+        Ok((def.clone(), prompt.to_string(), isolation))
     }
 
-    /// A fresh agent for `def`, answering `call`.
-    fn subagent(&self, def: &AgentDef, call: &ToolCall) -> Result<Agent, String> {
+    /// A fresh agent for `def`, answering `call`: in the parent's tree
+    /// with the parent's shell, or in `isolated`'s worktree with its own.
+    fn subagent(
+        &self,
+        def: &AgentDef,
+        call: &ToolCall,
+        isolated: Option<Isolated>,
+    ) -> Result<Agent, String> {
         let session = self
             .conv
             .session
@@ -292,8 +381,14 @@ impl Agent {
             }
             None => self.services.backend.clone(),
         };
-        let mut ctx = self.services.ctx.clone();
-        ctx.shell = self.modes.plain_shell.clone();
+        let (mut ctx, own_kit) = match isolated {
+            Some(i) => (i.ctx, Some(i.kit)),
+            None => {
+                let mut ctx = self.services.ctx.clone();
+                ctx.shell = self.modes.plain_shell.clone();
+                (ctx, None)
+            }
+        };
         ctx.live_output = None;
         let mut sub = Agent::new(
             backend,
@@ -313,7 +408,7 @@ impl Agent {
         sub.delegation = self.delegation.clone();
         sub.skill_tool = self.skill_tool.clone().filter(|_| def.allows("skill"));
         sub.session_rules = self.session_rules.clone();
-        if let Some(mut kit) = self.modes.kit.clone() {
+        if let Some(mut kit) = own_kit.or_else(|| self.modes.kit.clone()) {
             kit.plan_tools = kit.plan_tools.only(keep);
             sub.modes.kit = Some(kit);
         }

@@ -213,6 +213,32 @@ impl Agent {
         sub.hook_context.extend(verdict.context);
     }
 
+    /// `WorktreeCreate`, when North made a worktree for a sub-agent:
+    /// `Err` with the reason when a hook blocked it.
+    pub(super) async fn worktree_create_hooks(
+        &self,
+        wt: &north_worktree::Worktree,
+        emit: &Emit<'_>,
+    ) -> Result<(), String> {
+        let verdict = self
+            .fire(
+                HookEvent::WorktreeCreate,
+                None,
+                fields([
+                    ("name", json!(wt.name)),
+                    ("worktree_path", json!(wt.path.display().to_string())),
+                    ("branch", json!(wt.branch)),
+                    ("base_commit", json!(wt.base)),
+                ]),
+                emit,
+            )
+            .await;
+        match verdict.block.or(verdict.halt) {
+            Some(reason) => Err(reason),
+            None => Ok(()),
+        }
+    }
+
     /// `PostCompact`, after the conversation was condensed (`auto` or
     /// `manual`), with the summary it now starts from.
     /// Then `SessionStart` with `source: compact`, as Claude Code fires it:

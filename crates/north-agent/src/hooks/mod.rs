@@ -179,6 +179,39 @@ impl Hooks {
     }
 }
 
+/// A hook said no (exit 2, `"decision": "block"`, `"continue": false`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct HookBlocked {
+    /// What the hook said.
+    pub reason: String,
+}
+
+impl Hooks {
+    /// Runs the hooks of an event that belongs to no turn (a worktree's
+    /// `WorktreeCreate` or `WorktreeRemove`), for the session `session_id`
+    /// names (empty: none yet), in `cwd`'s project. `Err` carries the
+    /// reason a hook blocked it; each run is reported through `emit`.
+    pub async fn fire_outside_turn(
+        &self,
+        event: HookEvent,
+        session_id: &str,
+        fields: Map<String, Value>,
+        emit: &(dyn Fn(Event) + Send + Sync),
+    ) -> Result<(), HookBlocked> {
+        let session = HookSession {
+            session_id: session_id.to_string(),
+            transcript_path: PathBuf::new(),
+            permission_mode: PermissionMode::Ask,
+        };
+        let verdict = self.fire(event, None, &session, fields, emit).await;
+        match verdict.block.or(verdict.halt) {
+            Some(reason) => Err(HookBlocked { reason }),
+            None => Ok(()),
+        }
+    }
+}
+
 /// Claude Code's word for a permission mode.
 fn claude_mode(mode: PermissionMode) -> &'static str {
     match mode {

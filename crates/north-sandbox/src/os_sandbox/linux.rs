@@ -70,7 +70,13 @@ pub(super) fn enter(spec: &SandboxPolicy) -> Result<Protection, OsSandboxError> 
     let git = spec.root.join(".git");
     let git_is_dir = std::fs::symlink_metadata(&git).is_ok_and(|m| m.file_type().is_dir());
     prepare_git(&spec.root);
-    let protected = read_only_in_root(&spec.root);
+    let mut protected = read_only_in_root(&spec.root);
+    protected.extend(
+        spec.read_only
+            .iter()
+            .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| !m.file_type().is_symlink()))
+            .cloned(),
+    );
     let mut hidden = hidden_paths(spec);
     // Without user namespaces the read-only and hidden paths cannot be
     // enforced; that is reported, not fatal (the other layers still apply).

@@ -78,7 +78,7 @@ use std::path::PathBuf;
 
 pub use policy::{
     ChildKind, DEFAULT_MAX_PROCESSES, HOME_READABLE, Network, PROXY_PORT, SandboxPolicy,
-    SandboxSettings, TempDir, home_paths_named,
+    SandboxSettings, TempDir, WorktreeGit, home_paths_named,
 };
 
 /// The user's secret stores under `home` (and North's own config and state

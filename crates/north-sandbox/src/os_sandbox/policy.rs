@@ -52,6 +52,9 @@ pub struct SandboxPolicy {
     pub root: PathBuf,
     /// Further writable directories.
     pub writable: Vec<PathBuf>,
+    /// Paths held read-only inside those writable directories (what in a
+    /// worktree's git directory points git elsewhere).
+    pub read_only: Vec<PathBuf>,
     /// Paths hidden besides the secret stores (the user's `sandbox.deny_read`).
     pub hidden: Vec<PathBuf>,
     /// Paths under the home directory readable besides the built-in
@@ -180,6 +183,7 @@ impl SandboxPolicy {
         SandboxPolicy {
             root,
             writable: Vec::new(),
+            read_only: Vec::new(),
             hidden: Vec::new(),
             home_readable: Vec::new(),
             keep: Vec::new(),
@@ -202,6 +206,7 @@ impl SandboxPolicy {
             }
         };
         each("--write", &self.writable);
+        each("--read-only", &self.read_only);
         each("--hide", &self.hidden);
         each("--read", &self.home_readable);
         each("--keep", &self.keep);
@@ -253,6 +258,7 @@ impl SandboxPolicy {
         if READ_ONLY_IN_ROOT
             .iter()
             .any(|rel| path.starts_with(self.root.join(rel)))
+            || self.read_only.iter().any(|p| path.starts_with(p))
         {
             return true;
         }
@@ -348,6 +354,47 @@ pub struct SandboxSettings {
     pub unix_sockets: bool,
     /// Commands' network: on only with the whole-network grant.
     pub network: Network,
+    /// When the root is a git worktree North created: where a commit in
+    /// it writes besides the worktree (None: any other directory).
+    pub worktree: Option<WorktreeGit>,
+}
+
+/// The shared git state a commit in a worktree North created writes: its
+/// own directory in the repository's `.git/worktrees`, the object store,
+/// and the branches and reflogs under `refs/heads/north/`. Only North's
+/// record of the worktrees it made names one: a repository's own `.git`
+/// file never widens what a command may write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorktreeGit {
+    /// `<common>/worktrees/<name>`: the worktree's HEAD, index and logs.
+    pub admin: PathBuf,
+    /// The repository's git directory (`<repo>/.git`).
+    pub common: PathBuf,
+}
+
+/// Files in a worktree's git directory that tell git where the repository
+/// and the worktree are: read-only, so no command points the user's git at
+/// a configuration it wrote.
+const WORKTREE_POINTERS: &[&str] = &["commondir", "gitdir", "config.worktree"];
+
+impl WorktreeGit {
+    /// What a command in the worktree may write besides it.
+    pub fn writable(&self) -> Vec<PathBuf> {
+        vec![
+            self.admin.clone(),
+            self.common.join("objects"),
+            self.common.join("refs/heads/north"),
+            self.common.join("logs/refs/heads/north"),
+        ]
+    }
+
+    /// What stays read-only inside those.
+    pub fn read_only(&self) -> Vec<PathBuf> {
+        WORKTREE_POINTERS
+            .iter()
+            .map(|f| self.admin.join(f))
+            .collect()
+    }
 }
 
 impl SandboxSettings {
@@ -359,6 +406,7 @@ impl SandboxSettings {
             home_readable: Vec::new(),
             unix_sockets: false,
             network: Network::Off,
+            worktree: None,
         }
     }
 
@@ -369,7 +417,15 @@ impl SandboxSettings {
         policy.home_readable = self.home_readable.clone();
         policy.unix_sockets = self.unix_sockets;
         match kind {
-            ChildKind::Command => policy.network = self.network.clone(),
+            ChildKind::Command => {
+                policy.network = self.network.clone();
+                // A command may commit in the worktree (and no hook,
+                // server or read-only command needs to).
+                if let Some(git) = &self.worktree {
+                    policy.writable = git.writable();
+                    policy.read_only = git.read_only();
+                }
+            }
             ChildKind::Hook { network } => {
                 policy.network = if network { Network::On } else { Network::Off };
                 // A hook's log or marker in the temp dir is seen outside.
@@ -407,6 +463,43 @@ fn package_caches(home: Option<&Path>) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_worktree_opens_its_git_state_to_commands_only_and_keeps_its_pointers_read_only() {
+        let mut settings = SandboxSettings::new(PathBuf::from("/r.worktrees/feat"));
+        settings.worktree = Some(WorktreeGit {
+            admin: PathBuf::from("/r/.git/worktrees/feat"),
+            common: PathBuf::from("/r/.git"),
+        });
+        let command = settings.policy_for(ChildKind::Command);
+        for open in [
+            "/r/.git/worktrees/feat/index",
+            "/r/.git/objects/ab/cdef",
+            "/r/.git/refs/heads/north/feat",
+        ] {
+            assert!(!command.refuses_write(Path::new(open)), "{open}");
+        }
+        for shut in [
+            "/r/.git/worktrees/feat/commondir",
+            "/r/.git/worktrees/feat/gitdir",
+            "/r/.git/config",
+            "/r/.git/hooks/pre-commit",
+            "/r/.git/refs/heads/main",
+            "/r/.git/worktrees/other/HEAD",
+            "/r/src/main.rs",
+        ] {
+            assert!(command.refuses_write(Path::new(shut)), "{shut}");
+        }
+        let args = command.to_args();
+        assert!(args.contains(&OsString::from("--read-only")));
+        for kind in [
+            ChildKind::Hook { network: false },
+            ChildKind::ReadOnlyCommand,
+        ] {
+            let policy = settings.policy_for(kind);
+            assert!(policy.refuses_write(Path::new("/r/.git/objects/ab/cdef")));
+        }
+    }
 
     #[test]
     fn a_domain_grant_is_not_the_network() {

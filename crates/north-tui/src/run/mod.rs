@@ -324,6 +324,12 @@ impl Loop {
                 Action::Ps(kill) => {
                     let _ = self.cmds.send(WorkerCmd::Ps(kill));
                 }
+                Action::Worktree(None) => {
+                    let _ = self.cmds.send(WorkerCmd::Worktrees);
+                }
+                Action::Worktree(Some(name)) => {
+                    self.run_in_worker(|_| WorkerCmd::MergeWorktree(name));
+                }
                 Action::McpAuth(name, logout) => self.mcp_auth(name, logout),
                 Action::PasteImage => {
                     // The clipboard tool may take a moment: off the UI thread.

@@ -65,3 +65,4 @@ mod tui_pace;
 mod tui_undo;
 mod undo;
 mod web;
+mod worktrees;

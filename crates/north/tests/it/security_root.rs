@@ -12,29 +12,10 @@ use north_test_support::{FakeServer, Reply};
 use serde_json::{Value, json};
 
 use crate::common;
-use common::{Sandbox, output, recorded, text};
+use common::{Sandbox, git, output, recorded, text};
 
 const KEY: &str = "sk-ant-ROOTLEAKCHECK-9f3e1c7a25d04b86";
 const SSH_SECRET: &str = "SSH-PRIVATE-KEY-MATERIAL-4471";
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
-    text(&out.stdout).trim().to_owned()
-}
 
 fn executable(path: &Path, body: &str) {
     std::fs::write(path, body).unwrap();

@@ -204,6 +204,22 @@ pub async fn output(mut cmd: Command) -> Output {
         .unwrap()
 }
 
+/// Runs the user's `git` in `dir` (no global or system config, a fixed
+/// identity) and returns its trimmed output; a failure fails the test.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+        .args(["-c", "commit.gpgsign=false"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
+    text(&out.stdout).trim().to_owned()
+}
+
 /// A JSON-lines file (a scripted run's recorded requests), one value per
 /// line; empty when the file does not exist.
 pub fn recorded(path: &Path) -> Vec<Value> {

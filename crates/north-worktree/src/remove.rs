@@ -1,0 +1,59 @@
+//! Removing a worktree North made: its directory (links inside are removed
+//! as links, never followed), its bookkeeping in `.git/worktrees`, its
+//! branch, and North's record — refused while it holds work that did not
+//! come back, unless the user says to discard it.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{WorktreeError, io};
+use crate::record::{Registry, Worktree};
+
+/// What [`remove`] took away.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Removed {
+    /// The worktree's directory.
+    pub path: PathBuf,
+    /// Its branch.
+    pub branch: String,
+}
+
+/// Removes `wt`, which must be in `registry`. Without `force`, a worktree
+/// whose changes are not all in the main tree is kept.
+pub fn remove(wt: &Worktree, registry: &Registry, force: bool) -> Result<Removed, WorktreeError> {
+    if registry.at_path(&wt.path).as_ref() != Some(wt) {
+        return Err(WorktreeError::NotOwned(wt.name.clone()));
+    }
+    if !force && wt.path.is_dir() {
+        let pending = crate::changes::changes(wt)?;
+        if !pending.is_empty() {
+            return Err(WorktreeError::Unmerged {
+                name: wt.name.clone(),
+                count: pending.len(),
+            });
+        }
+    }
+    delete_tree(&wt.path)?;
+    delete_tree(&wt.admin)?;
+    for dir in ["refs/heads", "logs/refs/heads"] {
+        let file = wt.git_dir.join(dir).join(&wt.branch);
+        if std::fs::symlink_metadata(&file).is_ok_and(|m| m.is_file()) {
+            std::fs::remove_file(&file).map_err(io("delete", &file))?;
+        }
+    }
+    registry.forget(wt)?;
+    tracing::info!(name = %wt.name, "worktree removed");
+    Ok(Removed {
+        path: wt.path.clone(),
+        branch: wt.branch.clone(),
+    })
+}
+
+/// Deletes `path`: a link is removed as a link; a directory with
+/// everything in it, links inside removed, never followed.
+fn delete_tree(path: &Path) -> Result<(), WorktreeError> {
+    match std::fs::symlink_metadata(path) {
+        Err(_) => Ok(()),
+        Ok(m) if m.is_dir() => std::fs::remove_dir_all(path).map_err(io("delete", path)),
+        Ok(_) => std::fs::remove_file(path).map_err(io("delete", path)),
+    }
+}
