@@ -200,34 +200,45 @@ pub(crate) async fn worker(
                     .await;
                 break;
             }
-            WorkerCmd::New => {
-                if let Some(next) = open_next(&source, None, &agent, &tx) {
-                    agent
-                        .close(north_agent::SessionEndReason::Clear, &emitter(&tx))
-                        .await;
-                    agent = next;
-                    agent.started_by_clear();
-                    let _ = tx.send(UiMsg::Started {
-                        session_id: agent.session_id().to_string(),
-                    });
-                }
-            }
-            WorkerCmd::Resume(id) => {
-                if let Some(next) = open_next(&source, Some(&id), &agent, &tx) {
-                    agent = next;
-                    let _ = tx.send(UiMsg::Resumed {
-                        session_id: agent.session_id().to_string(),
-                        messages: agent.messages().to_vec(),
-                        tools: agent.describer(),
-                        usage: agent.total_usage(),
-                    });
-                }
-            }
+            WorkerCmd::New => switch(&mut agent, &source, None, &tx).await,
+            WorkerCmd::Resume(id) => switch(&mut agent, &source, Some(&id), &tx).await,
         }
         if counts_jobs {
             let _ = tx.send(UiMsg::Background(agent.background_running()));
         }
     }
+}
+
+/// `/new` (`id` None: the current session closes, as `/clear` ends it)
+/// or `/resume ID`: the UI continues on the other session.
+async fn switch(
+    agent: &mut LiveSession,
+    source: &SessionSource,
+    id: Option<&str>,
+    tx: &mpsc::UnboundedSender<UiMsg>,
+) {
+    let Some(next) = open_next(source, id, agent, tx) else {
+        return;
+    };
+    if id.is_none() {
+        agent
+            .close(north_agent::SessionEndReason::Clear, &emitter(tx))
+            .await;
+    }
+    *agent = next;
+    let session_id = agent.session_id().to_string();
+    let _ = tx.send(match id {
+        None => {
+            agent.started_by_clear();
+            UiMsg::Started { session_id }
+        }
+        Some(_) => UiMsg::Resumed {
+            session_id,
+            messages: agent.messages().to_vec(),
+            tools: agent.describer(),
+            usage: agent.total_usage(),
+        },
+    });
 }
 
 /// `/ps` (and `/ps kill ID`): the background commands.

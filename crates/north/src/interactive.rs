@@ -315,6 +315,31 @@ pub(crate) fn exit_code(result: Result<north_tui::Ended, TuiError>) -> ExitCode 
     }
 }
 
+/// The project the flags name (the worktree of `-w`, or the one a resumed
+/// session ran in), its trust asked on the terminal; a usage error else.
+fn open_project(args: &InteractiveArgs, redactor: &Redactor) -> Result<Project, ExitCode> {
+    let ask = |report: &north_agent::trust::TrustReport| {
+        crate::typeahead::with_echo(|| ask_trust(report))
+    };
+    let mut options = args
+        .model
+        .project_options(&crate::args::RunFlags::default(), &[]);
+    let (path, entered) = crate::worktree_enter::project_path(
+        &args.worktree,
+        args.model.path.as_ref(),
+        args.resume.as_ref(),
+    )
+    .map_err(|e| usage_error(&format!("{e:#}")))?;
+    options.path = path;
+    let project =
+        Project::open(&options, Some(&ask)).map_err(|e| usage_error(&open_failed(&e, redactor)))?;
+    if let Some(entered) = &entered {
+        crate::worktree_enter::created_hooks(&project, entered)
+            .map_err(|e| usage_error(&format!("{e:#}")))?;
+    }
+    Ok(project)
+}
+
 /// Runs the interactive assistant.
 pub fn main(args: InteractiveArgs) -> ExitCode {
     // Until the TUI has the terminal, keys wait for the composer unechoed.
@@ -323,32 +348,10 @@ pub fn main(args: InteractiveArgs) -> ExitCode {
     let redactor = Redactor::from_env();
     let log = logging::init(args.model.log_level, &redactor);
     tracing::info!(version = env!("CARGO_PKG_VERSION"), log = ?log, "north starting");
-    let ask = |report: &north_agent::trust::TrustReport| {
-        crate::typeahead::with_echo(|| ask_trust(report))
-    };
-    let mut options = args
-        .model
-        .project_options(&crate::args::RunFlags::default(), &[]);
-    let entered = match crate::worktree_enter::project_path(
-        &args.worktree,
-        args.model.path.as_ref(),
-        args.resume.as_ref(),
-    ) {
-        Ok((path, entered)) => {
-            options.path = path;
-            entered
-        }
-        Err(e) => return usage_error(&format!("{e:#}")),
-    };
-    let project = match Project::open(&options, Some(&ask)) {
+    let project = match open_project(&args, &redactor) {
         Ok(p) => p,
-        Err(e) => return usage_error(&open_failed(&e, &redactor)),
+        Err(code) => return code,
     };
-    if let Some(entered) = &entered
-        && let Err(e) = crate::worktree_enter::created_hooks(&project, entered)
-    {
-        return usage_error(&format!("{e:#}"));
-    }
     crate::args::print_notices(&project.notices);
     let choice =
         match SessionChoice::from_flags(args.resume.as_ref(), args.continue_latest, args.fork) {

@@ -69,6 +69,12 @@ impl WorktreeArgs {
             };
             anyhow::anyhow!("{e}{hint}")
         })?;
+        if !created && (self.worktree_base.is_some() || self.worktree_copy) {
+            eprintln!(
+                "north: worktree {} exists: entered as it is (--worktree-base and --worktree-copy shape a new one)",
+                worktree.name
+            );
+        }
         eprintln!(
             "north: {} worktree {} at {} (branch {})",
             if created { "new" } else { "in" },

@@ -519,3 +519,44 @@ fn a_repositorys_own_git_file_opens_nothing_to_commands() {
     assert!(!victim.join("planted").exists());
     assert!(!victim.join("objects/planted").exists());
 }
+
+#[test]
+fn a_worktree_of_a_trusted_repository_is_trusted_and_its_project_hooks_run() {
+    let sb = Sandbox::new();
+    let outside = common::outside_temp_dir("north-wt-");
+    let top = repo(outside.path());
+    let settings = json!({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": "echo PROJECT-HOOK-RAN > hook-ran.txt"}
+    ]}]}});
+    std::fs::create_dir_all(top.join(".claude")).unwrap();
+    std::fs::write(top.join(".claude/settings.json"), settings.to_string()).unwrap();
+    git(&top, &["add", ".claude"]);
+    git(&top, &["commit", "-qm", "hooks"]);
+    let out = north_in(&sb, &top).args(["trust"]).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = scripted(
+        &sb,
+        &top,
+        &json!([{"text": "hi"}]),
+        &["-w", "trusted", "hi"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let wt = outside.path().join("proj.worktrees/trusted");
+    assert!(wt.join("hook-ran.txt").exists(), "{}", text(&out.stderr));
+    // An untrusted repository's worktree stays untrusted.
+    let other = outside.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let top2 = repo(&other);
+    std::fs::create_dir_all(top2.join(".claude")).unwrap();
+    std::fs::write(top2.join(".claude/settings.json"), settings.to_string()).unwrap();
+    git(&top2, &["add", ".claude"]);
+    git(&top2, &["commit", "-qm", "hooks"]);
+    let out = scripted(
+        &sb,
+        &top2,
+        &json!([{"text": "hi"}]),
+        &["-w", "untrusted", "hi"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!other.join("proj.worktrees/untrusted/hook-ran.txt").exists());
+}
