@@ -136,6 +136,9 @@ impl Config {
         if let Some(v) = f.status_line.take() {
             self.status_line = Some(v);
         }
+        if let Some(servers) = f.lsp.take() {
+            self.lsp.extend(servers);
+        }
         if let Some(v) = f.keybindings.take() {
             self.keybindings.extend(v);
         }
@@ -202,6 +205,10 @@ impl Config {
         // A hook is code: a project's run only once it is trusted.
         if !trusted && f.hooks.take().is_some() {
             self.ignore("hooks", IgnoredBecause::Untrusted);
+        }
+        // So is a language server North would start.
+        if !trusted && f.lsp.take().is_some() {
+            self.ignore("lsp", IgnoredBecause::Untrusted);
         }
         // `false` narrows and always applies; `true` widens.
         if !trusted && f.approve_edits == Some(true) {

@@ -68,6 +68,8 @@ pub struct ConfigFile {
     /// config only.
     #[serde(alias = "statusLine")]
     pub status_line: Option<StatusLineFile>,
+    /// Language servers by language (a project's only once trusted).
+    pub lsp: Option<std::collections::BTreeMap<String, LspFile>>,
 }
 
 /// `"statusLine": {"type": "command", "command": "~/bin/status", "padding": 0}`.
@@ -91,6 +93,22 @@ pub struct StatusLineFile {
 pub enum StatusLineKind {
     /// A command's output.
     Command,
+}
+
+/// `"lsp": {"python": {"command": ["pyright-langserver", "--stdio"], "extensions": ["py"]}}`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LspFile {
+    /// Program and arguments (speaking LSP on stdin and stdout).
+    pub command: Vec<String>,
+    /// File extensions it serves, without the dot [default: the language's
+    /// usual ones, for a language North knows].
+    #[serde(default)]
+    pub extensions: Option<Vec<String>>,
+    /// Seconds it may take to start, and to give a proposal's diagnostics
+    /// [default: 20 to start, 8 for diagnostics].
+    #[serde(default)]
+    pub timeout: Option<u64>,
 }
 
 /// `"web_search": {"searxng_url": "https://search.example/search"}`.

@@ -43,8 +43,8 @@ mod read;
 
 pub use dirs::{data_dir, global_config_path, runtime_dir, state_dir};
 pub use file::{
-    ConfigFile, HostPattern, Provider, ProviderApi, ProviderFile, StatusLineFile, StatusLineKind,
-    UnknownProvider, parse_file, read_file,
+    ConfigFile, HostPattern, LspFile, Provider, ProviderApi, ProviderFile, StatusLineFile,
+    StatusLineKind, UnknownProvider, parse_file, read_file,
 };
 pub use read::{SETTINGS_MAX, read_settings};
 
@@ -218,6 +218,9 @@ pub struct Config {
     pub web_search_provider: bool,
     /// The status line command (the user's own config only).
     pub status_line: Option<StatusLineFile>,
+    /// Language servers by language: the user's, and a trusted project's
+    /// (a later file's entry for a language wins).
+    pub lsp: std::collections::BTreeMap<String, LspFile>,
     /// Project settings that were not applied, and why.
     pub ignored: Vec<IgnoredSetting>,
     /// Claude Code's permission rules from the project's
@@ -283,6 +286,7 @@ impl Default for Config {
             web_search_url: None,
             web_search_provider: false,
             status_line: None,
+            lsp: std::collections::BTreeMap::new(),
             ignored: Vec::new(),
             claude: claude::ClaudeRules::default(),
         }

@@ -329,6 +329,14 @@ pub enum Event {
         /// The decision.
         decision: ApprovalDecision,
     },
+    /// What language servers say a proposed change does, file by file,
+    /// before it is reviewed (and before anything is written).
+    Diagnostics {
+        /// Call id.
+        call_id: String,
+        /// The files a server checked (or did not answer for).
+        files: Vec<crate::FileDiagnostics>,
+    },
     /// A proposed change as unified diffs, for review.
     Diff {
         /// Call id.

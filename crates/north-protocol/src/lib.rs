@@ -61,6 +61,7 @@ pub use results::{DENIED_NOTE, GrantRequest, HostReached, Naming, REFUSED_NOTE, 
 pub use state::{ChatMessage, Checkpoint, ModelRef, State};
 pub use stream::{StopReason, StreamDelta, Usage};
 pub use tool::{
-    ApprovalPolicy, FileDiff, HunkRef, ToolCall, ToolKind, ToolOutcome, ToolSpec, wire_safe,
+    ApprovalPolicy, Diagnostic, FileDiagnostics, FileDiff, HunkRef, Severity, ToolCall, ToolKind,
+    ToolOutcome, ToolSpec, wire_safe,
 };
 pub use trace::{TraceEvent, TraceKind};

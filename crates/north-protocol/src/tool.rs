@@ -130,6 +130,61 @@ pub struct FileDiff {
     pub removed: usize,
     /// Whether the file is new.
     pub created: bool,
+    /// What a language server says the change does to the file (None: no
+    /// server for it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<FileDiagnostics>,
+}
+
+/// How bad a diagnostic is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// An error.
+    Error,
+    /// A warning.
+    Warning,
+    /// Information.
+    Information,
+    /// A hint.
+    Hint,
+}
+
+/// One diagnostic a language server reported.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Diagnostic {
+    /// 1-based line of its start.
+    pub line: u32,
+    /// 1-based column (UTF-16 units, as servers count).
+    pub column: u32,
+    /// How bad.
+    pub severity: Severity,
+    /// What the server says.
+    pub message: String,
+}
+
+/// What a language server says a proposed change does to one file:
+/// checked before anything is written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct FileDiagnostics {
+    /// The file, relative to the project.
+    pub path: String,
+    /// The server (its language: `python`).
+    pub server: String,
+    /// Whether the server answered.
+    pub checked: bool,
+    /// Why not, when it did not (timed out, stopped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_answer: Option<String>,
+    /// Errors and warnings the change brings in.
+    pub introduced: Vec<Diagnostic>,
+    /// Errors and warnings it takes away.
+    pub resolved: Vec<Diagnostic>,
+    /// Errors and warnings there before and after.
+    pub remaining: usize,
 }
 
 /// One hunk of a proposal a reviewer refused: the file and the hunk's

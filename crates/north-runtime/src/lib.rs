@@ -24,6 +24,7 @@
 //! hosts the user's package managers fetch from), `sandboxing` (uses
 //! `egress`, `hosts`, `registries`, `worktree_record`), `hooking` (uses `sandboxing`),
 //! `permissions` (Claude Code's permission rules for the command policy),
+//! `language_servers` (the project's language servers; uses `sandboxing`),
 //! `project` (uses `permissions`, `provider`, `sandboxing`, `hooking`), `status_line` (the command a user programs the
 //! status line with; uses `project`, `sandboxing`), `worktrees` (the
 //! worktrees of `-w` and isolated sub-agents; uses `project`), `mcp` (uses
@@ -38,6 +39,7 @@ mod endpoint;
 mod error;
 pub mod hooking;
 mod hosts;
+mod language_servers;
 mod mcp;
 pub mod permissions;
 mod project;

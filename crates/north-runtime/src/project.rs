@@ -103,6 +103,8 @@ pub struct Project {
     pub agents: north_agent::subagents::AgentSet,
     /// The skills (yours, a trusted project's).
     pub skills: north_agent::skills::SkillSet,
+    /// The project's language servers (None: none configured or found).
+    pub code: Option<std::sync::Arc<north_lsp::Servers>>,
     /// What the user should be told about opening it (settings ignored,
     /// edits settled, hooks skipped): each line once, for the front end to
     /// show where it shows such things.
@@ -202,6 +204,8 @@ impl Project {
             }
         }
         let commands = sandbox.spawner(&root, &grants, ChildKind::Command);
+        let code_defs = crate::language_servers::defs(&config, &mut notices);
+        let code = crate::language_servers::at(&root, code_defs, &sandbox, &grants);
         let config_dir = north_config::global_config_path()
             .and_then(|p| p.parent().map(std::path::Path::to_path_buf));
         let agents =
@@ -226,6 +230,7 @@ impl Project {
             sandbox,
             agents,
             skills,
+            code,
             notices,
         })
     }
@@ -348,7 +353,16 @@ pub(crate) fn mode_kit_at(project: &Project, root: &Path) -> north_agent::ModeKi
         .flatten()
         .map(|spawner| shell_on(root, Some(spawner)));
     north_agent::ModeKit {
-        plan_tools: plan_tools(grants),
+        plan_tools: {
+            // Asking a language server changes nothing: planning may.
+            let mut tools = plan_tools(grants);
+            if project.code.is_some() {
+                for tool in north_tools::tools::CodeTool::ALL {
+                    tools.register(std::sync::Arc::new(tool));
+                }
+            }
+            tools
+        },
         sandboxed_shell,
         outside_shell,
         read_only_shell,
@@ -448,6 +462,10 @@ impl Project {
     pub fn tool_context(&self) -> ToolContext {
         let mut ctx = ToolContext::for_project(self.root.clone());
         ctx.net_allowlist = self.config.net_allowlist.value.clone();
+        ctx.code = self
+            .code
+            .clone()
+            .map(|c| c as std::sync::Arc<dyn north_tools::services::Code>);
         if self.commands.is_confined() {
             ctx.shell = std::sync::Arc::new(north_tools::shell::ShellManager::with_spawner(
                 self.root.clone(),

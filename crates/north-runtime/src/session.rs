@@ -105,6 +105,12 @@ impl Sessions {
         let project = &self.project;
         let mut tools = assistant_tools(&project.grants);
         crate::project::add_web_tools(&mut tools, project);
+        // The language-server tools, where a server is configured or found.
+        if project.code.is_some() {
+            for tool in north_tools::tools::CodeTool::ALL {
+                tools.register(Arc::new(tool));
+            }
+        }
         if let Some(hub) = &self.mcp {
             tools.add_source(hub.tool_source());
         }
@@ -165,6 +171,9 @@ impl Sessions {
     pub async fn shutdown(&self) {
         if let Some(hub) = &self.mcp {
             hub.shutdown().await;
+        }
+        if let Some(code) = &self.project.code {
+            code.shutdown().await;
         }
     }
 }

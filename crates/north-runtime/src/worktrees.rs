@@ -122,6 +122,13 @@ impl Project {
     pub fn tool_context_at(&self, root: &Path) -> north_tools::ToolContext {
         let mut ctx = north_tools::ToolContext::for_project(root.to_path_buf());
         ctx.net_allowlist = self.config.net_allowlist.value.clone();
+        let defs = self
+            .code
+            .as_ref()
+            .map(|c| c.defs().to_vec())
+            .unwrap_or_default();
+        ctx.code = crate::language_servers::at(root, defs, &self.sandbox, &self.grants)
+            .map(|c| c as Arc<dyn north_tools::services::Code>);
         let spawner = self.sandbox.spawner(
             root,
             &self.grants,

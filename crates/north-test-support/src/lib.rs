@@ -49,6 +49,25 @@ pub fn missing(reason: &str) {
     eprintln!("SKIPPED: {reason}");
 }
 
+/// A program this crate builds (`north-fake-lsp`), found beside the test
+/// binary that asks (`cargo test --workspace` builds it first); None, and
+/// said through [`missing`], when it was not built.
+pub fn support_bin(name: &str) -> Option<std::path::PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let found = exe
+        .ancestors()
+        .skip(1)
+        .take(3)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file());
+    if found.is_none() {
+        missing(&format!(
+            "{name} is not built (cargo build -p north-test-support --bin {name})"
+        ));
+    }
+    found
+}
+
 /// Reads a recorded stream from this crate's `fixtures/` directory.
 pub fn fixture(name: &str) -> Vec<u8> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -77,6 +77,82 @@ impl Shell for ShellManager {
     }
 }
 
+/// The project's language servers as the code tools and the edit review
+/// use them: what a server says of proposed (unsaved) text, definitions,
+/// references, symbols. North's own is [`north_lsp::Servers`].
+pub trait Code: Send + Sync {
+    /// Whether a server is configured for the project path `rel`.
+    fn handles(&self, rel: &str) -> bool;
+
+    /// What the server of `rel` says of `text` as its content (never
+    /// written).
+    fn diagnose<'a>(&'a self, rel: &'a str, text: &'a str) -> BoxFuture<'a, north_lsp::Diagnosed>;
+
+    /// The server of `rel` is told what was written.
+    fn written<'a>(&'a self, rel: &'a str, text: &'a str) -> BoxFuture<'a, ()>;
+
+    /// Where the symbol at `line`:`column` (1-based) is defined.
+    fn definition<'a>(
+        &'a self,
+        rel: &'a str,
+        line: u32,
+        column: u32,
+    ) -> BoxFuture<'a, Result<Vec<north_lsp::Location>, north_lsp::LspError>>;
+
+    /// Where the symbol at `line`:`column` is used.
+    fn references<'a>(
+        &'a self,
+        rel: &'a str,
+        line: u32,
+        column: u32,
+    ) -> BoxFuture<'a, Result<Vec<north_lsp::Location>, north_lsp::LspError>>;
+
+    /// The workspace's symbols matching `query`.
+    fn symbols<'a>(
+        &'a self,
+        query: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<north_lsp::Symbol>, north_lsp::LspError>>;
+}
+
+impl Code for north_lsp::Servers {
+    fn handles(&self, rel: &str) -> bool {
+        self.def_for(rel).is_some()
+    }
+
+    fn diagnose<'a>(&'a self, rel: &'a str, text: &'a str) -> BoxFuture<'a, north_lsp::Diagnosed> {
+        Box::pin(north_lsp::Servers::diagnose(self, rel, text))
+    }
+
+    fn written<'a>(&'a self, rel: &'a str, text: &'a str) -> BoxFuture<'a, ()> {
+        Box::pin(north_lsp::Servers::written(self, rel, text))
+    }
+
+    fn definition<'a>(
+        &'a self,
+        rel: &'a str,
+        line: u32,
+        column: u32,
+    ) -> BoxFuture<'a, Result<Vec<north_lsp::Location>, north_lsp::LspError>> {
+        Box::pin(north_lsp::Servers::definition(self, rel, line, column))
+    }
+
+    fn references<'a>(
+        &'a self,
+        rel: &'a str,
+        line: u32,
+        column: u32,
+    ) -> BoxFuture<'a, Result<Vec<north_lsp::Location>, north_lsp::LspError>> {
+        Box::pin(north_lsp::Servers::references(self, rel, line, column))
+    }
+
+    fn symbols<'a>(
+        &'a self,
+        query: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<north_lsp::Symbol>, north_lsp::LspError>> {
+        Box::pin(north_lsp::Servers::symbols(self, query))
+    }
+}
+
 /// The web as the network tools use it: GETs the access rules allow.
 pub trait Web: Send + Sync {
     /// Limits and cache lifetime.

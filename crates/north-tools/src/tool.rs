@@ -94,6 +94,8 @@ pub struct ToolContext {
     /// tool runs its command only when it is this one (set by the gate
     /// around each call).
     pub approved: Option<north_policy::ApprovedCommand>,
+    /// The project's language servers (None: none configured or found).
+    pub code: Option<Arc<dyn crate::services::Code>>,
 }
 
 /// Writes accepted edits somewhere other than North's own file layer — an
@@ -120,6 +122,7 @@ impl ToolContext {
             live_output: None,
             file_writer: None,
             approved: None,
+            code: None,
         }
     }
 

@@ -27,6 +27,7 @@ pub(crate) fn parse_unified(text: &str) -> Vec<FileDiff> {
                 added: 0,
                 removed: 0,
                 created,
+                diagnostics: None,
             });
             continue;
         }
@@ -89,10 +90,16 @@ pub(crate) fn render_review(
             out.push(Line::default());
         }
         out.push(file_header(f));
+        let (summary, mut placed) = problems(f);
+        for row in summary {
+            out.extend(wrap_spans(&row, width).into_iter().map(Line::from));
+        }
+        let mut new_line: u32 = 0;
         for line in f.diff.lines() {
             if line.starts_with("--- ") || line.starts_with("+++ ") {
                 continue;
             }
+            new_line = next_new_line(line, new_line);
             let mut text = line.replace('\t', "    ");
             if line.starts_with("@@") {
                 let h = hunk.map_or(0, |h| h + 1);
@@ -122,9 +129,131 @@ pub(crate) fn render_review(
             for row in wrap_spans(&[Span::styled(text, st)], width) {
                 out.push(Line::from(row));
             }
+            // A problem the change brings in, under the line it is on.
+            if line.starts_with('+') {
+                placed.retain(|d| {
+                    if d.line != new_line {
+                        return true;
+                    }
+                    let row = problem_row("    ", d);
+                    out.extend(wrap_spans(&row, width).into_iter().map(Line::from));
+                    false
+                });
+            }
         }
     }
     (out, headers)
+}
+
+/// The new file's line number a diff line stands at (`+` and context
+/// lines count; a hunk header restarts the count).
+fn next_new_line(line: &str, current: u32) -> u32 {
+    if let Some(rest) = line.strip_prefix("@@") {
+        let start = rest
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix('+'))
+            .and_then(|w| w.split(',').next())
+            .and_then(|n| n.parse::<u32>().ok())
+            .unwrap_or(1);
+        return start.saturating_sub(1);
+    }
+    if line.starts_with('-') || line.starts_with('\\') {
+        current
+    } else {
+        current + 1
+    }
+}
+
+/// One problem as a row: `✗ line 3: message`.
+fn problem_row(indent: &str, d: &north_protocol::Diagnostic) -> Vec<Span<'static>> {
+    let (mark, st) = match d.severity {
+        north_protocol::Severity::Error => ("✗", style::error()),
+        _ => ("⚠", style::notice()),
+    };
+    vec![
+        Span::raw(indent.to_string()),
+        Span::styled(format!("{mark} line {}: ", d.line), st),
+        Span::styled(d.message.lines().next().unwrap_or_default().to_string(), st),
+    ]
+}
+
+/// What a language server said of a file: the summary rows under its
+/// header, and the problems to show under the lines they are on.
+fn problems(f: &FileDiff) -> (Vec<Vec<Span<'static>>>, Vec<north_protocol::Diagnostic>) {
+    let Some(d) = &f.diagnostics else {
+        return (Vec::new(), Vec::new());
+    };
+    let mut rows = Vec::new();
+    if !d.checked {
+        let why = d.no_answer.as_deref().unwrap_or("no answer");
+        rows.push(vec![Span::styled(
+            format!("  ? {} language server: {why}", d.server),
+            style::dim(),
+        )]);
+        return (rows, Vec::new());
+    }
+    let count =
+        |sev: north_protocol::Severity| d.introduced.iter().filter(|x| x.severity == sev).count();
+    let (errors, warnings) = (
+        count(north_protocol::Severity::Error),
+        count(north_protocol::Severity::Warning),
+    );
+    let mut said = Vec::new();
+    if errors > 0 {
+        said.push(format!("introduces {errors} error(s)"));
+    }
+    if warnings > 0 {
+        said.push(format!("{warnings} warning(s)"));
+    }
+    if !d.resolved.is_empty() {
+        said.push(format!("resolves {}", d.resolved.len()));
+    }
+    let st = if errors > 0 {
+        style::error()
+    } else {
+        style::ok()
+    };
+    let text = if said.is_empty() {
+        format!("  ✓ {}: no new errors or warnings", d.server)
+    } else {
+        format!(
+            "  {} {}: {}",
+            if errors > 0 { "✗" } else { "✓" },
+            d.server,
+            said.join(", ")
+        )
+    };
+    rows.push(vec![Span::styled(text, st)]);
+    for r in &d.resolved {
+        let mut row = problem_row("    ", r);
+        row[1] = Span::styled(format!("✓ resolved line {}: ", r.line), style::ok());
+        rows.push(row);
+    }
+    // Those on lines the diff does not show are listed here.
+    let shown = shown_lines(f);
+    let (beside, here): (Vec<_>, Vec<_>) = d
+        .introduced
+        .iter()
+        .cloned()
+        .partition(|x| shown.contains(&x.line));
+    rows.extend(here.iter().map(|x| problem_row("    ", x)));
+    (rows, beside)
+}
+
+/// The new file's lines that appear as `+` lines in the diff.
+fn shown_lines(f: &FileDiff) -> std::collections::BTreeSet<u32> {
+    let mut n = 0;
+    let mut out = std::collections::BTreeSet::new();
+    for line in f.diff.lines() {
+        if line.starts_with("--- ") || line.starts_with("+++ ") {
+            continue;
+        }
+        n = next_new_line(line, n);
+        if line.starts_with('+') {
+            out.insert(n);
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -49,6 +49,9 @@ impl App {
             Event::ApprovalDecided { call_id, decision } => {
                 self.approval_decided(call_id, decision);
             }
+            // The review shows them beside the hunks (the files of the
+            // approval carry them).
+            Event::Diagnostics { .. } => {}
             Event::Diff { call_id, diff } => {
                 self.diffs
                     .entry(call_id)

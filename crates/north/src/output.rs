@@ -153,6 +153,13 @@ impl Text {
                 }
             }
             Event::Diff { diff, .. } => self.line(diff.trim_end()),
+            Event::Diagnostics { files, .. } => {
+                for f in files {
+                    for line in diagnostics_lines(f) {
+                        self.line(&line);
+                    }
+                }
+            }
             Event::ApprovalDecided { decision, .. } => {
                 self.line(&format!("  [{}]", decision_word(*decision)));
             }
@@ -203,6 +210,47 @@ impl Text {
 }
 
 /// A decision as the text output says it.
+/// What a language server said of a proposed file, as `exec` prints it.
+fn diagnostics_lines(f: &north_protocol::FileDiagnostics) -> Vec<String> {
+    if !f.checked {
+        return vec![format!(
+            "  ? {} ({} language server): {}",
+            f.path,
+            f.server,
+            f.no_answer.as_deref().unwrap_or("no answer")
+        )];
+    }
+    if f.introduced.is_empty() && f.resolved.is_empty() {
+        return vec![format!(
+            "  ✓ {}: no new errors or warnings ({})",
+            f.path, f.server
+        )];
+    }
+    let mut out = Vec::new();
+    for d in &f.introduced {
+        let mark = if d.severity == north_protocol::Severity::Error {
+            "✗"
+        } else {
+            "⚠"
+        };
+        out.push(format!(
+            "  {mark} {}:{}: {}",
+            f.path,
+            d.line,
+            d.message.lines().next().unwrap_or_default()
+        ));
+    }
+    for d in &f.resolved {
+        out.push(format!(
+            "  ✓ {}:{}: resolved: {}",
+            f.path,
+            d.line,
+            d.message.lines().next().unwrap_or_default()
+        ));
+    }
+    out
+}
+
 fn decision_word(decision: ApprovalDecision) -> &'static str {
     match decision {
         ApprovalDecision::Accept => "accepted",

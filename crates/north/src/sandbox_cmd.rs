@@ -91,6 +91,8 @@ pub enum Kind {
     Mcp,
     /// A command North verified as read-only, run without asking.
     ReadOnly,
+    /// A language server.
+    Lsp,
 }
 
 impl SandboxArgs {
@@ -157,6 +159,7 @@ fn configured(root: &Path, kind: Kind, grants: &[Capability]) -> anyhow::Result<
         Kind::Hook => ChildKind::Hook { network: false },
         Kind::Mcp => ChildKind::McpServer,
         Kind::ReadOnly => ChildKind::ReadOnlyCommand,
+        Kind::Lsp => ChildKind::LanguageServer,
     };
     let mut settings = choice.settings(root, &[]);
     if grants.contains(&Capability::Net) {

@@ -526,20 +526,18 @@ impl CallEnv<'_> {
         self.review_and_apply(call, proposal, false).await
     }
 
-    /// Shows `proposal`, asks for it where the mode, rules and hooks say
-    /// (always when `always_ask`: conflict markers are never written
-    /// unreviewed), and writes what the user kept.
-    pub(super) async fn review_and_apply(
+    /// Asks for `proposal` (its `files` as the reviewer sees them) where
+    /// the mode, rules and hooks say (always when `always_ask`: conflict
+    /// markers are never written unreviewed), and writes what the user
+    /// kept. The diff was shown already.
+    pub(super) async fn decide_and_apply(
         &mut self,
         call: &ToolCall,
         proposal: north_tools::edit::Proposal,
+        files: Vec<north_protocol::FileDiff>,
         always_ask: bool,
     ) -> ToolOutcome {
         let paths: Vec<String> = proposal.files.iter().map(|f| f.path.clone()).collect();
-        (self.emit)(Event::Diff {
-            call_id: call.id.clone(),
-            diff: proposal.full_diff(),
-        });
         if let Some((path, rule)) = paths.iter().find_map(|p| {
             self.path_rules
                 .edit_denied(&self.ctx.root, p)
@@ -567,7 +565,7 @@ impl CallEnv<'_> {
                 paths.join(", "),
                 ApprovalRequest::Edit {
                     proposal: &proposal,
-                    files: &proposal.file_diffs(),
+                    files: &files,
                 },
             )
             .await

@@ -37,6 +37,7 @@
 
 mod actions;
 mod approvals;
+mod code_check;
 mod condensing;
 mod delegate;
 mod denial;

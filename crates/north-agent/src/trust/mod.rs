@@ -27,7 +27,9 @@ use north_tools::allowlist::{AllowlistError, ProjectAllowlist};
 use serde::{Deserialize, Serialize};
 
 /// Keys of `.north/project.json` that widen what North does unasked.
-pub(crate) const PROJECT_SECURITY_KEYS: &[&str] = &["allow_shell", "approve_edits", "mode"];
+/// (`lsp`: language servers are programs the project would have North
+/// start.)
+pub(crate) const PROJECT_SECURITY_KEYS: &[&str] = &["allow_shell", "approve_edits", "mode", "lsp"];
 
 /// Keys of `.north/project.json` that choose where keys are sent: never
 /// taken from a project.

@@ -326,6 +326,9 @@ pub enum ChildKind {
     /// run without asking: the project is read-only to it and it has no
     /// network, so the check is never the boundary.
     ReadOnlyCommand,
+    /// A language server the user (or a trusted project) configured: it
+    /// reads the project and may write its caches there, no network.
+    LanguageServer,
 }
 
 impl ChildKind {
@@ -336,6 +339,7 @@ impl ChildKind {
             ChildKind::Hook { .. } => "hook",
             ChildKind::McpServer => "mcp",
             ChildKind::ReadOnlyCommand => "read-only",
+            ChildKind::LanguageServer => "lsp",
         }
     }
 }
@@ -437,6 +441,9 @@ impl SandboxSettings {
                 policy.writable = package_caches(home().as_deref());
             }
             ChildKind::ReadOnlyCommand => policy.project_writable = false,
+            // The defaults: the project writable, no network, a private
+            // temp dir.
+            ChildKind::LanguageServer => {}
         }
         policy
     }

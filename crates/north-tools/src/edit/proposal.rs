@@ -121,6 +121,7 @@ impl Proposal {
                 added: f.lines_added,
                 removed: f.lines_removed,
                 created: f.creates(),
+                diagnostics: None,
             })
             .collect()
     }

@@ -3,6 +3,7 @@
 //! One implementation per capability; the North names, the runtime-contracts
 //! names and the mesh names are thin profiles over it.
 
+mod code;
 mod context;
 mod nav;
 mod profiles;
@@ -17,6 +18,7 @@ use crate::shell::tools::{Bash, ShellExec, ShellRun};
 use crate::tool::{Registry, Typed};
 use north_policy::MeshPolicy;
 
+pub use code::CodeTool;
 pub use context::{HotfilesArgs, language_of};
 pub use nav::{FindFilesArgs, LineRange, NoArgs, ReadFileArgs};
 pub use profiles::{ListDirArgs, MESH_MAX_OUTPUT, MeshReadArgs, ReadTextArgs, file_role};

@@ -169,6 +169,7 @@ fn a_long_diff_scrolls_and_can_be_rejected() {
         added: 40,
         removed: 40,
         created: false,
+        diagnostics: None,
     };
     ui.app.start_turn("shout");
     let mut rx = ui.prompt("e2", PromptKind::Edit { files: vec![f] });
@@ -181,6 +182,62 @@ fn a_long_diff_scrolls_and_can_be_rejected() {
     assert_eq!(ui.key(KeyCode::Esc), vec![Action::Interrupt]);
     ui.app.release_deferred();
     assert_eq!(rx.try_recv().unwrap(), ApprovalDecision::Reject);
+}
+
+#[test]
+fn the_review_shows_what_a_language_server_says_of_the_change() {
+    use north_protocol::{Diagnostic, FileDiagnostics, Severity};
+    let mut ui = Ui::new(80, 20);
+    let problem = |line, severity, message: &str| Diagnostic {
+        line,
+        column: 16,
+        severity,
+        message: message.into(),
+    };
+    let f = FileDiff {
+        path: "main.py".into(),
+        diff: "--- a/main.py\n+++ b/main.py\n@@ -1,3 +1,3 @@\n from lib import greet\n \n-message: str = greet('x')\n+message: int = greet('x')\n".into(),
+        added: 1,
+        removed: 1,
+        created: false,
+        diagnostics: Some(FileDiagnostics {
+            path: "main.py".into(),
+            server: "python".into(),
+            checked: true,
+            no_answer: None,
+            introduced: vec![problem(
+                3,
+                Severity::Error,
+                "Type \"str\" is not assignable to declared type \"int\"",
+            )],
+            resolved: vec![problem(9, Severity::Warning, "unused import")],
+            remaining: 0,
+        }),
+    };
+    let silent = FileDiff {
+        path: "util.py".into(),
+        diff: "--- a/util.py\n+++ b/util.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n".into(),
+        added: 1,
+        removed: 1,
+        created: false,
+        diagnostics: Some(FileDiagnostics {
+            path: "util.py".into(),
+            server: "python".into(),
+            checked: false,
+            no_answer: Some("the python language server gave no diagnostics within 8 s".into()),
+            introduced: Vec::new(),
+            resolved: Vec::new(),
+            remaining: 0,
+        }),
+    };
+    ui.app.start_turn("retype it");
+    let _rx = ui.prompt(
+        "e3",
+        PromptKind::Edit {
+            files: vec![f, silent],
+        },
+    );
+    insta::assert_snapshot!("diff_with_diagnostics", ui.screen());
 }
 
 #[test]

@@ -29,6 +29,7 @@ mod hostile_state;
 mod images;
 mod instructions;
 mod llama;
+mod lsp;
 mod mcp;
 mod mcp_conformance;
 mod mcp_oauth;

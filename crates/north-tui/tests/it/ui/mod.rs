@@ -140,6 +140,7 @@ pub fn two_file_edit() -> Vec<FileDiff> {
             added: 2,
             removed: 1,
             created: false,
+            diagnostics: None,
         },
         FileDiff {
             path: "src/greet.rs".into(),
@@ -147,6 +148,7 @@ pub fn two_file_edit() -> Vec<FileDiff> {
             added: 3,
             removed: 0,
             created: true,
+            diagnostics: None,
         },
     ]
 }
