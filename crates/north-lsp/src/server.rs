@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::BufReader;
 use tokio::process::Child;
 use tokio::sync::{Notify, oneshot};
 
@@ -19,6 +19,8 @@ use crate::types::{Diagnostic, ServerDef};
 
 /// Most diagnostics kept for one document.
 const MAX_DIAGNOSTICS: usize = 200;
+/// Most documents whose diagnostics are kept.
+const MAX_DOCUMENTS: usize = 1000;
 /// Most lines of a server's stderr written to the log.
 const MAX_STDERR_LINES: usize = 200;
 
@@ -74,10 +76,12 @@ pub struct Server {
     child: tokio::sync::Mutex<Child>,
     pending: Pending,
     next_id: AtomicU64,
-    published: Arc<Mutex<HashMap<String, Published>>>,
+    /// By the document's path (servers encode URIs their own way).
+    published: Arc<Mutex<HashMap<PathBuf, Published>>>,
     seq: Arc<AtomicU64>,
     changed: Arc<Notify>,
-    open: Mutex<HashMap<String, i64>>,
+    /// Open documents: their version and the text the server has.
+    open: Mutex<HashMap<String, (i64, u64)>>,
     alive: Arc<AtomicBool>,
     stopped_because: Arc<Mutex<Option<String>>>,
 }
@@ -104,22 +108,27 @@ pub(crate) fn uri_of(path: &Path) -> String {
     out
 }
 
-/// The path of a `file://` URI.
+/// The path of a `file://` URI (percent escapes decoded byte by byte).
 pub(crate) fn path_of(uri: &str) -> Option<PathBuf> {
     let rest = uri.strip_prefix("file://")?;
     let bytes = rest.as_bytes();
+    let hex = |b: u8| char::from(b).to_digit(16);
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i] == b'%'
-            && i + 2 < bytes.len()
-            && let Ok(b) = u8::from_str_radix(&rest[i + 1..i + 3], 16)
-        {
-            out.push(b);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
+        match (
+            bytes[i],
+            bytes.get(i + 1).copied().and_then(hex),
+            bytes.get(i + 2).copied().and_then(hex),
+        ) {
+            (b'%', Some(h), Some(l)) => {
+                out.push(u8::try_from(h * 16 + l).unwrap_or(b'?'));
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
         }
     }
     Some(PathBuf::from(String::from_utf8_lossy(&out).into_owned()))
@@ -149,17 +158,7 @@ impl Server {
             return Err(failed("no pipes".into()));
         };
         if let Some(stderr) = child.stderr.take() {
-            let language = def.language.clone();
-            tokio::spawn(async move {
-                let mut lines = BufReader::new(stderr).lines();
-                let mut n = 0;
-                while let Ok(Some(line)) = lines.next_line().await {
-                    if n < MAX_STDERR_LINES {
-                        tracing::info!(server = %language, "{line}");
-                    }
-                    n += 1;
-                }
-            });
+            tokio::spawn(log_stderr(def.language.clone(), stderr));
         }
         // One writer: North's messages and the answers to the server's own
         // requests go out in order, never interleaved.
@@ -334,12 +333,24 @@ impl Server {
     /// version and the publish count before it, for [`Server::diagnostics`].
     pub async fn sync(&self, path: &Path, text: &str) -> Result<(i64, u64), ServerError> {
         let uri = uri_of(path);
+        let hash = text_hash(text);
         let before = self.seq.load(Ordering::SeqCst);
-        let known = self.open.lock().ok().and_then(|o| o.get(&uri).copied());
-        let version = known.map_or(1, |v| v + 1);
-        if let Ok(mut o) = self.open.lock() {
-            o.insert(uri.clone(), version);
-        }
+        let (known, version) = {
+            let Ok(mut open) = self.open.lock() else {
+                return Err(ServerError::Stopped("a lock was poisoned".into()));
+            };
+            let known = open.get(&uri).copied();
+            // The server has this text already: what it published for
+            // this version (any time) is the answer.
+            if let Some((version, same)) = known
+                && same == hash
+            {
+                return Ok((version, 0));
+            }
+            let version = known.map_or(1, |(v, _)| v + 1);
+            open.insert(uri.clone(), (version, hash));
+            (known, version)
+        };
         match known {
             None => {
                 let language = language_id(path, &self.language);
@@ -372,16 +383,20 @@ impl Server {
         settle: Duration,
         timeout: Duration,
     ) -> Option<Vec<Diagnostic>> {
-        let uri = uri_of(path);
         let deadline = tokio::time::Instant::now() + timeout;
         let fresh = |p: &Published| p.seq > after && p.version.is_none_or(|v| v == version);
         let mut got: Option<Published> = None;
         loop {
+            // Registered before the state is read: a publish in between
+            // still wakes this wait.
+            let notified = self.changed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
             let current = self
                 .published
                 .lock()
                 .ok()
-                .and_then(|p| p.get(&uri).cloned())
+                .and_then(|p| p.get(path).cloned())
                 .filter(fresh);
             if let Some(now) = current {
                 let newer = got.as_ref().is_none_or(|g| now.seq > g.seq);
@@ -397,7 +412,6 @@ impl Server {
             if !self.is_alive() {
                 return got.map(|g| g.items);
             }
-            let notified = self.changed.notified();
             if tokio::time::timeout_at(wait_until, notified).await.is_err() {
                 return got.map(|g| g.items);
             }
@@ -405,6 +419,28 @@ impl Server {
                 return got.map(|g| g.items);
             }
         }
+    }
+
+    /// Forgets `path` (a proposed file that was not written).
+    pub async fn close(&self, path: &Path) -> Result<(), ServerError> {
+        let uri = uri_of(path);
+        let was_open = self
+            .open
+            .lock()
+            .ok()
+            .and_then(|mut o| o.remove(&uri))
+            .is_some();
+        if let Ok(mut p) = self.published.lock() {
+            p.remove(path);
+        }
+        if was_open {
+            self.notify(
+                "textDocument/didClose",
+                json!({"textDocument": {"uri": uri}}),
+            )
+            .await?;
+        }
+        Ok(())
     }
 
     /// Asks it to shut down, then makes sure it has.
@@ -426,6 +462,40 @@ impl Server {
             let _ = child.kill().await;
         }
     }
+}
+
+/// A server's stderr, to the log: read to its end (a server is never
+/// stopped by a full pipe), lines cut at 1 KiB, the first lines only.
+async fn log_stderr(language: String, stderr: tokio::process::ChildStderr) {
+    use tokio::io::AsyncReadExt;
+    let mut stderr = stderr;
+    let mut buf = [0u8; 4096];
+    let mut line: Vec<u8> = Vec::new();
+    let mut n = 0;
+    while let Ok(read) = stderr.read(&mut buf).await {
+        if read == 0 {
+            break;
+        }
+        for &b in &buf[..read] {
+            if b == b'\n' {
+                if n < MAX_STDERR_LINES {
+                    tracing::info!(server = %language, "{}", String::from_utf8_lossy(&line));
+                }
+                n += 1;
+                line.clear();
+            } else if line.len() < 1024 {
+                line.push(b);
+            }
+        }
+    }
+}
+
+/// A short hash of a document's text (to tell the same text again).
+fn text_hash(text: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    h.finish()
 }
 
 /// LSP's `languageId` for a file.
@@ -455,7 +525,7 @@ fn language_id(path: &Path, language: &str) -> String {
 fn dispatch(
     msg: &Value,
     pending: &Pending,
-    published: &Mutex<HashMap<String, Published>>,
+    published: &Mutex<HashMap<PathBuf, Published>>,
     seq: &AtomicU64,
 ) -> Option<Option<Value>> {
     let method = msg.get("method").and_then(Value::as_str);
@@ -483,13 +553,17 @@ fn dispatch(
                     let n = msg["params"]["items"].as_array().map_or(0, Vec::len);
                     Value::Array(vec![Value::Null; n])
                 }
+                // North never lets a server edit files.
+                "workspace/applyEdit" => {
+                    json!({"applied": false, "failureReason": "North applies only reviewed edits"})
+                }
                 _ => Value::Null,
             };
             Some(Some(json!({"jsonrpc": "2.0", "id": id, "result": result})))
         }
         (Some("textDocument/publishDiagnostics"), None) => {
             let params = msg.get("params")?;
-            let uri = params.get("uri")?.as_str()?.to_string();
+            let path = path_of(params.get("uri")?.as_str()?)?;
             let items: Vec<Diagnostic> = params
                 .get("diagnostics")
                 .and_then(Value::as_array)
@@ -506,7 +580,11 @@ fn dispatch(
                 seq: n,
                 items,
             };
-            published.lock().ok()?.insert(uri, entry);
+            let mut all = published.lock().ok()?;
+            // A server that publishes for endless documents is not followed.
+            if all.len() < MAX_DOCUMENTS || all.contains_key(&path) {
+                all.insert(path, entry);
+            }
             Some(None)
         }
         _ => None,

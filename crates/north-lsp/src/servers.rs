@@ -14,6 +14,8 @@ use crate::types::{Diagnostic, Location, ServerDef, Symbol, symbol_kind};
 
 /// How often a crashed server is started again in one session.
 const MAX_RESTARTS: u32 = 2;
+/// The longest a configured timeout may be.
+const MAX_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long a server may take to start and initialize.
 const START_TIMEOUT: Duration = Duration::from_secs(20);
 /// How long North waits for a proposal's diagnostics.
@@ -147,7 +149,7 @@ impl Servers {
             ));
         }
         slot.starts += 1;
-        let timeout = def.timeout.unwrap_or(START_TIMEOUT);
+        let timeout = def.timeout.unwrap_or(START_TIMEOUT).min(MAX_TIMEOUT);
         match Server::start(def, &self.root, &self.spawner, timeout).await {
             Ok(s) => {
                 let s = Arc::new(s);
@@ -180,7 +182,7 @@ impl Servers {
             Ok(v) => v,
             Err(e) => return no_answer(e.to_string()),
         };
-        let timeout = def.timeout.unwrap_or(DIAGNOSTICS_TIMEOUT);
+        let timeout = def.timeout.unwrap_or(DIAGNOSTICS_TIMEOUT).min(MAX_TIMEOUT);
         match server
             .diagnostics(&path, version, after, SETTLE, timeout)
             .await
@@ -214,6 +216,20 @@ impl Servers {
             .and_then(|s| s.server.clone());
         if let Some(server) = running.filter(|s| s.is_alive()) {
             let _ = server.sync(&self.root.join(rel), text).await;
+        }
+    }
+
+    /// The server of `rel` forgets it (a proposed new file not written).
+    pub async fn closed(&self, rel: &str) {
+        let Some(def) = self.def_for(rel) else { return };
+        let running = self
+            .slots
+            .lock()
+            .await
+            .get(&def.language)
+            .and_then(|s| s.server.clone());
+        if let Some(server) = running.filter(|s| s.is_alive()) {
+            let _ = server.close(&self.root.join(rel)).await;
         }
     }
 

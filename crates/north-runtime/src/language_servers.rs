@@ -12,9 +12,17 @@ use north_tools::os_sandbox::ChildKind;
 
 use crate::sandboxing::SandboxChoice;
 
-/// The servers `config` names, then the known ones on `PATH` for the other
-/// languages; what cannot be used goes to `notices`.
-pub(crate) fn defs(config: &Config, notices: &mut Vec<String>) -> Vec<ServerDef> {
+/// The servers `config` names, then — when `found_on_path` — the known ones
+/// on `PATH` for the other languages; what cannot be used goes to
+/// `notices`. (A server runs the project's code: `rust-analyzer` its
+/// build scripts and macros, `typescript-language-server` its own
+/// TypeScript. So one North finds by itself runs only in a project the
+/// user trusted, and only inside the sandbox.)
+pub(crate) fn defs(
+    config: &Config,
+    found_on_path: bool,
+    notices: &mut Vec<String>,
+) -> Vec<ServerDef> {
     let known = north_lsp::types_known();
     let mut out: Vec<ServerDef> = Vec::new();
     for (language, entry) in &config.lsp {
@@ -46,7 +54,7 @@ pub(crate) fn defs(config: &Config, notices: &mut Vec<String>) -> Vec<ServerDef>
                 .map(std::time::Duration::from_secs),
         });
     }
-    let path = std::env::var_os("PATH");
+    let path = std::env::var_os("PATH").filter(|_| found_on_path);
     for found in north_lsp::known_servers(path.as_deref()) {
         if !out.iter().any(|d| d.language == found.language) {
             out.push(found);

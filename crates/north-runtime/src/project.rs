@@ -204,7 +204,10 @@ impl Project {
             }
         }
         let commands = sandbox.spawner(&root, &grants, ChildKind::Command);
-        let code_defs = crate::language_servers::defs(&config, &mut notices);
+        let found_on_path = sandbox.enabled
+            && trust.applies()
+            && trust_store.as_ref().is_some_and(|s| s.chosen(&root));
+        let code_defs = crate::language_servers::defs(&config, found_on_path, &mut notices);
         let code = crate::language_servers::at(&root, code_defs, &sandbox, &grants);
         let config_dir = north_config::global_config_path()
             .and_then(|p| p.parent().map(std::path::Path::to_path_buf));

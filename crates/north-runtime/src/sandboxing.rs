@@ -93,7 +93,10 @@ impl SandboxChoice {
         let mut settings = SandboxSettings::new(root.to_path_buf());
         // A worktree North made: commands may commit there (its branch and
         // git directory only); a repository's own `.git` file opens nothing.
-        settings.worktree = crate::worktree_record::owned(root).map(|wt| wt.git());
+        settings.worktree = crate::worktree_record::owned(root).map(|wt| {
+            wt.prepare_git_dirs();
+            wt.git()
+        });
         settings.hidden = self.hide.clone();
         settings.home_readable = self.allow_read.clone();
         settings.unix_sockets = self.unix_sockets;

@@ -43,8 +43,12 @@ pub fn enter(req: &CreateRequest) -> Result<(Worktree, bool), RuntimeError> {
         ..req.clone()
     };
     let wt = north_worktree::create(&req, &registry)?;
+    // Trust carries over only to the same settings: a worktree of another
+    // revision (`--worktree-base`) whose settings differ is asked about.
     if let Some(store) = north_agent::trust::TrustStore::user()
-        && store.evaluate(&wt.repo).is_ok_and(|r| r.applies())
+        && let (Ok(main), Ok(new)) = (store.evaluate(&wt.repo), store.evaluate(&wt.path))
+        && store.chosen(&wt.repo)
+        && main.fingerprint == new.fingerprint
     {
         store.trust(&wt.path)?;
     }
@@ -161,7 +165,7 @@ fn agent_worktree_name(agent: &str) -> String {
 pub(crate) fn isolator(project: Arc<Project>) -> north_agent::Isolator {
     Arc::new(move |agent: &str| {
         let registry = registry().ok_or_else(|| RuntimeError::NoDataDir.to_string())?;
-        let req = CreateRequest {
+        let mut req = CreateRequest {
             from: project.root.clone(),
             name: Some(agent_worktree_name(agent)),
             base: None,
@@ -170,7 +174,16 @@ pub(crate) fn isolator(project: Arc<Project>) -> north_agent::Isolator {
                 agent: agent.to_string(),
             },
         };
-        let worktree = north_worktree::create(&req, &registry).map_err(|e| e.to_string())?;
+        // A name taken by chance gets another suffix.
+        let mut made = north_worktree::create(&req, &registry);
+        for _ in 0..3 {
+            if !matches!(made, Err(north_worktree::WorktreeError::Exists(_))) {
+                break;
+            }
+            req.name = Some(agent_worktree_name(agent));
+            made = north_worktree::create(&req, &registry);
+        }
+        let worktree = made.map_err(|e| e.to_string())?;
         Ok(north_agent::Isolated {
             registry,
             ctx: project.tool_context_at(&worktree.path),

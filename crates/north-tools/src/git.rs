@@ -44,9 +44,9 @@ pub enum GitError {
     /// git could not be started.
     #[error("cannot start git: {0}")]
     Spawn(#[source] std::io::Error),
-    /// git ran past [`GIT_TIMEOUT`] and was killed.
-    #[error("git took longer than {}s and was stopped", GIT_TIMEOUT.as_secs())]
-    Timeout,
+    /// git ran past its time and was killed.
+    #[error("git took longer than {0}s and was stopped")]
+    Timeout(u64),
     /// git exited with an error.
     #[error("git failed: {0}")]
     Failed(String),
@@ -95,6 +95,30 @@ impl NeutralRepo {
                     .map_err(GitError::Prepare)?;
             }
         }
+        // What the user told git to ignore is data too: the repository's
+        // `info/exclude`, and the user's own ignore file.
+        let exclude = git_dir.join("info/exclude");
+        if exclude.is_file() {
+            std::fs::create_dir(dir.path().join("info")).map_err(GitError::Prepare)?;
+            std::os::unix::fs::symlink(&exclude, dir.path().join("info/exclude"))
+                .map_err(GitError::Prepare)?;
+        }
+        if let Some(ignore) = user_ignore_file() {
+            let mut config = std::fs::OpenOptions::new()
+                .append(true)
+                .open(dir.path().join("config"))
+                .map_err(GitError::Prepare)?;
+            let path = ignore
+                .display()
+                .to_string()
+                .replace('\\', "\\\\")
+                .replace('"', "\\\"");
+            std::io::Write::write_all(
+                &mut config,
+                format!("\texcludesFile = \"{path}\"\n").as_bytes(),
+            )
+            .map_err(GitError::Prepare)?;
+        }
         Ok(NeutralRepo { dir, prefix })
     }
 
@@ -128,6 +152,19 @@ impl NeutralRepo {
         args: &[&str],
         env: &[(&str, &OsStr)],
     ) -> Result<GitOutput, GitError> {
+        self.output_within(spawner, cwd, args, env, GIT_TIMEOUT)
+    }
+
+    /// As [`NeutralRepo::output`], given `timeout` (a checkout of a large
+    /// tree takes longer than a history read).
+    pub fn output_within(
+        &self,
+        spawner: &Spawner,
+        cwd: &Path,
+        args: &[&str],
+        env: &[(&str, &OsStr)],
+        timeout: Duration,
+    ) -> Result<GitOutput, GitError> {
         let mut cmd = spawner
             .keeping(self.dir.path())
             .std_command(OsStr::new("git"), cwd);
@@ -159,12 +196,12 @@ impl NeutralRepo {
         let status = loop {
             match child.try_wait() {
                 Ok(Some(status)) => break status,
-                Ok(None) if started.elapsed() < GIT_TIMEOUT => {
+                Ok(None) if started.elapsed() < timeout => {
                     std::thread::sleep(Duration::from_millis(5));
                 }
                 Ok(None) | Err(_) => {
                     kill_group(&mut child);
-                    return Err(GitError::Timeout);
+                    return Err(GitError::Timeout(timeout.as_secs()));
                 }
             }
         };
@@ -219,6 +256,16 @@ fn find_git_dir(root: &Path) -> Result<(PathBuf, PathBuf), GitError> {
         }
     }
     Err(GitError::NoRepository(root.to_path_buf()))
+}
+
+/// The user's global ignore file where git looks for it by default
+/// (`$XDG_CONFIG_HOME/git/ignore`, else `~/.config/git/ignore`).
+fn user_ignore_file() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    Some(base.join("git/ignore")).filter(|p| p.is_file())
 }
 
 fn read_small(path: &Path) -> std::io::Result<Vec<u8>> {

@@ -91,6 +91,9 @@ pub trait Code: Send + Sync {
     /// The server of `rel` is told what was written.
     fn written<'a>(&'a self, rel: &'a str, text: &'a str) -> BoxFuture<'a, ()>;
 
+    /// The server of `rel` forgets it (proposed, never written).
+    fn closed<'a>(&'a self, rel: &'a str) -> BoxFuture<'a, ()>;
+
     /// Where the symbol at `line`:`column` (1-based) is defined.
     fn definition<'a>(
         &'a self,
@@ -125,6 +128,10 @@ impl Code for north_lsp::Servers {
 
     fn written<'a>(&'a self, rel: &'a str, text: &'a str) -> BoxFuture<'a, ()> {
         Box::pin(north_lsp::Servers::written(self, rel, text))
+    }
+
+    fn closed<'a>(&'a self, rel: &'a str) -> BoxFuture<'a, ()> {
+        Box::pin(north_lsp::Servers::closed(self, rel))
     }
 
     fn definition<'a>(

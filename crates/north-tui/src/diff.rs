@@ -95,8 +95,12 @@ pub(crate) fn render_review(
             out.extend(wrap_spans(&row, width).into_iter().map(Line::from));
         }
         let mut new_line: u32 = 0;
+        let mut in_hunk = false;
         for line in f.diff.lines() {
-            if line.starts_with("--- ") || line.starts_with("+++ ") {
+            // The file's own `---`/`+++` lines come before its first hunk;
+            // inside one, such a line is content.
+            in_hunk |= line.starts_with("@@");
+            if !in_hunk && (line.starts_with("--- ") || line.starts_with("+++ ")) {
                 continue;
             }
             new_line = next_new_line(line, new_line);
@@ -199,11 +203,11 @@ fn problems(f: &FileDiff) -> (Vec<Vec<Span<'static>>>, Vec<north_protocol::Diagn
         count(north_protocol::Severity::Warning),
     );
     let mut said = Vec::new();
-    if errors > 0 {
-        said.push(format!("introduces {errors} error(s)"));
-    }
-    if warnings > 0 {
-        said.push(format!("{warnings} warning(s)"));
+    match (errors, warnings) {
+        (0, 0) => {}
+        (e, 0) => said.push(format!("introduces {e} error(s)")),
+        (0, w) => said.push(format!("introduces {w} warning(s)")),
+        (e, w) => said.push(format!("introduces {e} error(s), {w} warning(s)")),
     }
     if !d.resolved.is_empty() {
         said.push(format!("resolves {}", d.resolved.len()));
@@ -213,15 +217,26 @@ fn problems(f: &FileDiff) -> (Vec<Vec<Span<'static>>>, Vec<north_protocol::Diagn
     } else {
         style::ok()
     };
-    let text = if said.is_empty() {
-        format!("  ✓ {}: no new errors or warnings", d.server)
-    } else {
+    if d.remaining > 0 {
+        said.push(format!("{} already there", d.remaining));
+    }
+    let text = if errors == 0 && warnings == 0 && d.resolved.is_empty() {
         format!(
-            "  {} {}: {}",
-            if errors > 0 { "✗" } else { "✓" },
+            "  ✓ {}: no new errors or warnings{}",
             d.server,
-            said.join(", ")
+            if d.remaining > 0 {
+                format!(" ({} already there)", d.remaining)
+            } else {
+                String::new()
+            }
         )
+    } else {
+        let mark = match (errors, warnings) {
+            (0, 0) => "✓",
+            (0, _) => "⚠",
+            _ => "✗",
+        };
+        format!("  {mark} {}: {}", d.server, said.join(", "))
     };
     rows.push(vec![Span::styled(text, st)]);
     for r in &d.resolved {
@@ -244,8 +259,10 @@ fn problems(f: &FileDiff) -> (Vec<Vec<Span<'static>>>, Vec<north_protocol::Diagn
 fn shown_lines(f: &FileDiff) -> std::collections::BTreeSet<u32> {
     let mut n = 0;
     let mut out = std::collections::BTreeSet::new();
+    let mut in_hunk = false;
     for line in f.diff.lines() {
-        if line.starts_with("--- ") || line.starts_with("+++ ") {
+        in_hunk |= line.starts_with("@@");
+        if !in_hunk {
             continue;
         }
         n = next_new_line(line, n);

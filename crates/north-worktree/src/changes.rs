@@ -143,7 +143,17 @@ fn changed_paths(git: &Git, wt: &Worktree) -> Result<Vec<String>, WorktreeError>
         "diff",
         &wt.path,
         &index,
-        &["diff", "--name-only", "-z", "--no-renames", &wt.base, "--"],
+        // Never into a nested repository a command made: git would run
+        // its config, outside the sandbox.
+        &[
+            "diff",
+            "--name-only",
+            "-z",
+            "--no-renames",
+            "--ignore-submodules=all",
+            &wt.base,
+            "--",
+        ],
     )?;
     let others = git.in_tree(
         "ls-files",
@@ -201,14 +211,12 @@ fn classify(
     main: Option<Vec<u8>>,
     theirs: Option<Vec<u8>>,
 ) -> Result<Option<Change>, WorktreeError> {
-    // Since North last wrote this file to the main tree, and while the
-    // main tree still holds what it wrote, the worktree's version of then
-    // is what both sides changed from.
-    let base = match (wt.merged_files.get(&path), main.as_deref()) {
-        (Some(m), Some(now)) if m.main == north_tools::edit::content_hash(now) => {
-            git.blob(&wt.repo, &m.theirs, "").or(base)
-        }
-        _ => base,
+    // Once a merge of this file was accepted, the worktree's version of
+    // then is what both sides changed from (as after a merge commit): what
+    // was merged, or resolved by hand since, does not come back.
+    let base = match wt.merged_files.get(&path) {
+        Some(m) => git.blob(&wt.repo, &m.theirs, "").or(base),
+        None => base,
     };
     let untouched = main == base;
     let text = [&base, &main, &theirs]

@@ -158,6 +158,14 @@ fn checkout(git: &Git, wt: &Worktree) -> Result<(), WorktreeError> {
         &[],
     )?;
     let made = git.dir().join("worktrees").join(&wt.name);
+    if let Some(parent) = wt.admin.parent() {
+        std::fs::create_dir_all(parent).map_err(io("create", parent))?;
+    }
+    // Created, not reused: one the user's git made meanwhile is theirs.
+    std::fs::create_dir(&wt.admin).map_err(|e| match e.kind() {
+        std::io::ErrorKind::AlreadyExists => WorktreeError::Exists(wt.admin.display().to_string()),
+        _ => io("create", &wt.admin)(e),
+    })?;
     copy_dir(&made, &wt.admin)?;
     // git's `gitdir` names the worktree's `.git`, and `commondir` is `../..`:
     // both hold in the repository's `.git/worktrees` as they did in the
@@ -243,7 +251,14 @@ fn dirty_paths(git: &Git, top: &Path, git_dir: &Path) -> Result<Vec<String>, Wor
         "status",
         top,
         &git_dir.join("index"),
-        &["status", "--porcelain", "-z", "--untracked-files=all"],
+        // Never into a nested repository: git would run its config.
+        &[
+            "status",
+            "--porcelain",
+            "-z",
+            "--untracked-files=all",
+            "--ignore-submodules=all",
+        ],
     )?;
     Ok(status_paths(&out)
         .into_iter()

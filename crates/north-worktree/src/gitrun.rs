@@ -6,8 +6,14 @@
 use std::ffi::OsStr;
 use std::path::Path;
 
+use std::time::Duration;
+
 use north_tools::Spawner;
 use north_tools::git::{GitOutput, NeutralRepo};
+
+/// How long North's git may take here: a checkout or a status of a large
+/// tree takes longer than a history read.
+const TIMEOUT: Duration = Duration::from_secs(300);
 
 use crate::error::WorktreeError;
 
@@ -48,7 +54,7 @@ impl Git {
         env: &[(&str, &OsStr)],
     ) -> Result<GitOutput, WorktreeError> {
         self.repo
-            .output(&self.spawner, cwd, args, env)
+            .output_within(&self.spawner, cwd, args, env, TIMEOUT)
             .map_err(|source| WorktreeError::Git { what, source })
     }
 

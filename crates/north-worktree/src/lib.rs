@@ -38,4 +38,4 @@ pub use create::{CreateRequest, DirtyPolicy, create};
 pub use error::WorktreeError;
 pub use merge::{Applied, apply, as_proposal, note_merged};
 pub use record::{MergedFile, Owner, Registry, Worktree, valid_name};
-pub use remove::{Removed, remove};
+pub use remove::{Removed, removable, remove};

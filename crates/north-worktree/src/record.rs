@@ -64,6 +64,14 @@ pub struct MergedFile {
 }
 
 impl Worktree {
+    /// Makes sure the directories a commit in it writes exist (git's own
+    /// maintenance may remove an empty one), so the sandbox can open them.
+    pub fn prepare_git_dirs(&self) {
+        for dir in ["refs/heads/north", "logs/refs/heads/north"] {
+            let _ = std::fs::create_dir_all(self.git_dir.join(dir));
+        }
+    }
+
     /// The sandbox's view of its shared git state.
     pub fn git(&self) -> north_tools::os_sandbox::WorktreeGit {
         north_tools::os_sandbox::WorktreeGit {
@@ -79,6 +87,7 @@ pub fn valid_name(name: &str) -> bool {
         && name.len() <= 64
         && !name.starts_with(['.', '-'])
         && !name.ends_with(".lock")
+        && !name.ends_with('.')
         && !name.contains("..")
         && name
             .chars()
@@ -167,6 +176,7 @@ mod tests {
         }
         for bad in [
             "",
+            "x.",
             "../x",
             "a/b",
             "-x",

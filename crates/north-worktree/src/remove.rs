@@ -20,18 +20,7 @@ pub struct Removed {
 /// Removes `wt`, which must be in `registry`. Without `force`, a worktree
 /// whose changes are not all in the main tree is kept.
 pub fn remove(wt: &Worktree, registry: &Registry, force: bool) -> Result<Removed, WorktreeError> {
-    if registry.at_path(&wt.path).as_ref() != Some(wt) {
-        return Err(WorktreeError::NotOwned(wt.name.clone()));
-    }
-    if !force && wt.path.is_dir() {
-        let pending = crate::changes::changes(wt)?;
-        if !pending.is_empty() {
-            return Err(WorktreeError::Unmerged {
-                name: wt.name.clone(),
-                count: pending.len(),
-            });
-        }
-    }
+    removable(wt, registry, force)?;
     delete_tree(&wt.path)?;
     delete_tree(&wt.admin)?;
     for dir in ["refs/heads", "logs/refs/heads"] {
@@ -46,6 +35,32 @@ pub fn remove(wt: &Worktree, registry: &Registry, force: bool) -> Result<Removed
         path: wt.path.clone(),
         branch: wt.branch.clone(),
     })
+}
+
+/// Whether `wt` may be removed: North's own, and (without `force`) with
+/// nothing that did not come back — its changes, or, its directory gone,
+/// commits on its branch since its base that were never merged.
+pub fn removable(wt: &Worktree, registry: &Registry, force: bool) -> Result<(), WorktreeError> {
+    if registry.at_path(&wt.path).as_ref() != Some(wt) {
+        return Err(WorktreeError::NotOwned(wt.name.clone()));
+    }
+    if force {
+        return Ok(());
+    }
+    let pending = if wt.path.is_dir() {
+        crate::changes::changes(wt)?.len()
+    } else {
+        let git = crate::gitrun::Git::open(&wt.repo)?;
+        let tip = git.commit(&wt.repo, &format!("refs/heads/{}", wt.branch));
+        usize::from(tip.is_some_and(|t| t != wt.base) && wt.merged.is_none())
+    };
+    if pending > 0 {
+        return Err(WorktreeError::Unmerged {
+            name: wt.name.clone(),
+            count: pending,
+        });
+    }
+    Ok(())
 }
 
 /// Deletes `path`: a link is removed as a link; a directory with

@@ -201,7 +201,7 @@ fn merge(wt: &Worktree, registry: &Registry, yes: bool, dry_run: bool) -> anyhow
         &wt.base[..wt.base.len().min(10)]
     );
     for change in &changes {
-        println!("\n── {} ({})", change.path, change.kind.label());
+        println!("\n── {} ({})", visible(&change.path), change.kind.label());
         print_diff(&change.diff(), color);
         if dry_run {
             continue;
@@ -214,6 +214,14 @@ fn merge(wt: &Worktree, registry: &Registry, yes: bool, dry_run: bool) -> anyhow
             Rest::None => false,
             // Conflict markers are written only on the reviewer's own word.
             Rest::All if !change.kind.is_conflict() => true,
+            // `--yes` leaves conflicts for a review.
+            Rest::All if yes => {
+                println!(
+                    "   not written: a conflict (`north worktree merge {}` without --yes reviews it)",
+                    wt.name
+                );
+                false
+            }
             Rest::All | Rest::Ask => ask(change, &mut answers, &mut rest)?,
         };
         if take {
@@ -287,8 +295,23 @@ fn ask(change: &Change, answers: &mut impl BufRead, rest: &mut Rest) -> anyhow::
     }
 }
 
+/// `text` with control characters shown, not sent to the terminal: a
+/// worktree's file (or name) cannot move the cursor or hide a line of the
+/// review.
+fn visible(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '\t' => "    ".to_string(),
+            c if c.is_control() => c.escape_unicode().to_string(),
+            c => c.to_string(),
+        })
+        .collect()
+}
+
 fn print_diff(diff: &str, color: bool) {
     for line in diff.lines() {
+        let line = visible(line);
+        let line = line.as_str();
         let paint = match line.as_bytes().first() {
             _ if !color => "",
             Some(b'+') if !line.starts_with("+++") => "\x1b[32m",
@@ -305,6 +328,9 @@ fn print_diff(diff: &str, color: bool) {
 }
 
 fn remove(wt: &Worktree, registry: &Registry, force: bool) -> anyhow::Result<ExitCode> {
+    // Refused before any hook runs: a hook prepares only a removal that
+    // happens.
+    north_worktree::removable(wt, registry, force)?;
     if let Some(hooks) = north_runtime::worktrees::project_hooks(&wt.repo)? {
         crate::worktree_enter::run_hooks(|emit| {
             Box::pin(north_runtime::worktrees::fire(

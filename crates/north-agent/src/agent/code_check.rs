@@ -39,14 +39,17 @@ impl CallEnv<'_> {
         let mut outcome = self
             .decide_and_apply(call, proposal, files, always_ask)
             .await;
-        if let Some(code) = self.ctx.code.clone().filter(|_| outcome.ok) {
+        if let Some(code) = self.ctx.code.clone().filter(|_| !checked.is_empty()) {
+            // Whatever was decided, the server sees the files as they are
+            // now (written, hunks refused, or untouched), and forgets a
+            // proposed file that was never written.
             for path in &written {
-                // What was written (hunks refused, edited by hand) is what
-                // the server sees from now on.
-                if code.handles(path)
-                    && let Ok(now) = std::fs::read_to_string(self.ctx.root.join(path))
-                {
-                    code.written(path, &now).await;
+                if !code.handles(path) {
+                    continue;
+                }
+                match std::fs::read_to_string(self.ctx.root.join(path)) {
+                    Ok(now) => code.written(path, &now).await,
+                    Err(_) => code.closed(path).await,
                 }
             }
         }
@@ -66,7 +69,14 @@ impl CallEnv<'_> {
         };
         let mut out = Vec::new();
         for f in &proposal.files {
-            if !code.handles(&f.path) {
+            // A file the user's rules keep North from editing is refused
+            // before review: nothing of it goes to a server.
+            if !code.handles(&f.path)
+                || self
+                    .path_rules
+                    .edit_denied(&self.ctx.root, &f.path)
+                    .is_some()
+            {
                 continue;
             }
             let before = match std::fs::read_to_string(self.ctx.root.join(&f.path)) {

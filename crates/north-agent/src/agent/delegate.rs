@@ -234,7 +234,18 @@ impl Agent {
                 };
                 let end = p.sub.run_turn(&p.prompt, &wrap, &cancel).await;
                 let done = end == TurnEnd::Done || end == TurnEnd::StepLimit;
-                let outcome = answer(&p.name, &p.sub, end);
+                let mut outcome = answer(&p.name, &p.sub, end);
+                if let (false, Some((wt, _))) = (done, &p.worktree) {
+                    // Its work is not lost, nor merged: say where it is.
+                    let note = format!(
+                        " (its worktree {} stays at {}: `north worktree merge {}` reviews what it did, `north worktree remove {} --force` drops it)",
+                        wt.name,
+                        wt.path.display(),
+                        wt.name,
+                        wt.name
+                    );
+                    outcome.error = outcome.error.map(|e| e + &note);
+                }
                 (p.index, p.call_id, outcome, p.worktree.filter(|_| done))
             }
         }))
@@ -300,7 +311,12 @@ impl Agent {
             .as_ref()
             .and_then(|d| d.isolate.clone())
             .ok_or("this front end cannot give a sub-agent a worktree of its own")?;
-        let isolated = isolate(agent)
+        // git's checkout blocks: off the turn's thread.
+        let name = agent.to_string();
+        let isolated = tokio::task::spawn_blocking(move || isolate(&name))
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|made| made)
             .map_err(|e| format!("cannot make a worktree for the sub-agent `{agent}`: {e}"))?;
         if let Err(reason) = self.worktree_create_hooks(&isolated.worktree, emit).await {
             let _ = north_worktree::remove(&isolated.worktree, &isolated.registry, true);

@@ -167,19 +167,16 @@ impl Plan {
         )
     }
 
-    /// After an accepted review: deletions and binary files written, and
-    /// what reached the main tree noted for the next merge.
+    /// After an accepted review: what reached the main tree noted for the
+    /// next merge. Deletions and binary files were not in the review, so
+    /// they are not written: `north worktree merge` asks for each.
     fn finish(&self, wt: &Worktree, registry: &Registry, report: &mut Value) {
+        if let Err(e) = north_worktree::note_merged(wt, &self.reviewable, registry) {
+            report["error"] = json!(e.to_string());
+        }
         let (others, _) = self.beside_review();
-        let others: Vec<Change> = others.into_iter().cloned().collect();
-        let applied = north_worktree::apply(wt, &others, registry)
-            .and_then(|a| north_worktree::note_merged(wt, &self.reviewable, registry).map(|()| a));
-        match applied {
-            Ok(applied) => {
-                report["deleted"] = json!(applied.deleted);
-                report["copied"] = json!(applied.written);
-            }
-            Err(e) => report["error"] = json!(e.to_string()),
+        if !others.is_empty() {
+            report["not_merged"] = json!(paths(others.iter().copied()));
         }
     }
 }
@@ -193,7 +190,7 @@ fn describe(others: &[&Change], never: &[&Change]) -> String {
     let mut parts = Vec::new();
     if !others.is_empty() {
         parts.push(format!(
-            "{} (deleted or binary; written with the accepted review)",
+            "{} (deleted or binary: not written from here)",
             paths(others.iter().copied()).join(", ")
         ));
     }

@@ -267,6 +267,21 @@ impl TrustStore {
         })
     }
 
+    /// Whether the user trusted the project at `root` as its files are
+    /// now — also one that asks for nothing (`north trust` on it): what
+    /// North would start there by itself (a language server found on
+    /// `PATH`) needs the user's word, not only an empty settings scan.
+    pub fn chosen(&self, root: &Path) -> bool {
+        let Ok(root) = canonical(root) else {
+            return false;
+        };
+        let fingerprint = scan(&root).fingerprint;
+        self.read()
+            .ok()
+            .and_then(|mut f| f.projects.remove(&key(&root)))
+            .is_some_and(|r| r.fingerprint == fingerprint)
+    }
+
     /// Trusts the project at `root` as its files are now.
     pub fn trust(&self, root: &Path) -> Result<TrustReport, TrustError> {
         let root = canonical(root)?;

@@ -103,6 +103,18 @@ fn scan_project_file(
             .unwrap_or_default()
             .as_bytes(),
     );
+    // A language server's program in the project counts as the setting.
+    if let Some(Value::Object(servers)) = security.get("lsp") {
+        for server in servers.values() {
+            let argv: Vec<&str> = server
+                .get("command")
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let bases = vec![root.to_path_buf()];
+            super::named::feed_named_files(feed, ".north/project.json lsp", root, &bases, &argv);
+        }
+    }
 }
 
 /// `.north/allowlist.json`: every rule is named, and a rule that names a

@@ -392,12 +392,17 @@ impl WorktreeGit {
         ]
     }
 
-    /// What stays read-only inside those.
+    /// What stays read-only inside those: the pointers, and the
+    /// repository's packed history and object alternates (a commit writes
+    /// loose objects only).
     pub fn read_only(&self) -> Vec<PathBuf> {
-        WORKTREE_POINTERS
+        let mut out: Vec<PathBuf> = WORKTREE_POINTERS
             .iter()
             .map(|f| self.admin.join(f))
-            .collect()
+            .collect();
+        out.push(self.common.join("objects/pack"));
+        out.push(self.common.join("objects/info"));
+        out
     }
 }
 

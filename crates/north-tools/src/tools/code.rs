@@ -46,7 +46,7 @@ fn position_schema() -> Value {
         "properties": {
             "path": {"type": "string", "description": "File path relative to the project root."},
             "line": {"type": "integer", "minimum": 1, "description": "1-based line."},
-            "column": {"type": "integer", "minimum": 1, "description": "1-based column of the symbol."}
+            "column": {"type": "integer", "minimum": 1, "description": "1-based column of the symbol (characters; outside the Basic Multilingual Plane a character counts as two)."}
         },
         "required": ["path", "line", "column"],
         "additionalProperties": false
@@ -118,8 +118,10 @@ fn path_arg(args: &Value, ctx: &ToolContext) -> Result<String, String> {
         .and_then(Value::as_str)
         .ok_or("`path` is required")?;
     let sandbox = ctx.sandbox().map_err(|e| e.to_string())?;
+    // What the read tools may not open (secret env files, ignored
+    // files), the language tools do not either.
     Ok(sandbox
-        .resolve_existing(path)
+        .resolve_readable(path)
         .map_err(|e| e.to_string())?
         .rel)
 }

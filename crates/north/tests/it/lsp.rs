@@ -235,3 +235,54 @@ fn the_tui_review_shows_the_error_a_real_server_finds_beside_its_line() {
             .contains("message: str")
     );
 }
+
+#[test]
+fn a_server_found_on_path_starts_only_in_a_project_the_user_trusted() {
+    let sb = Sandbox::new();
+    if !sb.kernel_sandbox_works() {
+        return;
+    }
+    let Some(fake) = north_test_support::support_bin("north-fake-lsp") else {
+        return;
+    };
+    // A `pyright-langserver` on PATH that says it ran, then crashes.
+    // Inside the project: the sandbox's temp dir is private, and a test's
+    // directories are under it.
+    let bin = sb.project().join(".tools");
+    std::fs::create_dir_all(&bin).unwrap();
+    let ran = sb.project().join("server-ran");
+    Sandbox::executable(
+        &bin.join("pyright-langserver"),
+        format!(
+            "#!/bin/sh\ntouch {}\nexec {} crash\n",
+            ran.display(),
+            fake.display()
+        ),
+    );
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    std::fs::write(sb.project().join("a.py"), "x = 1\n").unwrap();
+    let turns = json!([
+        call("e1", "edit_replace_exact", json!({"path": "a.py", "old": "x = 1", "new": "x = 2"})),
+        {"text": "done"}
+    ]);
+    // Not trusted (nothing asked for trust): the found server never starts.
+    let (out, _) = sb.exec_scripted(&turns, &["--json", "--approve-edits"], &[("PATH", &path)]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        !ran.exists(),
+        "a server North found on PATH ran in an untrusted project"
+    );
+    assert!(!json_lines(&out).iter().any(|e| e["type"] == "diagnostics"));
+    // Trusted by the user (`north trust`): it is asked.
+    std::fs::write(sb.project().join("a.py"), "x = 1\n").unwrap();
+    let out = sb.north().arg("trust").output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (out, _) = sb.exec_scripted(&turns, &["--json", "--approve-edits"], &[("PATH", &path)]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(ran.exists(), "{}", text(&out.stderr));
+    assert!(json_lines(&out).iter().any(|e| e["type"] == "diagnostics"));
+}

@@ -560,3 +560,62 @@ fn a_worktree_of_a_trusted_repository_is_trusted_and_its_project_hooks_run() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(!other.join("proj.worktrees/untrusted/hook-ran.txt").exists());
 }
+
+#[test]
+fn a_nested_repository_planted_in_a_worktree_runs_nothing_when_north_reads_it() {
+    let sb = Sandbox::new();
+    let outside = common::outside_temp_dir("north-wt-");
+    let top = repo(outside.path());
+    let out = scripted(&sb, &top, &json!([{"text": "hi"}]), &["-w", "planted", "hi"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let wt = outside.path().join("proj.worktrees/planted");
+    // What a command in the worktree could do: a nested repository whose
+    // config runs a program, registered in the worktree's index.
+    let marker = outside.path().join("ran");
+    let script = Sandbox::executable(
+        &outside.path().join("evil.sh"),
+        format!("#!/bin/sh\ntouch {}\n", marker.display()),
+    );
+    let nested = wt.join("x");
+    std::fs::create_dir(&nested).unwrap();
+    git(&nested, &["init", "-q"]);
+    git(&nested, &["commit", "-q", "--allow-empty", "-m", "x"]);
+    let sha = git(&nested, &["rev-parse", "HEAD"]);
+    git(&nested, &["config", "core.fsmonitor", &script.display().to_string()]);
+    git(&wt, &["update-index", "--add", "--cacheinfo", &format!("160000,{sha},x")]);
+    let _ = std::fs::remove_file(&marker);
+    for args in [&["worktree", "list"][..], &["worktree", "merge", "planted", "--dry-run"]] {
+        let out = north_in(&sb, &top).args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+    }
+    assert!(!marker.exists(), "North's git ran a nested repository's config");
+}
+
+#[test]
+fn trust_does_not_carry_to_a_worktree_of_a_revision_with_other_settings() {
+    let sb = Sandbox::new();
+    let outside = common::outside_temp_dir("north-wt-");
+    let top = repo(outside.path());
+    // A branch whose settings run a hook the user never saw.
+    git(&top, &["checkout", "-q", "-b", "pr"]);
+    let hooks = json!({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": "echo RAN > pr-hook-ran.txt"}
+    ]}]}});
+    std::fs::create_dir_all(top.join(".claude")).unwrap();
+    std::fs::write(top.join(".claude/settings.json"), hooks.to_string()).unwrap();
+    git(&top, &["add", ".claude"]);
+    git(&top, &["commit", "-qm", "pr settings"]);
+    git(&top, &["checkout", "-q", "main"]);
+    let out = north_in(&sb, &top).args(["trust"]).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = scripted(
+        &sb,
+        &top,
+        &json!([{"text": "hi"}]),
+        &["-w", "review", "--worktree-base", "pr", "hi"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let wt = outside.path().join("proj.worktrees/review");
+    assert!(wt.join(".claude/settings.json").exists());
+    assert!(!wt.join("pr-hook-ran.txt").exists(), "a hook the user never trusted ran");
+}
