@@ -204,31 +204,28 @@ impl Servers {
         }
     }
 
+    /// The running server of `rel`'s language, if one runs (never started
+    /// for this).
+    async fn running(&self, rel: &str) -> Option<Arc<Server>> {
+        let def = self.def_for(rel)?;
+        let slots = self.slots.lock().await;
+        slots
+            .get(&def.language)
+            .and_then(|s| s.server.clone())
+            .filter(|s| s.is_alive())
+    }
+
     /// Tells the server of `rel` what was written (after an accepted
     /// edit), without waiting for anything.
     pub async fn written(&self, rel: &str, text: &str) {
-        let Some(def) = self.def_for(rel) else { return };
-        let running = self
-            .slots
-            .lock()
-            .await
-            .get(&def.language)
-            .and_then(|s| s.server.clone());
-        if let Some(server) = running.filter(|s| s.is_alive()) {
+        if let Some(server) = self.running(rel).await {
             let _ = server.sync(&self.root.join(rel), text).await;
         }
     }
 
     /// The server of `rel` forgets it (a proposed new file not written).
     pub async fn closed(&self, rel: &str) {
-        let Some(def) = self.def_for(rel) else { return };
-        let running = self
-            .slots
-            .lock()
-            .await
-            .get(&def.language)
-            .and_then(|s| s.server.clone());
-        if let Some(server) = running.filter(|s| s.is_alive()) {
+        if let Some(server) = self.running(rel).await {
             let _ = server.close(&self.root.join(rel)).await;
         }
     }

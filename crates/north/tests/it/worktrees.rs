@@ -520,18 +520,23 @@ fn a_repositorys_own_git_file_opens_nothing_to_commands() {
     assert!(!victim.join("objects/planted").exists());
 }
 
+/// Commits a `.claude/settings.json` whose prompt hook writes `marker`.
+fn commit_prompt_hook(top: &Path, marker: &str) {
+    let settings = json!({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": format!("echo RAN > {marker}")}
+    ]}]}});
+    std::fs::create_dir_all(top.join(".claude")).unwrap();
+    std::fs::write(top.join(".claude/settings.json"), settings.to_string()).unwrap();
+    git(top, &["add", ".claude"]);
+    git(top, &["commit", "-qm", "settings"]);
+}
+
 #[test]
 fn a_worktree_of_a_trusted_repository_is_trusted_and_its_project_hooks_run() {
     let sb = Sandbox::new();
     let outside = common::outside_temp_dir("north-wt-");
     let top = repo(outside.path());
-    let settings = json!({"hooks": {"UserPromptSubmit": [{"hooks": [
-        {"type": "command", "command": "echo PROJECT-HOOK-RAN > hook-ran.txt"}
-    ]}]}});
-    std::fs::create_dir_all(top.join(".claude")).unwrap();
-    std::fs::write(top.join(".claude/settings.json"), settings.to_string()).unwrap();
-    git(&top, &["add", ".claude"]);
-    git(&top, &["commit", "-qm", "hooks"]);
+    commit_prompt_hook(&top, "hook-ran.txt");
     let out = north_in(&sb, &top).args(["trust"]).output().unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     let out = scripted(
@@ -547,10 +552,7 @@ fn a_worktree_of_a_trusted_repository_is_trusted_and_its_project_hooks_run() {
     let other = outside.path().join("other");
     std::fs::create_dir_all(&other).unwrap();
     let top2 = repo(&other);
-    std::fs::create_dir_all(top2.join(".claude")).unwrap();
-    std::fs::write(top2.join(".claude/settings.json"), settings.to_string()).unwrap();
-    git(&top2, &["add", ".claude"]);
-    git(&top2, &["commit", "-qm", "hooks"]);
+    commit_prompt_hook(&top2, "hook-ran.txt");
     let out = scripted(
         &sb,
         &top2,
@@ -566,7 +568,12 @@ fn a_nested_repository_planted_in_a_worktree_runs_nothing_when_north_reads_it() 
     let sb = Sandbox::new();
     let outside = common::outside_temp_dir("north-wt-");
     let top = repo(outside.path());
-    let out = scripted(&sb, &top, &json!([{"text": "hi"}]), &["-w", "planted", "hi"]);
+    let out = scripted(
+        &sb,
+        &top,
+        &json!([{"text": "hi"}]),
+        &["-w", "planted", "hi"],
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let wt = outside.path().join("proj.worktrees/planted");
     // What a command in the worktree could do: a nested repository whose
@@ -581,14 +588,31 @@ fn a_nested_repository_planted_in_a_worktree_runs_nothing_when_north_reads_it() 
     git(&nested, &["init", "-q"]);
     git(&nested, &["commit", "-q", "--allow-empty", "-m", "x"]);
     let sha = git(&nested, &["rev-parse", "HEAD"]);
-    git(&nested, &["config", "core.fsmonitor", &script.display().to_string()]);
-    git(&wt, &["update-index", "--add", "--cacheinfo", &format!("160000,{sha},x")]);
+    git(
+        &nested,
+        &["config", "core.fsmonitor", &script.display().to_string()],
+    );
+    git(
+        &wt,
+        &[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("160000,{sha},x"),
+        ],
+    );
     let _ = std::fs::remove_file(&marker);
-    for args in [&["worktree", "list"][..], &["worktree", "merge", "planted", "--dry-run"]] {
+    for args in [
+        &["worktree", "list"][..],
+        &["worktree", "merge", "planted", "--dry-run"],
+    ] {
         let out = north_in(&sb, &top).args(args).output().unwrap();
         assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
     }
-    assert!(!marker.exists(), "North's git ran a nested repository's config");
+    assert!(
+        !marker.exists(),
+        "North's git ran a nested repository's config"
+    );
 }
 
 #[test]
@@ -598,13 +622,7 @@ fn trust_does_not_carry_to_a_worktree_of_a_revision_with_other_settings() {
     let top = repo(outside.path());
     // A branch whose settings run a hook the user never saw.
     git(&top, &["checkout", "-q", "-b", "pr"]);
-    let hooks = json!({"hooks": {"UserPromptSubmit": [{"hooks": [
-        {"type": "command", "command": "echo RAN > pr-hook-ran.txt"}
-    ]}]}});
-    std::fs::create_dir_all(top.join(".claude")).unwrap();
-    std::fs::write(top.join(".claude/settings.json"), hooks.to_string()).unwrap();
-    git(&top, &["add", ".claude"]);
-    git(&top, &["commit", "-qm", "pr settings"]);
+    commit_prompt_hook(&top, "pr-hook-ran.txt");
     git(&top, &["checkout", "-q", "main"]);
     let out = north_in(&sb, &top).args(["trust"]).output().unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -617,5 +635,8 @@ fn trust_does_not_carry_to_a_worktree_of_a_revision_with_other_settings() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let wt = outside.path().join("proj.worktrees/review");
     assert!(wt.join(".claude/settings.json").exists());
-    assert!(!wt.join("pr-hook-ran.txt").exists(), "a hook the user never trusted ran");
+    assert!(
+        !wt.join("pr-hook-ran.txt").exists(),
+        "a hook the user never trusted ran"
+    );
 }
