@@ -91,6 +91,9 @@ pub struct Servers {
     defs: Vec<ServerDef>,
     spawner: north_sandbox::Spawner,
     slots: tokio::sync::Mutex<HashMap<String, Slot>>,
+    /// One check at a time: a document's sync and the wait for its
+    /// diagnostics belong together (parallel sub-agents share servers).
+    checking: tokio::sync::Mutex<()>,
 }
 
 impl std::fmt::Debug for Servers {
@@ -111,6 +114,7 @@ impl Servers {
             defs,
             spawner,
             slots: tokio::sync::Mutex::default(),
+            checking: tokio::sync::Mutex::default(),
         }
     }
 
@@ -169,6 +173,7 @@ impl Servers {
         let Some(def) = self.def_for(rel) else {
             return Diagnosed::NoServer;
         };
+        let _one_at_a_time = self.checking.lock().await;
         let no_answer = |reason: String| Diagnosed::NoAnswer {
             server: def.language.clone(),
             reason,

@@ -29,6 +29,7 @@ pub fn remove(wt: &Worktree, registry: &Registry, force: bool) -> Result<Removed
             std::fs::remove_file(&file).map_err(io("delete", &file))?;
         }
     }
+    drop_packed_ref(&wt.git_dir, &format!("refs/heads/{}", wt.branch))?;
     registry.forget(wt)?;
     tracing::info!(name = %wt.name, "worktree removed");
     Ok(Removed {
@@ -59,6 +60,50 @@ pub fn removable(wt: &Worktree, registry: &Registry, force: bool) -> Result<(), 
             name: wt.name.clone(),
             count: pending,
         });
+    }
+    Ok(())
+}
+
+/// Takes `name` out of the repository's `packed-refs` (git's maintenance
+/// may have packed the branch), under git's own lock: the file is data,
+/// so North edits it itself rather than run git with the repository's
+/// configuration.
+fn drop_packed_ref(git_dir: &Path, name: &str) -> Result<(), WorktreeError> {
+    let packed = git_dir.join("packed-refs");
+    let Ok(text) = std::fs::read_to_string(&packed) else {
+        return Ok(());
+    };
+    let mut kept = String::new();
+    let mut dropped = false;
+    let mut skipping_peel = false;
+    for line in text.lines() {
+        if skipping_peel && line.starts_with('^') {
+            continue;
+        }
+        skipping_peel = false;
+        if line.split_once(' ').is_some_and(|(_, r)| r == name) {
+            dropped = true;
+            skipping_peel = true;
+            continue;
+        }
+        kept.push_str(line);
+        kept.push('\n');
+    }
+    if !dropped {
+        return Ok(());
+    }
+    let lock = git_dir.join("packed-refs.lock");
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&lock)
+        .map_err(io("lock", &lock))?;
+    let written = std::io::Write::write_all(&mut file, kept.as_bytes())
+        .and_then(|()| file.sync_all())
+        .and_then(|()| std::fs::rename(&lock, &packed));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&lock);
+        return Err(io("write", &packed)(e));
     }
     Ok(())
 }
