@@ -127,10 +127,17 @@ pub fn known_servers(path: Option<&std::ffi::OsStr>) -> Vec<ServerDef> {
         .unwrap_or_default();
     KNOWN
         .iter()
-        .filter(|(_, cmd, _)| dirs.iter().any(|d| d.join(cmd[0]).is_file()))
-        .map(|(lang, cmd, ext)| ServerDef {
+        .filter_map(|(lang, cmd, ext)| {
+            let found = dirs.iter().map(|d| d.join(cmd[0])).find(|p| p.is_file())?;
+            Some((lang, found, &cmd[1..], ext))
+        })
+        .map(|(lang, program, args, ext)| ServerDef {
             language: (*lang).to_string(),
-            command: cmd.iter().map(|s| (*s).to_string()).collect(),
+            // Where it was found, so it is the same program inside the
+            // sandbox.
+            command: std::iter::once(program.display().to_string())
+                .chain(args.iter().map(|s| (*s).to_string()))
+                .collect(),
             extensions: ext.iter().map(|s| (*s).to_string()).collect(),
             timeout: None,
         })

@@ -74,6 +74,15 @@ pub(crate) fn at(
     if defs.is_empty() {
         return None;
     }
-    let spawner = choice.spawner(root, grants, ChildKind::LanguageServer);
+    let mut spawner = choice.spawner(root, grants, ChildKind::LanguageServer);
+    // A server installed under the temp dir (which the sandbox makes
+    // private) keeps its own folder there: the program's project of code.
+    let temp = std::env::temp_dir();
+    for def in &defs {
+        let words: Vec<&str> = def.command.iter().take(1).map(String::as_str).collect();
+        for kept in north_tools::os_sandbox::home_paths_named(&words, &temp) {
+            spawner = spawner.keeping(&kept);
+        }
+    }
     Some(Arc::new(Servers::new(root.to_path_buf(), defs, spawner)))
 }
