@@ -79,7 +79,15 @@ pub(crate) fn at(
     // private) keeps its own folder there: the program's project of code.
     let temp = std::env::temp_dir();
     for def in &defs {
-        let words: Vec<&str> = def.command.iter().take(1).map(String::as_str).collect();
+        // Every word, a shell line's too (`sh -c "… exec /tmp/x/server"`).
+        let words: Vec<&str> = def
+            .command
+            .iter()
+            .flat_map(|w| {
+                w.split(|c: char| c.is_whitespace() || matches!(c, ';' | '|' | '&' | '(' | ')'))
+            })
+            .filter(|w| !w.is_empty())
+            .collect();
         for kept in north_tools::os_sandbox::home_paths_named(&words, &temp) {
             spawner = spawner.keeping(&kept);
         }
