@@ -206,7 +206,7 @@ impl Project {
         let commands = sandbox.spawner(&root, &grants, ChildKind::Command);
         let found_on_path = sandbox.enabled
             && trust.applies()
-            && trust_store.as_ref().is_some_and(|s| s.chosen(&root));
+            && trust_store.as_ref().is_some_and(|s| s.chosen(&trust));
         let code_defs = crate::language_servers::defs(&config, found_on_path, &mut notices);
         let code = crate::language_servers::at(&root, code_defs, &sandbox, &grants);
         let config_dir = north_config::global_config_path()

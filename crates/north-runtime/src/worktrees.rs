@@ -8,7 +8,6 @@ use std::sync::Arc;
 
 use north_protocol::{Event, HookEvent};
 use north_worktree::{CreateRequest, DirtyPolicy, Owner, Registry, Worktree};
-use serde_json::{Map, Value, json};
 
 use crate::RuntimeError;
 use crate::project::Project;
@@ -47,22 +46,12 @@ pub fn enter(req: &CreateRequest) -> Result<(Worktree, bool), RuntimeError> {
     // revision (`--worktree-base`) whose settings differ is asked about.
     if let Some(store) = north_agent::trust::TrustStore::user()
         && let (Ok(main), Ok(new)) = (store.evaluate(&wt.repo), store.evaluate(&wt.path))
-        && store.chosen(&wt.repo)
+        && store.chosen(&main)
         && main.fingerprint == new.fingerprint
     {
         store.trust(&wt.path)?;
     }
     Ok((wt, true))
-}
-
-/// What a worktree's hooks are told about it (Claude Code's fields).
-fn hook_fields(wt: &Worktree) -> Map<String, Value> {
-    let mut fields = Map::new();
-    fields.insert("name".into(), json!(wt.name));
-    fields.insert("worktree_path".into(), json!(wt.path.display().to_string()));
-    fields.insert("branch".into(), json!(wt.branch));
-    fields.insert("base_commit".into(), json!(wt.base));
-    fields
 }
 
 /// The hooks of the project at `root` as a session there would run them
@@ -94,7 +83,7 @@ pub async fn fire(
         return Ok(());
     }
     let said = hooks
-        .fire_outside_turn(event, session_id, hook_fields(wt), emit)
+        .fire_outside_turn(event, session_id, wt.hook_fields(), emit)
         .await;
     match said {
         Err(reason) => {

@@ -23,14 +23,7 @@ pub(crate) fn list(root: &std::path::Path) -> UiMsg {
     let lines = all
         .iter()
         .map(|wt| {
-            let state = match north_worktree::changes(wt) {
-                Ok(c) if c.is_empty() => "clean".to_string(),
-                Ok(c) => match c.iter().filter(|c| c.kind.is_conflict()).count() {
-                    0 => format!("{} to merge", c.len()),
-                    n => format!("{} to merge, {n} in conflict", c.len()),
-                },
-                Err(_) => "missing".to_string(),
-            };
+            let state = north_worktree::state(wt);
             Line::from(vec![
                 Span::styled(format!("{} ", wt.name), crate::style::code()),
                 Span::raw(format!("{state} · {}", wt.branch)),

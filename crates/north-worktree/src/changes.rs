@@ -106,6 +106,23 @@ impl Change {
     }
 }
 
+/// What is left of `wt` to merge, in a few words (`clean`, `2 change(s)
+/// to merge, 1 in conflict`, `missing`): what `north worktree list` and
+/// `/worktree` show.
+pub fn state(wt: &Worktree) -> String {
+    if !wt.path.is_dir() {
+        return "missing".into();
+    }
+    match changes(wt) {
+        Ok(c) if c.is_empty() => "clean".into(),
+        Ok(c) => match c.iter().filter(|c| c.kind.is_conflict()).count() {
+            0 => format!("{} change(s) to merge", c.len()),
+            n => format!("{} change(s) to merge, {n} in conflict", c.len()),
+        },
+        Err(e) => format!("unreadable: {e}"),
+    }
+}
+
 /// Whether `bytes` is text North can diff and edit.
 pub(crate) fn is_text(bytes: &[u8]) -> bool {
     !bytes.contains(&0) && std::str::from_utf8(bytes).is_ok()

@@ -33,7 +33,7 @@ mod merge;
 mod record;
 mod remove;
 
-pub use changes::{Change, ChangeKind, changes};
+pub use changes::{Change, ChangeKind, changes, state};
 pub use create::{CreateRequest, DirtyPolicy, create};
 pub use error::WorktreeError;
 pub use merge::{Applied, apply, as_proposal, note_merged};

@@ -72,6 +72,20 @@ impl Worktree {
         }
     }
 
+    /// What a `WorktreeCreate` / `WorktreeRemove` hook is told of it
+    /// (Claude Code's fields).
+    pub fn hook_fields(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut fields = serde_json::Map::new();
+        fields.insert("name".into(), self.name.clone().into());
+        fields.insert(
+            "worktree_path".into(),
+            self.path.display().to_string().into(),
+        );
+        fields.insert("branch".into(), self.branch.clone().into());
+        fields.insert("base_commit".into(), self.base.clone().into());
+        fields
+    }
+
     /// The sandbox's view of its shared git state.
     pub fn git(&self) -> north_tools::os_sandbox::WorktreeGit {
         north_tools::os_sandbox::WorktreeGit {

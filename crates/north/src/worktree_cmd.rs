@@ -77,21 +77,7 @@ pub fn main(args: WorktreeCmdArgs) -> anyhow::Result<ExitCode> {
 
 /// One worktree as `list` shows it.
 fn summary(wt: &Worktree) -> serde_json::Value {
-    let state = if !wt.path.is_dir() {
-        "missing".to_string()
-    } else {
-        match north_worktree::changes(wt) {
-            Ok(c) if c.is_empty() => "clean".into(),
-            Ok(c) => {
-                let conflicts = c.iter().filter(|c| c.kind.is_conflict()).count();
-                match conflicts {
-                    0 => format!("{} change(s) to merge", c.len()),
-                    n => format!("{} change(s) to merge, {n} in conflict", c.len()),
-                }
-            }
-            Err(e) => format!("unreadable: {e}"),
-        }
-    };
+    let state = north_worktree::state(wt);
     let session = SessionStore::new(&wt.path)
         .latest()
         .ok()

@@ -221,17 +221,7 @@ impl Agent {
         emit: &Emit<'_>,
     ) -> Result<(), String> {
         let verdict = self
-            .fire(
-                HookEvent::WorktreeCreate,
-                None,
-                fields([
-                    ("name", json!(wt.name)),
-                    ("worktree_path", json!(wt.path.display().to_string())),
-                    ("branch", json!(wt.branch)),
-                    ("base_commit", json!(wt.base)),
-                ]),
-                emit,
-            )
+            .fire(HookEvent::WorktreeCreate, None, wt.hook_fields(), emit)
             .await;
         match verdict.block.or(verdict.halt) {
             Some(reason) => Err(reason),

@@ -267,19 +267,16 @@ impl TrustStore {
         })
     }
 
-    /// Whether the user trusted the project at `root` as its files are
-    /// now — also one that asks for nothing (`north trust` on it): what
-    /// North would start there by itself (a language server found on
-    /// `PATH`) needs the user's word, not only an empty settings scan.
-    pub fn chosen(&self, root: &Path) -> bool {
-        let Ok(root) = canonical(root) else {
-            return false;
-        };
-        let fingerprint = scan(&root).fingerprint;
+    /// Whether the user trusted the project `report` describes as its
+    /// files are now — also one that asks for nothing (`north trust` on
+    /// it): what North would start there by itself (a language server
+    /// found on `PATH`) needs the user's word, not only an empty settings
+    /// scan. Uses the report's own scan.
+    pub fn chosen(&self, report: &TrustReport) -> bool {
         self.read()
             .ok()
-            .and_then(|mut f| f.projects.remove(&key(&root)))
-            .is_some_and(|r| r.fingerprint == fingerprint)
+            .and_then(|mut f| f.projects.remove(&key(&report.root)))
+            .is_some_and(|r| r.fingerprint == report.fingerprint)
     }
 
     /// Trusts the project at `root` as its files are now.
