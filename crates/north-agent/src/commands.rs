@@ -14,6 +14,8 @@ pub enum CommandScope {
     Project,
     /// The user's config dir.
     User,
+    /// An installed plugin's `commands/` (`/PLUGIN:NAME`).
+    Plugin,
 }
 
 /// One custom command.
@@ -50,6 +52,16 @@ impl CustomCommand {
     }
 }
 
+/// The prompt `text` stands for when it starts with one of `commands`
+/// (`/review src/a.rs` → the template with its arguments); `None` when it
+/// names none.
+pub fn expand_in(commands: &[CustomCommand], text: &str) -> Option<String> {
+    let text = text.trim_start();
+    let word = text.split_whitespace().next()?;
+    let custom = commands.iter().find(|c| c.name == word)?;
+    Some(custom.expand(text[word.len()..].trim()))
+}
+
 /// Splits an optional `---` front matter block off `text`: (description,
 /// body).
 fn front_matter(text: &str) -> (Option<String>, &str) {
@@ -63,6 +75,28 @@ fn valid_name(name: &str) -> bool {
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == ':')
+}
+
+/// The commands of an installed plugin's command folder `dir`, each named
+/// `/PLUGIN:NAME` as Claude Code names them.
+pub fn load_plugin(dir: &Path, plugin: &str) -> Vec<CustomCommand> {
+    let mut out = Vec::new();
+    load_dir(dir, CommandScope::Plugin, &mut out);
+    for c in &mut out {
+        c.name = format!("/{plugin}:{}", c.name.trim_start_matches('/'));
+    }
+    out
+}
+
+/// `builtin` and `taken` names skipped from `extra`, which is added to
+/// `all` (plugins' commands after the user's and the project's).
+pub fn add_commands(all: &mut Vec<CustomCommand>, extra: Vec<CustomCommand>, builtin: &[&str]) {
+    for c in extra {
+        if builtin.contains(&c.name.as_str()) || all.iter().any(|o| o.name == c.name) {
+            continue;
+        }
+        all.push(c);
+    }
 }
 
 fn load_dir(dir: &Path, scope: CommandScope, out: &mut Vec<CustomCommand>) {
@@ -144,12 +178,7 @@ pub fn load(
         user.into_iter().chain(project).collect()
     };
     let mut all: Vec<CustomCommand> = Vec::new();
-    for c in ordered {
-        if builtin.contains(&c.name.as_str()) || all.iter().any(|o| o.name == c.name) {
-            continue;
-        }
-        all.push(c);
-    }
+    add_commands(&mut all, ordered, builtin);
     all
 }
 

@@ -115,6 +115,28 @@ impl SkillSet {
         }
     }
 
+    /// The skills of an installed plugin's skill folder `dir`, each named
+    /// `PLUGIN:NAME`; and what was not taken. Folders that are links are
+    /// not followed.
+    pub fn plugin(dir: &Path, plugin: &str) -> SkillSet {
+        let mut set = SkillSet::default();
+        set.load_dir(dir, &format!("plugin {plugin}"), false);
+        for skill in &mut set.skills {
+            skill.name = format!("{plugin}:{}", skill.name);
+        }
+        set
+    }
+
+    /// Adds `other`'s skills; a name already here keeps its first.
+    pub fn add(&mut self, other: SkillSet) {
+        for skill in other.skills {
+            if self.get(&skill.name).is_none() {
+                self.skills.push(skill);
+            }
+        }
+        self.ignored.extend(other.ignored);
+    }
+
     /// Every skill.
     pub fn skills(&self) -> &[Skill] {
         &self.skills

@@ -34,6 +34,8 @@ pub enum AgentOrigin {
     User(PathBuf),
     /// A trusted project's file.
     Project(PathBuf),
+    /// An installed plugin's `agents/` (named `PLUGIN:NAME`).
+    Plugin(String),
 }
 
 impl std::fmt::Display for AgentOrigin {
@@ -42,6 +44,7 @@ impl std::fmt::Display for AgentOrigin {
             AgentOrigin::BuiltIn => f.write_str("built in"),
             AgentOrigin::User(p) => write!(f, "yours, {}", p.display()),
             AgentOrigin::Project(p) => write!(f, "project, {}", p.display()),
+            AgentOrigin::Plugin(name) => write!(f, "plugin {name}"),
         }
     }
 }
@@ -221,6 +224,31 @@ impl AgentSet {
             }
         }
         set
+    }
+
+    /// The agents of an installed plugin's agent folder `dir`, each named
+    /// `PLUGIN:NAME` as Claude Code names them; and what was not taken.
+    pub fn plugin(dir: &Path, plugin: &str) -> AgentSet {
+        let mut set = AgentSet {
+            defs: Vec::new(),
+            ignored: Vec::new(),
+        };
+        set.load_dir(dir, |_| AgentOrigin::Plugin(plugin.to_string()));
+        for def in &mut set.defs {
+            def.name = format!("{plugin}:{}", def.name);
+        }
+        set
+    }
+
+    /// Adds `other`'s agents; a name already here keeps its first
+    /// definition (a plugin never replaces the user's or the project's).
+    pub fn add(&mut self, other: AgentSet) {
+        for def in other.defs {
+            if self.get(&def.name).is_none() {
+                self.defs.push(def);
+            }
+        }
+        self.ignored.extend(other.ignored);
     }
 
     /// A set of exactly `defs` (for tests and library users).

@@ -139,6 +139,9 @@ impl Config {
         if let Some(servers) = f.lsp.take() {
             self.lsp.extend(servers);
         }
+        if let Some(plugins) = f.enabled_plugins.take() {
+            self.enabled_plugins.extend(plugins);
+        }
         if let Some(v) = f.keybindings.take() {
             self.keybindings.extend(v);
         }
@@ -209,6 +212,10 @@ impl Config {
         // So is a language server North would start.
         if !trusted && f.lsp.take().is_some() {
             self.ignore("lsp", IgnoredBecause::Untrusted);
+        }
+        // And a plugin it switches on.
+        if !trusted && f.enabled_plugins.take().is_some() {
+            self.ignore("enabledPlugins", IgnoredBecause::Untrusted);
         }
         // `false` narrows and always applies; `true` widens.
         if !trusted && f.approve_edits == Some(true) {

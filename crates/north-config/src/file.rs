@@ -70,6 +70,11 @@ pub struct ConfigFile {
     pub status_line: Option<StatusLineFile>,
     /// Language servers by language (a project's only once trusted).
     pub lsp: Option<std::collections::BTreeMap<String, LspFile>>,
+    /// Installed plugins switched on or off here, by name (Claude Code's
+    /// `"enabledPlugins": {"NAME@MARKETPLACE": true}`; a project's only
+    /// once trusted).
+    #[serde(alias = "enabledPlugins")]
+    pub enabled_plugins: Option<std::collections::BTreeMap<String, bool>>,
 }
 
 /// `"statusLine": {"type": "command", "command": "~/bin/status", "padding": 0}`.

@@ -221,11 +221,37 @@ pub struct Config {
     /// Language servers by language: the user's, and a trusted project's
     /// (a later file's entry for a language wins).
     pub lsp: std::collections::BTreeMap<String, LspFile>,
+    /// Installed plugins switched on (`true`) or off by name (`NAME` or
+    /// `NAME@MARKETPLACE`): the user's config, then a trusted project's
+    /// `.north/project.json` and `.claude/settings.json`.
+    pub enabled_plugins: std::collections::BTreeMap<String, bool>,
     /// Project settings that were not applied, and why.
     pub ignored: Vec<IgnoredSetting>,
     /// Claude Code's permission rules from the project's
     /// `.claude/settings.json` (allow rules only when it is trusted).
     pub claude: claude::ClaudeRules,
+}
+
+/// The plugins a project's Claude Code settings switch on or off
+/// (`"enabledPlugins": {"NAME@MARKETPLACE": true}`), the local file last.
+fn claude_enabled_plugins(root: &Path) -> std::collections::BTreeMap<String, bool> {
+    let mut out = std::collections::BTreeMap::new();
+    for rel in [".claude/settings.json", ".claude/settings.local.json"] {
+        let Ok(Some(text)) = read::read_settings(&root.join(rel)) else {
+            continue;
+        };
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) else {
+            continue;
+        };
+        if let Some(map) = value.get("enabledPlugins").and_then(|v| v.as_object()) {
+            for (name, on) in map {
+                if let Some(on) = on.as_bool() {
+                    out.insert(name.clone(), on);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// A setting in `.north/project.json` North did not apply.
@@ -287,6 +313,7 @@ impl Default for Config {
             web_search_provider: false,
             status_line: None,
             lsp: std::collections::BTreeMap::new(),
+            enabled_plugins: std::collections::BTreeMap::new(),
             ignored: Vec::new(),
             claude: claude::ClaudeRules::default(),
         }
@@ -516,6 +543,9 @@ impl Config {
             } else if !c.ignored.iter().any(|i| i.key == "hooks") {
                 c.ignore("hooks", IgnoredBecause::Untrusted);
             }
+        }
+        if project_trusted {
+            c.enabled_plugins.extend(claude_enabled_plugins(root));
         }
         c.apply_claude_rules(root, project_trusted);
         let env = |k: &str| env(k).filter(|v| !v.trim().is_empty());

@@ -28,6 +28,14 @@ pub(crate) fn hooks_for(
                 .filter(|d| matches!(d.origin, north_agent::hooks::HookOrigin::User(_)))
                 .map(|d| d.command.as_str()),
         ));
+    // A plugin's hooks read their own folder (`CLAUDE_PLUGIN_ROOT`).
+    for def in config.hooks.defs() {
+        if let Some(plugin) = def.origin.plugin_root()
+            && !choice.allow_read.iter().any(|p| p == plugin)
+        {
+            choice.allow_read.push(plugin.to_path_buf());
+        }
+    }
     let hook = |network| choice.spawner(root, grants, ChildKind::Hook { network });
     north_agent::hooks::Hooks::new(
         config.hooks.clone(),

@@ -56,6 +56,14 @@ pub(crate) fn start_hub(
     let mut loaded =
         north_mcp::config::load(&project.root, user.as_deref(), project.trust.applies());
     loaded.add_editor_servers(setup.editor);
+    loaded.add_plugin_servers(
+        project
+            .plugins
+            .plugins
+            .iter()
+            .flat_map(|p| p.parts.servers.iter().cloned())
+            .collect(),
+    );
     let notices = loaded
         .errors
         .iter()

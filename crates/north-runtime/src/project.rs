@@ -105,6 +105,10 @@ pub struct Project {
     pub skills: north_agent::skills::SkillSet,
     /// The project's language servers (None: none configured or found).
     pub code: Option<std::sync::Arc<north_lsp::Servers>>,
+    /// The installed plugins switched on here (their hooks are in the
+    /// config's, their agents and skills in the sets above; their
+    /// commands and MCP servers are read from here).
+    pub plugins: north_plugin::Active,
     /// What the user should be told about opening it (settings ignored,
     /// edits settled, hooks skipped): each line once, for the front end to
     /// show where it shows such things.
@@ -191,7 +195,12 @@ impl Project {
         let mut notices = Vec::new();
         settle_interrupted_edits(&root, &mut notices)?;
         let (trust, trust_store) = decide_trust(&root, opts.trust, ask, &mut notices)?;
-        let config = load_config(&root, opts, trust.applies())?;
+        let mut config = load_config(&root, opts, trust.applies())?;
+        let plugins = north_plugin::Active::of_user(&config.enabled_plugins);
+        notices.extend(plugins.notices.iter().cloned());
+        for plugin in &plugins.plugins {
+            config.hooks.extend(plugin.parts.hooks.clone());
+        }
         let selected = provider::select(&config, &opts.model)?;
         notices.extend(config_notices(&config, &selected));
         let sandbox = SandboxChoice::new(&config, opts.sandbox);
@@ -211,10 +220,14 @@ impl Project {
         let code = crate::language_servers::at(&root, code_defs, &sandbox, &grants);
         let config_dir = north_config::global_config_path()
             .and_then(|p| p.parent().map(std::path::Path::to_path_buf));
-        let agents =
+        let mut agents =
             north_agent::subagents::AgentSet::load(&root, config_dir.as_deref(), trust.applies());
-        let skills =
+        let mut skills =
             north_agent::skills::SkillSet::load(&root, config_dir.as_deref(), trust.applies());
+        for plugin in &plugins.plugins {
+            agents.add(plugin.parts.agents.clone());
+            skills.add(plugin.parts.skills.clone());
+        }
         // An untrusted project's agents and skills are named by the trust
         // notice; what else was not taken is said here, once.
         for ignored in agents.ignored.iter().chain(&skills.ignored) {
@@ -234,6 +247,7 @@ impl Project {
             agents,
             skills,
             code,
+            plugins,
             notices,
         })
     }

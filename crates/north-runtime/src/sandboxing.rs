@@ -186,6 +186,17 @@ pub(crate) fn mcp_spawner(
         if server.scope == north_mcp::config::Scope::Project {
             continue;
         }
+        // A plugin's server reads its own folder, and no more of home
+        // than the user's hidden and readable paths.
+        if server.scope == north_mcp::config::Scope::Plugin {
+            if let north_mcp::config::Transport::Stdio {
+                cwd: Some(root), ..
+            } = &server.transport
+            {
+                settings.home_readable.push(root.clone());
+            }
+            continue;
+        }
         if let north_mcp::config::Transport::Stdio {
             command, args, cwd, ..
         } = &server.transport

@@ -75,6 +75,7 @@ impl StatusLine {
             &self.command,
             input.as_bytes(),
             TIMEOUT,
+            None,
         )
         .await;
         match ran {

@@ -69,6 +69,9 @@ pub struct SessionInfo {
     /// A project's agents and skills that are not used (it is not
     /// trusted), one line each.
     pub agents_not_used: Vec<String>,
+    /// The installed plugins, one line each (on or off here, what each
+    /// adds), for `/plugin`.
+    pub plugins: Vec<String>,
 }
 
 /// How soon a second Ctrl+C must follow the first to quit.

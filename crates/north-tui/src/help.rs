@@ -40,6 +40,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "North's worktrees; review one's changes into this tree",
     ),
     (
+        "/plugin",
+        "installed plugins: what each adds here; how to install one",
+    ),
+    (
         "/init",
         "have North write or improve AGENTS.md for this repository",
     ),

@@ -407,9 +407,7 @@ impl App {
         let text = self.expand_pastes(&shown);
         self.popup = None;
         // A custom command: its template, with the arguments, is the message.
-        let word = text.split_whitespace().next().unwrap_or("");
-        if let Some(custom) = self.info.commands.iter().find(|c| c.name == word) {
-            let prompt = custom.expand(text.trim_start()[word.len()..].trim());
+        if let Some(prompt) = north_agent::commands::expand_in(&self.info.commands, &text) {
             if self.is_busy() {
                 self.queued.push_back(prompt);
                 self.hint = Some("Queued: sent when the turn ends".into());

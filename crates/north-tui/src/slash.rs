@@ -88,6 +88,7 @@ pub(crate) fn run(app: &mut App, line: &str) -> Vec<Action> {
         "/allowlist" => allowlist(app),
         "/hooks" => hooks(app),
         "/agents" | "/skills" => agents(app),
+        "/plugin" | "/plugins" => plugins(app),
         "/mcp" => return crate::mcp::command(app, &rest),
         "/model" if !rest.is_empty() => {
             if app.is_busy() {
@@ -414,6 +415,27 @@ fn agents(app: &mut App) {
         )));
     }
     app.notice(format!("Agents · {}", info.agents.len()), body);
+}
+
+fn plugins(app: &mut App) {
+    let info = app.info().clone();
+    let mut body: Vec<Line<'static>> = info
+        .plugins
+        .iter()
+        .map(|text| {
+            Line::from(vec![
+                Span::styled("• ", style::dim()),
+                Span::styled(text.clone(), style::code()),
+            ])
+        })
+        .collect();
+    for hint in [
+        "Install: `north plugin install SOURCE` (a git URL, OWNER/REPO, a folder, NAME@MARKETPLACE): it shows what the plugin adds and runs, and asks.",
+        "Marketplaces: `north plugin marketplace add SOURCE`. Switch one on or off: `north plugin enable|disable NAME [--project]`. Changes load in the next session.",
+    ] {
+        body.push(Line::from(Span::styled(hint.to_string(), style::dim())));
+    }
+    app.notice(format!("Plugins · {}", info.plugins.len()), body);
 }
 
 fn hooks(app: &mut App) {

@@ -145,7 +145,11 @@ fn session_info(o: &Opened, address: &str) -> SessionInfo {
         catalog: north_llm::catalog::lookup(&o.meta.model),
         mcp: north_tui::McpView::default(),
         mcp_auth: north_tui::McpAuth::default(),
-        commands: crate::interactive::custom_commands(&root, false),
+        commands: crate::interactive::custom_commands(
+            &root,
+            false,
+            &north_plugin::Active::of_user(&Default::default()),
+        ),
         files: crate::interactive::file_finder(root.clone()),
         trust: Some(format!(
             "attached to the North server at {address} (its settings and trust apply)"
@@ -158,6 +162,7 @@ fn session_info(o: &Opened, address: &str) -> SessionInfo {
         agents: Vec::new(),
         skills: Vec::new(),
         agents_not_used: Vec::new(),
+        plugins: Vec::new(),
         root,
     }
 }

@@ -49,6 +49,8 @@ pub enum Command {
     Memory(crate::memory_cmd::MemoryArgs),
     /// North's git worktrees: list them, review one's changes into the main tree, remove one.
     Worktree(crate::worktree_cmd::WorktreeCmdArgs),
+    /// Claude Code plugins and marketplaces: install (shown and asked first), update, list, remove, enable.
+    Plugin(crate::plugin_cmd::PluginArgs),
     /// List the models a provider offers (its /models list, the catalogue, your config's).
     Models(crate::models_cmd::ModelsArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).

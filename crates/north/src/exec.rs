@@ -77,7 +77,16 @@ fn prepare(args: &ExecArgs) -> anyhow::Result<Prepared> {
         crate::worktree_enter::created_hooks(&project, entered)?;
     }
     crate::args::print_notices(&project.notices);
-    let prompt = read_prompt(args)?;
+    let prompt = read_prompt(args)?.map(|text| {
+        // `north exec "/plugin:command args"` runs the command, as in the
+        // assistant.
+        let commands = crate::interactive::custom_commands(
+            &project.root,
+            project.trust.applies(),
+            &project.plugins,
+        );
+        north_agent::commands::expand_in(&commands, &text).unwrap_or(text)
+    });
     Ok(Prepared { project, prompt })
 }
 

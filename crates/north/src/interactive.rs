@@ -246,7 +246,7 @@ fn session_info(agent: &LiveSession, sessions: &Sessions) -> SessionInfo {
         catalog: north_llm::catalog::lookup(&project.selected.model),
         mcp: mcp_view(mcp_hub.as_ref()),
         mcp_auth: mcp_auth(mcp_hub.as_ref()),
-        commands: custom_commands(&project.root, project.trust.applies()),
+        commands: custom_commands(&project.root, project.trust.applies(), &project.plugins),
         files: file_finder(project.root.clone()),
         trust: Some(trust_line(&project.trust)),
         instructions: north_agent::instructions::load(
@@ -278,6 +278,7 @@ fn session_info(agent: &LiveSession, sessions: &Sessions) -> SessionInfo {
             .chain(&project.skills.ignored)
             .cloned()
             .collect(),
+        plugins: crate::plugin_cmd::described(&project.plugins),
     }
 }
 
@@ -442,6 +443,7 @@ impl north_mcp::elicit::Elicitor for TuiForms {
 pub fn custom_commands(
     root: &std::path::Path,
     project_trusted: bool,
+    plugins: &north_plugin::Active,
 ) -> Vec<north_agent::commands::CustomCommand> {
     let config_dir = north_config::global_config_path()
         .and_then(|p| p.parent().map(std::path::Path::to_path_buf));
@@ -449,7 +451,12 @@ pub fn custom_commands(
         .iter()
         .filter_map(|(c, _)| c.split_whitespace().next())
         .collect();
-    north_agent::commands::load(root, config_dir.as_deref(), &builtin, project_trusted)
+    let mut all =
+        north_agent::commands::load(root, config_dir.as_deref(), &builtin, project_trusted);
+    for plugin in &plugins.plugins {
+        north_agent::commands::add_commands(&mut all, plugin.parts.commands.clone(), &builtin);
+    }
+    all
 }
 
 /// How old the `@` picker's file list may get before a query rebuilds it

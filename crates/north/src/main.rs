@@ -32,9 +32,10 @@
 //! - `trust_cmd`: `north trust [PATH]`
 //! - `undo_cmd`: `north undo`
 //! - `worktree_cmd`: `north worktree list|merge|remove`
-//! - `cli`: the command line (uses `acp_cmd`, `args`, `interactive`, `mcp_cmd`, `memory_cmd`, `mesh_cmd`, `sandbox_cmd`, `serve_cmd`, `tool_cmd`, `trust_cmd`, `undo_cmd`, `worktree_cmd`)
+//! - `plugin_cmd`: `north plugin install|update|remove|list|show|enable|disable|marketplace` (uses `mcp_cmd`, `mcp_import`)
+//! - `cli`: the command line (uses `acp_cmd`, `args`, `interactive`, `mcp_cmd`, `memory_cmd`, `mesh_cmd`, `plugin_cmd`, `sandbox_cmd`, `serve_cmd`, `tool_cmd`, `trust_cmd`, `undo_cmd`, `worktree_cmd`)
 //! - `config_cmd`: `north config` (uses `args`)
-//! - `exec`: `north exec` (uses `args`, `attach`, `logging`, `output`, `stop`, `worktree_enter`)
+//! - `exec`: `north exec` (uses `args`, `attach`, `interactive`, `logging`, `output`, `stop`, `worktree_enter`)
 //! - `sessions_import`: conversations of Claude Code, Codex and Gemini CLI as North sessions
 //! - `sessions`: `north sessions list|show|export|rename|import` (uses `args`, `sessions_import`)
 
@@ -55,6 +56,7 @@ mod memory_cmd;
 mod mesh_cmd;
 mod models_cmd;
 mod output;
+mod plugin_cmd;
 mod sandbox_cmd;
 mod serve_cmd;
 mod sessions;
@@ -111,6 +113,7 @@ fn run() -> ExitCode {
         Some(Command::Sandbox(args)) => sandbox_cmd::main(args),
         Some(Command::Undo(args)) => undo_cmd::main(args),
         Some(Command::Worktree(args)) => worktree_cmd::main(args),
+        Some(Command::Plugin(args)) => plugin_cmd::main(args),
         Some(Command::Mcp(args)) => mcp_cmd::main(args),
         Some(Command::Acp(args)) => return acp_cmd::main(args),
         Some(Command::Serve(args)) => return serve_cmd::main(args),

@@ -315,12 +315,17 @@ fn file_for(root: &std::path::Path, scope: ScopeArg) -> anyhow::Result<ServersFi
 
 /// After North itself changed the project's `.mcp.json` on the user's
 /// command, a project that applied before keeps applying.
-fn keep_trust(root: &std::path::Path, before: TrustState, store: Option<TrustStore>) {
+pub(crate) fn keep_trust(
+    root: &std::path::Path,
+    before: TrustState,
+    store: Option<TrustStore>,
+    changed: &str,
+) {
     if trusted(before)
         && let Some(store) = store
         && let Err(e) = store.trust(root)
     {
-        eprintln!("north: warning: cannot record trust after changing .mcp.json: {e}");
+        eprintln!("north: warning: cannot record trust after changing {changed}: {e}");
     }
 }
 
@@ -383,7 +388,7 @@ fn add(root: &std::path::Path, args: AddArgs) -> anyhow::Result<ExitCode> {
     }
     file.put(&args.name, Value::Object(entry))?;
     if args.scope == ScopeArg::Project {
-        keep_trust(root, before, store);
+        keep_trust(root, before, store, ".mcp.json");
     }
     println!(
         "{} MCP server `{}` in {}",
@@ -409,7 +414,7 @@ fn remove(root: &std::path::Path, name: &str, scope: Option<ScopeArg>) -> anyhow
         let mut file = file_for(root, scope)?;
         if file.remove(name)? {
             if scope == ScopeArg::Project {
-                keep_trust(root, before, store);
+                keep_trust(root, before, store, ".mcp.json");
             }
             println!("removed MCP server `{name}` from {}", file.path().display());
             return Ok(ExitCode::SUCCESS);

@@ -122,7 +122,7 @@ pub fn import(root: &Path, args: &ImportArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Asks on the terminal (no terminal: no).
-fn confirm(question: &str) -> anyhow::Result<bool> {
+pub(crate) fn confirm(question: &str) -> anyhow::Result<bool> {
     if !std::io::stdin().is_terminal() {
         return Ok(false);
     }

@@ -380,7 +380,12 @@ impl Agent {
         let mut opts = self.opts.clone();
         opts.role = Some(def.prompt.clone());
         opts.snapshots = false;
-        let backend = match def.own_model() {
+        // Claude Code's model aliases name Anthropic's models: under
+        // another provider such an agent runs on the session's own model.
+        let own = def.own_model().filter(|m| {
+            !(matches!(*m, "sonnet" | "opus" | "haiku") && self.opts.provider != "anthropic")
+        });
+        let backend = match own {
             Some(model) => {
                 let factory = self
                     .delegation

@@ -162,7 +162,15 @@ impl Hooks {
             } else {
                 &self.spawner
             };
-            let ran = run::run(spawner, &self.root, &def.command, &input, def.timeout).await;
+            let ran = run::run(
+                spawner,
+                &self.root,
+                &def.command,
+                &input,
+                def.timeout,
+                def.origin.plugin_root(),
+            )
+            .await;
             let (outcome, message) = judge(event, def, ran, &mut verdict);
             tracing::info!(event = %event, command = %def.command, ?outcome, message = message.as_deref().unwrap_or(""), "hook");
             emit(Event::Hook {

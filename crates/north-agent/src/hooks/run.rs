@@ -43,13 +43,17 @@ pub async fn run(
     command: &str,
     input: &[u8],
     timeout: Duration,
+    plugin_root: Option<&Path>,
 ) -> Ran {
     let mut cmd = spawner.tokio_command(OsStr::new("sh"), root);
     cmd.arg("-c")
         .arg(command)
         .env("NORTH_PROJECT_DIR", root)
-        .env("CLAUDE_PROJECT_DIR", root)
-        .stdin(std::process::Stdio::piped())
+        .env("CLAUDE_PROJECT_DIR", root);
+    if let Some(plugin) = plugin_root {
+        cmd.env("CLAUDE_PLUGIN_ROOT", plugin);
+    }
+    cmd.stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     let mut child = match cmd.spawn() {
@@ -141,6 +145,7 @@ mod tests {
             "cat; echo oops >&2; exit 2",
             b"{\"a\":1}",
             Duration::from_secs(30),
+            None,
         )
         .await;
         assert_eq!(
@@ -162,6 +167,7 @@ mod tests {
             "head -c 1000000 /dev/zero | tr '\\0' x",
             b"",
             Duration::from_secs(30),
+            None,
         )
         .await;
         let Ran::Exited { code, stdout, .. } = ran else {
@@ -182,6 +188,7 @@ mod tests {
             &command,
             b"",
             Duration::from_millis(300),
+            None,
         )
         .await;
         assert_eq!(ran, Ran::TimedOut);

@@ -34,6 +34,25 @@ pub enum HookOrigin {
     User(PathBuf),
     /// A project file (it runs only while the project is trusted).
     Project(PathBuf),
+    /// An installed plugin's `hooks/hooks.json` (it runs only once its
+    /// contents were reviewed at install or update).
+    Plugin {
+        /// The plugin's name.
+        name: String,
+        /// Its folder (`CLAUDE_PLUGIN_ROOT`).
+        root: PathBuf,
+    },
+}
+
+impl HookOrigin {
+    /// The folder of the plugin a hook came from, for its
+    /// `CLAUDE_PLUGIN_ROOT`.
+    pub fn plugin_root(&self) -> Option<&Path> {
+        match self {
+            HookOrigin::Plugin { root, .. } => Some(root),
+            _ => None,
+        }
+    }
 }
 
 impl std::fmt::Display for HookOrigin {
@@ -41,6 +60,7 @@ impl std::fmt::Display for HookOrigin {
         match self {
             HookOrigin::User(p) => write!(f, "your config {}", p.display()),
             HookOrigin::Project(p) => write!(f, "project {}", p.display()),
+            HookOrigin::Plugin { name, .. } => write!(f, "plugin {name}"),
         }
     }
 }

@@ -263,6 +263,14 @@ fn network_of(
             }
             false
         }
+        HookOrigin::Plugin { name, .. } => {
+            if network {
+                out.skipped.push(format!(
+                    "plugin {name}: `{at}.network` ignored: only your own config lets a hook reach the network"
+                ));
+            }
+            false
+        }
     })
 }
 

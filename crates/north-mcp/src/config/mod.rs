@@ -24,6 +24,8 @@ pub enum Scope {
     User,
     /// Passed by the user's editor for one session (ACP `session/new`).
     Editor,
+    /// An installed plugin's (reviewed when it was installed).
+    Plugin,
 }
 
 impl fmt::Display for Scope {
@@ -32,6 +34,7 @@ impl fmt::Display for Scope {
             Scope::Project => "project",
             Scope::User => "user",
             Scope::Editor => "editor",
+            Scope::Plugin => "plugin",
         })
     }
 }
@@ -159,23 +162,24 @@ impl ServersFile {
             }
         };
         let doc = if text.trim().is_empty() {
-            Map::new()
+            Value::Object(Map::new())
         } else {
-            match serde_json::from_str::<Value>(&text) {
-                Ok(Value::Object(doc)) => doc,
-                Ok(_) => {
-                    return Err(ConfigError::Malformed {
-                        path: path.into(),
-                        message: "expected an object like {\"mcpServers\": {...}}".into(),
-                    });
-                }
-                Err(e) => {
-                    return Err(ConfigError::Malformed {
-                        path: path.into(),
-                        message: e.to_string(),
-                    });
-                }
-            }
+            serde_json::from_str::<Value>(&text).map_err(|e| ConfigError::Malformed {
+                path: path.into(),
+                message: e.to_string(),
+            })?
+        };
+        Self::of_doc(path, scope, doc)
+    }
+
+    /// A file whose JSON is `doc` (a plugin's `.mcp.json`, or the
+    /// `mcpServers` block of its manifest wrapped as one), named `path`.
+    pub fn of_doc(path: &Path, scope: Scope, doc: Value) -> Result<Self, ConfigError> {
+        let Value::Object(doc) = doc else {
+            return Err(ConfigError::Malformed {
+                path: path.into(),
+                message: "expected an object like {\"mcpServers\": {...}}".into(),
+            });
         };
         if let Some(servers) = doc.get("mcpServers")
             && !servers.is_object()
@@ -571,6 +575,16 @@ pub fn load(root: &Path, user_file: Option<&Path>, project_trusted: bool) -> Loa
 }
 
 impl Loaded {
+    /// Adds installed plugins' servers; a name already taken keeps its
+    /// first server (a plugin never replaces yours or the project's).
+    pub fn add_plugin_servers(&mut self, servers: Vec<ServerConfig>) {
+        for server in servers {
+            if !self.servers.iter().any(|s| s.name == server.name) {
+                self.servers.push(server);
+            }
+        }
+    }
+
     /// Adds servers the user's editor passed for this session; each
     /// replaces a configured one of the same name.
     pub fn add_editor_servers(&mut self, servers: Vec<ServerConfig>) {

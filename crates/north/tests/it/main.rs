@@ -40,6 +40,7 @@ mod mesh_parity;
 mod modes;
 mod newcomer;
 mod os_sandbox;
+mod plugins;
 mod policy_corpus;
 mod presets;
 mod regression;

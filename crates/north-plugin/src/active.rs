@@ -1,0 +1,108 @@
+//! The plugins a session loads: those installed and switched on — by the
+//! user, or by a trusted project's `enabledPlugins` — whose files are
+//! still the ones reviewed.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::manifest::Manifest;
+use crate::parts::Parts;
+use crate::store::Store;
+
+/// One plugin a session loads.
+#[derive(Debug, Clone)]
+pub struct ActivePlugin {
+    /// Its name.
+    pub name: String,
+    /// Its folder (`CLAUDE_PLUGIN_ROOT`).
+    pub root: PathBuf,
+    /// What it adds.
+    pub parts: Parts,
+}
+
+/// The plugins a session loads, and what the user should hear about the
+/// others.
+#[derive(Debug, Clone, Default)]
+pub struct Active {
+    /// The plugins loaded.
+    pub plugins: Vec<ActivePlugin>,
+    /// Plugins not loaded, and problems in loaded ones, a line each.
+    pub notices: Vec<String>,
+}
+
+impl Active {
+    /// The plugins of `store` switched on by `settings` (`NAME` or
+    /// `NAME@MARKETPLACE` → on or off; the effective configuration), else
+    /// by their own switch.
+    pub fn load(store: &Store, settings: &BTreeMap<String, bool>) -> Active {
+        let mut active = Active::default();
+        for p in &store.registry.plugins {
+            let on = settings
+                .get(&p.key())
+                .or_else(|| settings.get(&p.name))
+                .copied()
+                .unwrap_or(p.enabled);
+            if !on {
+                continue;
+            }
+            let root = match store.verified(p) {
+                Ok(root) => root,
+                Err(e) => {
+                    active.notices.push(e.to_string());
+                    continue;
+                }
+            };
+            let manifest = match Manifest::read(&root, None, &p.name) {
+                // Installed under its record's name (a marketplace's entry
+                // may rename it).
+                Ok(m) => Manifest {
+                    name: p.name.clone(),
+                    ..m
+                },
+                Err(e) => {
+                    active.notices.push(format!("plugin {}: {e}", p.name));
+                    continue;
+                }
+            };
+            let parts = Parts::read(&root, &manifest);
+            active.notices.extend(
+                parts
+                    .problems
+                    .iter()
+                    .map(|why| format!("plugin {}: {why}", p.name)),
+            );
+            active.plugins.push(ActivePlugin {
+                name: p.name.clone(),
+                root,
+                parts,
+            });
+        }
+        for (key, on) in settings {
+            let name = key.split('@').next().unwrap_or(key);
+            if *on && store.registry.plugin(key).is_none() && store.registry.plugin(name).is_none()
+            {
+                active.notices.push(format!(
+                    "plugin `{key}` is switched on here but not installed: `north plugin install {key}` shows it and asks"
+                ));
+            }
+        }
+        active
+    }
+
+    /// The user's store, loaded for `settings`; an unreadable store is a
+    /// notice, not a failure.
+    pub fn of_user(settings: &BTreeMap<String, bool>) -> Active {
+        match Store::user() {
+            Ok(store) => Active::load(&store, settings),
+            Err(e) => Active {
+                plugins: Vec::new(),
+                notices: vec![format!("plugins not loaded: {e}")],
+            },
+        }
+    }
+
+    /// The plugins' folders (readable to their hooks and servers).
+    pub fn roots(&self) -> Vec<PathBuf> {
+        self.plugins.iter().map(|p| p.root.clone()).collect()
+    }
+}
