@@ -78,14 +78,21 @@ fn valid_name(name: &str) -> bool {
 }
 
 /// The commands of an installed plugin's command folder `dir`, each named
-/// `/PLUGIN:NAME` as Claude Code names them.
-pub fn load_plugin(dir: &Path, plugin: &str) -> Vec<CustomCommand> {
+/// `/PLUGIN:NAME` as Claude Code names them, with `${CLAUDE_PLUGIN_ROOT}`
+/// in their text standing for the plugin's folder `root`.
+pub fn load_plugin(dir: &Path, plugin: &str, root: &Path) -> Vec<CustomCommand> {
     let mut out = Vec::new();
     load_dir(dir, CommandScope::Plugin, &mut out);
     for c in &mut out {
         c.name = format!("/{plugin}:{}", c.name.trim_start_matches('/'));
+        c.template = plugin_root_in(&c.template, root);
     }
     out
+}
+
+/// `text` with Claude Code's `${CLAUDE_PLUGIN_ROOT}` replaced by `root`.
+pub fn plugin_root_in(text: &str, root: &Path) -> String {
+    text.replace("${CLAUDE_PLUGIN_ROOT}", &root.display().to_string())
 }
 
 /// `builtin` and `taken` names skipped from `extra`, which is added to

@@ -116,13 +116,15 @@ impl SkillSet {
     }
 
     /// The skills of an installed plugin's skill folder `dir`, each named
-    /// `PLUGIN:NAME`; and what was not taken. Folders that are links are
-    /// not followed.
-    pub fn plugin(dir: &Path, plugin: &str) -> SkillSet {
+    /// `PLUGIN:NAME` (`${CLAUDE_PLUGIN_ROOT}` in its instructions standing
+    /// for the plugin's folder `root`); and what was not taken. Folders that
+    /// are links are not followed.
+    pub fn plugin(dir: &Path, plugin: &str, root: &Path) -> SkillSet {
         let mut set = SkillSet::default();
         set.load_dir(dir, &format!("plugin {plugin}"), false);
         for skill in &mut set.skills {
             skill.name = format!("{plugin}:{}", skill.name);
+            skill.body = crate::commands::plugin_root_in(&skill.body, root);
         }
         set
     }

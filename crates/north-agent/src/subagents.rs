@@ -227,8 +227,10 @@ impl AgentSet {
     }
 
     /// The agents of an installed plugin's agent folder `dir`, each named
-    /// `PLUGIN:NAME` as Claude Code names them; and what was not taken.
-    pub fn plugin(dir: &Path, plugin: &str) -> AgentSet {
+    /// `PLUGIN:NAME` as Claude Code names them (`${CLAUDE_PLUGIN_ROOT}` in
+    /// a prompt standing for the plugin's folder `root`); and what was not
+    /// taken.
+    pub fn plugin(dir: &Path, plugin: &str, root: &Path) -> AgentSet {
         let mut set = AgentSet {
             defs: Vec::new(),
             ignored: Vec::new(),
@@ -236,6 +238,7 @@ impl AgentSet {
         set.load_dir(dir, |_| AgentOrigin::Plugin(plugin.to_string()));
         for def in &mut set.defs {
             def.name = format!("{plugin}:{}", def.name);
+            def.prompt = crate::commands::plugin_root_in(&def.prompt, root);
         }
         set
     }

@@ -38,15 +38,19 @@ impl Parts {
         let mut problems = Vec::new();
         let mut commands = Vec::new();
         for rel in &manifest.commands {
-            commands.extend(north_agent::commands::load_plugin(&root.join(rel), name));
+            commands.extend(north_agent::commands::load_plugin(
+                &root.join(rel),
+                name,
+                root,
+            ));
         }
         let mut agents = AgentSet::of(Vec::new());
         for rel in &manifest.agents {
-            agents.add(AgentSet::plugin(&root.join(rel), name));
+            agents.add(AgentSet::plugin(&root.join(rel), name, root));
         }
         let mut skills = SkillSet::default();
         for rel in &manifest.skills {
-            skills.add(SkillSet::plugin(&root.join(rel), name));
+            skills.add(SkillSet::plugin(&root.join(rel), name, root));
         }
         problems.append(&mut agents.ignored);
         problems.append(&mut skills.ignored);
@@ -172,13 +176,9 @@ pub fn server_name(plugin: &str, server: &str) -> String {
 /// `value` with `${CLAUDE_PLUGIN_ROOT}` replaced by `root` in every
 /// string.
 fn substitute(value: &Value, root: &Path) -> Value {
-    let root = root.display().to_string();
-    fn walk(v: &Value, root: &str) -> Value {
+    fn walk(v: &Value, root: &Path) -> Value {
         match v {
-            Value::String(s) => Value::String(
-                s.replace("${CLAUDE_PLUGIN_ROOT}", root)
-                    .replace("$CLAUDE_PLUGIN_ROOT", root),
-            ),
+            Value::String(s) => Value::String(north_agent::commands::plugin_root_in(s, root)),
             Value::Array(items) => Value::Array(items.iter().map(|i| walk(i, root)).collect()),
             Value::Object(map) => Value::Object(
                 map.iter()
@@ -188,7 +188,7 @@ fn substitute(value: &Value, root: &Path) -> Value {
             other => other.clone(),
         }
     }
-    walk(value, &root)
+    walk(value, root)
 }
 
 #[cfg(test)]

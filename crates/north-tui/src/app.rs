@@ -72,6 +72,8 @@ pub struct SessionInfo {
     /// The installed plugins, one line each (on or off here, what each
     /// adds), for `/plugin`.
     pub plugins: Vec<String>,
+    /// What `/plugin install …` and the other verbs call.
+    pub plugin_manager: crate::hooks::PluginManager,
 }
 
 /// How soon a second Ctrl+C must follow the first to quit.
@@ -129,6 +131,8 @@ pub enum Action {
     PasteImage,
     /// Log in to an MCP server (`/mcp login NAME`), or out (`true`).
     McpAuth(String, bool),
+    /// `/plugin VERB ARGS…`: the words after `/plugin`.
+    Plugin(Vec<String>),
     /// Name the session (`/rename NAME`; empty: remove the name).
     Rename(String),
 }

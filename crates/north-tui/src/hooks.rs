@@ -97,3 +97,13 @@ pub(crate) type McpLogin = dyn Fn(
 
 /// What `/mcp login NAME` and `/mcp logout NAME` call (none: no servers).
 pub type McpAuth = Hook<McpLogin>;
+
+/// Runs `/plugin VERB ARGS…` (the words after `/plugin`) and returns what
+/// to show: a title and its lines, or why it failed.
+pub(crate) type PluginVerb = dyn Fn(Vec<String>) -> futures::future::BoxFuture<'static, Result<(String, Vec<String>), String>>
+    + Send
+    + Sync;
+
+/// What `/plugin install|update|accept|reject|enable|disable|remove|marketplace`
+/// call (none: plugins are managed with `north plugin` only).
+pub type PluginManager = Hook<PluginVerb>;

@@ -102,7 +102,7 @@ pub use app::{Action, App, SessionInfo};
 pub use approver::{FeedbackSlot, Inbox, Prompt, PromptKind, TuiApprover, UiMsg, channel};
 pub use form::FormAsker;
 pub use help::COMMANDS;
-pub use hooks::{FileFinder, McpAuth, McpServerLine, McpView, ModelLister};
+pub use hooks::{FileFinder, McpAuth, McpServerLine, McpView, ModelLister, PluginManager};
 pub use rewind::RewindRequest;
 pub use run::{Backend, Ended, Exit, STREAM_FPS, Start, TuiError, draw, restore_terminal, run};
 pub use term::{FrameBackend, InlineTerminal, SharedWriter, TtyBackend};

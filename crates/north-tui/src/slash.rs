@@ -88,6 +88,11 @@ pub(crate) fn run(app: &mut App, line: &str) -> Vec<Action> {
         "/allowlist" => allowlist(app),
         "/hooks" => hooks(app),
         "/agents" | "/skills" => agents(app),
+        "/plugin" | "/plugins" if !rest.is_empty() && app.info().plugin_manager.0.is_some() => {
+            return vec![Action::Plugin(
+                rest.iter().map(|w| (*w).to_string()).collect(),
+            )];
+        }
         "/plugin" | "/plugins" => plugins(app),
         "/mcp" => return crate::mcp::command(app, &rest),
         "/model" if !rest.is_empty() => {
@@ -430,8 +435,8 @@ fn plugins(app: &mut App) {
         })
         .collect();
     for hint in [
-        "Install: `north plugin install SOURCE` (a git URL, OWNER/REPO, a folder, NAME@MARKETPLACE): it shows what the plugin adds and runs, and asks.",
-        "Marketplaces: `north plugin marketplace add SOURCE`. Switch one on or off: `north plugin enable|disable NAME [--project]`. Changes load in the next session.",
+        "/plugin install SOURCE (a git URL, OWNER/REPO, a folder, NAME@MARKETPLACE) shows what the plugin adds and runs; /plugin accept installs it.",
+        "/plugin update NAME · remove NAME · enable|disable NAME · marketplace add SOURCE · marketplace list. Changes load in the next session.",
     ] {
         body.push(Line::from(Span::styled(hint.to_string(), style::dim())));
     }

@@ -163,6 +163,7 @@ fn session_info(o: &Opened, address: &str) -> SessionInfo {
         skills: Vec::new(),
         agents_not_used: Vec::new(),
         plugins: Vec::new(),
+        plugin_manager: north_tui::PluginManager::default(),
         root,
     }
 }

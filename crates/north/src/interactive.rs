@@ -279,6 +279,7 @@ fn session_info(agent: &LiveSession, sessions: &Sessions) -> SessionInfo {
             .cloned()
             .collect(),
         plugins: crate::plugin_cmd::described(&project.plugins),
+        plugin_manager: crate::plugin_cmd::tui_manager(project.root.clone()),
     }
 }
 

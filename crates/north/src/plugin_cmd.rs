@@ -5,6 +5,7 @@
 
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
@@ -110,34 +111,19 @@ pub fn main(args: PluginArgs) -> anyhow::Result<ExitCode> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     match args.command {
         PluginCommand::Install { source, yes } => {
-            let req = Request::parse(&source, &cwd, store.forge())?;
             eprintln!("fetching {source} …");
-            let staged = store.stage(&req)?;
-            let review =
-                north_plugin::review::install(&staged.dir(), &staged.manifest, &staged.record);
+            let (staged, review) = stage_install(&store, &source, &cwd)?;
             decide(&mut store, staged, &review, yes, "Install")
         }
         PluginCommand::Update { name, rev, yes } => {
             eprintln!("fetching {name} again …");
-            let staged = store.stage_update(&name, rev)?;
-            if staged.unchanged() {
-                println!("plugin {name} is up to date ({})", staged.record.pin());
-                return Ok(ExitCode::SUCCESS);
+            match stage_update(&mut store, &name, rev)? {
+                Ok((staged, review)) => decide(&mut store, staged, &review, yes, "Update"),
+                Err(same) => {
+                    println!("{same}");
+                    Ok(ExitCode::SUCCESS)
+                }
             }
-            let Some(previous) = staged.previous.clone() else {
-                anyhow::bail!("plugin {name} has no installed version to compare with");
-            };
-            let old_dir = store.plugin_dir(&previous);
-            let old = north_plugin::Manifest::read(&old_dir, None, &previous.name)?;
-            let review = north_plugin::review::update(
-                &old_dir,
-                &old,
-                &staged.dir(),
-                &staged.manifest,
-                &staged.record,
-                &previous,
-            );
-            decide(&mut store, staged, &review, yes, "Update")
         }
         PluginCommand::Remove { name } => {
             let gone = store.remove(&name)?;
@@ -146,14 +132,7 @@ pub fn main(args: PluginArgs) -> anyhow::Result<ExitCode> {
         }
         PluginCommand::List { json } => list(&store, json),
         PluginCommand::Show { name } => {
-            let p = store
-                .registry
-                .plugin(&name)
-                .cloned()
-                .ok_or_else(|| north_plugin::PluginError::NotInstalled(name.clone()))?;
-            let dir = store.verified(&p)?;
-            let manifest = north_plugin::Manifest::read(&dir, None, &p.name)?;
-            print!("{}", north_plugin::review::install(&dir, &manifest, &p));
+            print!("{}", show(&store, &name)?);
             Ok(ExitCode::SUCCESS)
         }
         PluginCommand::Enable(s) => switch(&mut store, &s, true, &cwd),
@@ -186,6 +165,188 @@ pub fn described(active: &north_plugin::Active) -> Vec<String> {
             None => format!("{} — off here, {}", p.key(), p.pin()),
         })
         .collect()
+}
+
+/// Fetches the plugin `source` names and reads what it adds and runs.
+fn stage_install(store: &Store, source: &str, cwd: &Path) -> anyhow::Result<(Staged, String)> {
+    let req = Request::parse(source, cwd, store.forge())?;
+    let staged = store.stage(&req)?;
+    let review = north_plugin::review::install(&staged.dir(), &staged.manifest, &staged.record);
+    Ok((staged, review))
+}
+
+/// Fetches installed plugin `name` again and reads what changes; `Err`
+/// inside: it is up to date, said in a line.
+fn stage_update(
+    store: &mut Store,
+    name: &str,
+    rev: Option<String>,
+) -> anyhow::Result<Result<(Staged, String), String>> {
+    let staged = store.stage_update(name, rev)?;
+    if staged.unchanged() {
+        return Ok(Err(format!(
+            "plugin {name} is up to date ({})",
+            staged.record.pin()
+        )));
+    }
+    let Some(previous) = staged.previous.clone() else {
+        anyhow::bail!("plugin {name} has no installed version to compare with");
+    };
+    let old_dir = store.plugin_dir(&previous);
+    let old = north_plugin::Manifest::read(&old_dir, None, &previous.name)?;
+    let review = north_plugin::review::update(
+        &old_dir,
+        &old,
+        &staged.dir(),
+        &staged.manifest,
+        &staged.record,
+        &previous,
+    );
+    Ok(Ok((staged, review)))
+}
+
+/// What installed plugin `name` adds and runs.
+fn show(store: &Store, name: &str) -> anyhow::Result<String> {
+    let p = store
+        .registry
+        .plugin(name)
+        .cloned()
+        .ok_or_else(|| north_plugin::PluginError::NotInstalled(name.to_string()))?;
+    let dir = store.verified(&p)?;
+    let manifest = north_plugin::Manifest::read(&dir, None, &p.name)?;
+    Ok(north_plugin::review::install(&dir, &manifest, &p))
+}
+
+/// What `/plugin VERB …` runs in the assistant: the same operations as
+/// `north plugin`, with the review shown in the transcript and the
+/// fetched plugin kept until `/plugin accept` (or `reject`).
+pub fn tui_manager(cwd: std::path::PathBuf) -> north_tui::PluginManager {
+    let pending: Arc<Mutex<Option<Staged>>> = Arc::new(Mutex::new(None));
+    north_tui::PluginManager::new(Arc::new(move |words: Vec<String>| {
+        let pending = pending.clone();
+        let cwd = cwd.clone();
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || tui_verb(&words, &cwd, &pending))
+                .await
+                .map_err(|e| e.to_string())?
+                .map_err(|e| format!("/plugin: {e:#}"))
+        }) as futures::future::BoxFuture<'static, Result<(String, Vec<String>), String>>
+    }))
+}
+
+/// What `/plugin install` and `/plugin update` end with.
+const TUI_ASK: &str =
+    "Type /plugin accept to install it (it loads in your next session), or /plugin reject.";
+
+/// One `/plugin` verb: a title and the lines to show.
+fn tui_verb(
+    words: &[String],
+    cwd: &Path,
+    pending: &Mutex<Option<Staged>>,
+) -> anyhow::Result<(String, Vec<String>)> {
+    let mut store = Store::user()?;
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    let keep = |staged: Staged, review: &str, what: &str| {
+        let title = format!("Plugin {} · {what}not installed yet", staged.record.name);
+        if let Ok(mut slot) = pending.lock() {
+            *slot = Some(staged);
+        }
+        let mut shown: Vec<String> = review.lines().map(str::to_string).collect();
+        shown.push(TUI_ASK.into());
+        (title, shown)
+    };
+    Ok(match words.as_slice() {
+        ["install", source] => {
+            let (staged, review) = stage_install(&store, source, cwd)?;
+            keep(staged, &review, "")
+        }
+        ["update", name] => match stage_update(&mut store, name, None)? {
+            Ok((staged, review)) => keep(staged, &review, "update "),
+            Err(same) => (same, Vec::new()),
+        },
+        ["accept"] => {
+            let staged = pending
+                .lock()
+                .ok()
+                .and_then(|mut slot| slot.take())
+                .context("nothing to accept: /plugin install SOURCE (or update NAME) first")?;
+            let record = store.accept(staged)?;
+            let title = format!(
+                "Plugin {} installed ({}) · loads in your next session",
+                record.name,
+                record.pin()
+            );
+            (title, Vec::new())
+        }
+        ["reject"] => match pending.lock().ok().and_then(|mut slot| slot.take()) {
+            Some(s) => (
+                format!("Plugin {} not installed; its files are gone", s.record.name),
+                Vec::new(),
+            ),
+            None => ("Nothing was waiting".into(), Vec::new()),
+        },
+        ["show", name] => (
+            format!("Plugin {name}"),
+            show(&store, name)?.lines().map(str::to_string).collect(),
+        ),
+        [verb @ ("enable" | "disable"), name] => {
+            let p = store.set_enabled(name, *verb == "enable")?;
+            let word = if p.enabled { "on" } else { "off" };
+            let title = format!(
+                "Plugin {} is {word} for you · from your next session",
+                p.name
+            );
+            (title, Vec::new())
+        }
+        ["remove", name] => {
+            let gone = store.remove(name)?;
+            (
+                format!("Plugin {} removed with its files", gone.name),
+                Vec::new(),
+            )
+        }
+        ["marketplace", "add", source] => {
+            let req = Request::parse(source, cwd, store.forge())?;
+            let listing = store.add_marketplace(&req)?;
+            (
+                format!("Marketplace {} added", listing.name),
+                listing_lines(&listing),
+            )
+        }
+        ["marketplace", "list"] | ["marketplaces"] => {
+            let mut shown = Vec::new();
+            for m in store.registry.marketplaces.clone() {
+                shown.push(format!("{} from {}", m.name, m.origin));
+                match store.listing(&m.name) {
+                    Ok(listing) => shown.extend(listing_lines(&listing)),
+                    Err(e) => shown.push(format!("  {e}")),
+                }
+            }
+            let title = format!("Marketplaces · {}", store.registry.marketplaces.len());
+            (title, shown)
+        }
+        _ => anyhow::bail!(
+            "unknown: /plugin {} — try install SOURCE, update NAME, accept, reject, show NAME, enable NAME, disable NAME, remove NAME, marketplace add SOURCE, marketplace list",
+            words.join(" ")
+        ),
+    })
+}
+
+/// A marketplace's plugins, a line each, and what it lists that North
+/// does not take.
+fn listing_lines(listing: &north_plugin::Listing) -> Vec<String> {
+    let mut out: Vec<String> = listing
+        .entries
+        .iter()
+        .map(|e| format!("  {}@{} — {}", e.name, listing.name, e.description))
+        .collect();
+    out.extend(
+        listing
+            .problems
+            .iter()
+            .map(|p| format!("  not listed: {p}")),
+    );
+    out
 }
 
 /// Shows `review` and installs `staged` when the user says yes.
@@ -246,7 +407,7 @@ fn list(store: &Store, json: bool) -> anyhow::Result<ExitCode> {
             continue;
         }
         println!(
-            "{:<24} {:<4} {:<10} {} from {}{}",
+            "{:<32} {:<4} {:<10} {} from {}{}",
             p.key(),
             if p.enabled { "on" } else { "off" },
             p.version.as_deref().unwrap_or("-"),
@@ -313,11 +474,8 @@ fn switch(store: &mut Store, s: &Switch, on: bool, cwd: &Path) -> anyhow::Result
 
 fn marketplace(store: &mut Store, cmd: MarketplaceCommand, cwd: &Path) -> anyhow::Result<ExitCode> {
     let show = |listing: &north_plugin::Listing| {
-        for e in &listing.entries {
-            println!("  {}@{} — {}", e.name, listing.name, e.description);
-        }
-        for p in &listing.problems {
-            println!("  not listed: {p}");
+        for line in listing_lines(listing) {
+            println!("{line}");
         }
     };
     match cmd {

@@ -331,6 +331,7 @@ impl Loop {
                     self.run_in_worker(|_| WorkerCmd::MergeWorktree(name));
                 }
                 Action::McpAuth(name, logout) => self.mcp_auth(name, logout),
+                Action::Plugin(words) => self.plugin(words),
                 Action::PasteImage => {
                     // The clipboard tool may take a moment: off the UI thread.
                     let tx = self.inbox.clone();
@@ -358,6 +359,25 @@ impl Loop {
                 "the agent stopped".into(),
             )));
         }
+    }
+
+    /// `/plugin VERB …`, off the UI thread (a fetch takes a while): what it
+    /// shows, or why it failed, goes to the transcript.
+    fn plugin(&self, words: Vec<String>) {
+        let tx = self.inbox.clone();
+        let Some(manager) = self.app.info().plugin_manager.0.clone() else {
+            return;
+        };
+        tokio::spawn(async move {
+            let msg = match manager(words).await {
+                Ok((title, lines)) => UiMsg::Info {
+                    title,
+                    lines: lines.into_iter().map(ratatui::text::Line::from).collect(),
+                },
+                Err(why) => UiMsg::Failed(why),
+            };
+            let _ = tx.send(msg);
+        });
     }
 
     /// `/mcp login|logout NAME`, off the UI thread: the URL and the outcome

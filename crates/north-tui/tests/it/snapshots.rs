@@ -647,6 +647,23 @@ fn slash_agents_lists_agents_skills_and_what_is_not_used() {
 }
 
 #[test]
+fn slash_plugin_lists_what_each_plugin_adds_and_how_to_install_one() {
+    let mut ui = Ui::new(120, 12);
+    let root = ui.dir.path().to_path_buf();
+    ui.app = north_tui::App::new(north_tui::SessionInfo {
+        root,
+        session_id: SESSION.into(),
+        plugins: vec![
+            "feature-dev — on, commit 801e34eb048d: 1 command(s), 3 agent(s), 0 skill(s), 0 hook(s), 0 MCP server(s)".into(),
+            "stamp@team — off here, commit 3f2a1b0c9d8e".into(),
+        ],
+        ..Default::default()
+    });
+    ui.command("/plugin");
+    insta::assert_snapshot!(ui.screen());
+}
+
+#[test]
 fn the_status_line_counts_background_commands() {
     let mut ui = Ui::new(140, 6);
     ui.app.handle_msg(north_tui::UiMsg::Background(2));

@@ -504,3 +504,262 @@ fn a_project_switches_a_plugin_off_only_while_trusted() {
         text(&out.stderr).contains("plugin `other@market` is switched on here but not installed")
     );
 }
+
+/// A minimal MCP server over stdio with one tool, `read` (a file's text).
+const READER_SERVER: &str = r#"import { readFileSync } from "node:fs";
+import { createInterface } from "node:readline";
+const send = (m) => process.stdout.write(JSON.stringify(m) + "\n");
+createInterface({ input: process.stdin }).on("line", (line) => {
+  const msg = JSON.parse(line);
+  if (msg.id === undefined) return;
+  const reply = (result) => send({ jsonrpc: "2.0", id: msg.id, result });
+  if (msg.method === "initialize") {
+    reply({ protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "reader", version: "1.0.0" } });
+  } else if (msg.method === "tools/list") {
+    reply({ tools: [{ name: "read", description: "Read a file", inputSchema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } }] });
+  } else if (msg.method === "tools/call") {
+    let text;
+    try { text = readFileSync(msg.params.arguments.path, "utf8"); } catch (e) { text = "cannot read: " + e.code; }
+    reply({ content: [{ type: "text", text }] });
+  } else {
+    reply({});
+  }
+});
+"#;
+
+#[test]
+fn a_plugins_mcp_server_runs_sandboxed_with_its_own_folder_and_without_your_secrets() {
+    let Some((node, _)) = north_test_support::interop::mcp() else {
+        return;
+    };
+    let sb = Sandbox::new();
+    if !sb.kernel_sandbox_works() {
+        return;
+    }
+    std::fs::create_dir_all(sb.home().join(".ssh")).unwrap();
+    std::fs::write(sb.home().join(".ssh/id_ed25519"), "PRIVATE-KEY-MATERIAL\n").unwrap();
+    let repo = sb.dir.path().join("docs");
+    std::fs::create_dir_all(repo.join(".claude-plugin")).unwrap();
+    std::fs::create_dir_all(repo.join("guide")).unwrap();
+    std::fs::write(
+        repo.join(".claude-plugin/plugin.json"),
+        r#"{"name": "docs"}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        repo.join("guide/intro.md"),
+        "the plugin's guide says tangerine\n",
+    )
+    .unwrap();
+    std::fs::write(repo.join("server.mjs"), READER_SERVER).unwrap();
+    std::fs::write(
+        repo.join(".mcp.json"),
+        json!({"files": {
+            "command": node.display().to_string(),
+            "args": ["${CLAUDE_PLUGIN_ROOT}/server.mjs"]
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    commit_all(&repo, "v1");
+    let out = plugin(&sb, &["install", repo.to_str().unwrap(), "-y"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    assert!(
+        shown.contains("MCP server docs_files runs: ")
+            && shown.contains(" ${CLAUDE_PLUGIN_ROOT}/server.mjs"),
+        "{shown}"
+    );
+    let listed: Value =
+        serde_json::from_str(&text(&plugin(&sb, &["list", "--json"]).stdout)).unwrap();
+    let guide = format!("{}/guide/intro.md", listed["dir"].as_str().unwrap());
+    let key = sb.home().join(".ssh/id_ed25519").display().to_string();
+    let script = sb.file(
+        "script.json",
+        &json!([
+            {"tool_calls": [
+                {"id": "g1", "name": "mcp__docs_files__read", "args": {"path": guide}},
+                {"id": "k1", "name": "mcp__docs_files__read", "args": {"path": key}}
+            ]},
+            {"text": "done"}
+        ]),
+    );
+    let requests = sb.dir.path().join("requests.jsonl");
+    let out = sb
+        .north()
+        .args([
+            "exec",
+            "--trust",
+            "--grant",
+            "tool:mcp__docs_files",
+            "--script",
+        ])
+        .arg(&script)
+        .arg("--record-requests")
+        .arg(&requests)
+        .arg("read the guide")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let requests = recorded(&requests);
+    let last = requests.last().unwrap();
+    let read = tool_result(last, "g1");
+    assert!(
+        read.to_string()
+            .contains("the plugin's guide says tangerine"),
+        "{read}"
+    );
+    let stolen = tool_result(last, "k1");
+    assert!(
+        !stolen.to_string().contains("PRIVATE-KEY-MATERIAL"),
+        "the plugin's server read ~/.ssh: {stolen}"
+    );
+    assert!(stolen.to_string().contains("cannot read"), "{stolen}");
+}
+
+#[test]
+fn owner_repo_and_marketplace_sources_come_from_the_forge_and_hostile_entries_are_refused() {
+    let sb = Sandbox::new();
+    let repo = sb.dir.path().join("stamp");
+    hook_plugin(&repo, "tagged");
+    let v1 = commit_all(&repo, "v1");
+    git(&repo, &["tag", "v1"]);
+    hook_plugin(&repo, "later");
+    commit_all(&repo, "v2");
+    let forge = sb.dir.path().join("forge");
+    std::fs::create_dir_all(forge.join("acme")).unwrap();
+    git(
+        sb.dir.path(),
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            repo.to_str().unwrap(),
+            forge.join("acme/stamp.git").to_str().unwrap(),
+        ],
+    );
+    let forge_url = format!("file://{}", forge.display());
+    let with_forge = |args: &[&str]| {
+        sb.north()
+            .env("NORTH_PLUGIN_FORGE", &forge_url)
+            .arg("plugin")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = with_forge(&["install", "acme/stamp@v1", "-y"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let listed: Value =
+        serde_json::from_str(&text(&plugin(&sb, &["list", "--json"]).stdout)).unwrap();
+    assert_eq!(listed["commit"], v1.as_str());
+    assert_eq!(listed["rev"], "v1");
+    assert!(plugin(&sb, &["remove", "stamp"]).status.success());
+
+    // A marketplace naming a forge repository, a git URL's folder, and
+    // entries North refuses: a path climbing out, a program to run, a
+    // transport that runs a command.
+    let market = sb.dir.path().join("market");
+    std::fs::create_dir_all(market.join(".claude-plugin")).unwrap();
+    std::fs::create_dir_all(market.join("plugins")).unwrap();
+    let pwned = sb.home().join("pwned");
+    std::fs::write(
+        market.join(".claude-plugin/marketplace.json"),
+        json!({
+            "name": "mixed",
+            "owner": {"name": "t"},
+            "plugins": [
+                {"name": "stamp", "source": {"source": "github", "repo": "acme/stamp", "ref": "v1"}},
+                {"name": "climber", "source": "../../outside"},
+                {"name": "runner", "source": {"source": "npm", "package": "evil"}},
+                {"name": "ext", "source": {"source": "url", "url": format!("ext::sh -c touch% {}", pwned.display())}}
+            ]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    commit_all(&market, "listing");
+    let out = with_forge(&["marketplace", "add", market.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let said = text(&out.stdout);
+    assert!(said.contains("stamp@mixed"), "{said}");
+    assert!(
+        said.contains("`climber`: source `../../outside` leaves the marketplace"),
+        "{said}"
+    );
+    assert!(
+        said.contains("`runner`: source kind `npm` is not installed by North"),
+        "{said}"
+    );
+    let out = with_forge(&["install", "stamp@mixed", "-y"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let listed: Value =
+        serde_json::from_str(&text(&plugin(&sb, &["list", "--json"]).stdout)).unwrap();
+    assert_eq!(listed["commit"], v1.as_str());
+    assert_eq!(listed["origin"]["marketplace"], "mixed");
+    let out = with_forge(&["install", "ext@mixed", "-y"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("cannot fetch ext::"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!pwned.exists(), "git ran the ext:: command");
+    let out = with_forge(&["install", "climber@mixed", "-y"]);
+    assert!(
+        text(&out.stderr)
+            .contains("marketplace `mixed` lists no plugin `climber`; it lists: stamp, ext"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn the_assistant_installs_a_plugin_after_showing_it_and_runs_it_next_session() {
+    if !crate::emulator::available() {
+        north_test_support::missing("tmux is not installed (.ci/run installs it)");
+        return;
+    }
+    let sb = Sandbox::new();
+    let repo = sb.dir.path().join("stamp");
+    hook_plugin(&repo, "from-the-tui");
+    commit_all(&repo, "v1");
+    let script = sb.file(
+        "tui-script.json",
+        &json!({"turns": [{"text": "FIRST-ANSWER"}]}),
+    );
+    let term = crate::emulator::Term::start(
+        &sb,
+        120,
+        40,
+        &format!("\"$NORTH\" --trust --script '{}'", script.display()),
+        &[],
+    );
+    term.wait_for("Ask North to do something");
+    term.type_text(&format!("/plugin install {}", repo.display()));
+    term.keys(&["Enter"]);
+    let shown = term.wait_for("Type /plugin accept to install it");
+    assert!(
+        shown.contains("Plugin stamp · not installed yet"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("hook SessionStart runs: sh \"${CLAUDE_PLUGIN_ROOT}/hooks/start.sh\""),
+        "{shown}"
+    );
+    assert!(
+        !store(&sb).join("store/stamp").exists(),
+        "installed before the yes"
+    );
+    term.type_text("/plugin accept");
+    term.keys(&["Enter"]);
+    term.wait_for("Plugin stamp installed");
+    assert!(store(&sb).join("store/stamp").is_dir());
+    // Not in this session (it was reviewed after it began): in the next.
+    assert!(!sb.project().join("hook-ran.txt").exists());
+    let (out, _) = exec(&sb, &json!([{"text": "ok"}]), "hello");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        std::fs::read_to_string(sb.project().join("hook-ran.txt")).unwrap(),
+        "from-the-tui\n"
+    );
+}
