@@ -14,7 +14,7 @@ use north_plugin::{Request, Staged, Store};
 /// `north plugin` options.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "SOURCES:\n  https://host/owner/repo.git, git@host:owner/repo.git   a git repository\n  owner/repo                                               on the default forge (NORTH_PLUGIN_FORGE)\n  ./folder, /path/to/folder                                a folder (a git repository in it is pinned to its commit)\n  NAME@MARKETPLACE                                         a plugin a marketplace lists (north plugin marketplace add)\n  Add @REV (a branch, tag or commit) to a git source to pin it.\n\nNothing of a plugin runs before you have seen it: `install` and `update` show its commands,\nagents, skills, hooks (with their commands) and MCP servers (with their command lines) and ask.\nWithout a terminal they ask nothing and install nothing unless --yes is given."
+    after_help = "SOURCES:\n  https://host/owner/repo.git, git@host:owner/repo.git   a git repository\n  owner/repo                                               on the default forge (NORTH_PLUGIN_FORGE)\n  ./folder, /path/to/folder                                a folder (a git repository: its last commit, not uncommitted edits)\n  NAME@MARKETPLACE                                         a plugin a marketplace lists (north plugin marketplace add)\n  Add @REV (a branch, tag or commit) to a git source to pin it.\n\nNothing of a plugin runs before you have seen it: `install` and `update` show its commands,\nagents, skills, hooks (with their commands) and MCP servers (with their command lines) and ask.\nWithout a terminal they ask nothing and install nothing unless --yes is given."
 )]
 pub struct PluginArgs {
     /// What to do.
