@@ -102,50 +102,76 @@ impl Manifest {
             Some(Value::Object(a)) => a.get("name").and_then(Value::as_str).map(str::to_string),
             _ => None,
         };
-        let paths =
-            |key: &str, default: &str, replaces: bool| -> Result<Vec<PathBuf>, PluginError> {
-                let mut out = Vec::new();
-                let given = map
-                    .get(key)
-                    .map(|v| path_list(v, key))
-                    .transpose()
-                    .map_err(bad)?;
-                if (given.is_none() || !replaces) && dir.join(default).is_dir() {
-                    out.push(PathBuf::from(default));
-                }
-                for p in given.unwrap_or_default() {
-                    if !out.contains(&p) {
-                        out.push(p);
-                    }
-                }
-                Ok(out)
-            };
-        let blocks = |key: &str, default: &str| -> Result<Vec<Block>, PluginError> {
-            match map.get(key) {
-                None => Ok(if dir.join(default).is_file() {
-                    vec![Block::File(PathBuf::from(default))]
-                } else {
-                    Vec::new()
-                }),
-                Some(Value::Object(_)) => Ok(vec![Block::Inline(map[key].clone())]),
-                Some(v) => Ok(path_list(v, key)
-                    .map_err(bad)?
-                    .into_iter()
-                    .map(Block::File)
-                    .collect()),
-            }
+        let fields = Fields {
+            dir,
+            map,
+            path: &path,
         };
         Ok(Manifest {
             version: text("version"),
             description: text("description"),
             author,
-            commands: paths("commands", "commands", true)?,
-            agents: paths("agents", "agents", true)?,
-            skills: paths("skills", "skills", false)?,
-            hooks: blocks("hooks", "hooks/hooks.json")?,
-            mcp: blocks("mcpServers", ".mcp.json")?,
+            commands: fields.paths("commands", "commands", true)?,
+            agents: fields.paths("agents", "agents", true)?,
+            skills: fields.paths("skills", "skills", false)?,
+            hooks: fields.blocks("hooks", "hooks/hooks.json")?,
+            mcp: fields.blocks("mcpServers", ".mcp.json")?,
             name,
         })
+    }
+}
+
+/// A manifest's fields that name where the parts are.
+struct Fields<'a> {
+    dir: &'a Path,
+    map: &'a serde_json::Map<String, Value>,
+    path: &'a Path,
+}
+
+impl Fields<'_> {
+    fn bad(&self, message: String) -> PluginError {
+        PluginError::Manifest {
+            path: self.path.to_path_buf(),
+            message,
+        }
+    }
+
+    /// The folders `key` names, after `default` when it exists and the key
+    /// adds to it rather than `replaces` it.
+    fn paths(&self, key: &str, default: &str, replaces: bool) -> Result<Vec<PathBuf>, PluginError> {
+        let given = self
+            .map
+            .get(key)
+            .map(|v| path_list(v, key))
+            .transpose()
+            .map_err(|m| self.bad(m))?;
+        let mut out = Vec::new();
+        if (given.is_none() || !replaces) && self.dir.join(default).is_dir() {
+            out.push(PathBuf::from(default));
+        }
+        for p in given.unwrap_or_default() {
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The hooks or servers `key` gives: inline, files, or `default`.
+    fn blocks(&self, key: &str, default: &str) -> Result<Vec<Block>, PluginError> {
+        match self.map.get(key) {
+            None => Ok(if self.dir.join(default).is_file() {
+                vec![Block::File(PathBuf::from(default))]
+            } else {
+                Vec::new()
+            }),
+            Some(inline @ Value::Object(_)) => Ok(vec![Block::Inline(inline.clone())]),
+            Some(v) => Ok(path_list(v, key)
+                .map_err(|m| self.bad(m))?
+                .into_iter()
+                .map(Block::File)
+                .collect()),
+        }
     }
 }
 

@@ -246,6 +246,22 @@ fn tui_verb(
 ) -> anyhow::Result<(String, Vec<String>)> {
     let mut store = Store::user()?;
     let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    match words.as_slice() {
+        ["install", _] | ["update", _] | ["accept"] | ["reject"] => {
+            tui_review(&mut store, &words, cwd, pending)
+        }
+        _ => tui_manage(&mut store, &words, cwd),
+    }
+}
+
+/// `/plugin install|update`: fetched and shown, kept until `accept` or
+/// `reject`.
+fn tui_review(
+    store: &mut Store,
+    words: &[&str],
+    cwd: &Path,
+    pending: &Mutex<Option<Staged>>,
+) -> anyhow::Result<(String, Vec<String>)> {
     let keep = |staged: Staged, review: &str, what: &str| {
         let title = format!("Plugin {} · {what}not installed yet", staged.record.name);
         if let Ok(mut slot) = pending.lock() {
@@ -255,12 +271,12 @@ fn tui_verb(
         shown.push(TUI_ASK.into());
         (title, shown)
     };
-    Ok(match words.as_slice() {
+    Ok(match words {
         ["install", source] => {
-            let (staged, review) = stage_install(&store, source, cwd)?;
+            let (staged, review) = stage_install(store, source, cwd)?;
             keep(staged, &review, "")
         }
-        ["update", name] => match stage_update(&mut store, name, None)? {
+        ["update", name] => match stage_update(store, name, None)? {
             Ok((staged, review)) => keep(staged, &review, "update "),
             Err(same) => (same, Vec::new()),
         },
@@ -285,9 +301,20 @@ fn tui_verb(
             ),
             None => ("Nothing was waiting".into(), Vec::new()),
         },
+        _ => anyhow::bail!("/plugin {}: not a review verb", words.join(" ")),
+    })
+}
+
+/// `/plugin show|enable|disable|remove|marketplace …`.
+fn tui_manage(
+    store: &mut Store,
+    words: &[&str],
+    cwd: &Path,
+) -> anyhow::Result<(String, Vec<String>)> {
+    Ok(match words {
         ["show", name] => (
             format!("Plugin {name}"),
-            show(&store, name)?.lines().map(str::to_string).collect(),
+            show(store, name)?.lines().map(str::to_string).collect(),
         ),
         [verb @ ("enable" | "disable"), name] => {
             let p = store.set_enabled(name, *verb == "enable")?;
