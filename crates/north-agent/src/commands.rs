@@ -82,7 +82,14 @@ fn valid_name(name: &str) -> bool {
 /// in their text standing for the plugin's folder `root`.
 pub fn load_plugin(dir: &Path, plugin: &str, root: &Path) -> Vec<CustomCommand> {
     let mut out = Vec::new();
-    load_dir(dir, CommandScope::Plugin, &mut out);
+    match dir.parent() {
+        // A path to one command file (`"commands": ["./cmds/x.md"]`).
+        Some(parent) if dir.is_file() => {
+            load_dir(parent, CommandScope::Plugin, &mut out);
+            out.retain(|c| c.path == dir);
+        }
+        _ => load_dir(dir, CommandScope::Plugin, &mut out),
+    }
     for c in &mut out {
         c.name = format!("/{plugin}:{}", c.name.trim_start_matches('/'));
         c.template = plugin_root_in(&c.template, root);

@@ -121,7 +121,20 @@ impl SkillSet {
     /// are links are not followed.
     pub fn plugin(dir: &Path, plugin: &str, root: &Path) -> SkillSet {
         let mut set = SkillSet::default();
-        set.load_dir(dir, &format!("plugin {plugin}"), false);
+        let source = format!("plugin {plugin}");
+        let own = dir.join("SKILL.md");
+        match dir.parent() {
+            // A path to one skill's folder (Claude Code's `"skills":
+            // ["./my-skill"]`), or to a folder of skills.
+            Some(parent) if own.is_file() => match read_skill(&own, parent) {
+                Ok(mut skill) => {
+                    skill.source = source;
+                    set.skills.push(skill);
+                }
+                Err(why) => set.ignored.push(format!("{}: {why}", own.display())),
+            },
+            _ => set.load_dir(dir, &source, false),
+        }
         for skill in &mut set.skills {
             skill.name = format!("{plugin}:{}", skill.name);
             skill.body = crate::commands::plugin_root_in(&skill.body, root);

@@ -235,7 +235,17 @@ impl AgentSet {
             defs: Vec::new(),
             ignored: Vec::new(),
         };
-        set.load_dir(dir, |_| AgentOrigin::Plugin(plugin.to_string()));
+        match dir.parent() {
+            // A path to one definition (`"agents": ["./agents/x.md"]`).
+            Some(parent) if dir.is_file() => match read_def(dir, parent) {
+                Ok(mut def) => {
+                    def.origin = AgentOrigin::Plugin(plugin.to_string());
+                    set.defs.push(def);
+                }
+                Err(why) => set.ignored.push(format!("{}: {why}", dir.display())),
+            },
+            _ => set.load_dir(dir, |_| AgentOrigin::Plugin(plugin.to_string())),
+        }
         for def in &mut set.defs {
             def.name = format!("{plugin}:{}", def.name);
             def.prompt = crate::commands::plugin_root_in(&def.prompt, root);

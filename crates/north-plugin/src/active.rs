@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::manifest::Manifest;
 use crate::parts::Parts;
 use crate::store::Store;
 
@@ -45,22 +44,10 @@ impl Active {
             if !on {
                 continue;
             }
-            let root = match store.verified(p) {
-                Ok(root) => root,
+            let (root, manifest) = match store.installed(p) {
+                Ok(found) => found,
                 Err(e) => {
                     active.notices.push(e.to_string());
-                    continue;
-                }
-            };
-            let manifest = match Manifest::read(&root, None, &p.name) {
-                // Installed under its record's name (a marketplace's entry
-                // may rename it).
-                Ok(m) => Manifest {
-                    name: p.name.clone(),
-                    ..m
-                },
-                Err(e) => {
-                    active.notices.push(format!("plugin {}: {e}", p.name));
                     continue;
                 }
             };

@@ -179,7 +179,31 @@ fn git(cwd: &Path, args: &[&str]) -> Result<GitOutput, PluginError> {
 pub(crate) fn copy_tree(from: &Path, to: &Path) -> Result<(), PluginError> {
     let mut budget = (0usize, 0u64);
     std::fs::create_dir_all(to).map_err(PluginError::io("create", to))?;
-    copy_dir(from, from, to, &mut budget)
+    copy_dir(from, from, to, &mut budget)?;
+    // Judged by words, a chain of links (`s -> .`, `x -> s/s/../..`) can
+    // still climb out: in the copy, every link must resolve inside it.
+    let top = to.canonicalize().map_err(PluginError::io("read", to))?;
+    links_resolve_inside(&top, &top)
+}
+
+/// Every link under `dir` resolves, and to a place inside `top`.
+fn links_resolve_inside(top: &Path, dir: &Path) -> Result<(), PluginError> {
+    for entry in sorted_entries(dir)? {
+        let path = entry.path();
+        let meta = std::fs::symlink_metadata(&path).map_err(PluginError::io("read", &path))?;
+        if meta.file_type().is_symlink() {
+            let inside = std::fs::canonicalize(&path).is_ok_and(|real| real.starts_with(top));
+            if !inside {
+                return Err(PluginError::LinkOut {
+                    path: path.strip_prefix(top).unwrap_or(&path).to_path_buf(),
+                    target: std::fs::read_link(&path).unwrap_or_default(),
+                });
+            }
+        } else if meta.is_dir() {
+            links_resolve_inside(top, &path)?;
+        }
+    }
+    Ok(())
 }
 
 fn copy_dir(
@@ -222,6 +246,16 @@ fn copy_dir(
                 return Err(too_large(root, "over 64 MiB".into(), "64 MiB".into()));
             }
             std::fs::copy(&path, &dest).map_err(PluginError::io("copy", &path))?;
+            // The store's copy is the user's own: never writable by others,
+            // executable or not as the plugin said.
+            use std::os::unix::fs::PermissionsExt;
+            let mode = if meta.permissions().mode() & 0o111 != 0 {
+                0o755
+            } else {
+                0o644
+            };
+            std::fs::set_permissions(&dest, std::fs::Permissions::from_mode(mode))
+                .map_err(PluginError::io("write", &dest))?;
         } else {
             return Err(PluginError::Special(path));
         }
@@ -276,12 +310,18 @@ fn stays_inside(root: &Path, link: &Path, target: &Path) -> bool {
 /// executable bit, link target and file's bytes, in path order.
 pub fn content_hash(dir: &Path) -> Result<String, PluginError> {
     let mut hasher = Sha256::new();
-    hash_dir(dir, dir, &mut hasher)?;
+    let mut budget = (0usize, 0u64);
+    hash_dir(dir, dir, &mut hasher, &mut budget)?;
     let digest = hasher.finalize();
     Ok(digest.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-fn hash_dir(root: &Path, dir: &Path, hasher: &mut Sha256) -> Result<(), PluginError> {
+fn hash_dir(
+    root: &Path,
+    dir: &Path,
+    hasher: &mut Sha256,
+    budget: &mut (usize, u64),
+) -> Result<(), PluginError> {
     use std::os::unix::fs::PermissionsExt;
     for entry in sorted_entries(dir)? {
         let path = entry.path();
@@ -295,13 +335,26 @@ fn hash_dir(root: &Path, dir: &Path, hasher: &mut Sha256) -> Result<(), PluginEr
             hasher.update(target.as_os_str().as_encoded_bytes());
         } else if meta.is_dir() {
             hasher.update(b"D");
-            hash_dir(root, &path, hasher)?;
-        } else {
+            hash_dir(root, &path, hasher, budget)?;
+        } else if meta.is_file() {
+            // The same limits as the copy: a store that grew past them is
+            // not what was reviewed.
+            budget.0 += 1;
+            budget.1 += meta.len();
+            if budget.0 > MAX_FILES || budget.1 > MAX_BYTES {
+                return Err(too_large(
+                    root,
+                    "past the limits".into(),
+                    "64 MiB in 5,000 files".into(),
+                ));
+            }
             let exec = meta.permissions().mode() & 0o111 != 0;
             hasher.update(if exec { b"X" } else { b"F" });
             hasher.update(meta.len().to_le_bytes());
             let bytes = std::fs::read(&path).map_err(PluginError::io("read", &path))?;
             hasher.update(&bytes);
+        } else {
+            return Err(PluginError::Special(path));
         }
         hasher.update([0]);
     }

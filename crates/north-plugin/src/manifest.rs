@@ -93,7 +93,8 @@ impl Manifest {
         };
         if !crate::source::valid_name(&name) {
             return Err(bad(format!(
-                "`name` `{name}` must be letters, digits, `-`, `_` or `.` (kebab-case, at most 64)"
+                "`name` `{}` must be letters, digits, `-`, `_` or `.` (kebab-case, at most 64)",
+                name.escape_debug()
             )));
         }
         let text = |key: &str| map.get(key).and_then(Value::as_str).map(str::to_string);
@@ -114,7 +115,7 @@ impl Manifest {
             commands: fields.paths("commands", "commands", true)?,
             agents: fields.paths("agents", "agents", true)?,
             skills: fields.paths("skills", "skills", false)?,
-            hooks: fields.blocks("hooks", "hooks/hooks.json")?,
+            hooks: fields.hooks()?,
             mcp: fields.blocks("mcpServers", ".mcp.json")?,
             name,
         })
@@ -152,6 +153,25 @@ impl Fields<'_> {
         for p in given.unwrap_or_default() {
             if !out.contains(&p) {
                 out.push(p);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The hooks: `hooks/hooks.json` when it exists, and what the manifest's
+    /// `hooks` adds (Claude Code loads both).
+    fn hooks(&self) -> Result<Vec<Block>, PluginError> {
+        let default = PathBuf::from("hooks/hooks.json");
+        let mut out = if self.dir.join(&default).is_file() {
+            vec![Block::File(default)]
+        } else {
+            Vec::new()
+        };
+        if self.map.contains_key("hooks") {
+            for block in self.blocks("hooks", "hooks/hooks.json")? {
+                if !out.contains(&block) {
+                    out.push(block);
+                }
             }
         }
         Ok(out)

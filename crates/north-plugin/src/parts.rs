@@ -140,13 +140,43 @@ fn mcp_servers(
     };
     let (mut servers, errors) = file.servers();
     problems.extend(errors.iter().map(|e| format!("MCP: {e}")));
-    for server in &mut servers {
-        if let Transport::Stdio { env, cwd, .. } = &mut server.transport {
-            env.insert("CLAUDE_PLUGIN_ROOT".into(), root.display().to_string());
-            cwd.get_or_insert_with(|| root.to_path_buf());
+    servers.retain_mut(|server| {
+        let Transport::Stdio { env, cwd, .. } = &mut server.transport else {
+            return true;
+        };
+        env.insert("CLAUDE_PLUGIN_ROOT".into(), root.display().to_string());
+        // A server works in its plugin's folder (or a folder inside it):
+        // its folder is what the sandbox opens for it.
+        let dir = cwd
+            .take()
+            .map_or_else(|| root.to_path_buf(), |c| lexical(&root.join(c)));
+        if !dir.starts_with(root) {
+            problems.push(format!(
+                "MCP server `{}`: its cwd {} is outside the plugin's folder; not started",
+                server.name,
+                dir.display()
+            ));
+            return false;
+        }
+        *cwd = Some(dir);
+        true
+    });
+    servers
+}
+
+/// `path` with `.` and `..` taken out by their words (no link followed).
+fn lexical(path: &Path) -> std::path::PathBuf {
+    let mut out = std::path::PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
         }
     }
-    servers
+    out
 }
 
 /// The name a plugin's server gets: `PLUGIN_SERVER`, letters, digits, `-`

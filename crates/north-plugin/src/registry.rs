@@ -31,6 +31,9 @@ pub enum Origin {
     Marketplace {
         /// The marketplace's name.
         marketplace: String,
+        /// Where its entry pointed (a folder of it, or a git URL).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        from: Option<String>,
     },
 }
 
@@ -45,7 +48,19 @@ impl Origin {
             },
             Source::Marketplace { marketplace, .. } => Origin::Marketplace {
                 marketplace: marketplace.clone(),
+                from: None,
             },
+        }
+    }
+
+    /// Whether it is this machine's files (a folder, a local repository).
+    pub fn is_local(&self) -> bool {
+        match self {
+            Origin::Folder { .. } => true,
+            Origin::Git { url, .. } => {
+                url.starts_with("file:") || !(url.contains("://") || url.starts_with("git@"))
+            }
+            Origin::Marketplace { .. } => false,
         }
     }
 }
@@ -59,7 +74,14 @@ impl std::fmt::Display for Origin {
                 url,
                 subdir: Some(s),
             } => write!(f, "{url} ({s})"),
-            Origin::Marketplace { marketplace } => write!(f, "marketplace {marketplace}"),
+            Origin::Marketplace {
+                marketplace,
+                from: None,
+            } => write!(f, "marketplace {marketplace}"),
+            Origin::Marketplace {
+                marketplace,
+                from: Some(from),
+            } => write!(f, "marketplace {marketplace} ({from})"),
         }
     }
 }
@@ -91,7 +113,7 @@ impl InstalledPlugin {
     /// name alone.
     pub fn key(&self) -> String {
         match &self.origin {
-            Origin::Marketplace { marketplace } => format!("{}@{marketplace}", self.name),
+            Origin::Marketplace { marketplace, .. } => format!("{}@{marketplace}", self.name),
             _ => self.name.clone(),
         }
     }
@@ -140,14 +162,44 @@ impl Registry {
     /// Reads the registry of `dir` (empty when there is none).
     pub fn load(dir: &Path) -> Result<Registry, PluginError> {
         let path = Registry::path(dir);
-        match crate::manifest::read_json(&path) {
-            Ok(None) => Ok(Registry::default()),
-            Ok(Some(v)) => serde_json::from_value(v).map_err(|e| PluginError::Manifest {
-                path,
+        let registry: Registry = match crate::manifest::read_json(&path)? {
+            None => return Ok(Registry::default()),
+            Some(v) => serde_json::from_value(v).map_err(|e| PluginError::Manifest {
+                path: path.clone(),
                 message: format!("not North's plugin registry: {e}"),
-            }),
-            Err(e) => Err(e),
+            })?,
+        };
+        // Names and hashes become paths in the store: a record North did not
+        // write is refused whole rather than followed.
+        let hex = |s: &str, len: usize| {
+            s.len() == len
+                && s.bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        };
+        let bad_plugin = registry.plugins.iter().find(|p| {
+            !crate::source::valid_name(&p.name)
+                || !hex(&p.hash, 64)
+                || p.commit
+                    .as_deref()
+                    .is_some_and(|c| !hex(c, 40) && !hex(c, 64))
+        });
+        let bad_market = registry
+            .marketplaces
+            .iter()
+            .find(|m| !crate::source::valid_name(&m.name));
+        if let Some(name) = bad_plugin
+            .map(|p| p.name.as_str())
+            .or(bad_market.map(|m| m.name.as_str()))
+        {
+            return Err(PluginError::Manifest {
+                path,
+                message: format!(
+                    "entry `{}` is not one North wrote (a name or hash it would not use); remove the file to start again",
+                    name.escape_debug()
+                ),
+            });
         }
+        Ok(registry)
     }
 
     /// Writes it to `dir` atomically.
@@ -172,5 +224,44 @@ impl Registry {
     /// The marketplace called `name`.
     pub fn marketplace(&self, name: &str) -> Option<&MarketplaceRecord> {
         self.marketplaces.iter().find(|m| m.name == name)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_north_would_not_write_is_refused_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = serde_json::json!({"plugins": [{"name": "fmt", "origin": {"kind": "folder", "path": "/x"},
+            "hash": "a".repeat(64), "enabled": true}]});
+        std::fs::write(Registry::path(dir.path()), good.to_string()).unwrap();
+        assert_eq!(Registry::load(dir.path()).unwrap().plugins.len(), 1);
+        for (name, hash) in [
+            ("../../victim", "a".repeat(64)),
+            ("fmt", "/../..".into()),
+            ("fmt", "é".repeat(32)),
+        ] {
+            let bad = serde_json::json!({"plugins": [{"name": name, "origin": {"kind": "folder", "path": "/x"},
+                "hash": hash, "enabled": true}]});
+            std::fs::write(Registry::path(dir.path()), bad.to_string()).unwrap();
+            let e = Registry::load(dir.path()).unwrap_err().to_string();
+            assert!(e.contains("is not one North wrote"), "{e}");
+        }
+    }
+
+    #[test]
+    fn local_origins_are_this_machines_files() {
+        let git = |url: &str| Origin::Git {
+            url: url.into(),
+            subdir: None,
+        };
+        assert!(git("/srv/repo").is_local());
+        assert!(git("file:///srv/repo").is_local());
+        assert!(git("../repo").is_local());
+        assert!(!git("https://host/o/r.git").is_local());
+        assert!(!git("git@host:o/r.git").is_local());
     }
 }

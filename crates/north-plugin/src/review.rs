@@ -53,23 +53,116 @@ pub fn contents(dir: &Path, manifest: &Manifest) -> Vec<String> {
         ));
     }
     for s in &parts.servers {
-        let how = match &s.transport {
-            Transport::Stdio { command, args, .. } => {
-                let mut line = shown(command);
-                for a in args {
-                    line.push(' ');
-                    line.push_str(&shown(a));
+        out.push(format!("MCP server {} {}", s.name, shown(&server_line(s))));
+        let mut words: Vec<&str> = Vec::new();
+        match &s.transport {
+            Transport::Stdio {
+                command, args, env, ..
+            } => {
+                words.push(command);
+                words.extend(args.iter().map(String::as_str));
+                words.extend(env.values().map(String::as_str));
+                let launcher = Path::new(command).file_name().and_then(|n| n.to_str());
+                if matches!(launcher, Some("npx" | "uvx" | "bunx" | "pipx" | "dlx")) {
+                    out.push(format!(
+                        "MCP server {} fetches its code each time it starts ({}): not pinned by North",
+                        s.name,
+                        launcher.unwrap_or_default()
+                    ));
                 }
-                format!("runs: {line}")
             }
-            Transport::Http { url, .. } => format!("connects to {url}"),
-        };
-        out.push(format!("MCP server {} {how}", s.name));
+            Transport::Http { url, headers } => {
+                words.push(url);
+                words.extend(headers.values().map(String::as_str));
+            }
+        }
+        let vars = variables(&words);
+        if !vars.is_empty() {
+            out.push(format!(
+                "MCP server {} is given your environment's {}",
+                s.name,
+                vars.join(", ")
+            ));
+        }
     }
     for p in &parts.problems {
         out.push(format!("not taken: {}", shown(p)));
     }
     out
+}
+
+/// How a server starts or where it connects, every field that shapes it.
+fn server_line(s: &north_mcp::config::ServerConfig) -> String {
+    match &s.transport {
+        Transport::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            let mut line = format!("runs: {command}");
+            for a in args {
+                line.push(' ');
+                line.push_str(a);
+            }
+            for (k, v) in env.iter().filter(|(k, _)| *k != "CLAUDE_PLUGIN_ROOT") {
+                line.push_str(&format!("; env {k}={v}"));
+            }
+            if let Some(dir) = cwd {
+                line.push_str(&format!("; in {}", dir.display()));
+            }
+            line
+        }
+        Transport::Http { url, headers } => {
+            let mut line = format!("connects to {url}");
+            for (k, v) in headers {
+                line.push_str(&format!("; header {k}: {v}"));
+            }
+            if s.oauth.is_some() {
+                line.push_str("; logs in with OAuth");
+            }
+            line
+        }
+    }
+}
+
+/// The `${VAR}` names in `words`, each once.
+fn variables(words: &[&str]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for word in words {
+        let mut rest = *word;
+        while let Some(start) = rest.find("${") {
+            let after = &rest[start + 2..];
+            let Some(end) = after.find('}') else { break };
+            let name = after[..end]
+                .split(":-")
+                .next()
+                .unwrap_or_default()
+                .to_string();
+            if !name.is_empty() && !out.contains(&name) {
+                out.push(name);
+            }
+            rest = &after[end..];
+        }
+    }
+    out
+}
+
+/// `text` with every control character but the newline written out
+/// (`\u{1b}`): a plugin's words cannot move the cursor, clear a line or
+/// hide what follows them.
+pub fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            let hidden = c.is_control()
+                || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+            if c == '\n' || !hidden {
+                c.to_string()
+            } else {
+                format!("\\u{{{:x}}}", u32::from(c))
+            }
+        })
+        .collect()
 }
 
 /// The review shown before an install: who, from where, pinned to what,
@@ -93,7 +186,7 @@ pub fn install(dir: &Path, manifest: &Manifest, record: &InstalledPlugin) -> Str
         "  {} files. Hooks and MCP servers run in North's sandbox, without network for hooks; nothing of the plugin has run yet.",
         files.len()
     );
-    out
+    printable(&out)
 }
 
 /// The review shown before an update: what the plugin adds or runs that
@@ -169,7 +262,7 @@ pub fn update(
             }
         }
     }
-    out
+    printable(&out)
 }
 
 fn header(manifest: &Manifest, record: &InstalledPlugin) -> String {

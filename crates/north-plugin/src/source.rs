@@ -159,18 +159,26 @@ fn is_url(text: &str) -> bool {
     text.contains("://") || (text.starts_with("git@") && text.contains(':'))
 }
 
-/// A folder `text` names (absolute, relative to `cwd`, or `~/…`): a git
+/// A folder `text` names (`/…`, `./…`, `../…` from `cwd`, or `~/…`): a git
 /// repository's path is fetched with git, so it is pinned to a commit.
 fn local(text: &str, cwd: &Path) -> Option<Source> {
-    let explicit = text.starts_with(['/', '.', '~']);
+    // Only a path written as one: `owner/repo` in a repository that holds
+    // a folder of that name still means the forge.
+    if !(text.starts_with(['/', '~'])
+        || text.starts_with("./")
+        || text.starts_with("../")
+        || text == "."
+        || text == "..")
+    {
+        return None;
+    }
     let path = match text.strip_prefix("~/") {
         Some(rest) => PathBuf::from(std::env::var_os("HOME")?).join(rest),
         None => cwd.join(text),
     };
     if !path.is_dir() {
-        // `./x` that does not exist is still meant as a folder; the
-        // caller's error names it.
-        return explicit.then_some(Source::Folder(path));
+        // A folder that does not exist: the fetch's error names it.
+        return Some(Source::Folder(path));
     }
     let path = path.canonicalize().unwrap_or(path);
     if path.join(".git").exists() {
@@ -218,6 +226,17 @@ mod tests {
             }
         );
         assert!(matches!(parse("./missing").source, Source::Folder(_)));
+        // A folder in the current directory named like a repository does
+        // not shadow the forge: only a path written as one is a folder.
+        let cwd = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(cwd.path().join("acme/tools")).unwrap();
+        let req = Request::parse("acme/tools", cwd.path(), "https://forge.test").unwrap();
+        assert_eq!(
+            req.source,
+            Source::Git("https://forge.test/acme/tools.git".into())
+        );
+        let req = Request::parse("./acme/tools", cwd.path(), "https://forge.test").unwrap();
+        assert!(matches!(req.source, Source::Folder(_)));
         for bad in ["", "just-a-word", "a b/c", "x@"] {
             assert!(
                 Request::parse(bad, Path::new("/nonexistent-cwd"), "https://f").is_err(),

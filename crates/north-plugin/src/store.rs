@@ -60,6 +60,7 @@ impl Store {
     /// The store at `dir`, fetching `OWNER/REPO` from `forge`.
     pub fn open(dir: PathBuf, forge: String) -> Result<Store, PluginError> {
         let registry = Registry::load(&dir)?;
+        clean_stale_staging(&dir);
         Ok(Store {
             dir,
             forge,
@@ -108,6 +109,21 @@ impl Store {
         }
     }
 
+    /// An installed plugin's folder, checked against its review, and its
+    /// manifest, named as recorded (a marketplace's entry may have named it).
+    pub fn installed(&self, p: &InstalledPlugin) -> Result<(PathBuf, Manifest), PluginError> {
+        let dir = self.verified(p)?;
+        let recorded = serde_json::Value::Object(serde_json::Map::new());
+        let manifest = Manifest::read(&dir, Some(&recorded), &p.name)?;
+        Ok((
+            dir,
+            Manifest {
+                name: p.name.clone(),
+                ..manifest
+            },
+        ))
+    }
+
     /// Fetches the plugin `req` names into a staging folder and reads it;
     /// nothing of it runs. A name already installed is refused.
     pub fn stage(&self, req: &Request) -> Result<Staged, PluginError> {
@@ -134,7 +150,7 @@ impl Store {
         let source = match &old.origin {
             Origin::Folder { path } => Source::Folder(path.clone()),
             Origin::Git { url, .. } => Source::Git(url.clone()),
-            Origin::Marketplace { marketplace } => {
+            Origin::Marketplace { marketplace, .. } => {
                 self.update_marketplace(marketplace)?;
                 Source::Marketplace {
                     plugin: old.name.clone(),
@@ -159,6 +175,10 @@ impl Store {
 
     /// Installs (or updates to) what was staged, after the user said yes.
     pub fn accept(&mut self, staged: Staged) -> Result<InstalledPlugin, PluginError> {
+        // What is installed is what was shown: the staged files again.
+        if content_hash(&staged.dir())? != staged.record.hash {
+            return Err(PluginError::Tampered(staged.record.name.clone()));
+        }
         let dest = self.plugin_dir(&staged.record);
         if !dest.exists() {
             let parent = dest.parent().unwrap_or(&self.dir);
@@ -287,20 +307,51 @@ impl Store {
                     .ok_or_else(|| PluginError::NoSuchMarketplace(marketplace.clone()))?;
                 let listing = self.listing(marketplace)?;
                 let entry = listing.get(plugin)?.clone();
-                let (tmp, commit) = match &entry.source {
+                let (tmp, commit, from) = match &entry.source {
                     EntrySource::Inside(rel) => {
                         let root = self.marketplace_dir(marketplace);
-                        self.fetch_tree(&Source::Folder(root), None, Some(rel))
-                            .map(|(t, _)| (t, record.commit.clone()))?
+                        let (tmp, _) = self.fetch_tree(&Source::Folder(root), None, Some(rel))?;
+                        (
+                            tmp,
+                            record.commit.clone(),
+                            format!("its folder {}", rel.display()),
+                        )
                     }
-                    EntrySource::Git { url, rev, subdir } => self.fetch_tree(
-                        &Source::Git(url.clone()),
-                        req.rev.as_deref().or(rev.as_deref()),
-                        subdir.as_deref(),
-                    )?,
+                    EntrySource::Git { url, rev, subdir } => {
+                        // A listing fetched from elsewhere may not point
+                        // at this machine's files (or a repository only
+                        // the user's keys reach through a path).
+                        let entry_origin = Origin::Git {
+                            url: url.clone(),
+                            subdir: None,
+                        };
+                        if entry_origin.is_local() && !record.origin.is_local() {
+                            return Err(PluginError::Manifest {
+                                path: self
+                                    .marketplace_dir(marketplace)
+                                    .join(crate::marketplace::LISTING),
+                                message: format!(
+                                    "`{plugin}`: a marketplace fetched from {} may not point at this machine's files ({url})",
+                                    record.origin
+                                ),
+                            });
+                        }
+                        let rev = req.rev.as_deref().or(rev.as_deref());
+                        let (tmp, commit) =
+                            self.fetch_tree(&Source::Git(url.clone()), rev, subdir.as_deref())?;
+                        let mut from = url.clone();
+                        if let Some(r) = rev {
+                            from.push_str(&format!(" @{r}"));
+                        }
+                        if let Some(s) = subdir {
+                            from.push_str(&format!(" folder {}", s.display()));
+                        }
+                        (tmp, commit, from)
+                    }
                 };
                 let origin = Origin::Marketplace {
                     marketplace: marketplace.clone(),
+                    from: Some(from),
                 };
                 (tmp, commit, origin, Some(entry), plugin.clone())
             }
@@ -417,6 +468,26 @@ fn fallback_name(source: &Source) -> String {
         .next()
         .unwrap_or_default();
     last.trim_end_matches(".git").to_string()
+}
+
+/// Removes staging folders a killed run left, a day old or more (a
+/// younger one may be another run's, waiting for its yes).
+fn clean_stale_staging(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let day = std::time::Duration::from_secs(24 * 60 * 60);
+    for entry in entries.flatten() {
+        let stale = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > day);
+        if stale && entry.file_name().to_string_lossy().starts_with(".staging-") {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// Removes `dir` and everything in it, never following a link.

@@ -189,11 +189,12 @@ pub(crate) fn mcp_spawner(
         // A plugin's server reads its own folder, and no more of home
         // than the user's hidden and readable paths.
         if server.scope == north_mcp::config::Scope::Plugin {
-            if let north_mcp::config::Transport::Stdio {
-                cwd: Some(root), ..
-            } = &server.transport
+            // Its plugin's folder, as North set it (the plugin's own
+            // settings cannot name another).
+            if let north_mcp::config::Transport::Stdio { env, .. } = &server.transport
+                && let Some(root) = env.get("CLAUDE_PLUGIN_ROOT")
             {
-                settings.home_readable.push(root.clone());
+                settings.home_readable.push(PathBuf::from(root));
             }
             continue;
         }

@@ -192,16 +192,23 @@ fn stage_update(
     let Some(previous) = staged.previous.clone() else {
         anyhow::bail!("plugin {name} has no installed version to compare with");
     };
-    let old_dir = store.plugin_dir(&previous);
-    let old = north_plugin::Manifest::read(&old_dir, None, &previous.name)?;
-    let review = north_plugin::review::update(
-        &old_dir,
-        &old,
-        &staged.dir(),
-        &staged.manifest,
-        &staged.record,
-        &previous,
-    );
+    let review = match store.installed(&previous) {
+        Ok((old_dir, old)) => north_plugin::review::update(
+            &old_dir,
+            &old,
+            &staged.dir(),
+            &staged.manifest,
+            &staged.record,
+            &previous,
+        ),
+        // The installed copy is not what was reviewed: nothing to set the
+        // new one against, so all of it is shown.
+        Err(north_plugin::PluginError::Tampered(_)) => format!(
+            "The installed copy of {name} changed on disk since its review; this is all of the new one:\n{}",
+            north_plugin::review::install(&staged.dir(), &staged.manifest, &staged.record)
+        ),
+        Err(e) => return Err(e.into()),
+    };
     Ok(Ok((staged, review)))
 }
 
@@ -212,8 +219,7 @@ fn show(store: &Store, name: &str) -> anyhow::Result<String> {
         .plugin(name)
         .cloned()
         .ok_or_else(|| north_plugin::PluginError::NotInstalled(name.to_string()))?;
-    let dir = store.verified(&p)?;
-    let manifest = north_plugin::Manifest::read(&dir, None, &p.name)?;
+    let (dir, manifest) = store.installed(&p)?;
     Ok(north_plugin::review::install(&dir, &manifest, &p))
 }
 
@@ -373,7 +379,11 @@ fn listing_lines(listing: &north_plugin::Listing) -> Vec<String> {
             .iter()
             .map(|p| format!("  not listed: {p}")),
     );
-    out
+    // A listing's words are the marketplace's: no escape reaches the
+    // terminal.
+    out.iter()
+        .map(|line| north_plugin::review::printable(line))
+        .collect()
 }
 
 /// Shows `review` and installs `staged` when the user says yes.
@@ -437,7 +447,7 @@ fn list(store: &Store, json: bool) -> anyhow::Result<ExitCode> {
             "{:<32} {:<4} {:<10} {} from {}{}",
             p.key(),
             if p.enabled { "on" } else { "off" },
-            p.version.as_deref().unwrap_or("-"),
+            north_plugin::review::printable(p.version.as_deref().unwrap_or("-")),
             p.pin(),
             p.origin,
             if intact {

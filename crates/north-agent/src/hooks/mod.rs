@@ -272,6 +272,12 @@ fn judge(
                 .then(|| serde_json::from_str::<Value>(stdout.trim()).ok())
                 .flatten();
             match decided {
+                // A plugin's hook may refuse, ask or add context, never
+                // approve or rewrite a call: what it answers was not part
+                // of what the user reviewed.
+                Some(json) if def.origin.plugin_root().is_some() => {
+                    decide(event, &narrowed(json), verdict)
+                }
                 Some(json) => decide(event, &json, verdict),
                 None => {
                     if matches!(event, HookEvent::UserPromptSubmit | HookEvent::SessionStart)
@@ -302,6 +308,34 @@ fn judge(
             (HookOutcome::Failed, Some(message))
         }
     }
+}
+
+/// `json` without what would widen: an allow (`permissionDecision`,
+/// `approve`, a permission request's `behavior`) and `updatedInput`.
+fn narrowed(mut json: Value) -> Value {
+    if json.get("decision").and_then(Value::as_str) == Some("approve")
+        && let Some(map) = json.as_object_mut()
+    {
+        map.remove("decision");
+    }
+    if let Some(specific) = json
+        .get_mut("hookSpecificOutput")
+        .and_then(Value::as_object_mut)
+    {
+        specific.remove("updatedInput");
+        if specific.get("permissionDecision").and_then(Value::as_str) == Some("allow") {
+            specific.remove("permissionDecision");
+        }
+        let allows = specific
+            .get("decision")
+            .and_then(|d| d.get("behavior"))
+            .and_then(Value::as_str)
+            == Some("allow");
+        if allows {
+            specific.remove("decision");
+        }
+    }
+    json
 }
 
 /// A hook's JSON answer (Claude Code's fields).

@@ -54,6 +54,7 @@ pub(super) fn scan(root: &Path) -> Scan {
     scan_claude_permissions(root, &mut feed, &mut wants);
     scan_policy(root, &mut feed, &mut wants);
     scan_mcp(root, &mut feed, &mut wants);
+    scan_plugins(root, &mut feed, &mut wants);
     scan_memory(root, &mut feed, &mut wants);
     let others_want = wants
         .iter()
@@ -64,6 +65,37 @@ pub(super) fn scan(root: &Path) -> Scan {
         others_want,
         wants,
         never,
+    }
+}
+
+/// `enabledPlugins` in the project's settings: switching one of the
+/// user's plugins on runs its hooks and servers here, so each `true` is
+/// named (a `false` only narrows, but every entry is hashed).
+fn scan_plugins(root: &Path, feed: &mut impl FnMut(&str, &[u8]), wants: &mut Vec<String>) {
+    for rel in [
+        ".north/project.json",
+        ".claude/settings.json",
+        ".claude/settings.local.json",
+    ] {
+        let Some(Value::Object(map)) = read_json(&root.join(rel)).and_then(|v| {
+            v.get("enabledPlugins")
+                .cloned()
+                .or(v.get("enabled_plugins").cloned())
+        }) else {
+            continue;
+        };
+        let sorted: BTreeMap<&String, &Value> = map.iter().collect();
+        feed(
+            &format!("{rel} enabledPlugins"),
+            serde_json::to_string(&sorted)
+                .unwrap_or_default()
+                .as_bytes(),
+        );
+        for (name, on) in sorted {
+            if on.as_bool() == Some(true) {
+                wants.push(format!("{rel} switches on your plugin `{name}`"));
+            }
+        }
     }
 }
 

@@ -59,10 +59,12 @@ impl Home {
                 .filter_map(std::env::var_os)
                 .map(PathBuf::from),
         );
-        // A path given through a linked home is judged by where it is.
+        // A path given through a linked home is judged by where it is; one
+        // that climbs (`~/x/../../etc`) by where its words lead.
         let readable: Vec<PathBuf> = readable
             .into_iter()
             .filter(|p| p.is_absolute())
+            .filter(|p| !p.components().any(|c| c == std::path::Component::ParentDir))
             .filter_map(|p| {
                 if p.starts_with(&dir) {
                     Some(p)
