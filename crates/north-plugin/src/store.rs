@@ -186,10 +186,12 @@ impl Store {
             std::fs::rename(staged.dir(), &dest).map_err(PluginError::io("move into", &dest))?;
         }
         let record = staged.record.clone();
-        self.registry.plugins.retain(|p| p.name != record.name);
-        self.registry.plugins.push(record.clone());
-        self.registry.plugins.sort_by(|a, b| a.name.cmp(&b.name));
-        self.registry.save(&self.dir)?;
+        self.change(|registry| {
+            registry.plugins.retain(|p| p.name != record.name);
+            registry.plugins.push(record.clone());
+            registry.plugins.sort_by(|a, b| a.name.cmp(&b.name));
+            Ok(())
+        })?;
         if let Some(old) = &staged.previous
             && old.hash != record.hash
         {
@@ -200,13 +202,14 @@ impl Store {
 
     /// Removes plugin `name` and its files.
     pub fn remove(&mut self, name: &str) -> Result<InstalledPlugin, PluginError> {
-        let old = self
-            .registry
-            .plugin(name)
-            .cloned()
-            .ok_or_else(|| PluginError::NotInstalled(name.to_string()))?;
-        self.registry.plugins.retain(|p| p.name != old.name);
-        self.registry.save(&self.dir)?;
+        let old = self.change(|registry| {
+            let old = registry
+                .plugin(name)
+                .cloned()
+                .ok_or_else(|| PluginError::NotInstalled(name.to_string()))?;
+            registry.plugins.retain(|p| p.name != old.name);
+            Ok(old)
+        })?;
         let folder = self.dir.join("store").join(&old.name);
         remove_all(&folder)?;
         Ok(old)
@@ -214,18 +217,17 @@ impl Store {
 
     /// Turns plugin `name` on or off where no project says otherwise.
     pub fn set_enabled(&mut self, name: &str, on: bool) -> Result<InstalledPlugin, PluginError> {
-        let Some(p) = self
-            .registry
-            .plugins
-            .iter_mut()
-            .find(|p| p.name == name || p.key() == name)
-        else {
-            return Err(PluginError::NotInstalled(name.to_string()));
-        };
-        p.enabled = on;
-        let p = p.clone();
-        self.registry.save(&self.dir)?;
-        Ok(p)
+        self.change(|registry| {
+            let Some(p) = registry
+                .plugins
+                .iter_mut()
+                .find(|p| p.name == name || p.key() == name)
+            else {
+                return Err(PluginError::NotInstalled(name.to_string()));
+            };
+            p.enabled = on;
+            Ok(p.clone())
+        })
     }
 
     /// Adds the marketplace `req` names (a listing: nothing in it runs).
@@ -270,11 +272,13 @@ impl Store {
 
     /// Removes marketplace `name` (its installed plugins stay).
     pub fn remove_marketplace(&mut self, name: &str) -> Result<(), PluginError> {
-        if self.registry.marketplace(name).is_none() {
-            return Err(PluginError::NoSuchMarketplace(name.to_string()));
-        }
-        self.registry.marketplaces.retain(|m| m.name != name);
-        self.registry.save(&self.dir)?;
+        self.change(|registry| {
+            if registry.marketplace(name).is_none() {
+                return Err(PluginError::NoSuchMarketplace(name.to_string()));
+            }
+            registry.marketplaces.retain(|m| m.name != name);
+            Ok(())
+        })?;
         remove_all(&self.marketplace_dir(name))
     }
 
@@ -289,9 +293,47 @@ impl Store {
         std::fs::create_dir_all(parent).map_err(PluginError::io("create", parent))?;
         std::fs::rename(tmp.path().join("plugin"), &dest)
             .map_err(PluginError::io("move into", &dest))?;
-        self.registry.marketplaces.retain(|m| m.name != record.name);
-        self.registry.marketplaces.push(record);
-        self.registry.save(&self.dir)
+        self.change(|registry| {
+            registry.marketplaces.retain(|m| m.name != record.name);
+            registry.marketplaces.push(record);
+            Ok(())
+        })
+    }
+
+    /// Applies `edit` to the registry as it is on disk now, under the
+    /// store's lock, and saves it: two runs at once (the CLI and the
+    /// assistant) each keep the other's change.
+    fn change<T>(
+        &mut self,
+        edit: impl FnOnce(&mut Registry) -> Result<T, PluginError>,
+    ) -> Result<T, PluginError> {
+        std::fs::create_dir_all(&self.dir).map_err(PluginError::io("create", &self.dir))?;
+        let path = self.dir.join("registry.lock");
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(PluginError::io("open", &path))?;
+        let started = std::time::Instant::now();
+        while !north_tools::repo::try_lock_exclusive(&lock)
+            .map_err(PluginError::io("lock", &path))?
+        {
+            if started.elapsed() > std::time::Duration::from_secs(30) {
+                return Err(PluginError::Io {
+                    what: "lock",
+                    path,
+                    source: std::io::Error::other("another North has held it for 30 s"),
+                });
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        self.registry = Registry::load(&self.dir)?;
+        let out = edit(&mut self.registry)?;
+        self.registry.save(&self.dir)?;
+        // The lock goes with the file.
+        drop(lock);
+        Ok(out)
     }
 
     /// Fetches a plugin and reads its manifest.

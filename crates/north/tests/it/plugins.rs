@@ -241,6 +241,17 @@ fn session_runs_the_plugins(sb: &Sandbox) {
     );
 }
 
+/// Installs (with `--yes`) the plugin `stamp` whose SessionStart hook
+/// appends `word` to `hook-ran.txt`; its repository.
+fn installed_stamp(sb: &Sandbox, word: &str) -> PathBuf {
+    let repo = sb.dir.path().join("stamp");
+    hook_plugin(&repo, word);
+    commit_all(&repo, "v1");
+    let out = plugin(sb, &["install", repo.to_str().unwrap(), "-y"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    repo
+}
+
 /// A plugin repository whose SessionStart hook appends `word` to
 /// `hook-ran.txt` in the project.
 fn hook_plugin(dir: &Path, word: &str) {
@@ -321,7 +332,7 @@ fn an_update_shows_the_hooks_change_and_runs_nothing_new_before_yes_and_remove_l
         .unwrap()
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n != "registry.json" && n != "store")
+        .filter(|n| !matches!(n.as_str(), "registry.json" | "registry.lock" | "store"))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
     let (out, _) = exec(&sb, &say, "hello");
@@ -436,14 +447,7 @@ fn a_plugins_hook_is_confined_and_a_plugin_with_a_link_out_is_refused() {
 #[test]
 fn an_untrusted_repository_cannot_switch_a_plugin_on() {
     let sb = Sandbox::new();
-    let repo = sb.dir.path().join("stamp");
-    hook_plugin(&repo, "stamped");
-    commit_all(&repo, "v1");
-    assert!(
-        plugin(&sb, &["install", repo.to_str().unwrap(), "-y"])
-            .status
-            .success()
-    );
+    installed_stamp(&sb, "stamped");
     assert!(plugin(&sb, &["disable", "stamp"]).status.success());
     std::fs::create_dir_all(sb.project().join(".claude")).unwrap();
     std::fs::write(
@@ -589,14 +593,7 @@ fn bad_sources_manifests_revisions_and_clashes_are_said_clearly() {
 #[test]
 fn a_project_switches_a_plugin_off_only_while_trusted() {
     let sb = Sandbox::new();
-    let repo = sb.dir.path().join("stamp");
-    hook_plugin(&repo, "stamped");
-    commit_all(&repo, "v1");
-    assert!(
-        plugin(&sb, &["install", repo.to_str().unwrap(), "-y"])
-            .status
-            .success()
-    );
+    installed_stamp(&sb, "stamped");
     let out = plugin(&sb, &["disable", "stamp", "--project"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let settings = std::fs::read_to_string(sb.project().join(".north/project.json")).unwrap();
