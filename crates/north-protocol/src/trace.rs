@@ -59,6 +59,8 @@ pub enum TraceKind {
     Snapshot,
     /// Files or the conversation were undone or rewound (`undo`).
     Undo,
+    /// The tools a turn holds back, when that changes (`tools_offered`).
+    ToolsOffered,
     /// A kind this version does not know.
     Other(String),
 }
@@ -88,6 +90,7 @@ const NAMES: &[(TraceKind, &str)] = &[
     (TraceKind::Recovery, "recovery"),
     (TraceKind::Snapshot, "snapshot"),
     (TraceKind::Undo, "undo"),
+    (TraceKind::ToolsOffered, "tools_offered"),
 ];
 
 impl TraceKind {

@@ -21,8 +21,9 @@ impl Agent {
         let requested = self.conv.condense_requested.take();
         // Tool definitions travel with every native request and count too.
         let tools = match self.opts.tool_protocol {
-            ToolProtocol::Native => serde_json::to_string(&self.services.tools.specs())
-                .map_or(0, |t| t.len() as u64 / 4),
+            ToolProtocol::Native => {
+                serde_json::to_string(&self.offered_specs()).map_or(0, |t| t.len() as u64 / 4)
+            }
             ToolProtocol::Text => 0,
         };
         let used = estimate_tokens(&self.conv.messages) + system.len() as u64 / 4 + tools;

@@ -22,6 +22,10 @@
 //! 6. the loop ends when the model answers without tools, the step limit is
 //!    hit, the user interrupts, or the provider fails.
 //!
+//! At the start of each turn the tools it offers are decided once
+//! (`offer.rs`): background-command and web tools wait until the session
+//! needs them, and a turn's requests share one list.
+//!
 //! Between turns a front end may move the session to another model
 //! ([`Agent::switch_model`], `model.rs`).
 //!
@@ -52,6 +56,7 @@ mod isolated;
 mod malformed;
 mod model;
 mod modes;
+mod offer;
 mod parts;
 mod rewind;
 mod step;
@@ -221,6 +226,8 @@ pub struct Agent {
     depth: u32,
     /// Whether this agent's definition lets it start sub-agents.
     delegate_allowed: bool,
+    /// The tools this turn holds back until the session needs them.
+    offer: offer::Offer,
 }
 
 /// Why an agent could not start.
@@ -268,21 +275,7 @@ impl Agent {
                 tracer,
                 redactor,
             },
-            conv: parts::Conversation {
-                session,
-                log,
-                messages: Vec::new(),
-                revision: 0,
-                clean: 0,
-                state: State::default(),
-                total: Usage::default(),
-                snapshot_at: 0,
-                snapshot_bytes: 0,
-                resumed_from: None,
-                pending_images: Vec::new(),
-                condense_requested: None,
-                user_commands: 0,
-            },
+            conv: parts::Conversation::open(session, log),
             opts,
             card: None,
             disclosure: Default::default(),
@@ -300,6 +293,7 @@ impl Agent {
             skill_tool: None,
             depth: 0,
             delegate_allowed: true,
+            offer: Default::default(),
         };
         if agent.opts.snapshots {
             match rewind::Undo::open(&agent.services.ctx.root, &agent.conv.session) {

@@ -63,3 +63,25 @@ pub(super) struct Conversation {
     /// Commands the user ran with `!` this process (for their call ids).
     pub(super) user_commands: u64,
 }
+
+impl Conversation {
+    /// A conversation on `session` with nothing in it yet (a resume loads
+    /// its history afterwards).
+    pub(super) fn open(session: Session, log: SessionLog) -> Conversation {
+        Conversation {
+            session,
+            log,
+            messages: Vec::new(),
+            revision: 0,
+            clean: 0,
+            state: State::default(),
+            total: Usage::default(),
+            snapshot_at: 0,
+            snapshot_bytes: 0,
+            resumed_from: None,
+            pending_images: Vec::new(),
+            condense_requested: None,
+            user_commands: 0,
+        }
+    }
+}

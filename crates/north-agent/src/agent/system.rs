@@ -115,9 +115,7 @@ impl Agent {
     /// The text protocol's instructions and the tools it may call.
     fn text_protocol(&self) -> String {
         let tools: Vec<String> = self
-            .services
-            .tools
-            .specs()
+            .offered_specs()
             .iter()
             .map(|t| {
                 format!(

@@ -83,7 +83,7 @@ impl Agent {
         req.cache_key = Some(self.conv.session.id.clone());
         if self.opts.tool_protocol == ToolProtocol::Native {
             req.server_tools = self.opts.server_tools.clone();
-            req.tools = self.services.tools.specs();
+            req.tools = self.offered_specs();
             req.tools.extend(self.disclosure.tools());
             req.tools.extend(self.delegation_tools());
         }
@@ -120,6 +120,7 @@ impl Agent {
             return self.unsent("image", message, &scrubbed);
         }
         self.begin_turn_snapshot(input, &scrubbed).await;
+        self.offer_turn(Some(input));
         let end = self.run_turn_inner(Some(&message), &scrubbed, cancel).await;
         self.end_turn_snapshot(&scrubbed).await;
         self.snapshot(&scrubbed);
@@ -214,6 +215,7 @@ impl Agent {
             });
             return TurnEnd::PromptFailed(message);
         }
+        self.offer_turn(None);
         let end = self.run_turn_inner(None, &scrubbed, cancel).await;
         self.snapshot(&scrubbed);
         end

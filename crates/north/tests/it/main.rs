@@ -39,6 +39,7 @@ mod mesh_contracts;
 mod mesh_parity;
 mod modes;
 mod newcomer;
+mod offered;
 mod os_sandbox;
 mod plugins;
 mod policy_corpus;
