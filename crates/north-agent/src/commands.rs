@@ -88,13 +88,46 @@ pub fn load_plugin(dir: &Path, plugin: &str, root: &Path) -> Vec<CustomCommand> 
             load_dir(parent, CommandScope::Plugin, &mut out);
             out.retain(|c| c.path == dir);
         }
-        _ => load_dir(dir, CommandScope::Plugin, &mut out),
+        _ => load_tree(dir, "", 0, &mut out),
     }
     for c in &mut out {
         c.name = format!("/{plugin}:{}", c.name.trim_start_matches('/'));
         c.template = plugin_root_in(&c.template, root);
     }
     out
+}
+
+/// The commands of a plugin's folder `dir` and of its subfolders, a
+/// subfolder's named `SUB:NAME` (Claude Code's namespacing), three deep at
+/// most; folders that are links are not followed.
+fn load_tree(dir: &Path, prefix: &str, depth: usize, out: &mut Vec<CustomCommand>) {
+    let mut here = Vec::new();
+    load_dir(dir, CommandScope::Plugin, &mut here);
+    for mut c in here {
+        c.name = format!("/{prefix}{}", c.name.trim_start_matches('/'));
+        out.push(c);
+    }
+    if depth >= 3 {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut subs: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .collect();
+    subs.sort();
+    for sub in subs {
+        if let Some(name) = sub
+            .file_name()
+            .and_then(|n| n.to_str())
+            .filter(|n| valid_name(n))
+        {
+            load_tree(&sub, &format!("{prefix}{name}:"), depth + 1, out);
+        }
+    }
 }
 
 /// `text` with Claude Code's `${CLAUDE_PLUGIN_ROOT}` replaced by `root`.
@@ -244,4 +277,21 @@ mod tests {
         std::os::unix::fs::symlink(dir.path().join("secret"), cmds.join("leak.md")).unwrap();
         assert!(load(&root, None, &[], true).is_empty());
     }
+
+    #[test]
+    fn a_plugins_commands_are_namespaced_by_plugin_and_subfolder() {
+        let dir = tempfile::tempdir().unwrap();
+        let cmds = dir.path().join("commands");
+        std::fs::create_dir_all(cmds.join("frontend")).unwrap();
+        std::fs::write(cmds.join("review.md"), "Review ${CLAUDE_PLUGIN_ROOT}/x $ARGUMENTS").unwrap();
+        std::fs::write(cmds.join("frontend/component.md"), "Make a component").unwrap();
+        std::os::unix::fs::symlink("/etc", cmds.join("linked")).unwrap();
+        let all = load_plugin(&cmds, "kit", Path::new("/plugins/kit"));
+        let names: Vec<&str> = all.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, vec!["/kit:review", "/kit:frontend:component"]);
+        assert_eq!(all[0].template, "Review /plugins/kit/x $ARGUMENTS");
+        let one = load_plugin(&cmds.join("review.md"), "kit", Path::new("/p"));
+        assert_eq!(one.len(), 1);
+    }
+
 }

@@ -51,7 +51,21 @@ impl Active {
                     continue;
                 }
             };
-            let parts = Parts::read(&root, &manifest);
+            let mut parts = Parts::read(&root, &manifest);
+            // Two plugins' servers can reduce to one name (`a.b` and
+            // `a-b`): the first keeps it, the other is said.
+            parts.servers.retain(|s| {
+                let taken = active.plugins.iter().find(|other| {
+                    other.parts.servers.iter().any(|o| o.name == s.name)
+                });
+                if let Some(other) = taken {
+                    active.notices.push(format!(
+                        "plugin {}: MCP server `{}` has the name of one of plugin {}'s; not started",
+                        p.name, s.name, other.name
+                    ));
+                }
+                taken.is_none()
+            });
             active.notices.extend(
                 parts
                     .problems
