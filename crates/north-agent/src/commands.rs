@@ -283,7 +283,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let cmds = dir.path().join("commands");
         std::fs::create_dir_all(cmds.join("frontend")).unwrap();
-        std::fs::write(cmds.join("review.md"), "Review ${CLAUDE_PLUGIN_ROOT}/x $ARGUMENTS").unwrap();
+        std::fs::write(
+            cmds.join("review.md"),
+            "Review ${CLAUDE_PLUGIN_ROOT}/x $ARGUMENTS",
+        )
+        .unwrap();
         std::fs::write(cmds.join("frontend/component.md"), "Make a component").unwrap();
         std::os::unix::fs::symlink("/etc", cmds.join("linked")).unwrap();
         let all = load_plugin(&cmds, "kit", Path::new("/plugins/kit"));
@@ -293,5 +297,4 @@ mod tests {
         let one = load_plugin(&cmds.join("review.md"), "kit", Path::new("/p"));
         assert_eq!(one.len(), 1);
     }
-
 }
