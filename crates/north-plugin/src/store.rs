@@ -336,6 +336,77 @@ impl Store {
         Ok(out)
     }
 
+    /// Fetches the plugin `plugin` marketplace `marketplace` lists (at
+    /// `rev` when given): its files, commit, origin and listing entry.
+    fn fetch_listed(
+        &self,
+        plugin: &str,
+        marketplace: &str,
+        wanted: Option<&str>,
+    ) -> Result<
+        (
+            tempfile::TempDir,
+            Option<String>,
+            Origin,
+            crate::marketplace::Entry,
+        ),
+        PluginError,
+    > {
+        let record = self
+            .registry
+            .marketplace(marketplace)
+            .ok_or_else(|| PluginError::NoSuchMarketplace(marketplace.to_string()))?;
+        let listing = self.listing(marketplace)?;
+        let entry = listing.get(plugin)?.clone();
+        let (tmp, commit, from) = match &entry.source {
+            EntrySource::Inside(rel) => {
+                let root = self.marketplace_dir(marketplace);
+                let (tmp, _) = self.fetch_tree(&Source::Folder(root), None, Some(rel))?;
+                (
+                    tmp,
+                    record.commit.clone(),
+                    format!("its folder {}", rel.display()),
+                )
+            }
+            EntrySource::Git { url, rev, subdir } => {
+                // A listing fetched from elsewhere may not point
+                // at this machine's files (or a repository only
+                // the user's keys reach through a path).
+                let entry_origin = Origin::Git {
+                    url: url.clone(),
+                    subdir: None,
+                };
+                if entry_origin.is_local() && !record.origin.is_local() {
+                    return Err(PluginError::Manifest {
+                        path: self
+                            .marketplace_dir(marketplace)
+                            .join(crate::marketplace::LISTING),
+                        message: format!(
+                            "`{plugin}`: a marketplace fetched from {} may not point at this machine's files ({url})",
+                            record.origin
+                        ),
+                    });
+                }
+                let rev = wanted.or(rev.as_deref());
+                let (tmp, commit) =
+                    self.fetch_tree(&Source::Git(url.clone()), rev, subdir.as_deref())?;
+                let mut from = url.clone();
+                if let Some(r) = rev {
+                    from.push_str(&format!(" @{r}"));
+                }
+                if let Some(s) = subdir {
+                    from.push_str(&format!(" folder {}", s.display()));
+                }
+                (tmp, commit, from)
+            }
+        };
+        let origin = Origin::Marketplace {
+            marketplace: marketplace.to_string(),
+            from: Some(from),
+        };
+        Ok((tmp, commit, origin, entry))
+    }
+
     /// Fetches a plugin and reads its manifest.
     fn fetch(&self, req: &Request) -> Result<Staged, PluginError> {
         let (tmp, commit, origin, entry, fallback) = match &req.source {
@@ -343,58 +414,8 @@ impl Store {
                 plugin,
                 marketplace,
             } => {
-                let record = self
-                    .registry
-                    .marketplace(marketplace)
-                    .ok_or_else(|| PluginError::NoSuchMarketplace(marketplace.clone()))?;
-                let listing = self.listing(marketplace)?;
-                let entry = listing.get(plugin)?.clone();
-                let (tmp, commit, from) = match &entry.source {
-                    EntrySource::Inside(rel) => {
-                        let root = self.marketplace_dir(marketplace);
-                        let (tmp, _) = self.fetch_tree(&Source::Folder(root), None, Some(rel))?;
-                        (
-                            tmp,
-                            record.commit.clone(),
-                            format!("its folder {}", rel.display()),
-                        )
-                    }
-                    EntrySource::Git { url, rev, subdir } => {
-                        // A listing fetched from elsewhere may not point
-                        // at this machine's files (or a repository only
-                        // the user's keys reach through a path).
-                        let entry_origin = Origin::Git {
-                            url: url.clone(),
-                            subdir: None,
-                        };
-                        if entry_origin.is_local() && !record.origin.is_local() {
-                            return Err(PluginError::Manifest {
-                                path: self
-                                    .marketplace_dir(marketplace)
-                                    .join(crate::marketplace::LISTING),
-                                message: format!(
-                                    "`{plugin}`: a marketplace fetched from {} may not point at this machine's files ({url})",
-                                    record.origin
-                                ),
-                            });
-                        }
-                        let rev = req.rev.as_deref().or(rev.as_deref());
-                        let (tmp, commit) =
-                            self.fetch_tree(&Source::Git(url.clone()), rev, subdir.as_deref())?;
-                        let mut from = url.clone();
-                        if let Some(r) = rev {
-                            from.push_str(&format!(" @{r}"));
-                        }
-                        if let Some(s) = subdir {
-                            from.push_str(&format!(" folder {}", s.display()));
-                        }
-                        (tmp, commit, from)
-                    }
-                };
-                let origin = Origin::Marketplace {
-                    marketplace: marketplace.clone(),
-                    from: Some(from),
-                };
+                let (tmp, commit, origin, entry) =
+                    self.fetch_listed(plugin, marketplace, req.rev.as_deref())?;
                 (tmp, commit, origin, Some(entry), plugin.clone())
             }
             other => {
