@@ -27,6 +27,8 @@ pub struct Active {
     pub plugins: Vec<ActivePlugin>,
     /// Plugins not loaded, and problems in loaded ones, a line each.
     pub notices: Vec<String>,
+    /// Every installed plugin's record, loaded or not (for `/plugin`).
+    pub installed: Vec<crate::registry::InstalledPlugin>,
 }
 
 impl Active {
@@ -34,7 +36,10 @@ impl Active {
     /// `NAME@MARKETPLACE` → on or off; the effective configuration), else
     /// by their own switch.
     pub fn load(store: &Store, settings: &BTreeMap<String, bool>) -> Active {
-        let mut active = Active::default();
+        let mut active = Active {
+            installed: store.registry.plugins.clone(),
+            ..Active::default()
+        };
         for p in &store.registry.plugins {
             let on = settings
                 .get(&p.key())
@@ -96,8 +101,8 @@ impl Active {
         match Store::user() {
             Ok(store) => Active::load(&store, settings),
             Err(e) => Active {
-                plugins: Vec::new(),
                 notices: vec![format!("plugins not loaded: {e}")],
+                ..Active::default()
             },
         }
     }

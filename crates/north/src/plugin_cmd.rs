@@ -144,12 +144,8 @@ pub fn main(args: PluginArgs) -> anyhow::Result<ExitCode> {
 /// The installed plugins a line each, for `/plugin`: on here or off, and
 /// what each that is on adds.
 pub fn described(active: &north_plugin::Active) -> Vec<String> {
-    let Ok(store) = Store::user() else {
-        return Vec::new();
-    };
-    store
-        .registry
-        .plugins
+    active
+        .installed
         .iter()
         .map(|p| match active.plugins.iter().find(|a| a.name == p.name) {
             Some(a) => format!(

@@ -243,13 +243,7 @@ fn a_text_protocol_round_trip_is_accepted() {
                 .any(|e| e["type"] == "notice" && e["kind"] == "model_switched"),
             "{p:?}: the session moved from the scripted model to the server's"
         );
-        let trace = std::fs::read_to_string(
-            sb.project()
-                .join(".north/sessions")
-                .join(&id)
-                .join("trace.jsonl"),
-        )
-        .unwrap();
+        let trace = sb.trace_text(&id);
         let last_request: Value = trace
             .lines()
             .rev()

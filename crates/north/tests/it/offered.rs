@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use north_test_support::recorded::{tool_names, tool_result};
 
-use crate::common::{Sandbox, recorded, text};
+use crate::common::{Sandbox, text};
 
 fn call(id: &str, name: &str, args: Value) -> Value {
     json!({"tool_calls": [{"id": id, "name": name, "args": args}]})
@@ -22,20 +22,8 @@ fn exec(
     args: &[&str],
     prompt: &str,
 ) -> (std::process::Output, Vec<Value>) {
-    let n = std::fs::read_dir(sb.dir.path()).unwrap().count();
-    let script = sb.file(&format!("script-{n}.json"), turns);
-    let requests = sb.dir.path().join(format!("requests-{n}.jsonl"));
-    let out = sb
-        .north()
-        .args(["exec", "--yes", "--script"])
-        .arg(&script)
-        .arg("--record-requests")
-        .arg(&requests)
-        .args(args)
-        .arg(prompt)
-        .output()
-        .unwrap();
-    (out, recorded(&requests))
+    let args: Vec<&str> = ["--yes"].into_iter().chain(args.iter().copied()).collect();
+    sb.exec_prompted(turns, &args, &[], prompt)
 }
 
 /// The session id `north exec` names on standard error.
@@ -107,13 +95,7 @@ fn background_tools_are_offered_from_the_turn_after_the_first_background_start()
         "{read}"
     );
     // Recorded where the session's history is.
-    let trace = std::fs::read_to_string(
-        sb.project()
-            .join(".north/sessions")
-            .join(&id)
-            .join("trace.jsonl"),
-    )
-    .unwrap();
+    let trace = sb.trace_text(&id);
     let offered: Vec<Value> = trace
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())

@@ -13,7 +13,7 @@ use std::process::Output;
 
 use serde_json::{Value, json};
 
-use crate::common::{Sandbox, git, recorded, text};
+use crate::common::{Sandbox, git, text};
 use north_test_support::recorded::{texts, tool_result};
 
 const FIXTURE: &str = concat!(
@@ -52,19 +52,7 @@ fn plugin(sb: &Sandbox, args: &[&str]) -> Output {
 /// `north exec` with the scripted `turns` and `prompt`: its output and the
 /// requests the model was sent.
 fn exec(sb: &Sandbox, turns: &Value, prompt: &str) -> (Output, Vec<Value>) {
-    let n = std::fs::read_dir(sb.dir.path()).unwrap().count();
-    let script = sb.file(&format!("script-{n}.json"), turns);
-    let requests = sb.dir.path().join(format!("requests-{n}.jsonl"));
-    let out = sb
-        .north()
-        .args(["exec", "--trust", "--script"])
-        .arg(&script)
-        .arg("--record-requests")
-        .arg(&requests)
-        .arg(prompt)
-        .output()
-        .unwrap();
-    (out, recorded(&requests))
+    sb.exec_prompted(turns, &["--trust"], &[], prompt)
 }
 
 /// The text of the user's first message in `request`.
@@ -688,8 +676,7 @@ fn a_plugins_mcp_server_runs_sandboxed_with_its_own_folder_and_without_your_secr
         serde_json::from_str(&text(&plugin(&sb, &["list", "--json"]).stdout)).unwrap();
     let guide = format!("{}/guide/intro.md", listed["dir"].as_str().unwrap());
     let key = sb.home().join(".ssh/id_ed25519").display().to_string();
-    let script = sb.file(
-        "script.json",
+    let (out, requests) = sb.exec_prompted(
         &json!([
             {"tool_calls": [
                 {"id": "g1", "name": "mcp__docs_files__read", "args": {"path": guide}},
@@ -697,25 +684,11 @@ fn a_plugins_mcp_server_runs_sandboxed_with_its_own_folder_and_without_your_secr
             ]},
             {"text": "done"}
         ]),
+        &["--trust", "--grant", "tool:mcp__docs_files"],
+        &[],
+        "read the guide",
     );
-    let requests = sb.dir.path().join("requests.jsonl");
-    let out = sb
-        .north()
-        .args([
-            "exec",
-            "--trust",
-            "--grant",
-            "tool:mcp__docs_files",
-            "--script",
-        ])
-        .arg(&script)
-        .arg("--record-requests")
-        .arg(&requests)
-        .arg("read the guide")
-        .output()
-        .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let requests = recorded(&requests);
     let last = requests.last().unwrap();
     let read = tool_result(last, "g1");
     assert!(

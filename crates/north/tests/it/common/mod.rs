@@ -117,6 +117,17 @@ impl Sandbox {
         args: &[&str],
         env: &[(&str, &str)],
     ) -> (Output, Vec<Value>) {
+        self.exec_prompted(turns, args, env, "do the work")
+    }
+
+    /// As [`Sandbox::exec_scripted`], prompting `prompt`.
+    pub fn exec_prompted(
+        &self,
+        turns: &Value,
+        args: &[&str],
+        env: &[(&str, &str)],
+        prompt: &str,
+    ) -> (Output, Vec<Value>) {
         let n = std::fs::read_dir(self.dir.path()).unwrap().count();
         let script = self.file(&format!("script-{n}.json"), turns);
         let requests = self.dir.path().join(format!("requests-{n}.jsonl"));
@@ -127,9 +138,20 @@ impl Sandbox {
             .arg("--record-requests")
             .arg(&requests)
             .args(args)
-            .arg("do the work");
+            .arg(prompt);
         let out = cmd.output().unwrap();
         (out, recorded(&requests))
+    }
+
+    /// The trace (`trace.jsonl`) of the project's session `id`.
+    pub fn trace_text(&self, id: &str) -> String {
+        std::fs::read_to_string(
+            self.project()
+                .join(".north/sessions")
+                .join(id)
+                .join("trace.jsonl"),
+        )
+        .unwrap()
     }
 
     /// Makes the project a git repository with one empty commit, with the
