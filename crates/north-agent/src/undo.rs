@@ -1,8 +1,10 @@
 //! Undo and rewind: which turn changed what, and putting it back.
 //!
-//! Before and after each user turn the agent snapshots the working tree
-//! ([`north_tools::snapshot`]) and appends a [`TurnRecord`] to the
-//! session's [`TurnLog`] (`.north/sessions/<id>/turns.json`). Undoing turn
+//! Each user turn appends a [`TurnRecord`] to the session's [`TurnLog`]
+//! (`.north/sessions/<id>/turns.json`). Before the turn's first tool call
+//! and at its end the agent snapshots the working tree
+//! ([`north_tools::snapshot`]); a turn that calls no tool changes no file
+//! and takes none. Undoing turn
 //! `N` restores, path by path, what the tree held before `N` — for every
 //! path a turn from `N` on changed, *including* changes made by shell
 //! commands — and marks those turns undone.
@@ -44,9 +46,12 @@ pub struct TurnRecord {
     pub started_ts: f64,
     /// The start of what the user asked (secrets scrubbed).
     pub prompt: String,
-    /// The tree before the turn.
-    pub before: SnapshotId,
-    /// The tree after it (None: the process stopped mid-turn).
+    /// The tree before the turn's first tool call (None: it called none,
+    /// so it changed no file).
+    #[serde(default)]
+    pub before: Option<SnapshotId>,
+    /// The tree after it (None: it called no tool, or the process stopped
+    /// mid-turn).
     pub after: Option<SnapshotId>,
     /// Messages in the conversation before the turn.
     pub messages_before: usize,
@@ -172,6 +177,14 @@ impl TurnLog {
         self.save()
     }
 
+    /// Records the tree before turn `turn`'s first tool call and saves.
+    pub fn start(&mut self, turn: u32, before: SnapshotId) -> Result<(), UndoError> {
+        if let Some(t) = self.turns.iter_mut().find(|t| t.turn == turn) {
+            t.before = Some(before);
+        }
+        self.save()
+    }
+
     /// Records the tree after turn `turn` and saves.
     pub fn finish(&mut self, turn: u32, after: SnapshotId) -> Result<(), UndoError> {
         if let Some(t) = self.turns.iter_mut().find(|t| t.turn == turn) {
@@ -247,13 +260,24 @@ pub(crate) fn plan_code_undo(
     if first.undone {
         return Err(UndoError::Nothing);
     }
-    let target = store.manifest(&first.before)?;
+    // A turn that called no tool changed nothing: the tree goes back to
+    // where the first later turn that did began.
+    let Some(target) = log
+        .turns()
+        .iter()
+        .filter(|t| t.turn >= turn && !t.undone)
+        .find_map(|t| t.before.as_ref())
+    else {
+        return Err(UndoError::Nothing);
+    };
+    let target = store.manifest(target)?;
     // What North left each path as: the state after the latest turn that changed it.
     let mut left: BTreeMap<String, Option<Entry>> = BTreeMap::new();
     let mut turns = Vec::new();
     for t in log.turns().iter().filter(|t| t.turn >= turn && !t.undone) {
+        let Some(before) = &t.before else { continue };
         let after = t.after.as_ref().ok_or(UndoError::Unfinished(t.turn))?;
-        let before = store.manifest(&t.before)?;
+        let before = store.manifest(before)?;
         let after = store.manifest(after)?;
         for path in changed_paths(&before, &after) {
             let entry = after.entries.get(&path).cloned();

@@ -65,9 +65,9 @@ pub(crate) fn list(agent: &Agent) -> UiMsg {
         turns
             .iter()
             .map(|t| {
-                let note = match (&t.after, t.undone) {
-                    (_, true) => "code undone",
-                    (None, _) => "unfinished",
+                let note = match (&t.before, &t.after, t.undone) {
+                    (_, _, true) => "code undone",
+                    (Some(_), None, _) => "unfinished",
                     _ => "",
                 };
                 // The whole prompt: the picker shows its first line, the

@@ -65,10 +65,11 @@ fn list(agent: &north_runtime::LiveSession, id: &str) {
         println!("session {id} has no turns with snapshots");
     }
     for t in agent.turns() {
-        let status = match (&t.after, t.undone) {
-            (_, true) => "undone",
-            (None, _) => "unfinished",
-            (Some(_), false) => "",
+        let status = match (&t.before, &t.after, t.undone) {
+            (_, _, true) => "undone",
+            (None, _, _) => "no tools",
+            (Some(_), None, _) => "unfinished",
+            (Some(_), Some(_), false) => "",
         };
         println!(
             "{:>3}  {}  {:<10}  {}",

@@ -47,13 +47,12 @@ impl Agent {
     /// turn).
     pub async fn session_diff(&self) -> Result<SessionDiff, DiffError> {
         let undo = self.undo.as_ref().ok_or(DiffError::NoSnapshots)?;
-        let Some(first) = undo.log.turns().first() else {
+        // Turns that called no tool changed nothing: the tree as the first
+        // turn that called one found it.
+        let Some(first) = undo.log.turns().iter().find_map(|t| t.before.as_ref()) else {
             return Ok(SessionDiff::default());
         };
-        let before = undo
-            .store
-            .manifest(&first.before)
-            .map_err(UndoError::from)?;
+        let before = undo.store.manifest(first).map_err(UndoError::from)?;
         let now_id = match self.take_snapshot().await {
             Some(Ok(id)) => id,
             Some(Err(e)) => return Err(e.into()),

@@ -68,7 +68,7 @@ impl Agent {
             Ok(Ok((id, stats))) => {
                 self.services.tracer.record(
                     TraceKind::Snapshot,
-                    json!({"id": id.0, "entries": stats.entries, "hashed": stats.hashed, "bytes_written": stats.bytes_written, "ms": started.elapsed().as_millis() as u64}),
+                    json!({"id": id.0, "entries": stats.entries, "hashed": stats.hashed, "bytes_written": stats.bytes_written, "full_walk": stats.full_walk, "ms": started.elapsed().as_millis() as u64}),
                 );
                 Ok(id)
             }
@@ -89,15 +89,13 @@ impl Agent {
         });
     }
 
-    /// Before a user turn: the tree as it is, and where the conversation stands.
-    pub(super) async fn begin_turn_snapshot(&mut self, input: &str, emit: &Emit<'_>) {
-        let Some(result) = self.take_snapshot().await else {
+    /// Before a user turn: where the conversation stands. The tree is
+    /// snapshotted only once the turn calls a tool ([`Self::before_tools`]):
+    /// a turn that only answers costs nothing, however big the tree.
+    pub(super) fn begin_turn(&mut self, input: &str, emit: &Emit<'_>) {
+        if self.undo.is_none() {
             return;
-        };
-        let before = match result {
-            Ok(id) => id,
-            Err(e) => return self.undo_unavailable(&e, emit),
-        };
+        }
         // When the log holds the conversation as it is (nothing changed
         // since the last sync), its length marks where this turn began.
         let log_offset =
@@ -113,7 +111,7 @@ impl Agent {
             turn: 0,
             started_ts: now_ts(),
             prompt,
-            before,
+            before: None,
             after: None,
             messages_before: self.conv.messages.len(),
             history_hash: history_hash(&self.conv.messages),
@@ -139,9 +137,48 @@ impl Agent {
         }
     }
 
-    /// After a user turn: the tree it left.
+    /// Before a turn's first tool call: the tree as the turn found it.
+    pub(super) async fn before_tools(&mut self, emit: &Emit<'_>) {
+        let Some(turn) = self.undo.as_ref().and_then(|u| u.open) else {
+            return;
+        };
+        let started = self
+            .undo
+            .as_ref()
+            .and_then(|u| u.log.get(turn))
+            .is_some_and(|t| t.before.is_some());
+        if started {
+            return;
+        }
+        let Some(result) = self.take_snapshot().await else {
+            return;
+        };
+        let Some(undo) = self.undo.as_mut() else {
+            return;
+        };
+        let saved = result.and_then(|before| undo.log.start(turn, before));
+        if let Err(e) = saved {
+            // No tree before: the turn cannot be undone, and is not
+            // snapshotted after either.
+            undo.open = None;
+            self.undo_unavailable(&e, emit);
+        }
+    }
+
+    /// After a user turn: the tree it left, when it called a tool.
     pub(super) async fn end_turn_snapshot(&mut self, emit: &Emit<'_>) {
-        if self.undo.as_ref().and_then(|u| u.open).is_none() {
+        let Some(turn) = self.undo.as_ref().and_then(|u| u.open) else {
+            return;
+        };
+        let started = self
+            .undo
+            .as_ref()
+            .and_then(|u| u.log.get(turn))
+            .is_some_and(|t| t.before.is_some());
+        if !started {
+            if let Some(undo) = self.undo.as_mut() {
+                undo.open = None;
+            }
             return;
         }
         let Some(result) = self.take_snapshot().await else {

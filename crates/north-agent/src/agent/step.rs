@@ -174,6 +174,7 @@ impl Agent {
         emit: &Emit<'_>,
         cancel: &CancellationToken,
     ) -> Step {
+        self.before_tools(emit).await;
         let mut batched = 0;
         for (i, Planned { call, problem }) in calls.iter().enumerate() {
             if i < batched {

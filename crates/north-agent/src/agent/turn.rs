@@ -119,7 +119,7 @@ impl Agent {
             self.conv.pending_images.clear();
             return self.unsent("image", message, &scrubbed);
         }
-        self.begin_turn_snapshot(input, &scrubbed).await;
+        self.begin_turn(input, &scrubbed);
         self.offer_turn(Some(input));
         let end = self.run_turn_inner(Some(&message), &scrubbed, cancel).await;
         self.end_turn_snapshot(&scrubbed).await;

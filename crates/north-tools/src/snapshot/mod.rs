@@ -11,12 +11,16 @@
 //! a snapshot after a few edits writes only the trees on their paths.
 //! Snapshots are incremental: a stat cache (size, mtime, ctime, inode) lets
 //! unchanged files be listed without reading them, and a blob already in the
-//! store is never written again. [`restore`] puts chosen paths back as a
-//! manifest had them, byte-exact with modes.
+//! store is never written again. After the first snapshot of a tree in a
+//! process its directories are watched (inotify), so a later snapshot
+//! re-lists only the directories something happened in and costs what
+//! changed, not the size of the tree. [`restore`] puts chosen paths back
+//! as a manifest had them, byte-exact with modes.
 //!
 //! This module never decides *what* to restore: callers compare manifests
 //! (see [`changed_paths`]) and check for hand edits first.
 
+mod live;
 mod restore;
 mod store;
 

@@ -6,10 +6,12 @@ use std::fs;
 use std::io::Write;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
+use super::live::{Live, LiveSlot};
 use super::{DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_NEW_BYTES, Entry, Manifest, SnapshotError};
 use crate::edit::content_hash;
 use crate::repo::{temp_path_for, walker};
@@ -40,6 +42,10 @@ pub struct SnapshotStats {
     pub hashed: usize,
     /// Bytes newly written to the store (blobs and the manifest).
     pub bytes_written: u64,
+    /// Whether the whole tree was walked. After the first snapshot of a
+    /// tree in a process, watched directories let a snapshot re-list only
+    /// the directories something happened in.
+    pub full_walk: bool,
 }
 
 /// What the stat cache remembers of a file.
@@ -54,11 +60,38 @@ struct Stat {
 
 /// One name in a directory's tree object.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-struct TreeItem {
-    entry: Entry,
+pub(super) struct TreeItem {
+    pub(super) entry: Entry,
     /// For a directory: the tree object of what it holds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    tree: Option<String>,
+    pub(super) tree: Option<String>,
+}
+
+/// What one directory's tree object holds, by name.
+pub(super) type TreeItems = BTreeMap<String, TreeItem>;
+
+/// Each directory's tree object and how many names it holds, by path
+/// (`""` for the top of what was stored).
+pub(super) type Trees = BTreeMap<String, (String, usize)>;
+
+/// The stat cache as one snapshot uses it: what the last full walk saved,
+/// and what this one will save.
+pub(super) struct StatCache {
+    old: BTreeMap<String, Stat>,
+    new: BTreeMap<String, Stat>,
+    racy_after: i64,
+}
+
+impl StatCache {
+    /// No cache: every file looked at is read (a directory that just
+    /// appeared, a file an event named).
+    pub(super) fn none() -> StatCache {
+        StatCache {
+            old: BTreeMap::new(),
+            new: BTreeMap::new(),
+            racy_after: i64::MIN,
+        }
+    }
 }
 
 /// A content-addressed store of working-tree snapshots (see the module docs).
@@ -67,6 +100,8 @@ pub struct SnapshotStore {
     dir: PathBuf,
     max_file_bytes: u64,
     max_new_bytes: u64,
+    /// Shared by clones: what the last snapshot of a tree left watched.
+    live: Arc<Mutex<LiveSlot>>,
 }
 
 // Nanoseconds since the epoch fit an i64 until 2262.
@@ -97,6 +132,7 @@ impl SnapshotStore {
             dir: dir.to_path_buf(),
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
             max_new_bytes: DEFAULT_MAX_NEW_BYTES,
+            live: Arc::default(),
         })
     }
 
@@ -133,7 +169,7 @@ impl SnapshotStore {
 
     /// Stores `bytes` under their hash unless already there; returns the
     /// hash and how many bytes were written.
-    fn put(&self, bytes: &[u8]) -> Result<(String, u64), SnapshotError> {
+    pub(super) fn put(&self, bytes: &[u8]) -> Result<(String, u64), SnapshotError> {
         let hash = content_hash(bytes);
         let path = self.object_path(&hash)?;
         if path.exists() {
@@ -175,6 +211,23 @@ impl SnapshotStore {
         Ok(manifest)
     }
 
+    /// The names in tree object `hash`, checked.
+    pub(super) fn tree_items(&self, hash: &str) -> Result<TreeItems, SnapshotError> {
+        let corrupt = |message: String| SnapshotError::Corrupt {
+            path: self.object_path(hash).unwrap_or_default(),
+            message,
+        };
+        let bytes = self.blob(hash)?;
+        let tree: TreeItems = serde_json::from_slice(&bytes).map_err(|e| corrupt(e.to_string()))?;
+        if let Some(name) = tree
+            .keys()
+            .find(|n| n.is_empty() || n.contains('/') || *n == "." || *n == "..")
+        {
+            return Err(corrupt(format!("bad name {name:?} in a tree")));
+        }
+        Ok(tree)
+    }
+
     fn read_tree(
         &self,
         hash: &str,
@@ -184,25 +237,14 @@ impl SnapshotStore {
     ) -> Result<(), SnapshotError> {
         /// Deeper than any real tree: a damaged store cannot loop forever.
         const MAX_DEPTH: usize = 4096;
-        let corrupt = |message: String| SnapshotError::Corrupt {
-            path: self.object_path(hash).unwrap_or_default(),
-            message,
-        };
         if depth > MAX_DEPTH {
-            return Err(corrupt("trees nested too deep".into()));
+            return Err(SnapshotError::Corrupt {
+                path: self.object_path(hash).unwrap_or_default(),
+                message: "trees nested too deep".into(),
+            });
         }
-        let bytes = self.blob(hash)?;
-        let tree: BTreeMap<String, TreeItem> =
-            serde_json::from_slice(&bytes).map_err(|e| corrupt(e.to_string()))?;
-        for (name, item) in tree {
-            if name.is_empty() || name.contains('/') || name == "." || name == ".." {
-                return Err(corrupt(format!("bad name {name:?} in a tree")));
-            }
-            let path = if prefix.is_empty() {
-                name
-            } else {
-                format!("{prefix}/{name}")
-            };
+        for (name, item) in self.tree_items(hash)? {
+            let path = join(prefix, &name);
             if let Some(child) = &item.tree {
                 self.read_tree(child, &path, out, depth + 1)?;
             }
@@ -211,11 +253,26 @@ impl SnapshotStore {
         Ok(())
     }
 
-    /// Stores `manifest` as one tree object per directory (as git does), so
-    /// a snapshot after a few edits writes only the trees on their paths.
-    fn put_manifest(&self, manifest: &Manifest) -> Result<(String, u64), SnapshotError> {
-        let mut dirs: BTreeMap<String, BTreeMap<String, TreeItem>> = BTreeMap::new();
-        dirs.insert(String::new(), BTreeMap::new());
+    /// Stores one tree object: its name.
+    pub(super) fn put_tree(&self, items: &TreeItems) -> Result<(String, u64), SnapshotError> {
+        let json = serde_json::to_vec(items).map_err(|e| SnapshotError::Corrupt {
+            path: self.dir.clone(),
+            message: e.to_string(),
+        })?;
+        self.put(&json)
+    }
+
+    /// Stores `manifest` — every path under `top` (`""`: the whole tree) —
+    /// as one tree object per directory (as git does), so a snapshot after
+    /// a few edits writes only the trees on their paths. Returns the bytes
+    /// written and each directory's tree (`top`'s is the snapshot's name).
+    pub(super) fn put_trees(
+        &self,
+        manifest: &Manifest,
+        top: &str,
+    ) -> Result<(u64, Trees), SnapshotError> {
+        let mut dirs: BTreeMap<String, TreeItems> = BTreeMap::new();
+        dirs.insert(top.to_string(), BTreeMap::new());
         for (path, entry) in &manifest.entries {
             let (parent, name) = path.rsplit_once('/').unwrap_or(("", path));
             dirs.entry(parent.to_string()).or_default().insert(
@@ -231,47 +288,44 @@ impl SnapshotStore {
         }
         let mut order: Vec<String> = dirs.keys().cloned().collect();
         // Children before parents: deepest first.
-        order.sort_by_key(|d| {
-            std::cmp::Reverse(if d.is_empty() {
-                0
-            } else {
-                d.matches('/').count() + 1
-            })
-        });
+        order.sort_by_key(|d| std::cmp::Reverse(depth(d)));
         let mut written = 0;
-        let mut root = String::new();
+        let mut trees = Trees::new();
         for dir in order {
             let items = dirs.remove(&dir).unwrap_or_default();
-            let json = serde_json::to_vec(&items).map_err(|e| SnapshotError::Corrupt {
-                path: self.dir.clone(),
-                message: e.to_string(),
-            })?;
-            let (hash, n) = self.put(&json)?;
+            let (hash, n) = self.put_tree(&items)?;
             written += n;
-            if dir.is_empty() {
-                root = hash;
-                continue;
+            if dir != top
+                && let Some((parent, name)) = split(&dir)
+                && let Some(item) = dirs.get_mut(parent).and_then(|p| p.get_mut(name))
+            {
+                item.tree = Some(hash.clone());
             }
-            let (parent, name) = dir.rsplit_once('/').unwrap_or(("", &dir));
-            if let Some(item) = dirs.get_mut(parent).and_then(|p| p.get_mut(name)) {
-                item.tree = Some(hash);
-            }
+            trees.insert(dir, (hash, items.len()));
         }
-        Ok((root, written))
+        Ok((written, trees))
     }
 
-    fn load_cache(&self) -> BTreeMap<String, Stat> {
-        fs::read(self.dir.join(CACHE_FILE))
+    fn load_cache(&self) -> StatCache {
+        let old = fs::read(self.dir.join(CACHE_FILE))
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default()
+            .unwrap_or_default();
+        StatCache {
+            old,
+            new: BTreeMap::new(),
+            racy_after: now_ns() - RACY_NS,
+        }
     }
 
     /// The cache is only a hint (every entry is checked against the file's
     /// stat), so a failed write costs speed, never correctness.
-    fn save_cache(&self, cache: &BTreeMap<String, Stat>) {
+    fn save_cache(&self, cache: &StatCache) {
+        if cache.new == cache.old {
+            return;
+        }
         let path = self.dir.join(CACHE_FILE);
-        if let Ok(bytes) = serde_json::to_vec(cache) {
+        if let Ok(bytes) = serde_json::to_vec(&cache.new) {
             let temp = temp_path_for(&path, &std::process::id().to_string());
             if fs::write(&temp, bytes)
                 .and_then(|()| fs::rename(&temp, &path))
@@ -282,104 +336,192 @@ impl SnapshotStore {
         }
     }
 
-    /// Snapshots the tree under `root` (see the module docs).
+    /// Snapshots the tree under `root` (see the module docs). The first
+    /// snapshot of a tree in a process walks all of it and watches its
+    /// directories; later ones re-list only directories that had events,
+    /// falling back to the whole walk when the events cannot say (a queue
+    /// overflow, a moved directory, a changed ignore file).
     pub fn snapshot(&self, root: &Path) -> Result<(SnapshotId, SnapshotStats), SnapshotError> {
-        let old_cache = self.load_cache();
-        let mut cache = BTreeMap::new();
+        let mut slot = self.live.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(mut live) = slot.live.take().filter(|l| l.root == root)
+            && let Some(changes) = live.changes()
+        {
+            // On an error the watched state may be half updated: dropped,
+            // so the next snapshot walks everything again.
+            if let Some(done) = self.apply_changes(&mut live, &changes)? {
+                slot.live = Some(live);
+                return Ok(done);
+            }
+        }
+        let mut live = if slot.refused { None } else { Live::new(root) };
+        let mut cache = self.load_cache();
+        let mut stats = SnapshotStats {
+            full_walk: true,
+            ..SnapshotStats::default()
+        };
+        let manifest = self.walk(root, "", &mut cache, live.as_mut(), &mut stats)?;
+        stats.entries = manifest.entries.len();
+        let (written, trees) = self.put_trees(&manifest, "")?;
+        stats.bytes_written += written;
+        let id = trees
+            .get("")
+            .map(|(hash, _)| hash.clone())
+            .unwrap_or_default();
+        self.save_cache(&cache);
+        if let Some(mut live) = live {
+            if live.adopt(trees) {
+                slot.live = Some(live);
+            } else {
+                // Out of watches (or a directory seen twice): whole walks
+                // from now on, without trying again each time.
+                slot.refused = true;
+            }
+        }
+        Ok((SnapshotId(id), stats))
+    }
+
+    /// Walks `top` — the tree's `prefix` (`""`: the root) — listing every
+    /// path under it with `prefix`, and watching each directory first
+    /// when `live` is given.
+    pub(super) fn walk(
+        &self,
+        top: &Path,
+        prefix: &str,
+        cache: &mut StatCache,
+        mut live: Option<&mut Live>,
+        stats: &mut SnapshotStats,
+    ) -> Result<Manifest, SnapshotError> {
         let mut manifest = Manifest::default();
-        let mut stats = SnapshotStats::default();
-        let racy_after = now_ns() - RACY_NS;
-        for item in walker(root).build() {
+        for item in walker(top).build() {
             // An entry that vanished or cannot be read mid-walk is left out,
             // as if the walk had come a moment later.
             let Ok(item) = item else { continue };
-            let Ok(rel) = item.path().strip_prefix(root) else {
+            let Ok(rel) = item.path().strip_prefix(top) else {
                 continue;
             };
-            let Some(rel) = rel.to_str().filter(|r| !r.is_empty()) else {
+            let Some(rel) = rel.to_str() else {
                 continue;
             };
-            let rel = rel.to_string();
+            let rel = join(prefix, rel);
             let Ok(meta) = fs::symlink_metadata(item.path()) else {
                 continue;
             };
-            let kind = meta.file_type();
-            let entry = if kind.is_symlink() {
-                let Ok(target) = fs::read_link(item.path()) else {
-                    continue;
-                };
-                Entry::Symlink {
-                    target: target.to_string_lossy().into_owned(),
-                }
-            } else if kind.is_dir() {
-                Entry::Dir {
-                    mode: meta.permissions().mode() & 0o7777,
-                }
-            } else if kind.is_file() {
-                let size = meta.len();
-                if size > self.max_file_bytes {
-                    Entry::TooLarge {
-                        size,
-                        mtime_ns: mtime_ns(&meta),
-                    }
-                } else {
-                    let stat = Stat {
-                        size,
-                        mtime_ns: mtime_ns(&meta),
-                        ctime_ns: ctime_ns(&meta),
-                        ino: meta.ino(),
-                        hash: String::new(),
-                    };
-                    let cached = old_cache.get(&rel).filter(|c| {
-                        c.size == stat.size
-                            && c.mtime_ns == stat.mtime_ns
-                            && c.ctime_ns == stat.ctime_ns
-                            && c.ino == stat.ino
-                    });
-                    let hash = match cached {
-                        Some(c) => c.hash.clone(),
-                        None => {
-                            let Ok(bytes) = fs::read(item.path()) else {
-                                continue;
-                            };
-                            stats.hashed += 1;
-                            let (hash, written) = self.put(&bytes)?;
-                            stats.bytes_written += written;
-                            if stats.bytes_written > self.max_new_bytes {
-                                return Err(SnapshotError::TooLarge {
-                                    limit: self.max_new_bytes,
-                                });
-                            }
-                            hash
-                        }
-                    };
-                    if stat.mtime_ns < racy_after && stat.ctime_ns < racy_after {
-                        cache.insert(
-                            rel.clone(),
-                            Stat {
-                                hash: hash.clone(),
-                                ..stat
-                            },
-                        );
-                    }
-                    Entry::File {
-                        hash,
-                        mode: meta.permissions().mode() & 0o7777,
-                        size,
-                    }
-                }
-            } else {
-                // Sockets, fifos, devices: nothing to keep.
+            // Watched before the walk reads it: whatever changes after its
+            // listing is an event for the next snapshot.
+            if meta.is_dir()
+                && let Some(live) = live.as_deref_mut()
+            {
+                live.watch(&rel, item.path(), meta.ino());
+            }
+            if rel == prefix {
                 continue;
+            }
+            if let Some(entry) = self.entry_of(item.path(), &meta, &rel, cache, stats)? {
+                manifest.entries.insert(rel, entry);
+            }
+        }
+        Ok(manifest)
+    }
+
+    /// What `abs` (at `rel`) is, as a snapshot keeps it; a file the cache
+    /// does not answer is read and stored. None: gone, unreadable, or a
+    /// kind nothing keeps (sockets, fifos, devices).
+    pub(super) fn entry_of(
+        &self,
+        abs: &Path,
+        meta: &fs::Metadata,
+        rel: &str,
+        cache: &mut StatCache,
+        stats: &mut SnapshotStats,
+    ) -> Result<Option<Entry>, SnapshotError> {
+        let kind = meta.file_type();
+        if kind.is_symlink() {
+            let Ok(target) = fs::read_link(abs) else {
+                return Ok(None);
             };
-            manifest.entries.insert(rel, entry);
+            return Ok(Some(Entry::Symlink {
+                target: target.to_string_lossy().into_owned(),
+            }));
         }
-        stats.entries = manifest.entries.len();
-        let (hash, written) = self.put_manifest(&manifest)?;
-        stats.bytes_written += written;
-        if cache != old_cache {
-            self.save_cache(&cache);
+        let mode = meta.permissions().mode() & 0o7777;
+        if kind.is_dir() {
+            return Ok(Some(Entry::Dir { mode }));
         }
-        Ok((SnapshotId(hash), stats))
+        if !kind.is_file() {
+            return Ok(None);
+        }
+        let size = meta.len();
+        if size > self.max_file_bytes {
+            return Ok(Some(Entry::TooLarge {
+                size,
+                mtime_ns: mtime_ns(meta),
+            }));
+        }
+        let stat = Stat {
+            size,
+            mtime_ns: mtime_ns(meta),
+            ctime_ns: ctime_ns(meta),
+            ino: meta.ino(),
+            hash: String::new(),
+        };
+        let cached = cache.old.get(rel).filter(|c| {
+            c.size == stat.size
+                && c.mtime_ns == stat.mtime_ns
+                && c.ctime_ns == stat.ctime_ns
+                && c.ino == stat.ino
+        });
+        let hash = match cached {
+            Some(c) => c.hash.clone(),
+            None => {
+                let Ok(bytes) = fs::read(abs) else {
+                    return Ok(None);
+                };
+                stats.hashed += 1;
+                let (hash, written) = self.put(&bytes)?;
+                stats.bytes_written += written;
+                if stats.bytes_written > self.max_new_bytes {
+                    return Err(SnapshotError::TooLarge {
+                        limit: self.max_new_bytes,
+                    });
+                }
+                hash
+            }
+        };
+        if stat.mtime_ns < cache.racy_after && stat.ctime_ns < cache.racy_after {
+            cache.new.insert(
+                rel.to_string(),
+                Stat {
+                    hash: hash.clone(),
+                    ..stat
+                },
+            );
+        }
+        Ok(Some(Entry::File { hash, mode, size }))
+    }
+}
+
+/// `name` under directory `dir` (`""`: the root).
+pub(super) fn join(dir: &str, name: &str) -> String {
+    match (dir.is_empty(), name.is_empty()) {
+        (true, _) => name.to_string(),
+        (false, true) => dir.to_string(),
+        (false, false) => format!("{dir}/{name}"),
+    }
+}
+
+/// A directory's parent and name (None for the root).
+pub(super) fn split(path: &str) -> Option<(&str, &str)> {
+    if path.is_empty() {
+        return None;
+    }
+    Some(path.rsplit_once('/').unwrap_or(("", path)))
+}
+
+/// How many names deep `path` is (the root: 0).
+pub(super) fn depth(path: &str) -> usize {
+    if path.is_empty() {
+        0
+    } else {
+        path.matches('/').count() + 1
     }
 }

@@ -1,6 +1,6 @@
 //! The store's tricky corners: writing through a symlinked directory,
 //! damaged objects, files above the cap, trees round-tripping.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::too_many_lines)]
 
 use std::collections::BTreeSet;
 
@@ -145,4 +145,186 @@ fn undo_never_restores_under_git_or_north_state() {
     ] {
         assert!(restorable(fine), "{fine}");
     }
+}
+
+/// What a whole walk by a store that never saw the tree lists.
+fn walked(root: &std::path::Path) -> Manifest {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SnapshotStore::open(dir.path()).unwrap();
+    let (id, stats) = store.snapshot(root).unwrap();
+    assert!(stats.full_walk);
+    store.manifest(&id).unwrap()
+}
+
+/// Every directory and file under `dir` (links not followed), ignored or not.
+fn everything(
+    dir: &std::path::Path,
+    dirs: &mut Vec<std::path::PathBuf>,
+    files: &mut Vec<std::path::PathBuf>,
+) {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in read.flatten() {
+        let t = e.file_type().unwrap();
+        if t.is_dir() {
+            dirs.push(e.path());
+            everything(&e.path(), dirs, files);
+        } else {
+            files.push(e.path());
+        }
+    }
+}
+
+/// One random change of the kinds a turn makes: files written, rewritten
+/// at the same size, deleted, renamed, re-moded; directories made,
+/// removed, replaced, renamed; links; secret and ignored files; ignore
+/// files.
+fn mutate(root: &std::path::Path, rng: &mut fastrand::Rng) {
+    use std::os::unix::fs::PermissionsExt;
+    let mut dirs = vec![root.to_path_buf()];
+    let mut files = Vec::new();
+    everything(root, &mut dirs, &mut files);
+    let names = ["a", "b", "c.txt", "d.rs", "ignored-1", "e"];
+    let dir = dirs[rng.usize(..dirs.len())].clone();
+    let shallow = dir.strip_prefix(root).unwrap().components().count() < 3;
+    let name = names[rng.usize(..names.len())];
+    let file = (!files.is_empty()).then(|| files[rng.usize(..files.len())].clone());
+    let inner = (dirs.len() > 1).then(|| dirs[1 + rng.usize(..dirs.len() - 1)].clone());
+    let text = |rng: &mut fastrand::Rng| format!("{:08}\n", rng.u32(..100_000_000));
+    match rng.u32(..100) {
+        0..20 => {
+            let path = dir.join(name);
+            if !path.is_dir() {
+                let _ = std::fs::remove_file(&path);
+                let _ = std::fs::write(path, text(rng));
+            }
+        }
+        20..32 => {
+            if let Some(f) = file.filter(|f| f.is_file() && !f.is_symlink()) {
+                std::fs::write(f, text(rng)).unwrap(); // same size, new bytes
+            }
+        }
+        32..40 => {
+            if let Some(f) = file {
+                let _ = std::fs::remove_file(f);
+            }
+        }
+        40..48 => {
+            if shallow && !dir.join(name).exists() {
+                let _ = std::fs::create_dir(dir.join(name));
+                let _ = std::fs::write(dir.join(name).join("inner"), text(rng));
+            }
+        }
+        48..54 => {
+            if let Some(d) = inner {
+                let _ = std::fs::remove_dir_all(d);
+            }
+        }
+        54..62 => {
+            if let Some(f) = file
+                && !dir.join(name).is_dir()
+            {
+                let _ = std::fs::rename(f, dir.join(name));
+            }
+        }
+        62..70 => {
+            if let Some(f) = file.filter(|f| f.is_file() && !f.is_symlink()) {
+                let mode = if rng.bool() { 0o755 } else { 0o644 };
+                let _ = std::fs::set_permissions(f, std::fs::Permissions::from_mode(mode));
+            }
+        }
+        70..75 => {
+            if let Some(d) = inner {
+                let mode = if rng.bool() { 0o700 } else { 0o755 };
+                let _ = std::fs::set_permissions(d, std::fs::Permissions::from_mode(mode));
+            }
+        }
+        75..81 => {
+            let path = dir.join(name);
+            if !path.is_dir() {
+                let _ = std::fs::remove_file(&path);
+                let _ = std::os::unix::fs::symlink(format!("target-{}", rng.u8(..4)), path);
+            }
+        }
+        81..85 => {
+            let _ = std::fs::write(dir.join(".env"), text(rng));
+        }
+        85..89 => {
+            // A directory deleted and made again under its name.
+            if let Some(d) = inner {
+                let _ = std::fs::remove_dir_all(&d);
+                let _ = std::fs::create_dir(&d);
+                let _ = std::fs::write(d.join("again"), text(rng));
+            }
+        }
+        89..93 => {
+            // A file where a directory was, and the other way round.
+            if let Some(d) = inner {
+                let _ = std::fs::remove_dir_all(&d);
+                let _ = std::fs::write(&d, text(rng));
+            } else if let Some(f) = file {
+                let _ = std::fs::remove_file(&f);
+                let _ = std::fs::create_dir(&f);
+            }
+        }
+        93..96 => {
+            if let Some(d) = inner
+                && !dir.join(name).exists()
+                && !dir.starts_with(&d)
+            {
+                let _ = std::fs::rename(d, dir.join(name));
+            }
+        }
+        96..98 => {
+            let _ = std::fs::write(dir.join(".gitignore"), "ignored-*\n");
+        }
+        _ => {
+            let _ = std::fs::remove_file(dir.join(".gitignore"));
+        }
+    }
+}
+
+#[test]
+fn a_watched_snapshot_lists_what_a_whole_walk_lists() {
+    let (_d, root, store) = setup();
+    let (_, first) = store.snapshot(&root).unwrap();
+    assert!(first.full_walk);
+    let mut rng = fastrand::Rng::with_seed(20261129);
+    let mut watched = 0;
+    for round in 0..400 {
+        for _ in 0..rng.usize(1..4) {
+            mutate(&root, &mut rng);
+        }
+        let (id, stats) = store.snapshot(&root).unwrap();
+        watched += usize::from(!stats.full_walk);
+        let seen = store.manifest(&id).unwrap();
+        pretty_assertions::assert_eq!(seen, walked(&root), "round {round}");
+        assert_eq!(stats.entries, seen.entries.len(), "round {round}");
+    }
+    // Moved directories and ignore files walk everything; the rest not.
+    assert!(watched > 250, "{watched} of 400 snapshots used the watches");
+}
+
+#[test]
+fn a_snapshot_after_one_edit_reads_one_file() {
+    let (_d, root, store) = setup();
+    for i in 0..50 {
+        std::fs::create_dir_all(root.join(format!("many/{i}"))).unwrap();
+        std::fs::write(root.join(format!("many/{i}/f")), format!("{i}\n")).unwrap();
+    }
+    let (_, first) = store.snapshot(&root).unwrap();
+    assert!(first.full_walk);
+    std::fs::write(root.join("many/7/f"), "seven\n").unwrap();
+    let (id, stats) = store.snapshot(&root).unwrap();
+    assert!(!stats.full_walk);
+    assert_eq!(stats.hashed, 1);
+    let m = store.manifest(&id).unwrap();
+    let Some(Entry::File { hash, .. }) = m.entries.get("many/7/f") else {
+        panic!("many/7/f is a file");
+    };
+    assert_eq!(store.blob(hash).unwrap(), b"seven\n");
+    // Nothing happened: the same snapshot, nothing read or written.
+    let (again, stats) = store.snapshot(&root).unwrap();
+    assert_eq!((again, stats.hashed, stats.bytes_written), (id, 0, 0));
 }

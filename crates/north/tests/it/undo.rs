@@ -474,3 +474,60 @@ fn fork_continues_a_session_as_a_new_one_and_leaves_the_original() {
         text(&out.stderr)
     );
 }
+
+/// Every object the project's snapshot store holds.
+fn stored_objects(t: &Tree) -> usize {
+    let objects = t.project.join(".north/snapshots/objects");
+    let Ok(dirs) = std::fs::read_dir(objects) else {
+        return 0;
+    };
+    dirs.flatten()
+        .map(|d| std::fs::read_dir(d.path()).map_or(0, Iterator::count))
+        .sum()
+}
+
+#[test]
+fn a_turn_that_calls_no_tool_snapshots_nothing_and_undo_reaches_past_it() {
+    let t = tree(false);
+    // An answer alone: no tool ran, so no file changed and nothing was
+    // snapshotted, however big the tree.
+    let (out, _) = exec(&t, &[], json!([{"text": "Hello."}]), "just say hello");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(stored_objects(&t), 0);
+    let out = north(&t, &["undo"]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("nothing to undo"),
+        "{}",
+        text(&out.stderr)
+    );
+    let list = text(&north(&t, &["undo", "--list"]).stdout);
+    assert!(
+        list.contains("no tools") && list.contains("just say hello"),
+        "{list}"
+    );
+
+    // A hand edit between turns, then a turn that edits another file.
+    std::fs::write(t.project.join("a.txt"), "by hand\n").unwrap();
+    let edit = json!([
+        {"tool_calls": [{"id": "e", "name": "edit_replace_exact",
+            "args": {"path": "src/lib.rs", "old": "pub fn f() {}", "new": "pub fn g() {}"}}]},
+        {"text": "Done."}
+    ]);
+    let (out, _) = exec(&t, &["--continue"], edit, "rename f");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(stored_objects(&t) > 0);
+
+    // Undoing from turn 1 puts back what North changed; the hand edit made
+    // before North's first tool call is the user's and stays.
+    let out = north(&t, &["undo", "--turn", "1"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        std::fs::read_to_string(t.project.join("src/lib.rs")).unwrap(),
+        "pub fn f() {}\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(t.project.join("a.txt")).unwrap(),
+        "by hand\n"
+    );
+}
