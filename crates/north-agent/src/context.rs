@@ -46,7 +46,10 @@ impl ProjectCard {
     }
 }
 
-const README_CHARS: usize = 1500;
+const README_CHARS: usize = 500;
+
+/// Root entries the card lists.
+const TREE_SHOWN: usize = 40;
 
 fn git_head(root: &Path) -> String {
     let head = std::fs::read_to_string(root.join(".git/HEAD")).unwrap_or_default();
@@ -82,7 +85,8 @@ impl ProjectCard {
             return ProjectCard::default();
         }
         let listing = tools.call("list_root", json!({}), ctx).await;
-        let tree: Vec<String> = array(&listing.output)
+        let entries = array(&listing.output);
+        let tree: Vec<String> = entries
             .iter()
             .take(80)
             .filter_map(|e| {
@@ -95,11 +99,17 @@ impl ProjectCard {
                 })
             })
             .collect();
-        let tree = tree.join("\n");
         let fingerprint = format!(
             "{:x}",
-            Sha256::digest(format!("{}\n{tree}", git_head(&ctx.root)).as_bytes())
+            Sha256::digest(format!("{}\n{}", git_head(&ctx.root), tree.join("\n")).as_bytes())
         );
+        // The card shows the first entries; the rest are a `find_files` away.
+        let mut tree = tree;
+        if entries.len() > TREE_SHOWN {
+            tree.truncate(TREE_SHOWN);
+            tree.push(format!("… and {} more", entries.len() - TREE_SHOWN));
+        }
+        let tree = tree.join("\n");
         let cache = ctx.root.join(".north").join("cache.json");
         if let Some(card) = cached(&cache, &ctx.root, &fingerprint) {
             return card;
@@ -109,8 +119,16 @@ impl ProjectCard {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .chars()
-            .take(README_CHARS)
+            .take(README_CHARS + 1)
             .collect();
+        // Cut at a line's end: half a sentence reads as the whole story.
+        let readme = match readme.char_indices().nth(README_CHARS) {
+            Some((end, _)) => readme[..end]
+                .rsplit_once('\n')
+                .map_or(&readme[..end], |(kept, _)| kept)
+                .to_string(),
+            None => readme,
+        };
         let langs = tools.call("detect_languages", json!({}), ctx).await;
         let languages = array(&langs.output)
             .iter()

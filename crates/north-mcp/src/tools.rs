@@ -75,7 +75,7 @@ fn search_spec(hub: &McpHub) -> ToolSpec {
     }
     let starting = hub.starting();
     let mut description = String::from(
-        "Finds tools from the user's MCP servers and loads their definitions: describe what you need in a few words (or give exact tool names). The matching tools can be called from your next step.",
+        "Loads tool definitions from the user's MCP servers by what they do (a few words) or exact names; the tools found can be called from your next step.",
     );
     if !counts.is_empty() {
         description.push_str(&format!(" Servers: {}.", counts.join(", ")));

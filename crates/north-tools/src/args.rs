@@ -137,6 +137,73 @@ pub(crate) fn field_name(pointer: &str) -> String {
 
 /// Drops what the model does not need: formats, titles, `default: null`,
 /// and the Rust-facing type docs of array items.
+/// `schema` as a model needs it, smaller: an optional property's type
+/// without `null` (leaving it out says the same), no `default` values, no
+/// `minimum: 0` (counts and lines are never negative), no
+/// `additionalProperties: false` (the properties listed say what is
+/// read). Validation keeps the whole schema, so what a model sends is
+/// checked as before: an unknown property is still refused, by name.
+pub fn for_model(schema: &Value) -> Value {
+    let mut out = schema.clone();
+    trim_for_model(&mut out);
+    out
+}
+
+fn trim_for_model(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.remove("default");
+            if map.get("additionalProperties") == Some(&Value::Bool(false)) {
+                map.remove("additionalProperties");
+            }
+            if map.get("minimum").and_then(Value::as_f64) == Some(0.0) {
+                map.remove("minimum");
+            }
+            let required: Vec<String> = map
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| {
+                    r.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default();
+            if let Some(Value::Object(props)) = map.get_mut("properties") {
+                for (name, prop) in props.iter_mut() {
+                    if !required.contains(name) {
+                        drop_null_type(prop);
+                    }
+                }
+            }
+            for v in map.values_mut() {
+                trim_for_model(v);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(trim_for_model),
+        _ => {}
+    }
+}
+
+/// `"type": ["integer", "null"]` → `"type": "integer"`.
+fn drop_null_type(prop: &mut Value) {
+    let Some(Value::Array(types)) = prop.get("type") else {
+        return;
+    };
+    let rest: Vec<&Value> = types
+        .iter()
+        .filter(|t| t.as_str() != Some("null"))
+        .collect();
+    if let [only] = rest.as_slice()
+        && rest.len() < types.len()
+    {
+        let only = (*only).clone();
+        if let Some(obj) = prop.as_object_mut() {
+            obj.insert("type".into(), only);
+        }
+    }
+}
+
 fn strip_keys(value: &mut Value) {
     match value {
         Value::Object(map) => {
@@ -162,6 +229,45 @@ fn strip_keys(value: &mut Value) {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_models_schema_drops_what_leaving_out_says() {
+        let full = serde_json::json!({
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {
+                "path": {"type": "string"},
+                "limit": {"type": ["integer", "null"], "minimum": 0},
+                "regex": {"type": "boolean", "default": false},
+                "range": {"type": ["object", "null"], "properties": {
+                    "start": {"type": "integer", "minimum": 0},
+                    "end": {"type": ["integer", "null"], "minimum": 1}
+                }, "required": ["start"]}
+            },
+            "required": ["path"]
+        });
+        let small = for_model(&full);
+        assert_eq!(
+            small,
+            serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string"},
+                    "limit": {"type": "integer"},
+                    "regex": {"type": "boolean"},
+                    "range": {"type": "object", "properties": {
+                        "start": {"type": "integer"},
+                        "end": {"type": "integer", "minimum": 1}
+                    }, "required": ["start"]}
+                },
+                "required": ["path"]
+            })
+        );
+        // A required nullable stays nullable: leaving it out is an error.
+        let required = serde_json::json!({"type": "object",
+            "properties": {"x": {"type": ["string", "null"]}}, "required": ["x"]});
+        assert_eq!(for_model(&required), required);
+    }
 
     #[test]
     fn field_names_read_like_paths() {

@@ -85,7 +85,7 @@ fn agent_spec(agents: &AgentSet, isolation: bool) -> ToolSpec {
         properties["isolation"] = json!({
             "type": "string",
             "enum": ["worktree"],
-            "description": "`worktree`: the sub-agent works in a git worktree of its own (parallel agents never collide); its changes come back to the user for review when it finishes"
+            "description": "`worktree`: in a git worktree of its own (parallel agents never collide); its changes come back for review"
         });
     }
     ToolSpec {

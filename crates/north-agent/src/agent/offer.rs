@@ -1,7 +1,10 @@
 //! Which of North's tools a turn offers. A few help only in some
 //! sessions — reading or stopping a background command, fetching a web
 //! page — and cost bytes in every request; they are held back until the
-//! session needs them, and the decision is taken at the start of a turn
+//! session needs them. Four return what the project card in the system
+//! prompt already shows (the root listing, hot files, languages, the
+//! README's start) and are held back for good: they stay for `north tool`
+//! and MCP clients, which have no card. The decision is taken at the start of a turn
 //! only, so a turn's requests share one tool list (and its prompt cache).
 //! A held-back tool is still run when the model calls it; a change is
 //! recorded in the session's trace.
@@ -18,6 +21,9 @@ const BACKGROUND: &[&str] = &["shell_output", "shell_kill"];
 
 /// Tools held back until the session reaches for the web.
 const WEB: &[&str] = &["web_fetch"];
+
+/// Tools whose answer the project card in the system prompt already holds.
+const CARD: &[&str] = &["list_root", "hotfiles", "detect_languages", "read_readme"];
 
 /// What this session has shown it needs (once true, true for the session).
 #[derive(Debug, Default)]
@@ -44,7 +50,7 @@ impl Agent {
     pub(super) fn offer_turn(&mut self, input: Option<&str>) {
         let background = self.offer.background || self.background_seen();
         let web = self.offer.web || input.is_some_and(names_a_web_address) || self.web_wanted();
-        let mut held = BTreeSet::new();
+        let mut held: BTreeSet<&'static str> = CARD.iter().copied().collect();
         if !background {
             held.extend(BACKGROUND.iter().copied());
         }

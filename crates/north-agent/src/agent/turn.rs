@@ -86,6 +86,9 @@ impl Agent {
             req.tools = self.offered_specs();
             req.tools.extend(self.disclosure.tools());
             req.tools.extend(self.delegation_tools());
+            for tool in &mut req.tools {
+                tool.input_schema = north_tools::args::for_model(&tool.input_schema);
+            }
         }
         req
     }

@@ -225,7 +225,7 @@ async fn scripted_session_lists_searches_reads_edits_runs_and_records_everything
         system.contains("=== RETRIEVED_MEMORY ===") && system.contains("French"),
         "{system}"
     );
-    assert!(first["tools"].as_array().unwrap().len() >= 12);
+    assert!(first["tools"].as_array().unwrap().len() >= 8);
 }
 
 #[tokio::test]

@@ -42,7 +42,7 @@ pub struct ReplaceExactArgs {
     pub old: String,
     /// Replacement text.
     pub new: String,
-    /// If set, `old` must occur exactly this many times; if null, all occurrences are replaced.
+    /// If set, `old` must occur exactly this many times; if left out, all occurrences are replaced.
     #[serde(rename = "expectedOccurrences", default)]
     pub expected_occurrences: Option<u64>,
 }

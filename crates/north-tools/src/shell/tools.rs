@@ -26,10 +26,10 @@ const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
 pub(crate) struct ShellRunArgs {
     /// Command line to run.
     pub command: String,
-    /// Directory relative to the project root; null: the root.
+    /// Directory under the project root (default: the root).
     #[serde(default)]
     pub cwd: Option<String>,
-    /// Timeout in ms; null: 60000.
+    /// Timeout in ms (default 60000).
     #[serde(default, rename = "timeoutMs")]
     #[schemars(range(min = 1))]
     pub timeout_ms: Option<u64>,
@@ -77,9 +77,8 @@ impl Tool for ShellRun {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "shell_run".to_owned(),
-            description: "Run a command in the project's persistent shell, in the project root or \
-                          `cwd`; exports and functions persist. Returns stdout, stderr, exitCode, \
-                          durationMs."
+            description: "Run a command in the project's persistent shell (exports and functions \
+                          persist), in the root or `cwd`. Returns stdout, stderr, exitCode."
                 .to_owned(),
             input_schema: self.args.schema().clone(),
             approval: ApprovalPolicy::Shell,

@@ -12,18 +12,15 @@
 //! again. Not seen: a file changed through a hard link outside the tree,
 //! and writes through a shared memory map that is never closed.
 
-use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use nix::errno::Errno;
 use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify, InotifyEvent, WatchDescriptor};
 
-use super::store::{StatCache, TreeItem, TreeItems, Trees, depth, join, split};
-use super::{Entry, SnapshotError, SnapshotId, SnapshotStats, SnapshotStore};
-use crate::repo::walker;
+use super::tree::{Trees, split};
 
 /// Names whose change can change what the walk lists anywhere below.
 const IGNORE_FILES: [&str; 2] = [".gitignore", ".ignore"];
@@ -70,9 +67,9 @@ pub(super) struct Live {
 #[derive(Debug, Default)]
 pub(super) struct Changes {
     /// Directories whose listing changed, with the names that did.
-    dirs: BTreeMap<String, BTreeSet<String>>,
+    pub(super) dirs: BTreeMap<String, BTreeSet<String>>,
     /// Directories deleted (or replaced) since they were watched.
-    stale: BTreeSet<String>,
+    pub(super) stale: BTreeSet<String>,
 }
 
 type Stamp = (i64, i64, u64, u64);
@@ -174,7 +171,8 @@ impl Live {
         !self.broken && self.dirs.values().all(|w| !w.tree.is_empty())
     }
 
-    fn record(&mut self, trees: Trees) {
+    /// Takes the trees a walk of part of the tree stored.
+    pub(super) fn record(&mut self, trees: Trees) {
         for (dir, (tree, count)) in trees {
             if let Some(w) = self.dirs.get_mut(&dir) {
                 w.tree = tree;
@@ -184,7 +182,7 @@ impl Live {
     }
 
     /// Stops watching `rel` and everything under it.
-    fn forget(&mut self, rel: &str) {
+    pub(super) fn forget(&mut self, rel: &str) {
         let under = format!("{rel}/");
         let gone: Vec<String> = self
             .dirs
@@ -204,8 +202,31 @@ impl Live {
     }
 
     /// Paths listed by the last snapshot.
-    fn entries(&self) -> usize {
+    pub(super) fn entries(&self) -> usize {
         self.dirs.values().map(|w| w.count).sum()
+    }
+
+    /// Directory `dir`'s tree object, when it is watched.
+    pub(super) fn tree_of(&self, dir: &str) -> Option<&str> {
+        self.dirs.get(dir).map(|w| w.tree.as_str())
+    }
+
+    /// Whether `dir` is watched as the directory with inode `ino`.
+    pub(super) fn watches(&self, dir: &str, ino: u64) -> bool {
+        self.dirs.get(dir).is_some_and(|w| w.ino == ino)
+    }
+
+    /// Records directory `dir`'s new tree object.
+    pub(super) fn set_tree(&mut self, dir: &str, tree: String, count: usize) {
+        if let Some(w) = self.dirs.get_mut(dir) {
+            w.tree = tree;
+            w.count = count;
+        }
+    }
+
+    /// Whether a watch failed since this state was whole.
+    pub(super) fn broken(&self) -> bool {
+        self.broken
     }
 
     /// What happened since the last snapshot; None when only a whole walk
@@ -286,158 +307,5 @@ impl Live {
             }
         }
         true
-    }
-}
-
-impl SnapshotStore {
-    /// A snapshot from `changes`: the directories they name re-listed,
-    /// their ancestors' trees stored again. Ok(None): the watched state
-    /// does not add up, walk the whole tree.
-    pub(super) fn apply_changes(
-        &self,
-        live: &mut Live,
-        changes: &Changes,
-    ) -> Result<Option<(SnapshotId, SnapshotStats)>, SnapshotError> {
-        let mut todo: BTreeSet<(Reverse<usize>, String)> = BTreeSet::new();
-        for dir in changes.dirs.keys() {
-            let mut at = Some(dir.as_str());
-            while let Some(d) = at {
-                if !todo.insert((Reverse(depth(d)), d.to_string())) {
-                    break;
-                }
-                at = split(d).map(|(parent, _)| parent);
-            }
-        }
-        let mut stats = SnapshotStats::default();
-        for (_, dir) in todo {
-            // Its parent lists it again (and walks it if it is back).
-            if changes.stale.contains(&dir) {
-                continue;
-            }
-            let Some(tree) = live.dirs.get(&dir).map(|w| w.tree.clone()) else {
-                continue;
-            };
-            let mut items = self.tree_items(&tree)?;
-            if let Some(names) = changes.dirs.get(&dir) {
-                self.relist(live, &dir, &mut items, names, &changes.stale, &mut stats)?;
-            }
-            for (name, item) in &mut items {
-                if matches!(item.entry, Entry::Dir { .. }) {
-                    let Some(w) = live.dirs.get(&join(&dir, name)) else {
-                        return Ok(None);
-                    };
-                    item.tree = Some(w.tree.clone());
-                }
-            }
-            let (hash, written) = self.put_tree(&items)?;
-            stats.bytes_written += written;
-            if let Some(w) = live.dirs.get_mut(&dir) {
-                w.tree = hash;
-                w.count = items.len();
-            }
-        }
-        if live.broken {
-            return Ok(None);
-        }
-        let Some(root) = live.dirs.get("") else {
-            return Ok(None);
-        };
-        stats.entries = live.entries();
-        Ok(Some((SnapshotId(root.tree.clone()), stats)))
-    }
-
-    /// Lists directory `dir` again (as the walk would: ignore files and
-    /// all) into `items`: names gone are dropped, names that are new or
-    /// had events are looked at, a directory that is new (or replaced) is
-    /// walked and watched. Other names keep what they were.
-    fn relist(
-        &self,
-        live: &mut Live,
-        dir: &str,
-        items: &mut TreeItems,
-        names: &BTreeSet<String>,
-        stale: &BTreeSet<String>,
-        stats: &mut SnapshotStats,
-    ) -> Result<(), SnapshotError> {
-        let abs_dir = live.root.join(dir);
-        let mut listed: BTreeMap<String, PathBuf> = BTreeMap::new();
-        for item in walker(&abs_dir).max_depth(Some(1)).build() {
-            let Ok(item) = item else { continue };
-            if item.depth() != 1 {
-                continue;
-            }
-            let Some(name) = item.file_name().to_str() else {
-                continue;
-            };
-            listed.insert(name.to_string(), item.path().to_path_buf());
-        }
-        let gone: Vec<String> = items
-            .keys()
-            .filter(|n| !listed.contains_key(*n))
-            .cloned()
-            .collect();
-        for name in gone {
-            if let Some(TreeItem {
-                entry: Entry::Dir { .. },
-                ..
-            }) = items.remove(&name)
-            {
-                live.forget(&join(dir, &name));
-            }
-        }
-        let mut cache = StatCache::none();
-        for (name, abs) in listed {
-            let rel = join(dir, &name);
-            let was_dir = matches!(
-                items.get(&name),
-                Some(TreeItem {
-                    entry: Entry::Dir { .. },
-                    ..
-                })
-            );
-            if items.contains_key(&name) && !names.contains(&name) && !stale.contains(&rel) {
-                continue;
-            }
-            let Ok(meta) = fs::symlink_metadata(&abs) else {
-                if was_dir {
-                    live.forget(&rel);
-                }
-                items.remove(&name);
-                continue;
-            };
-            if meta.is_dir() {
-                let kept = was_dir
-                    && !stale.contains(&rel)
-                    && live.dirs.get(&rel).is_some_and(|w| w.ino == meta.ino());
-                if !kept {
-                    live.forget(&rel);
-                    let manifest = self.walk(&abs, &rel, &mut cache, Some(live), stats)?;
-                    let (written, trees) = self.put_trees(&manifest, &rel)?;
-                    stats.bytes_written += written;
-                    live.record(trees);
-                }
-                let mode = meta.permissions().mode() & 0o7777;
-                items.insert(
-                    name,
-                    TreeItem {
-                        entry: Entry::Dir { mode },
-                        tree: None,
-                    },
-                );
-                continue;
-            }
-            if was_dir {
-                live.forget(&rel);
-            }
-            match self.entry_of(&abs, &meta, &rel, &mut cache, stats)? {
-                Some(entry) => {
-                    items.insert(name, TreeItem { entry, tree: None });
-                }
-                None => {
-                    items.remove(&name);
-                }
-            }
-        }
-        Ok(())
     }
 }

@@ -23,6 +23,8 @@
 mod live;
 mod restore;
 mod store;
+mod tree;
+mod watched;
 
 pub use restore::{RestoreReport, changed_paths, restorable, restore};
 pub use store::{SnapshotId, SnapshotStats, SnapshotStore};

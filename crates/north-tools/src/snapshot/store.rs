@@ -12,6 +12,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use super::live::{Live, LiveSlot};
+use super::tree::{TreeItem, TreeItems, Trees, depth, join, split};
 use super::{DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_NEW_BYTES, Entry, Manifest, SnapshotError};
 use crate::edit::content_hash;
 use crate::repo::{temp_path_for, walker};
@@ -57,22 +58,6 @@ struct Stat {
     ino: u64,
     hash: String,
 }
-
-/// One name in a directory's tree object.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(super) struct TreeItem {
-    pub(super) entry: Entry,
-    /// For a directory: the tree object of what it holds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(super) tree: Option<String>,
-}
-
-/// What one directory's tree object holds, by name.
-pub(super) type TreeItems = BTreeMap<String, TreeItem>;
-
-/// Each directory's tree object and how many names it holds, by path
-/// (`""` for the top of what was stored).
-pub(super) type Trees = BTreeMap<String, (String, usize)>;
 
 /// The stat cache as one snapshot uses it: what the last full walk saved,
 /// and what this one will save.
@@ -497,31 +482,5 @@ impl SnapshotStore {
             );
         }
         Ok(Some(Entry::File { hash, mode, size }))
-    }
-}
-
-/// `name` under directory `dir` (`""`: the root).
-pub(super) fn join(dir: &str, name: &str) -> String {
-    match (dir.is_empty(), name.is_empty()) {
-        (true, _) => name.to_string(),
-        (false, true) => dir.to_string(),
-        (false, false) => format!("{dir}/{name}"),
-    }
-}
-
-/// A directory's parent and name (None for the root).
-pub(super) fn split(path: &str) -> Option<(&str, &str)> {
-    if path.is_empty() {
-        return None;
-    }
-    Some(path.rsplit_once('/').unwrap_or(("", path)))
-}
-
-/// How many names deep `path` is (the root: 0).
-pub(super) fn depth(path: &str) -> usize {
-    if path.is_empty() {
-        0
-    } else {
-        path.matches('/').count() + 1
     }
 }

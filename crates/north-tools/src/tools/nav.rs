@@ -113,7 +113,7 @@ impl Handler for ListRoot {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FindFilesArgs {
-    /// Glob (`*.rs`, `src/**/mod.rs`; without `/` it matches file names) or plain text matched anywhere in the path.
+    /// Glob (`*.rs`, `src/**/mod.rs`; without `/` it matches names) or text found anywhere in the path.
     pub pattern: String,
     /// Max results (default 100).
     #[serde(default)]
@@ -215,11 +215,10 @@ pub struct LineRange {
 pub struct ReadFileArgs {
     /// File path relative to the project root.
     pub path: String,
-    /// Lines to read; null reads from the top.
+    /// Lines to read (default: from the top).
     #[serde(default)]
     pub range: Option<LineRange>,
-    /// Byte offset to read from instead of lines: for files whose lines are
-    /// too long to return whole (a previous result's `nextOffset`).
+    /// Byte offset to start at instead of lines (a result's `nextOffset`).
     #[serde(default)]
     pub offset: Option<u64>,
 }
@@ -230,7 +229,7 @@ pub(crate) struct ReadFile;
 impl Handler for ReadFile {
     type Args = ReadFileArgs;
     const NAME: &'static str = "read_file";
-    const DESCRIPTION: &'static str = "Read a text file (or an image, which you then see; or a PDF's text, range = pages), optionally lines start..=end (1-based). Returns {path, content, startLine, endLine, totalLines}; long output is cut (truncated:true, with a note saying how to continue: a later range, or `offset` for a very long line).";
+    const DESCRIPTION: &'static str = "Read a text file (an image you then see; a PDF's text, range = pages), optionally lines start..=end (1-based). Long output is cut (truncated:true, with how to go on).";
     fn intent(args: &Value) -> String {
         describe::reading(args)
     }

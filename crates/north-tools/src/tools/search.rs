@@ -38,7 +38,7 @@ const OVERLAP: usize = 4096;
 pub struct SearchArgs {
     /// Text to find (a regex if `regex` is true). Case-sensitive.
     pub query: String,
-    /// File or directory to search in; null searches the whole project.
+    /// File or directory to search (default: the whole project).
     #[serde(default)]
     pub path: Option<String>,
     /// Treat `query` as a regex (default false: literal).

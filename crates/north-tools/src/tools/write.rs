@@ -111,16 +111,16 @@ impl EditTool {
     fn description(&self) -> &'static str {
         match self.kind {
             WriteKind::Replace => {
-                "Replace exact text in a file (whitespace included, no fuzzy matching). Returns {diff, canApply, stats}; written only after user review."
+                "Replace exact text in a file (whitespace included, no fuzzy matching); written once the user accepts the diff."
             }
             WriteKind::Insert => {
-                "Insert lines so the first becomes line `line`. Returns {diff, canApply, stats}; written only after user review."
+                "Insert lines so the first becomes line `line`; written once the user accepts the diff."
             }
             WriteKind::Create => {
-                "Create a file, or replace it with overwrite:true. Returns {diff, canApply, stats}; written only after user review."
+                "Create a file (overwrite:true replaces one); written once the user accepts the diff."
             }
             WriteKind::Batch => {
-                "Several edits as one all-or-nothing change, applied in order. Returns {diffsByFile, canApply, stats}; written only after user review."
+                "Several edits as one all-or-nothing change, applied in order; written once the user accepts the diffs."
             }
             WriteKind::FsWriteText => "Write a text file under the sandbox root (after approval).",
             WriteKind::MeshWrite => "Write a file (after approval). Returns \"wrote N bytes\".",

@@ -137,10 +137,7 @@ fn an_untrusted_projects_agents_and_skills_are_ignored_and_claude_codes_work_onc
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(system(&requests[0]).contains("How to cut a release"));
-    assert_eq!(
-        tool_names(&requests[1]),
-        ["read_file", "read_readme", "search_text"]
-    );
+    assert_eq!(tool_names(&requests[1]), ["read_file", "search_text"]);
     assert!(system(&requests[1]).contains("CLAUDE-REVIEWER-4410"));
 }
 

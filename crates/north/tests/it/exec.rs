@@ -265,9 +265,11 @@ fn version_and_help_work() {
 }
 
 /// Token discipline: the first request of a session — system prompt with a
-/// full project card and every North tool — stays under 12 KB on the wire.
+/// full project card and the tools a first turn offers — is at most a fifth
+/// of Codex's (39.5 KB in the same project, README's Performance) on the
+/// wire.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn first_request_with_all_tools_is_under_12_kb() {
+async fn the_default_first_request_is_under_a_fifth_of_codexs() {
     let sb = Sandbox::new();
     let readme: String = (0..80)
         .map(|i| format!("Line {i} of a long README that explains the project.\n"))
@@ -291,9 +293,9 @@ async fn first_request_with_all_tools_is_under_12_kb() {
     let req = &server.requests_to("/v1/messages")[0];
     let tools = req.json()["tools"].as_array().unwrap().len();
     eprintln!("first request: {} bytes with {tools} tools", req.body.len());
-    assert!(tools >= 12);
+    assert!(tools >= 9);
     assert!(
-        req.body.len() < 12 * 1024,
+        req.body.len() * 5 <= 39_500,
         "first request is {} bytes",
         req.body.len()
     );

@@ -239,6 +239,94 @@ async fn a_hundred_mcp_tools_keep_the_first_request_small_and_load_on_demand() {
     );
 }
 
+/// Codex 0.171's first request in the same project with the same skills,
+/// web search and MCP server (`scripts/bench-first-request.sh`, README's
+/// Performance).
+const CODEX_FIRST_REQUEST: usize = 63_211;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_everything_configured_the_first_request_is_a_fifth_of_codexs() {
+    let Some((node, _)) = interop::mcp() else {
+        return;
+    };
+    let server = FakeServer::start().await.unwrap();
+    server.push(Reply::sse(anthropic::text_stream(&["ok"])));
+    let sb = Sandbox::new();
+    let p = sb.project();
+    // A project with a long README and 40 files, as the default's test.
+    let readme: String = (0..80)
+        .map(|i| format!("Line {i} of a long README that explains the project.\n"))
+        .collect();
+    std::fs::write(p.join("README.md"), readme).unwrap();
+    for i in 0..40 {
+        std::fs::write(
+            p.join(format!("module_{i:02}.rs")),
+            "fn f() {}\n".repeat(i + 1),
+        )
+        .unwrap();
+    }
+    // Everything North offers configured: skills, an agent of the
+    // project's, web search, and an MCP server of 50 tools.
+    for (name, what) in [
+        ("deploy", "Deploying this service to staging"),
+        ("release", "How to cut a release"),
+    ] {
+        let dir = p.join(".north/skills").join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: {what}\n---\nSteps.\n"),
+        )
+        .unwrap();
+    }
+    std::fs::create_dir_all(p.join(".north/agents")).unwrap();
+    std::fs::write(
+        p.join(".north/agents/reviewer.md"),
+        "---\nname: reviewer\ndescription: Reviews a change for bugs\n---\nYou review code.\n",
+    )
+    .unwrap();
+    let config = sb.home().join("config/north");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.json"),
+        json!({"web_search": {"searxng_url": format!("{}/search", server.url())}}).to_string(),
+    )
+    .unwrap();
+    mcp_json(
+        &sb,
+        json!({ "many": fake(&node, "many", &["--count", "50"]) }),
+    );
+    let mut cmd = sb.north();
+    cmd.env("ANTHROPIC_API_KEY", "sk-ant-test")
+        .env("ANTHROPIC_BASE_URL", server.url())
+        .args(["exec", "--trust", "Summarise this repository"]);
+    let out = output(cmd).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let first = &server.requests_to("/v1/messages")[0];
+    let names: Vec<String> = first.json()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    for offered in ["skill", "web_search", "agent", "mcp_tool_search"] {
+        assert!(
+            names.contains(&offered.to_string()),
+            "{offered} missing: {names:?}"
+        );
+    }
+    eprintln!(
+        "first request with everything configured: {} bytes, {} tools",
+        first.body.len(),
+        names.len()
+    );
+    assert!(
+        first.body.len() * 5 <= CODEX_FIRST_REQUEST,
+        "the first request is {} bytes, more than a fifth of Codex's {CODEX_FIRST_REQUEST}",
+        first.body.len()
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_prompt_is_a_slash_command_and_a_resource_is_attached_by_mention() {
     let Some((node, modules)) = interop::mcp() else {

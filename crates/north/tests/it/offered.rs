@@ -105,8 +105,22 @@ fn background_tools_are_offered_from_the_turn_after_the_first_background_start()
     assert_eq!(
         held,
         [
-            &json!(["shell_kill", "shell_output", "web_fetch"]),
-            &json!(["web_fetch"])
+            &json!([
+                "detect_languages",
+                "hotfiles",
+                "list_root",
+                "read_readme",
+                "shell_kill",
+                "shell_output",
+                "web_fetch"
+            ]),
+            &json!([
+                "detect_languages",
+                "hotfiles",
+                "list_root",
+                "read_readme",
+                "web_fetch"
+            ])
         ],
         "{trace}"
     );
