@@ -78,7 +78,7 @@ env = dict(os.environ, HOME=home, XDG_STATE_HOME=os.path.join(home, "state"),
 
 def once(args, cwd, prefix=()):
     t0 = time.perf_counter()
-    p = subprocess.run(list(prefix) + args, env=env, cwd=cwd,
+    p = subprocess.run(list(prefix) + args, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     ms = (time.perf_counter() - t0) * 1000
     if p.returncode != 0:
@@ -119,8 +119,8 @@ for name in ("small", "big"):
         rows.append((f"north tool {tool} ({name})", *measure([north, "tool", tool, "--args", args], cwd)))
     if shutil.which("rg"):
         def rg(cwd=cwd):
-            subprocess.run(["rg", "-F", "-c", "f99() -> usize { 199999 }"], cwd=cwd,
-                           stdout=subprocess.DEVNULL)
+            subprocess.run(["rg", "-F", "-c", "f99() -> usize { 199999 }", "."], cwd=cwd,
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
             return 0
         ts = []
         for _ in range(runs):

@@ -9,9 +9,10 @@
 //!
 //! A manifest is stored as one tree object per directory (as git does), so
 //! a snapshot after a few edits writes only the trees on their paths.
-//! Snapshots are incremental: a stat cache (size, mtime, ctime, inode) lets
-//! unchanged files be listed without reading them, and a blob already in the
-//! store is never written again. After the first snapshot of a tree in a
+//! Snapshots are incremental: each file's stat (size, mtime, ctime, inode)
+//! is kept beside it in its tree, so the next whole walk lists unchanged
+//! files without reading them, and a blob already in the store is never
+//! written again. After the first snapshot of a tree in a
 //! process its directories are watched (inotify), so a later snapshot
 //! re-lists only the directories something happened in and costs what
 //! changed, not the size of the tree. [`restore`] puts chosen paths back
@@ -24,6 +25,7 @@ mod live;
 mod restore;
 mod store;
 mod tree;
+mod walk;
 mod watched;
 
 pub use restore::{RestoreReport, changed_paths, restorable, restore};

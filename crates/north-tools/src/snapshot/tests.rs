@@ -328,3 +328,23 @@ fn a_snapshot_after_one_edit_reads_one_file() {
     let (again, stats) = store.snapshot(&root).unwrap();
     assert_eq!((again, stats.hashed, stats.bytes_written), (id, 0, 0));
 }
+
+#[test]
+fn a_new_process_reads_only_the_files_whose_stat_changed() {
+    let (dir, root, store) = setup();
+    for i in 0..30 {
+        std::fs::write(root.join(format!("d/e/n{i}")), format!("{i}\n")).unwrap();
+    }
+    // Stats of files changed within the last two seconds are not kept.
+    std::thread::sleep(std::time::Duration::from_millis(2_100));
+    let (_, first) = store.snapshot(&root).unwrap();
+    assert_eq!(first.hashed, 33);
+    std::fs::write(root.join("d/e/n7"), "seven\n").unwrap();
+    std::fs::remove_file(root.join("top")).unwrap();
+    // Another process: no watches, only the store on disk.
+    let again = SnapshotStore::open(&dir.path().join("store")).unwrap();
+    let (id, stats) = again.snapshot(&root).unwrap();
+    assert!(stats.full_walk);
+    assert_eq!(stats.hashed, 1);
+    assert_eq!(again.manifest(&id).unwrap(), walked(&root));
+}

@@ -14,6 +14,24 @@ pub(super) struct TreeItem {
     /// For a directory: the tree object of what it holds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) tree: Option<String>,
+    /// For a file: its stat when it was read, so the next whole walk need
+    /// not read it again while the stat is the same (None: read it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) stat: Option<Stamp>,
+}
+
+/// What a file's stat says of its content having changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(super) struct Stamp {
+    /// Modification time, ns since the epoch.
+    #[serde(rename = "m")]
+    pub(super) mtime_ns: i64,
+    /// Status change time, ns since the epoch.
+    #[serde(rename = "c")]
+    pub(super) ctime_ns: i64,
+    /// Inode number.
+    #[serde(rename = "i")]
+    pub(super) ino: u64,
 }
 
 /// What one directory's tree object holds, by name.

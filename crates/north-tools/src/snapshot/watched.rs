@@ -8,8 +8,8 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::PathBuf;
 
 use super::live::{Changes, Live};
-use super::store::StatCache;
 use super::tree::{TreeItem, TreeItems, depth, join, split};
+use super::walk::{Look, racy_after};
 use super::{Entry, SnapshotError, SnapshotId, SnapshotStats, SnapshotStore};
 use crate::repo::walker;
 
@@ -106,7 +106,11 @@ impl SnapshotStore {
                 live.forget(&join(dir, &name));
             }
         }
-        let mut cache = StatCache::none();
+        // A name with an event is read again whatever its stat says.
+        let look = Look {
+            prev: None,
+            racy_after: racy_after(),
+        };
         for (name, abs) in listed {
             let rel = join(dir, &name);
             let was_dir = matches!(
@@ -130,9 +134,7 @@ impl SnapshotStore {
                 let kept = was_dir && !stale.contains(&rel) && live.watches(&rel, meta.ino());
                 if !kept {
                     live.forget(&rel);
-                    let manifest = self.walk(&abs, &rel, &mut cache, Some(live), stats)?;
-                    let (written, trees) = self.put_trees(&manifest, &rel)?;
-                    stats.bytes_written += written;
+                    let trees = self.walk(&abs, &rel, None, Some(live), stats)?;
                     live.record(trees);
                 }
                 let mode = meta.permissions().mode() & 0o7777;
@@ -141,6 +143,7 @@ impl SnapshotStore {
                     TreeItem {
                         entry: Entry::Dir { mode },
                         tree: None,
+                        stat: None,
                     },
                 );
                 continue;
@@ -148,9 +151,9 @@ impl SnapshotStore {
             if was_dir {
                 live.forget(&rel);
             }
-            match self.entry_of(&abs, &meta, &rel, &mut cache, stats)? {
-                Some(entry) => {
-                    items.insert(name, TreeItem { entry, tree: None });
+            match self.entry_of(&abs, &meta, &look, stats)? {
+                Some(item) => {
+                    items.insert(name, item);
                 }
                 None => {
                     items.remove(&name);
