@@ -19,6 +19,13 @@ const HOTFILES_COMMITS: usize = 300;
 /// Most languages reported.
 const MAX_LANGUAGES: usize = 15;
 
+/// Files `detect_languages` weighs: past this, the mix of the first ones
+/// walked stands for the tree (a big repository costs no more than this).
+const LANGUAGE_SAMPLE: usize = 20_000;
+
+/// Candidates `hotfiles` checks on disk, best first (its limit's most).
+const HOT_CANDIDATES: usize = 100;
+
 /// The language of a file extension (lowercase, without the dot).
 pub fn language_of(ext: &str) -> Option<&'static str> {
     Some(match ext {
@@ -88,10 +95,12 @@ impl Handler for DetectLanguages {
     fn run(&self, _args: NoArgs, ctx: &ToolContext) -> Result<Value, Failure> {
         let sandbox = ctx.sandbox()?;
         let mut bytes: HashMap<&'static str, u64> = HashMap::new();
-        for entry in repo::walker(sandbox.root()).build().flatten() {
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                continue;
-            }
+        let files = repo::walker(sandbox.root())
+            .build()
+            .flatten()
+            .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+            .take(LANGUAGE_SAMPLE);
+        for entry in files {
             let name = entry.file_name().to_string_lossy();
             let Some(lang) = extension(&name).as_deref().and_then(language_of) else {
                 continue;
@@ -177,6 +186,10 @@ fn git_hotfiles(sandbox: &Sandbox, spawner: &crate::Spawner) -> Option<Vec<Hot>>
         "--no-ext-diff".to_owned(),
         "--no-textconv".to_owned(),
         "--numstat".to_owned(),
+        // Files changed, not added: a commit that adds a tree (an import,
+        // a first commit of 200,000 files) says nothing of what is hot, and
+        // counting its lines would read every blob it adds.
+        "--diff-filter=M".to_owned(),
         "--format=%x00".to_owned(),
         format!("-n{HOTFILES_COMMITS}"),
     ];
@@ -224,11 +237,6 @@ fn git_hotfiles(sandbox: &Sandbox, spawner: &crate::Spawner) -> Option<Vec<Hot>>
     }
     let mut hot: Vec<Hot> = stats
         .into_iter()
-        .filter(|(path, _)| {
-            sandbox
-                .resolve_existing(path.as_str())
-                .is_ok_and(|r| r.abs.is_file())
-        })
         .map(|(path, (n, lines))| Hot {
             path,
             score: ((n as f64 + (1.0 + lines as f64).ln()) * 100.0).round() / 100.0,
@@ -236,7 +244,17 @@ fn git_hotfiles(sandbox: &Sandbox, spawner: &crate::Spawner) -> Option<Vec<Hot>>
         })
         .collect();
     hot.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.path.cmp(&b.path)));
-    Some(hot)
+    // Only the best are looked for on disk (gone or moved since: skipped).
+    Some(
+        hot.into_iter()
+            .filter(|h| {
+                sandbox
+                    .resolve_existing(h.path.as_str())
+                    .is_ok_and(|r| r.abs.is_file())
+            })
+            .take(HOT_CANDIDATES)
+            .collect(),
+    )
 }
 
 /// The largest text files under `src/` (or the root when there is none).
@@ -247,19 +265,19 @@ fn largest_files(sandbox: &Sandbox) -> Vec<Hot> {
         .filter(|r| r.abs.is_dir())
         .map(|r| r.abs)
         .unwrap_or_else(|| sandbox.root().to_path_buf());
-    let mut files: Vec<(String, u64)> = repo::walker(&base)
+    let mut files: Vec<(std::path::PathBuf, u64)> = repo::walker(&base)
         .build()
         .flatten()
         .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
-        .filter(|e| !repo::file_is_binary(e.path()).unwrap_or(true))
-        .filter_map(|e| {
-            let size = e.metadata().ok()?.len();
-            Some((sandbox.relative(e.path())?, size))
-        })
+        .filter_map(|e| Some((e.path().to_path_buf(), e.metadata().ok()?.len())))
         .collect();
     files.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    // Binary files are skipped by reading them: only the largest are read.
     files
         .into_iter()
+        .filter(|(abs, _)| !repo::file_is_binary(abs).unwrap_or(true))
+        .filter_map(|(abs, size)| Some((sandbox.relative(&abs)?, size)))
+        .take(HOT_CANDIDATES)
         .map(|(path, size)| Hot {
             path,
             score: ((size as f64 / 1024.0) * 100.0).round() / 100.0,

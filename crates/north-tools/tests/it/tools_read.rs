@@ -489,9 +489,15 @@ fn hotfiles_from_git_history() {
         p.write("src/hot.rs", format!("{i}\n"));
         git(&p, &["commit", "-qam", "more"]);
     }
+    p.write("gone.rs", "2\n");
+    git(&p, &["commit", "-qam", "touch"]);
+    p.write("src/cold.rs", "2\n");
+    git(&p, &["commit", "-qam", "once"]);
     std::fs::remove_file(p.path("gone.rs")).unwrap();
     git(&p, &["commit", "-qam", "rm"]);
     let out = p.ok("hotfiles", json!({"limit": 5}));
+    // Changed files, most changed first; added only counts for nothing,
+    // and a deleted file is not hot.
     assert_eq!(
         paths(&out),
         ["src/hot.rs", "src/cold.rs"],
@@ -499,7 +505,7 @@ fn hotfiles_from_git_history() {
     );
     assert_eq!(
         out[0]["reason"],
-        "4 commits, 7 lines changed in the last 5 commits"
+        "3 commits, 6 lines changed in the last 5 commits"
     );
     assert!(out[0]["score"].as_f64().unwrap() > out[1]["score"].as_f64().unwrap());
 }
