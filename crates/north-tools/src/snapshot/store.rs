@@ -146,6 +146,13 @@ impl SnapshotStore {
         Ok(manifest)
     }
 
+    /// The names in tree object `hash` as stored, its hash not checked
+    /// (only for hints; None when it cannot be read or parsed).
+    pub(super) fn tree_items_unchecked(&self, hash: &str) -> Option<TreeItems> {
+        let bytes = fs::read(self.object_path(hash).ok()?).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
     /// The names in tree object `hash`, checked.
     pub(super) fn tree_items(&self, hash: &str) -> Result<TreeItems, SnapshotError> {
         let corrupt = |message: String| SnapshotError::Corrupt {

@@ -24,6 +24,9 @@ struct Frame {
     rel: String,
     items: TreeItems,
     prev: TreeItems,
+    /// The previous snapshot's tree here: the same items are the same
+    /// tree, neither encoded nor hashed again.
+    prev_tree: Option<String>,
 }
 
 /// Whether a file's stat may be kept, and what a walk compares against.
@@ -84,6 +87,7 @@ impl SnapshotStore {
             rel: prefix.to_string(),
             items: TreeItems::new(),
             prev: prev.map(|p| self.prev_items(p)).unwrap_or_default(),
+            prev_tree: prev.map(str::to_owned),
         }];
         for item in walker(top).build() {
             // An entry that vanished or cannot be read mid-walk is left out,
@@ -134,7 +138,11 @@ impl SnapshotStore {
                 stack.push(Frame {
                     rel,
                     items: TreeItems::new(),
-                    prev: prev_tree.map(|t| self.prev_items(&t)).unwrap_or_default(),
+                    prev: prev_tree
+                        .as_deref()
+                        .map(|t| self.prev_items(t))
+                        .unwrap_or_default(),
+                    prev_tree,
                 });
             }
         }
@@ -155,8 +163,14 @@ impl SnapshotStore {
         let Some(frame) = stack.pop() else {
             return Ok(());
         };
-        let (hash, written) = self.put_tree(&frame.items)?;
-        stats.bytes_written += written;
+        let hash = match frame.prev_tree {
+            Some(tree) if frame.items == frame.prev => tree,
+            _ => {
+                let (hash, written) = self.put_tree(&frame.items)?;
+                stats.bytes_written += written;
+                hash
+            }
+        };
         stats.entries += frame.items.len();
         if let Some(parent) = stack.last_mut()
             && let Some((_, name)) = split(&frame.rel)
@@ -169,9 +183,12 @@ impl SnapshotStore {
     }
 
     /// The previous snapshot's items of a tree: only a hint, so one that
-    /// cannot be read is no items (every file there is read again).
+    /// cannot be read is no items (every file there is read again). Read
+    /// without checking its hash: a damaged object costs reading files
+    /// again, never a wrong entry (each is compared with the file's stat),
+    /// and a whole walk reads thousands of them.
     fn prev_items(&self, tree: &str) -> TreeItems {
-        self.tree_items(tree).unwrap_or_default()
+        self.tree_items_unchecked(tree).unwrap_or_default()
     }
 
     /// What `abs` is, as a snapshot keeps it; a file whose stat differs
