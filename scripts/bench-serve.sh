@@ -75,7 +75,8 @@ class Client:
         s.connect(sock)
         self.f = s.makefile("rw")
         self.n = 0
-        self.send({"token": open(sock + ".token").read()})
+        ready = json.loads(open(sock + ".ready").readline())
+        self.send({"token": open(ready["token_file"]).read()})
         self.call("initialize", {"protocolVersion": 1})
     def send(self, msg):
         self.f.write(json.dumps(msg) + "\n"); self.f.flush()
@@ -107,8 +108,6 @@ for i in range(1, prompts + 1):
     if i in (100, 500, 1000) or i == prompts:
         rss, hwm = status(long_pid)
         print(f"   after prompt {i:>5}: RSS {rss:6.1f} MiB, peak {hwm:6.1f} MiB, {time.perf_counter() - t0:6.1f} s so far")
-c.call("_north/session/close", {"sessionId": sid}) if False else None
-open(f"{work}/long.sid", "w").write(sid)
 
 i = Client(f"{work}/idle.sock")
 first = i.new(f"{work}/idle")
