@@ -137,19 +137,20 @@ impl Agent {
         }
     }
 
+    /// The turn under way, and whether its tree before was snapshotted
+    /// (it has called a tool).
+    fn open_turn(&self) -> Option<(u32, bool)> {
+        let undo = self.undo.as_ref()?;
+        let turn = undo.open?;
+        let started = undo.log.get(turn).is_some_and(|t| t.before.is_some());
+        Some((turn, started))
+    }
+
     /// Before a turn's first tool call: the tree as the turn found it.
     pub(super) async fn before_tools(&mut self, emit: &Emit<'_>) {
-        let Some(turn) = self.undo.as_ref().and_then(|u| u.open) else {
+        let Some((turn, false)) = self.open_turn() else {
             return;
         };
-        let started = self
-            .undo
-            .as_ref()
-            .and_then(|u| u.log.get(turn))
-            .is_some_and(|t| t.before.is_some());
-        if started {
-            return;
-        }
         let Some(result) = self.take_snapshot().await else {
             return;
         };
@@ -167,14 +168,9 @@ impl Agent {
 
     /// After a user turn: the tree it left, when it called a tool.
     pub(super) async fn end_turn_snapshot(&mut self, emit: &Emit<'_>) {
-        let Some(turn) = self.undo.as_ref().and_then(|u| u.open) else {
+        let Some((_, started)) = self.open_turn() else {
             return;
         };
-        let started = self
-            .undo
-            .as_ref()
-            .and_then(|u| u.log.get(turn))
-            .is_some_and(|t| t.before.is_some());
         if !started {
             if let Some(undo) = self.undo.as_mut() {
                 undo.open = None;

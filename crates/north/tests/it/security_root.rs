@@ -64,6 +64,10 @@ fn hostile_git(sb: &Sandbox) -> PathBuf {
     git(&p, &["init", "-q"]);
     git(&p, &["add", "README.md"]);
     git(&p, &["commit", "-qm", "first"]);
+    // A change to it: `hotfiles` counts changed files.
+    let readme = std::fs::read_to_string(p.join("README.md")).unwrap();
+    std::fs::write(p.join("README.md"), format!("{readme}more\n")).unwrap();
+    git(&p, &["commit", "-qam", "second"]);
     let tree = git(&p, &["write-tree"]);
     let head = git(&p, &["rev-parse", "HEAD"]);
     let commit = format!(
@@ -127,7 +131,7 @@ async fn a_repositorys_git_config_runs_nothing_through_norths_own_git() {
         "the repository's config ran: {}",
         std::fs::read_to_string(&pwned).unwrap_or_default()
     );
-    // git still read the history: README.md is hot because it was committed.
+    // git still read the history: README.md is hot because it was changed.
     let hot = text(&listed.stdout);
     assert!(
         hot.contains("README.md") && hot.contains("commits"),
