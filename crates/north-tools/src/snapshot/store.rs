@@ -1,10 +1,11 @@
 //! The content-addressed store: blobs and tree objects under one
 //! directory, and the snapshot of a tree — watched or walked whole.
 
+use std::collections::HashMap;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 
 use serde::{Deserialize, Serialize};
 
@@ -58,6 +59,24 @@ pub struct SnapshotStore {
     live: Arc<Mutex<LiveSlot>>,
 }
 
+/// The watched state of each store this process has open, by directory:
+/// every session of a project (`north serve` holds many) shares one set of
+/// watches on its tree instead of an inotify instance each.
+fn shared_slot(dir: &Path) -> Arc<Mutex<LiveSlot>> {
+    static SLOTS: OnceLock<Mutex<HashMap<PathBuf, Weak<Mutex<LiveSlot>>>>> = OnceLock::new();
+    let mut slots = SLOTS
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    slots.retain(|_, slot| slot.strong_count() > 0);
+    if let Some(slot) = slots.get(dir).and_then(Weak::upgrade) {
+        return slot;
+    }
+    let slot = Arc::default();
+    slots.insert(dir.to_path_buf(), Arc::downgrade(&slot));
+    slot
+}
+
 impl SnapshotStore {
     /// The store in `dir` (created if missing).
     pub fn open(dir: &Path) -> Result<SnapshotStore, SnapshotError> {
@@ -67,8 +86,15 @@ impl SnapshotStore {
             dir: dir.to_path_buf(),
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
             max_new_bytes: DEFAULT_MAX_NEW_BYTES,
-            live: Arc::default(),
+            live: shared_slot(dir),
         })
+    }
+
+    /// Lets go of the watches: the next snapshot walks the tree whole, as
+    /// a new process would (benchmarks and tests measure that).
+    pub fn forget_watches(&self) {
+        let mut slot = self.live.lock().unwrap_or_else(PoisonError::into_inner);
+        *slot = LiveSlot::default();
     }
 
     /// Files above `bytes` are listed but not copied (tests use small

@@ -343,8 +343,23 @@ fn a_new_process_reads_only_the_files_whose_stat_changed() {
     std::fs::remove_file(root.join("top")).unwrap();
     // Another process: no watches, only the store on disk.
     let again = SnapshotStore::open(&dir.path().join("store")).unwrap();
+    again.forget_watches();
     let (id, stats) = again.snapshot(&root).unwrap();
     assert!(stats.full_walk);
     assert_eq!(stats.hashed, 1);
     assert_eq!(again.manifest(&id).unwrap(), walked(&root));
+}
+
+#[test]
+fn sessions_of_one_project_share_its_watches() {
+    let (dir, root, store) = setup();
+    let (_, first) = store.snapshot(&root).unwrap();
+    assert!(first.full_walk);
+    // Another session of the project in this process (`north serve`).
+    let other = SnapshotStore::open(&dir.path().join("store")).unwrap();
+    std::fs::write(root.join("d/f"), "changed\n").unwrap();
+    let (id, stats) = other.snapshot(&root).unwrap();
+    assert!(!stats.full_walk);
+    assert_eq!(stats.hashed, 1);
+    assert_eq!(other.manifest(&id).unwrap(), walked(&root));
 }
