@@ -149,39 +149,61 @@ pub fn for_model(schema: &Value) -> Value {
     out
 }
 
-fn trim_for_model(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            map.remove("default");
-            if map.get("additionalProperties") == Some(&Value::Bool(false)) {
-                map.remove("additionalProperties");
+fn trim_for_model(schema: &mut Value) {
+    let Value::Object(map) = schema else {
+        return;
+    };
+    map.remove("default");
+    if map.get("additionalProperties") == Some(&Value::Bool(false)) {
+        map.remove("additionalProperties");
+    }
+    if map.get("minimum").and_then(Value::as_f64) == Some(0.0) {
+        map.remove("minimum");
+    }
+    let required: Vec<String> = map
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    // Only what holds schemas is walked: a property named `default` or an
+    // `enum` value that is an object is data, and stays.
+    if let Some(Value::Object(props)) = map.get_mut("properties") {
+        for (name, prop) in props.iter_mut() {
+            if !required.contains(name) {
+                drop_null_type(prop);
             }
-            if map.get("minimum").and_then(Value::as_f64) == Some(0.0) {
-                map.remove("minimum");
-            }
-            let required: Vec<String> = map
-                .get("required")
-                .and_then(Value::as_array)
-                .map(|r| {
-                    r.iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_owned)
-                        .collect()
-                })
-                .unwrap_or_default();
-            if let Some(Value::Object(props)) = map.get_mut("properties") {
-                for (name, prop) in props.iter_mut() {
-                    if !required.contains(name) {
-                        drop_null_type(prop);
-                    }
-                }
-            }
-            for v in map.values_mut() {
-                trim_for_model(v);
-            }
+            trim_for_model(prop);
         }
-        Value::Array(items) => items.iter_mut().for_each(trim_for_model),
-        _ => {}
+    }
+    for key in [
+        "items",
+        "additionalProperties",
+        "not",
+        "if",
+        "then",
+        "else",
+        "contains",
+    ] {
+        match map.get_mut(key) {
+            Some(Value::Array(list)) => list.iter_mut().for_each(trim_for_model),
+            Some(sub) => trim_for_model(sub),
+            None => {}
+        }
+    }
+    for key in ["anyOf", "oneOf", "allOf", "prefixItems"] {
+        if let Some(Value::Array(list)) = map.get_mut(key) {
+            list.iter_mut().for_each(trim_for_model);
+        }
+    }
+    for key in ["$defs", "definitions", "patternProperties"] {
+        if let Some(Value::Object(named)) = map.get_mut(key) {
+            named.values_mut().for_each(trim_for_model);
+        }
     }
 }
 
@@ -263,6 +285,10 @@ mod tests {
                 "required": ["path"]
             })
         );
+        // Data is not schema: a property named `default`, an enum of objects.
+        let data = serde_json::json!({"type": "object", "properties": {
+            "default": {"type": "string", "enum": [{"minimum": 0, "default": 1}]}}});
+        assert_eq!(for_model(&data), data);
         // A required nullable stays nullable: leaving it out is an error.
         let required = serde_json::json!({"type": "object",
             "properties": {"x": {"type": ["string", "null"]}}, "required": ["x"]});

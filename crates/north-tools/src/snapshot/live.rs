@@ -14,13 +14,12 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use nix::errno::Errno;
 use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify, InotifyEvent, WatchDescriptor};
 
-use super::tree::{Trees, split};
+use super::tree::{Stamp, Trees, split};
 
 /// Names whose change can change what the walk lists anywhere below.
 const IGNORE_FILES: [&str; 2] = [".gitignore", ".ignore"];
@@ -35,6 +34,9 @@ pub(super) struct LiveSlot {
     pub(super) live: Option<Live>,
     /// Watching failed once (out of watches): whole walks from then on.
     pub(super) refused: bool,
+    /// The snapshot this process last named in the store's `last` file
+    /// (not written again while it stays the same).
+    pub(super) last: Option<String>,
 }
 
 /// One directory being watched.
@@ -58,7 +60,7 @@ pub(super) struct Live {
     dirs: HashMap<String, Watched>,
     by_wd: HashMap<WatchDescriptor, String>,
     /// The ignore files outside the tree the walk reads, as they were.
-    outside: Vec<Option<Stamp>>,
+    outside: Vec<Outside>,
     /// A watch could not be added: this state cannot be trusted.
     broken: bool,
 }
@@ -72,26 +74,28 @@ pub(super) struct Changes {
     pub(super) stale: BTreeSet<String>,
 }
 
-type Stamp = (i64, i64, u64, u64);
+impl Changes {
+    /// Name `name` in directory `dir` changed.
+    fn touch(&mut self, dir: &str, name: &str) {
+        self.dirs
+            .entry(dir.to_string())
+            .or_default()
+            .insert(name.to_string());
+    }
+}
 
-fn stamp(path: &Path) -> Option<Stamp> {
+/// What an ignore file outside the tree was: its stamp and size.
+type Outside = Option<(Stamp, u64)>;
+
+fn stamp(path: &Path) -> Outside {
     let meta = fs::symlink_metadata(path).ok()?;
-    Some((
-        meta.mtime()
-            .saturating_mul(1_000_000_000)
-            .saturating_add(meta.mtime_nsec()),
-        meta.ctime()
-            .saturating_mul(1_000_000_000)
-            .saturating_add(meta.ctime_nsec()),
-        meta.len(),
-        meta.ino(),
-    ))
+    Some((Stamp::of(&meta), meta.len()))
 }
 
 /// The ignore files the walk reads from outside the tree: the parents'
 /// `.gitignore` and `.ignore`, git's exclude file, and the user's global
 /// git config and ignore file.
-fn outside_stamps(root: &Path) -> Vec<Option<Stamp>> {
+fn outside_stamps(root: &Path) -> Vec<Outside> {
     let mut files = vec![root.join(".git/info/exclude")];
     for dir in root.ancestors().skip(1) {
         files.extend(IGNORE_FILES.iter().map(|name| dir.join(name)));
@@ -174,10 +178,7 @@ impl Live {
     /// Takes the trees a walk of part of the tree stored.
     pub(super) fn record(&mut self, trees: Trees) {
         for (dir, (tree, count)) in trees {
-            if let Some(w) = self.dirs.get_mut(&dir) {
-                w.tree = tree;
-                w.count = count;
-            }
+            self.set_tree(&dir, tree, count);
         }
     }
 
@@ -272,11 +273,7 @@ impl Live {
             let Some((parent, name)) = split(dir) else {
                 return false;
             };
-            changes
-                .dirs
-                .entry(parent.to_string())
-                .or_default()
-                .insert(name.to_string());
+            changes.touch(parent, name);
             changes.stale.insert(dir.clone());
             return true;
         }
@@ -289,20 +286,12 @@ impl Live {
                 if IGNORE_FILES.contains(&name) {
                     return false;
                 }
-                changes
-                    .dirs
-                    .entry(dir.clone())
-                    .or_default()
-                    .insert(name.to_string());
+                changes.touch(dir, name);
             }
             // The directory itself (its mode): its parent lists it.
             None => {
                 if let Some((parent, name)) = split(dir) {
-                    changes
-                        .dirs
-                        .entry(parent.to_string())
-                        .or_default()
-                        .insert(name.to_string());
+                    changes.touch(parent, name);
                 }
             }
         }

@@ -39,7 +39,8 @@ impl std::fmt::Display for SnapshotId {
 pub struct SnapshotStats {
     /// Paths listed (files, links, directories).
     pub entries: usize,
-    /// Files read and hashed (not answered by the stat cache).
+    /// Files read and hashed (their stat was not the previous snapshot's,
+    /// or an event named them).
     pub hashed: usize,
     /// Bytes newly written to the store (blobs and the manifest).
     pub bytes_written: u64,
@@ -57,6 +58,19 @@ pub struct SnapshotStore {
     pub(super) max_new_bytes: u64,
     /// Shared by clones: what the last snapshot of a tree left watched.
     live: Arc<Mutex<LiveSlot>>,
+}
+
+/// Writes `bytes` to `path` through a temporary file and a rename: a
+/// reader (another North process) sees the old file or the whole new one.
+fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let temp = temp_path_for(path, &std::process::id().to_string());
+    let written = fs::File::create(&temp)
+        .and_then(|mut f| f.write_all(bytes))
+        .and_then(|()| fs::rename(&temp, path));
+    if written.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    written
 }
 
 /// The watched state of each store this process has open, by directory:
@@ -138,17 +152,9 @@ impl SnapshotStore {
         }
         let parent = path.parent().unwrap_or(&self.dir);
         fs::create_dir_all(parent).map_err(SnapshotError::io("create", parent))?;
-        // Temp then rename: another North process writing the same object
-        // at once leaves one whole copy. Objects are verified when read, so
-        // no fsync per object (a first snapshot of a big tree stays fast).
-        let temp = temp_path_for(&path, &std::process::id().to_string());
-        let written = fs::File::create(&temp)
-            .and_then(|mut f| f.write_all(bytes))
-            .and_then(|()| fs::rename(&temp, &path));
-        if let Err(e) = written {
-            let _ = fs::remove_file(&temp);
-            return Err(SnapshotError::io("write", &path)(e));
-        }
+        // Objects are verified when read, so no fsync per object (a first
+        // snapshot of a big tree stays fast).
+        replace(&path, bytes).map_err(SnapshotError::io("write", &path))?;
         Ok((hash, bytes.len() as u64))
     }
 
@@ -175,7 +181,14 @@ impl SnapshotStore {
     /// The names in tree object `hash` as stored, its hash not checked
     /// (only for hints; None when it cannot be read or parsed).
     pub(super) fn tree_items_unchecked(&self, hash: &str) -> Option<TreeItems> {
-        let bytes = fs::read(self.object_path(hash).ok()?).ok()?;
+        /// Larger than any tree North writes (a folder of a million names):
+        /// a planted object cannot make a hint cost the machine's memory.
+        const MAX_TREE_BYTES: u64 = 256 * 1024 * 1024;
+        let path = self.object_path(hash).ok()?;
+        if fs::symlink_metadata(&path).ok()?.len() > MAX_TREE_BYTES {
+            return None;
+        }
+        let bytes = fs::read(path).ok()?;
         serde_json::from_slice(&bytes).ok()
     }
 
@@ -238,16 +251,15 @@ impl SnapshotStore {
         Some(hash.to_string())
     }
 
-    /// Remembers `id` as the last snapshot; a failed write costs the next
+    /// Remembers `id` as the last snapshot (once: a snapshot of an
+    /// unchanged tree writes nothing); a failed write costs the next
     /// process's walk time, never correctness.
-    fn set_last(&self, id: &str) {
-        let path = self.dir.join(LAST_FILE);
-        let temp = temp_path_for(&path, &std::process::id().to_string());
-        if fs::write(&temp, id)
-            .and_then(|()| fs::rename(&temp, &path))
-            .is_err()
-        {
-            let _ = fs::remove_file(&temp);
+    fn set_last(&self, slot: &mut LiveSlot, id: &str) {
+        if slot.last.as_deref() == Some(id) {
+            return;
+        }
+        if replace(&self.dir.join(LAST_FILE), id.as_bytes()).is_ok() {
+            slot.last = Some(id.to_string());
         }
     }
 
@@ -265,7 +277,7 @@ impl SnapshotStore {
             // On an error the watched state may be half updated: dropped,
             // so the next snapshot walks everything again.
             if let Some(done) = self.apply_changes(&mut live, &changes)? {
-                self.set_last(&done.0.0);
+                self.set_last(&mut slot, &done.0.0);
                 slot.live = Some(live);
                 return Ok(done);
             }
@@ -282,7 +294,7 @@ impl SnapshotStore {
             .get("")
             .map(|(hash, _)| hash.clone())
             .unwrap_or_default();
-        self.set_last(&id);
+        self.set_last(&mut slot, &id);
         if let Some(mut live) = live {
             if live.adopt(trees) {
                 slot.live = Some(live);

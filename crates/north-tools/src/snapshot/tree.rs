@@ -2,6 +2,8 @@
 //! names and entries, and the relative paths that name directories.
 
 use std::collections::BTreeMap;
+use std::fs;
+use std::os::unix::fs::MetadataExt;
 
 use serde::{Deserialize, Serialize};
 
@@ -40,6 +42,22 @@ pub(super) type TreeItems = BTreeMap<String, TreeItem>;
 /// Each directory's tree object and how many names it holds, by path
 /// (`""` for the top of what was stored).
 pub(super) type Trees = BTreeMap<String, (String, usize)>;
+
+impl Stamp {
+    /// The stamp of a file's metadata.
+    pub(super) fn of(meta: &fs::Metadata) -> Stamp {
+        Stamp {
+            mtime_ns: nanos(meta.mtime(), meta.mtime_nsec()),
+            ctime_ns: nanos(meta.ctime(), meta.ctime_nsec()),
+            ino: meta.ino(),
+        }
+    }
+}
+
+// Nanoseconds since the epoch fit an i64 until 2262.
+fn nanos(secs: i64, nsec: i64) -> i64 {
+    secs.saturating_mul(1_000_000_000).saturating_add(nsec)
+}
 
 /// `name` under directory `dir` (`""`: the root).
 pub(super) fn join(dir: &str, name: &str) -> String {

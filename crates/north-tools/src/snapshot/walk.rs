@@ -37,19 +37,6 @@ pub(super) struct Look<'a> {
     pub(super) racy_after: i64,
 }
 
-// Nanoseconds since the epoch fit an i64 until 2262.
-fn mtime_ns(meta: &fs::Metadata) -> i64 {
-    meta.mtime()
-        .saturating_mul(1_000_000_000)
-        .saturating_add(meta.mtime_nsec())
-}
-
-fn ctime_ns(meta: &fs::Metadata) -> i64 {
-    meta.ctime()
-        .saturating_mul(1_000_000_000)
-        .saturating_add(meta.ctime_nsec())
-}
-
 /// Whether `path` is `dir` or under it.
 fn within(path: &str, dir: &str) -> bool {
     dir.is_empty()
@@ -83,12 +70,7 @@ impl SnapshotStore {
     ) -> Result<Trees, SnapshotError> {
         let racy_after = racy_after();
         let mut trees = Trees::new();
-        let mut stack = vec![Frame {
-            rel: prefix.to_string(),
-            items: TreeItems::new(),
-            prev: prev.map(|p| self.prev_items(p)).unwrap_or_default(),
-            prev_tree: prev.map(str::to_owned),
-        }];
+        let mut stack = vec![self.frame(prefix.to_string(), prev.map(str::to_owned))];
         for item in walker(top).build() {
             // An entry that vanished or cannot be read mid-walk is left out,
             // as if the walk had come a moment later.
@@ -135,15 +117,7 @@ impl SnapshotStore {
             let name = name.to_string();
             frame.items.insert(name, made);
             if meta.is_dir() {
-                stack.push(Frame {
-                    rel,
-                    items: TreeItems::new(),
-                    prev: prev_tree
-                        .as_deref()
-                        .map(|t| self.prev_items(t))
-                        .unwrap_or_default(),
-                    prev_tree,
-                });
+                stack.push(self.frame(rel, prev_tree));
             }
         }
         while !stack.is_empty() {
@@ -182,13 +156,23 @@ impl SnapshotStore {
         Ok(())
     }
 
-    /// The previous snapshot's items of a tree: only a hint, so one that
-    /// cannot be read is no items (every file there is read again). Read
+    /// Entering directory `rel`, whose tree the previous snapshot named
+    /// `prev_tree`. Its items are only a hint, so a tree that cannot be
+    /// read is no items (every file there is read again); it is read
     /// without checking its hash: a damaged object costs reading files
     /// again, never a wrong entry (each is compared with the file's stat),
     /// and a whole walk reads thousands of them.
-    fn prev_items(&self, tree: &str) -> TreeItems {
-        self.tree_items_unchecked(tree).unwrap_or_default()
+    fn frame(&self, rel: String, prev_tree: Option<String>) -> Frame {
+        let prev = prev_tree
+            .as_deref()
+            .and_then(|t| self.tree_items_unchecked(t))
+            .unwrap_or_default();
+        Frame {
+            rel,
+            items: TreeItems::new(),
+            prev,
+            prev_tree,
+        }
     }
 
     /// What `abs` is, as a snapshot keeps it; a file whose stat differs
@@ -224,15 +208,11 @@ impl SnapshotStore {
             return Ok(None);
         }
         let size = meta.len();
+        let stamp = Stamp::of(meta);
         if size > self.max_file_bytes {
-            let mtime_ns = mtime_ns(meta);
+            let mtime_ns = stamp.mtime_ns;
             return item(Entry::TooLarge { size, mtime_ns }, None);
         }
-        let stamp = Stamp {
-            mtime_ns: mtime_ns(meta),
-            ctime_ns: ctime_ns(meta),
-            ino: meta.ino(),
-        };
         let same = look.prev.filter(|p| {
             p.stat.as_ref() == Some(&stamp)
                 && matches!(p.entry, Entry::File { size: s, .. } if s == size)

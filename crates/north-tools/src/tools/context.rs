@@ -23,9 +23,6 @@ const MAX_LANGUAGES: usize = 15;
 /// walked stands for the tree (a big repository costs no more than this).
 const LANGUAGE_SAMPLE: usize = 20_000;
 
-/// Candidates `hotfiles` checks on disk, best first (its limit's most).
-const HOT_CANDIDATES: usize = 100;
-
 /// The language of a file extension (lowercase, without the dot).
 pub fn language_of(ext: &str) -> Option<&'static str> {
     Some(match ext {
@@ -153,11 +150,10 @@ impl Handler for Hotfiles {
     fn run(&self, args: HotfilesArgs, ctx: &ToolContext) -> Result<Value, Failure> {
         let sandbox = ctx.sandbox()?;
         let limit = clamp_limit(args.limit, 10, 100);
-        let mut hot = git_hotfiles(&sandbox, ctx.shell.spawner()).unwrap_or_default();
+        let mut hot = git_hotfiles(&sandbox, ctx.shell.spawner(), limit).unwrap_or_default();
         if hot.is_empty() {
-            hot = largest_files(&sandbox);
+            hot = largest_files(&sandbox, limit);
         }
-        hot.truncate(limit);
         Ok(Value::Array(
             hot.into_iter()
                 .map(|h| json!({ "path": h.path, "score": h.score, "reason": h.reason }))
@@ -175,7 +171,7 @@ struct Hot {
 /// Files by recent commit frequency and changed lines, if this is a git
 /// repo. git runs through the context's spawner (the OS sandbox when the
 /// shell is confined), never with the repository's own config.
-fn git_hotfiles(sandbox: &Sandbox, spawner: &crate::Spawner) -> Option<Vec<Hot>> {
+fn git_hotfiles(sandbox: &Sandbox, spawner: &crate::Spawner, limit: usize) -> Option<Vec<Hot>> {
     let repo = crate::git::NeutralRepo::open(sandbox.root())
         .map_err(|e| tracing::debug!(error = %e, "hotfiles: no git history"))
         .ok()?;
@@ -252,13 +248,13 @@ fn git_hotfiles(sandbox: &Sandbox, spawner: &crate::Spawner) -> Option<Vec<Hot>>
                     .resolve_existing(h.path.as_str())
                     .is_ok_and(|r| r.abs.is_file())
             })
-            .take(HOT_CANDIDATES)
+            .take(limit)
             .collect(),
     )
 }
 
 /// The largest text files under `src/` (or the root when there is none).
-fn largest_files(sandbox: &Sandbox) -> Vec<Hot> {
+fn largest_files(sandbox: &Sandbox, limit: usize) -> Vec<Hot> {
     let base = sandbox
         .resolve_existing("src")
         .ok()
@@ -277,7 +273,7 @@ fn largest_files(sandbox: &Sandbox) -> Vec<Hot> {
         .into_iter()
         .filter(|(abs, _)| !repo::file_is_binary(abs).unwrap_or(true))
         .filter_map(|(abs, size)| Some((sandbox.relative(&abs)?, size)))
-        .take(HOT_CANDIDATES)
+        .take(limit)
         .map(|(path, size)| Hot {
             path,
             score: ((size as f64 / 1024.0) * 100.0).round() / 100.0,
