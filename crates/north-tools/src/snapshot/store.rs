@@ -147,7 +147,9 @@ impl SnapshotStore {
     pub(super) fn put(&self, bytes: &[u8]) -> Result<(String, u64), SnapshotError> {
         let hash = content_hash(bytes);
         let path = self.object_path(&hash)?;
-        if path.exists() {
+        // Anything but a regular file there (a planted link) is replaced:
+        // the rename below takes the link's place, it never follows it.
+        if fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
             return Ok((hash, 0));
         }
         let parent = path.parent().unwrap_or(&self.dir);
@@ -161,6 +163,15 @@ impl SnapshotStore {
     /// The content stored under `hash`, checked against it.
     pub fn blob(&self, hash: &str) -> Result<Vec<u8>, SnapshotError> {
         let path = self.object_path(hash)?;
+        // A link or a device planted in the store (a repository that ships
+        // a `.north/`) is not followed: reading /dev/zero would never end.
+        let meta = fs::symlink_metadata(&path).map_err(SnapshotError::io("read", &path))?;
+        if !meta.is_file() {
+            return Err(SnapshotError::Corrupt {
+                path,
+                message: "not a regular file".into(),
+            });
+        }
         let bytes = fs::read(&path).map_err(SnapshotError::io("read", &path))?;
         if content_hash(&bytes) != hash {
             return Err(SnapshotError::Corrupt {
@@ -185,7 +196,8 @@ impl SnapshotStore {
         /// a planted object cannot make a hint cost the machine's memory.
         const MAX_TREE_BYTES: u64 = 256 * 1024 * 1024;
         let path = self.object_path(hash).ok()?;
-        if fs::symlink_metadata(&path).ok()?.len() > MAX_TREE_BYTES {
+        let meta = fs::symlink_metadata(&path).ok()?;
+        if !meta.is_file() || meta.len() > MAX_TREE_BYTES {
             return None;
         }
         let bytes = fs::read(path).ok()?;

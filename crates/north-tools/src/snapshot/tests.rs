@@ -363,3 +363,23 @@ fn sessions_of_one_project_share_its_watches() {
     assert_eq!(stats.hashed, 1);
     assert_eq!(other.manifest(&id).unwrap(), walked(&root));
 }
+
+#[test]
+fn a_link_planted_as_an_object_is_refused_not_followed() {
+    let (_d, root, store) = setup();
+    let (id, _) = store.snapshot(&root).unwrap();
+    let object = store
+        .dir()
+        .join("objects")
+        .join(&id.0[..2])
+        .join(&id.0[2..]);
+    std::fs::remove_file(&object).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &object).unwrap();
+    let err = store.manifest(&id).unwrap_err();
+    assert!(matches!(err, SnapshotError::Corrupt { .. }), "{err}");
+    // A new process's walk takes the link for no hint and reads the files.
+    store.forget_watches();
+    let (again, stats) = store.snapshot(&root).unwrap();
+    assert_eq!(stats.hashed, 3);
+    assert_eq!(store.manifest(&again).unwrap(), walked(&root));
+}
