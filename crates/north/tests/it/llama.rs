@@ -120,6 +120,8 @@ fn a_native_tool_call_runs_and_its_result_goes_back() {
     };
     for p in BOTH {
         let sb = Sandbox::new();
+        // The file the prompt names is there to read.
+        std::fs::write(sb.project().join("README.md"), "# Demo\nA demo project.\n").unwrap();
         let mut cmd = north(&sb, p, &url);
         cmd.args([
             "exec",
@@ -157,6 +159,7 @@ fn a_tool_call_cut_off_by_max_tokens_recovers() {
     };
     for p in BOTH {
         let sb = Sandbox::new();
+        std::fs::write(sb.project().join("README.md"), "# Demo\nA demo project.\n").unwrap();
         let mut cmd = north(&sb, p, &url);
         cmd.args([
             "exec",
