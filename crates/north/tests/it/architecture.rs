@@ -538,3 +538,32 @@ fn no_function_in_the_runtime_agent_or_orchestrator_is_over_80_lines() {
     .unwrap();
     assert_eq!(long_functions(dir.path(), 80).len(), 1);
 }
+
+/// Release builds link with `crates/north/hot.ld` (build.rs), which the
+/// test suite's debug builds never read: a malformed line would break every
+/// release build unseen. It must stay what `scripts/orderfile.sh` writes.
+#[test]
+fn the_hot_text_list_is_a_linker_script_the_release_link_reads() {
+    let text = std::fs::read_to_string(workspace().join("crates/north/hot.ld")).unwrap();
+    let body = text
+        .split_once("SECTIONS\n{\n  .text.hot :\n  {\n")
+        .and_then(|(_, rest)| rest.strip_suffix("  }\n}\nINSERT BEFORE .text;\n"))
+        .expect("hot.ld is one .text.hot section inserted before .text");
+    let mut patterns = 0;
+    for line in body.lines() {
+        let pattern = line
+            .strip_prefix("    *(")
+            .and_then(|l| l.strip_suffix(')'))
+            .unwrap_or_else(|| panic!("not an input-section pattern: {line:?}"));
+        assert!(
+            pattern.starts_with(".text.")
+                && !pattern.contains(|c: char| c.is_whitespace() || "()\"{};".contains(c)),
+            "a pattern the linker would misread: {pattern:?}"
+        );
+        patterns += 1;
+    }
+    assert!(
+        patterns > 100,
+        "only {patterns} patterns: regenerate with scripts/orderfile.sh"
+    );
+}
