@@ -84,7 +84,7 @@ impl ClaudeRules {
     pub fn of_project(root: &Path) -> ClaudeRules {
         let mut rules = ClaudeRules::default();
         for rel in SETTINGS_FILES {
-            let text = match crate::read::read_settings(&root.join(rel)) {
+            let text = match crate::read_settings(&root.join(rel)) {
                 Ok(Some(t)) => t,
                 Ok(None) => continue,
                 Err(e) => {

@@ -287,7 +287,7 @@ pub struct UnknownProvider {
 
 /// Reads a config file; a missing file is empty.
 pub fn read_file(path: &Path) -> Result<ConfigFile, ConfigError> {
-    let text = match crate::read::read_settings(path) {
+    let text = match crate::read_settings(path) {
         Ok(Some(t)) => t,
         Ok(None) => return Ok(ConfigFile::default()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ConfigFile::default()),

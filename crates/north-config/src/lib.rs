@@ -14,13 +14,13 @@
 //! and checks. It builds without an HTTP client, so its parser is fuzzed
 //! on its own.
 //!
-//! Module map, lowest first:
-//! - `read`: a settings file read bounded, a regular file only
-//! - `hooks`: hook definitions, Claude Code's format read too (uses `read`)
-//! - `claude`: Claude Code's permission rules, as North's policy takes them (uses `read`)
+//! Module map, lowest first (settings files are read bounded, regular files
+//! only, by `north_policy::read_settings`, re-exported here):
+//! - `hooks`: hook definitions, Claude Code's format read too
+//! - `claude`: Claude Code's permission rules, as North's policy takes them
 //! - `dirs`: the XDG locations of the global files
 //! - `keys`: the TUI keys a user rebinds (`keybindings`)
-//! - `file`: one config file and its parser (uses `hooks`, `keys`, `read`)
+//! - `file`: one config file and its parser (uses `hooks`, `keys`)
 //! - `apply`: one file's values laid over the defaults (uses `file`, `hooks`)
 //!
 //! This file merges the sources.
@@ -39,14 +39,13 @@ mod dirs;
 mod file;
 pub mod hooks;
 pub mod keys;
-mod read;
 
 pub use dirs::{data_dir, global_config_path, runtime_dir, state_dir};
 pub use file::{
     ConfigFile, HostPattern, LspFile, Provider, ProviderApi, ProviderFile, StatusLineFile,
     StatusLineKind, UnknownProvider, parse_file, read_file,
 };
-pub use read::{SETTINGS_MAX, read_settings};
+pub use north_policy::{SETTINGS_MAX, read_settings};
 
 /// Where a value came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -237,7 +236,7 @@ pub struct Config {
 fn claude_enabled_plugins(root: &Path) -> std::collections::BTreeMap<String, bool> {
     let mut out = std::collections::BTreeMap::new();
     for rel in [".claude/settings.json", ".claude/settings.local.json"] {
-        let Ok(Some(text)) = read::read_settings(&root.join(rel)) else {
+        let Ok(Some(text)) = read_settings(&root.join(rel)) else {
             continue;
         };
         let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) else {
@@ -465,7 +464,7 @@ impl Config {
             && let Some(home) = std::env::var_os("HOME").map(PathBuf::from)
         {
             let path = home.join(".claude/settings.json");
-            if let Ok(Some(text)) = read::read_settings(&path) {
+            if let Ok(Some(text)) = read_settings(&path) {
                 match serde_json::from_str::<serde_json::Value>(&text) {
                     Ok(v) => rules.add(&v, "~/.claude/settings.json"),
                     Err(e) => rules

@@ -12,13 +12,18 @@
 //! database or depend on any crate that does: it is fuzzed on its own
 //! (`fuzz/`), and what it decides is enforced by the kernel sandbox, not by
 //! it. The only file system access is reading: where a path really goes
-//! ([`paths`]) and the mesh's `policy.json`.
+//! ([`paths`]), and settings files a repository may have planted
+//! ([`read_settings`]: bounded, regular files only) such as the mesh's
+//! `policy.json`.
 //!
 //! Module map, lowest first:
+//! - `settings`: reading a settings file a repository may have planted
+//!   (uses nothing above)
 //! - `paths`: where a path lands once its symlinks are followed
 //! - `command`: the shell-line parser, the per-program argument rules, the
 //!   read-only command set and the path check (uses `paths`)
-//! - `mesh`: the mesh's program allowlist and presets (uses `command`)
+//! - `mesh`: the mesh's program allowlist and presets (uses `command`,
+//!   `settings`)
 //! - `shell`: [`ShellPolicy`], [`AllowRules`], [`LimitRules`], [`Verdict`] (uses `command`,
 //!   `mesh`)
 //! - `approved`: [`ApprovedCommand`] and [`Consent`] (uses `shell`)
@@ -33,6 +38,7 @@ pub mod net;
 pub mod orchestrate;
 pub mod paths;
 pub mod paths_rules;
+pub mod settings;
 pub mod shell;
 
 pub use approved::{ApprovedBy, ApprovedCommand, Consent};
@@ -40,6 +46,7 @@ pub use command::{CommandDenied, Refusal, SimpleCommand, dangerous_substring};
 pub use mesh::{MeshPolicy, PolicyDenial, PolicyError, PolicyPreset};
 pub use net::{NetAccess, NetDenied, NetGrant};
 pub use paths_rules::PathRules;
+pub use settings::{SETTINGS_MAX, read_settings};
 pub use shell::{
     AllowRules, AllowedBy, AskReason, LimitRules, ShellPolicy, Verdict, suggested_prefix,
 };

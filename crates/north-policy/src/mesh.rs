@@ -164,9 +164,9 @@ impl MeshPolicy {
     /// Reads `path`; a missing file is the balanced default. Fields left out
     /// of the file take the balanced values; unknown fields are an error.
     pub fn load(path: &Path) -> Result<Self, PolicyError> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(MeshPolicy::default()),
+        let text = match crate::settings::read_settings(path) {
+            Ok(Some(text)) => text,
+            Ok(None) => return Ok(MeshPolicy::default()),
             Err(source) => {
                 return Err(PolicyError::Read {
                     path: path.to_owned(),

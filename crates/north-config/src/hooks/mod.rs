@@ -208,7 +208,7 @@ pub fn project_blocks(root: &Path) -> Vec<(&'static str, Value)> {
     PROJECT_HOOK_FILES
         .iter()
         .filter_map(|rel| {
-            let text = crate::read::read_settings(&root.join(rel)).ok()??;
+            let text = crate::read_settings(&root.join(rel)).ok()??;
             let value: Value = serde_json::from_str(&text).ok()?;
             let hooks = value.get("hooks")?.clone();
             Some((*rel, hooks))

@@ -151,9 +151,10 @@ impl ServersFile {
 
     /// Loads `path`; a missing or empty file has no servers.
     pub fn load(path: &Path, scope: Scope) -> Result<Self, ConfigError> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        // A repository's file: bounded, and a fifo or a link to /dev/zero
+        // is refused instead of read forever.
+        let text = match north_policy::read_settings(path) {
+            Ok(text) => text.unwrap_or_default(),
             Err(source) => {
                 return Err(ConfigError::Read {
                     path: path.into(),

@@ -48,3 +48,23 @@ fn expansion_uses_defaults_and_never_hands_out_north_keys() {
         Err(ExpandError::Unclosed(_))
     ));
 }
+
+#[test]
+fn a_planted_mcp_json_that_is_a_fifo_or_too_big_is_an_error_not_a_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(ServersFile::PROJECT_FILE);
+    let c_path = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path and a mode; no memory is shared.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    let Err(err) = ServersFile::load(&path, Scope::Project) else {
+        panic!("a fifo was read as servers");
+    };
+    assert!(err.to_string().contains("not a regular file"), "{err}");
+
+    std::fs::remove_file(&path).unwrap();
+    std::fs::write(&path, vec![b' '; 2 << 20]).unwrap();
+    let Err(err) = ServersFile::load(&path, Scope::Project) else {
+        panic!("a 2 MiB file was read");
+    };
+    assert!(err.to_string().contains("larger than"), "{err}");
+}
