@@ -6,7 +6,9 @@
 #   scripts/bench-bigrepo.sh [DIRS] [FILES] [RUNS]     default 2000 100 5
 #
 # Rows: a `north exec` turn that only answers and one that writes a file
-# (scripted provider: the model's side costs nothing), their peak RSS, and
+# (scripted provider: the model's side costs nothing) — in the big tree
+# with the snapshot watcher the first turn started (measured once it
+# listens) and without it (NORTH_SNAPSHOT_WATCHER=off) — their peak RSS, and
 # the tools that look at the whole tree (`find_files`, `search_text`,
 # `list_root`) beside ripgrep. With CODEX_BIN set, `codex exec` answers
 # the same prompt from a local mock in both repositories. Then the
@@ -72,6 +74,7 @@ import os, shutil, statistics, subprocess, sys, time
 north, codex, url, work, runs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
 home = os.path.join(work, "home")
 env = dict(os.environ, HOME=home, XDG_STATE_HOME=os.path.join(home, "state"),
+           XDG_RUNTIME_DIR=os.path.join(work, "run"),
            XDG_CONFIG_HOME=os.path.join(home, "config"), XDG_DATA_HOME=os.path.join(home, "data"),
            OPENAI_API_KEY="sk-bench-not-a-real-key", OPENAI_BASE_URL=url + "/v1",
            CODEX_HOME=os.path.join(work, "codex"), MOCK_API_KEY="sk-bench-not-a-real-key")
@@ -97,6 +100,19 @@ def measure(args, cwd, before=None):
     rss = int(p.stderr.decode().strip().splitlines()[-1]) / 1024
     return first, statistics.median(times), rss
 
+os.makedirs(os.path.join(work, "run"), mode=0o700)
+no_watcher = dict(env, NORTH_SNAPSHOT_WATCHER="off")
+
+def watcher_listens():
+    # The first turn in the big tree started it; it listens once it has
+    # walked and watched the tree itself.
+    run = os.path.join(work, "run", "north")
+    for _ in range(1200):
+        if os.path.isdir(run) and any(n.endswith(".sock") for n in os.listdir(run)):
+            return
+        time.sleep(0.05)
+    sys.exit("the snapshot watcher did not start")
+
 def fresh_note(cwd):
     def go():
         try: os.remove(os.path.join(cwd, "bench-note.txt"))
@@ -109,6 +125,15 @@ for name in ("small", "big"):
     hello = [north, "exec", "--script", os.path.join(work, "hello.json"), "hi"]
     edit = [north, "exec", "--mode", "auto", "--script", os.path.join(work, "edit.json"), "note it"]
     rows.append((f"north exec, answer only ({name})", *measure(hello, cwd)))
+    if name == "big":
+        watched = env
+        env = no_watcher
+        rows.append((f"north exec, writes a file, no watcher ({name})",
+                     *measure(edit, cwd, fresh_note(cwd))))
+        env = watched
+        fresh_note(cwd)()
+        once(edit, cwd)
+        watcher_listens()
     rows.append((f"north exec, writes a file ({name})", *measure(edit, cwd, fresh_note(cwd))))
     if codex:
         rows.append((f"codex exec, answer only ({name})",

@@ -14,6 +14,20 @@ pub struct CompletionsArgs {
     pub shell: clap_complete::Shell,
 }
 
+/// `north snapshot-watcher` (started by North, not by hand).
+#[derive(Debug, clap::Args)]
+pub struct SnapshotWatcherArgs {
+    /// The tree to watch.
+    #[arg(long)]
+    pub root: std::path::PathBuf,
+    /// Its snapshot store.
+    #[arg(long)]
+    pub store: std::path::PathBuf,
+    /// North's runtime directory, where the socket goes.
+    #[arg(long)]
+    pub runtime: std::path::PathBuf,
+}
+
 /// Permission modes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Mode {

@@ -5,7 +5,7 @@
 
 use clap::{Parser, Subcommand};
 
-use crate::args::{CompletionsArgs, ConfigArgs, ExecArgs, SessionsArgs};
+use crate::args::{CompletionsArgs, ConfigArgs, ExecArgs, SessionsArgs, SnapshotWatcherArgs};
 
 /// North: a terminal coding assistant.
 #[derive(Debug, Parser)]
@@ -55,4 +55,7 @@ pub enum Command {
     Models(crate::models_cmd::ModelsArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(CompletionsArgs),
+    /// Keep a big tree's watches for undo snapshots between North processes (North starts it).
+    #[command(hide = true, name = "snapshot-watcher")]
+    SnapshotWatcher(SnapshotWatcherArgs),
 }

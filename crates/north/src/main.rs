@@ -82,6 +82,24 @@ fn main() -> ExitCode {
     code
 }
 
+/// `north snapshot-watcher`: no terminal and no standard streams, so it
+/// reports to North's log.
+fn snapshot_watcher(args: &args::SnapshotWatcherArgs) -> ExitCode {
+    let redactor = north_agent::redact::Redactor::from_env();
+    let _ = logging::init(args::LogLevel::Info, &redactor);
+    tracing::info!(root = %args.root.display(), "snapshot watcher starting");
+    match north_tools::snapshot::watcher::serve(&args.store, &args.root, &args.runtime) {
+        Ok(()) => {
+            tracing::info!(root = %args.root.display(), "snapshot watcher leaving");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            tracing::warn!(root = %args.root.display(), error = %e, "snapshot watcher failed");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn run() -> ExitCode {
     // Scripts and editors ask this often: answered before anything else is
     // set up (the argument parser alone builds every subcommand).
@@ -97,9 +115,14 @@ fn run() -> ExitCode {
     let cli = Cli::parse();
     if !matches!(
         cli.command,
-        Some(Command::Sandbox(_) | Command::Completions(_))
+        Some(Command::Sandbox(_) | Command::Completions(_) | Command::SnapshotWatcher(_))
     ) {
         guard::install_state_key();
+        // A big tree's whole walk starts a watcher that the next process
+        // asks instead of walking again (see north_tools::snapshot::watcher).
+        if let Ok(exe) = std::env::current_exe() {
+            north_tools::snapshot::watcher::enable(exe, north_config::runtime_dir());
+        }
     }
     let result = match cli.command {
         Some(Command::Exec(args)) => return exec::main(args),
@@ -117,6 +140,7 @@ fn run() -> ExitCode {
         Some(Command::Mcp(args)) => mcp_cmd::main(args),
         Some(Command::Acp(args)) => return acp_cmd::main(args),
         Some(Command::Serve(args)) => return serve_cmd::main(args),
+        Some(Command::SnapshotWatcher(args)) => return snapshot_watcher(&args),
         Some(Command::Completions(args)) => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(args.shell, &mut cmd, "north", &mut std::io::stdout());

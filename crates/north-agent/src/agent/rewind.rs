@@ -68,7 +68,7 @@ impl Agent {
             Ok(Ok((id, stats))) => {
                 self.services.tracer.record(
                     TraceKind::Snapshot,
-                    json!({"id": id.0, "entries": stats.entries, "hashed": stats.hashed, "bytes_written": stats.bytes_written, "full_walk": stats.full_walk, "ms": started.elapsed().as_millis() as u64}),
+                    json!({"id": id.0, "entries": stats.entries, "hashed": stats.hashed, "bytes_written": stats.bytes_written, "full_walk": stats.full_walk, "by_watcher": stats.by_watcher, "ms": started.elapsed().as_millis() as u64}),
                 );
                 Ok(id)
             }

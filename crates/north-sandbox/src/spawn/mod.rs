@@ -41,6 +41,13 @@ struct Launcher {
     policy: SandboxPolicy,
 }
 
+/// The user's own environment minus anything secret-looking: for North's
+/// helpers and the user's editor, which act as the user rather than as a
+/// command the model asked for.
+fn user_environment() -> impl Iterator<Item = (OsString, OsString)> {
+    std::env::vars_os().filter(|(name, _)| name.to_str().is_some_and(|n| !env::is_secret_name(n)))
+}
+
 impl Spawner {
     /// Children start directly (still with the key-free environment, in a
     /// session of their own, dying with North): the user turned the
@@ -153,6 +160,22 @@ impl Spawner {
         cmd
     }
 
+    /// North's own helper that outlives the process that started it (the
+    /// snapshot watcher, which keeps a big tree's watches between
+    /// `north exec` runs): only North's code runs in it, as in North
+    /// itself, so it is unconfined and keeps the user's environment minus
+    /// anything secret; it gets a session of its own, no terminal and no
+    /// standard streams (a caller waiting for North's output does not
+    /// wait for it), and no parent-death signal.
+    pub fn service(program: &OsStr, cwd: &Path) -> std::process::Command {
+        let mut cmd = Spawner::desktop().std_command(program, cwd);
+        cmd.env_clear()
+            .envs(user_environment())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        cmd
+    }
+
     /// Replaces this process with `program` in `cwd` — the sandbox
     /// launcher's last step, inside the confinement it set up. The
     /// environment stays as it is: the spawner that started the launcher
@@ -175,12 +198,7 @@ impl Spawner {
     /// secret-looking, and it is hung up on when North ends.
     pub fn terminal_command(program: &OsStr, cwd: &Path) -> std::process::Command {
         let mut cmd = std::process::Command::new(program);
-        cmd.env_clear()
-            .envs(
-                std::env::vars_os()
-                    .filter(|(name, _)| name.to_str().is_some_and(|n| !env::is_secret_name(n))),
-            )
-            .current_dir(cwd);
+        cmd.env_clear().envs(user_environment()).current_dir(cwd);
         #[cfg(target_os = "linux")]
         // SAFETY: the closure runs between fork and exec and calls only
         // prctl, which is async-signal-safe.

@@ -28,6 +28,11 @@ const IGNORE_FILES: [&str; 2] = [".gitignore", ".ignore"];
 /// than watched (the kernel's own limit usually comes first).
 const MAX_WATCHED: usize = 100_000;
 
+/// Past this many changed names between two snapshots, a whole walk costs
+/// less than re-listing them (and the list stays bounded in a watcher
+/// that drains the queue while nobody asks).
+const MAX_PENDING: usize = 200_000;
+
 /// The store's watched state, shared by its clones.
 #[derive(Debug, Default)]
 pub(super) struct LiveSlot {
@@ -63,6 +68,10 @@ pub(super) struct Live {
     outside: Vec<Outside>,
     /// A watch could not be added: this state cannot be trusted.
     broken: bool,
+    /// Events drained from the queue since the last snapshot.
+    pending: Changes,
+    /// An event since the last snapshot needs a whole walk.
+    lost: bool,
 }
 
 /// What happened since the last snapshot, by directory.
@@ -72,15 +81,21 @@ pub(super) struct Changes {
     pub(super) dirs: BTreeMap<String, BTreeSet<String>>,
     /// Directories deleted (or replaced) since they were watched.
     pub(super) stale: BTreeSet<String>,
+    /// How many names `dirs` holds.
+    names: usize,
 }
 
 impl Changes {
     /// Name `name` in directory `dir` changed.
     fn touch(&mut self, dir: &str, name: &str) {
-        self.dirs
+        if self
+            .dirs
             .entry(dir.to_string())
             .or_default()
-            .insert(name.to_string());
+            .insert(name.to_string())
+        {
+            self.names += 1;
+        }
     }
 }
 
@@ -123,6 +138,8 @@ impl Live {
             by_wd: HashMap::new(),
             outside: outside_stamps(root),
             broken: false,
+            pending: Changes::default(),
+            lost: false,
         })
     }
 
@@ -233,25 +250,46 @@ impl Live {
     /// What happened since the last snapshot; None when only a whole walk
     /// can tell.
     pub(super) fn changes(&mut self) -> Option<Changes> {
-        if self.broken || self.outside != outside_stamps(&self.root) {
+        self.drain();
+        if self.broken || self.lost || self.outside != outside_stamps(&self.root) {
             return None;
         }
-        let mut changes = Changes::default();
+        Some(std::mem::take(&mut self.pending))
+    }
+
+    /// Moves the kernel's queued events into this state, so a watcher that
+    /// waits for requests never lets the queue overflow.
+    pub(super) fn drain(&mut self) {
         loop {
             match self.inotify.read_events() {
                 Ok(events) => {
                     for event in events {
-                        if !self.note(event, &mut changes) {
-                            return None;
+                        if self.lost {
+                            continue;
                         }
+                        let mut pending = std::mem::take(&mut self.pending);
+                        self.lost = !self.note(event, &mut pending)
+                            || pending.names + pending.stale.len() > MAX_PENDING;
+                        self.pending = pending;
+                    }
+                    if self.lost {
+                        self.pending = Changes::default();
                     }
                 }
                 Err(Errno::EAGAIN) => break,
                 Err(Errno::EINTR) => {}
-                Err(_) => return None,
+                Err(_) => {
+                    self.lost = true;
+                    break;
+                }
             }
         }
-        Some(changes)
+    }
+
+    /// The queue's descriptor, for a watcher that polls it.
+    pub(super) fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        use std::os::fd::AsFd;
+        self.inotify.as_fd()
     }
 
     /// Adds one event to `changes`; false when it needs a whole walk.

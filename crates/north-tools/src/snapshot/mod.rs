@@ -15,7 +15,9 @@
 //! written again. After the first snapshot of a tree in a
 //! process its directories are watched (inotify), so a later snapshot
 //! re-lists only the directories something happened in and costs what
-//! changed, not the size of the tree. [`restore`] puts chosen paths back
+//! changed, not the size of the tree; a big tree's [`watcher`] process
+//! keeps those watches between processes, so a new process's first
+//! snapshot costs what changed too. [`restore`] puts chosen paths back
 //! as a manifest had them, byte-exact with modes.
 //!
 //! This module never decides *what* to restore: callers compare manifests
@@ -27,6 +29,7 @@ mod store;
 mod tree;
 mod walk;
 mod watched;
+pub mod watcher;
 
 pub use restore::{RestoreReport, changed_paths, restorable, restore};
 pub use store::{SnapshotId, SnapshotStats, SnapshotStore};

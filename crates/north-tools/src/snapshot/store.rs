@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::live::{Live, LiveSlot};
 use super::tree::{TreeItems, join};
+use super::watcher;
 use super::{DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_NEW_BYTES, Manifest, SnapshotError};
 use crate::edit::content_hash;
 use crate::repo::temp_path_for;
@@ -48,6 +49,10 @@ pub struct SnapshotStats {
     /// tree in a process, watched directories let a snapshot re-list only
     /// the directories something happened in.
     pub full_walk: bool,
+    /// Whether the tree's watcher process took it (see
+    /// [`super::watcher`]): it kept its watches since an earlier North
+    /// process, so even a new process's first snapshot costs what changed.
+    pub by_watcher: bool,
 }
 
 /// A content-addressed store of working-tree snapshots (see the module docs).
@@ -276,20 +281,37 @@ impl SnapshotStore {
     }
 
     /// Snapshots the tree under `root` (see the module docs). The first
-    /// snapshot of a tree in a process walks all of it (reading only files
-    /// whose stat changed since the last snapshot) and watches its
-    /// directories; later ones re-list only directories that had events,
-    /// falling back to the whole walk when the events cannot say (a queue
-    /// overflow, a moved directory, a changed ignore file).
+    /// snapshot of a tree in a process asks the tree's watcher process
+    /// when one runs (a big tree's: see [`super::watcher`]), else walks all
+    /// of it (reading only files whose stat changed since the last
+    /// snapshot) and watches its directories; later ones re-list only
+    /// directories that had events, falling back to the whole walk when
+    /// the events cannot say (a queue overflow, a moved directory, a
+    /// changed ignore file).
     pub fn snapshot(&self, root: &Path) -> Result<(SnapshotId, SnapshotStats), SnapshotError> {
         let mut slot = self.live.lock().unwrap_or_else(PoisonError::into_inner);
+        let watched_here = slot.live.as_ref().is_some_and(|l| l.root == root);
+        if !watched_here && let Some(done) = watcher::ask(self, root) {
+            return Ok(done);
+        }
+        self.snapshot_here(&mut slot, root, true)
+    }
+
+    /// Snapshots the tree in this process; a whole walk of a big tree
+    /// starts its watcher when `may_start_watcher`.
+    pub(super) fn snapshot_here(
+        &self,
+        slot: &mut LiveSlot,
+        root: &Path,
+        may_start_watcher: bool,
+    ) -> Result<(SnapshotId, SnapshotStats), SnapshotError> {
         if let Some(mut live) = slot.live.take().filter(|l| l.root == root)
             && let Some(changes) = live.changes()
         {
             // On an error the watched state may be half updated: dropped,
             // so the next snapshot walks everything again.
             if let Some(done) = self.apply_changes(&mut live, &changes)? {
-                self.set_last(&mut slot, &done.0.0);
+                self.set_last(slot, &done.0.0);
                 slot.live = Some(live);
                 return Ok(done);
             }
@@ -306,10 +328,13 @@ impl SnapshotStore {
             .get("")
             .map(|(hash, _)| hash.clone())
             .unwrap_or_default();
-        self.set_last(&mut slot, &id);
+        self.set_last(slot, &id);
         if let Some(mut live) = live {
             if live.adopt(trees) {
                 slot.live = Some(live);
+                if may_start_watcher {
+                    watcher::start(self, root, stats.entries);
+                }
             } else {
                 // Out of watches (or a directory seen twice): whole walks
                 // from now on, without trying again each time.
@@ -317,5 +342,17 @@ impl SnapshotStore {
             }
         }
         Ok((SnapshotId(id), stats))
+    }
+
+    /// The watched state, for the watcher process's loop.
+    pub(super) fn slot(&self) -> std::sync::MutexGuard<'_, LiveSlot> {
+        self.live.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether `id` names a tree object this store holds (an answer from
+    /// a watcher is checked before it is believed).
+    pub(super) fn holds(&self, id: &str) -> bool {
+        self.object_path(id)
+            .is_ok_and(|p| fs::symlink_metadata(p).is_ok_and(|m| m.is_file()))
     }
 }

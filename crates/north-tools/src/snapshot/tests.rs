@@ -329,6 +329,24 @@ fn a_snapshot_after_one_edit_reads_one_file() {
     assert_eq!((again, stats.hashed, stats.bytes_written), (id, 0, 0));
 }
 
+/// What a watcher does while nobody asks: events drained from the
+/// kernel's queue between snapshots are kept for the next one.
+#[test]
+fn events_drained_between_snapshots_are_not_lost() {
+    let (_d, root, store) = setup();
+    let (_, first) = store.snapshot(&root).unwrap();
+    assert!(first.full_walk);
+    std::fs::write(root.join("d/f"), "changed\n").unwrap();
+    store.slot().live.as_mut().unwrap().drain();
+    std::fs::write(root.join("d/e/new"), "new\n").unwrap();
+    store.slot().live.as_mut().unwrap().drain();
+    std::fs::remove_file(root.join("top")).unwrap();
+    let (id, stats) = store.snapshot(&root).unwrap();
+    assert!(!stats.full_walk);
+    assert_eq!(stats.hashed, 2);
+    assert_eq!(store.manifest(&id).unwrap(), walked(&root));
+}
+
 #[test]
 fn a_new_process_reads_only_the_files_whose_stat_changed() {
     let (dir, root, store) = setup();

@@ -51,6 +51,7 @@ mod sandbox_everywhere;
 mod security_root;
 mod serve;
 mod sessions_import;
+mod snapshot_watcher;
 mod spec_gaps;
 mod spec_north;
 mod terminal;

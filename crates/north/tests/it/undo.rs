@@ -15,13 +15,15 @@ use serde_json::{Value, json};
 use crate::common;
 use common::text;
 
-struct Tree {
+pub(crate) struct Tree {
     _dir: tempfile::TempDir,
-    base: PathBuf,
-    project: PathBuf,
+    pub(crate) base: PathBuf,
+    pub(crate) project: PathBuf,
+    /// Variables every `north` run of this tree gets besides the homes.
+    pub(crate) env: Vec<(String, PathBuf)>,
 }
 
-fn tree(git: bool) -> Tree {
+pub(crate) fn tree(git: bool) -> Tree {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let base = std::fs::canonicalize(dir.path()).unwrap();
     let project = base.join("project");
@@ -56,14 +58,16 @@ fn tree(git: bool) -> Tree {
         _dir: dir,
         base,
         project,
+        env: Vec::new(),
     }
 }
 
 /// Runs `north SUBCOMMAND ARGS… --path PROJECT`: without `.git` the root
 /// would otherwise be searched for above the project.
-fn north(t: &Tree, args: &[&str]) -> Output {
+pub(crate) fn north(t: &Tree, args: &[&str]) -> Output {
     let home = t.base.join("home");
     Command::new(env!("CARGO_BIN_EXE_north"))
+        .envs(t.env.iter().map(|(k, v)| (k, v)))
         .env("HOME", &home)
         .env("XDG_CONFIG_HOME", home.join("config"))
         .env("XDG_STATE_HOME", home.join("state"))
@@ -78,7 +82,7 @@ fn north(t: &Tree, args: &[&str]) -> Output {
 }
 
 /// Runs one scripted `north exec` turn; returns its output and the requests sent.
-fn exec(t: &Tree, extra: &[&str], turns: Value, prompt: &str) -> (Output, Vec<Value>) {
+pub(crate) fn exec(t: &Tree, extra: &[&str], turns: Value, prompt: &str) -> (Output, Vec<Value>) {
     let script = t.base.join("script.json");
     std::fs::write(&script, turns.to_string()).unwrap();
     let requests = t.base.join("requests.jsonl");
@@ -103,7 +107,7 @@ fn exec(t: &Tree, extra: &[&str], turns: Value, prompt: &str) -> (Output, Vec<Va
 }
 
 /// Every path under `root` but North's state and git's: kind, mode, bytes.
-fn listing(root: &Path) -> BTreeMap<String, String> {
+pub(crate) fn listing(root: &Path) -> BTreeMap<String, String> {
     fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
         for e in std::fs::read_dir(dir).unwrap() {
             let e = e.unwrap();
