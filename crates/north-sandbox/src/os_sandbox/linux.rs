@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use landlock::{
-    ABI, Access, AccessFs, CompatLevel, Compatible, LandlockStatus, Ruleset, RulesetAttr,
-    RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, LandlockStatus, Ruleset,
+    RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
 };
 use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
@@ -311,6 +311,42 @@ fn landlock(spec: &SandboxPolicy) -> Result<Option<i32>, OsSandboxError> {
         .add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))
         .map_err(err)?
         .add_rules(path_beneath_rules(&writable, AccessFs::from_all(abi)))
+        .map_err(err)?
+        .restrict_self()
+        .map_err(err)?;
+    Ok(match (status.ruleset, status.landlock) {
+        (RulesetStatus::NotEnforced, _) => None,
+        (_, LandlockStatus::Available { effective_abi, .. }) => Some(effective_abi as i32),
+        (_, _) => Some(abi as i32),
+    })
+}
+
+/// Confines the current process as one of North's own helpers: it reads
+/// what the user can, writes only under `writable`, executes nothing,
+/// binds or connects no TCP port, and cannot signal or reach abstract
+/// sockets outside itself.
+pub(super) fn confine_helper(writable: &[PathBuf]) -> Result<Option<i32>, OsSandboxError> {
+    // SAFETY: prctl with these constant arguments only sets a process flag.
+    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+        return Err(setup("set no_new_privs")(last_error()));
+    }
+    let abi = ABI::V5;
+    let err = |e: landlock::RulesetError| setup("confine a helper (Landlock)")(e.to_string());
+    let read = AccessFs::ReadFile | AccessFs::ReadDir;
+    let write = AccessFs::from_all(abi) & !AccessFs::Execute;
+    let status = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(AccessFs::from_all(abi))
+        .map_err(err)?
+        .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
+        .map_err(err)?
+        .scope(Scope::Signal | Scope::AbstractUnixSocket)
+        .map_err(err)?
+        .create()
+        .map_err(err)?
+        .add_rules(path_beneath_rules(["/"], read))
+        .map_err(err)?
+        .add_rules(path_beneath_rules(writable, write))
         .map_err(err)?
         .restrict_self()
         .map_err(err)?;

@@ -344,6 +344,25 @@ pub enum OsSandboxError {
     Unsupported,
 }
 
+/// Confines the current process as one of North's own long-lived helpers
+/// (the snapshot watcher), which runs no command: it may read what the
+/// user can, write only under `writable` (which must exist), execute
+/// nothing, open no TCP connection or port, and not signal or reach
+/// abstract sockets outside itself. Returns the Landlock ABI in force
+/// (None where the kernel has no Landlock: the helper then runs as North
+/// does).
+pub fn confine_helper(writable: &[PathBuf]) -> Result<Option<i32>, OsSandboxError> {
+    #[cfg(target_os = "linux")]
+    {
+        linux::confine_helper(writable)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = writable;
+        Err(OsSandboxError::Unsupported)
+    }
+}
+
 /// Confines the current process (see the module documentation). Layers the
 /// kernel lacks are skipped and reported in the returned [`Protection`];
 /// a layer that exists but fails to apply is an error.

@@ -21,9 +21,11 @@
 //! another version asks (which then starts its own).
 //!
 //! Only North's own code runs in it (the walk and the store, as in any
-//! North process), so it is not sandboxed; it starts with the user's
-//! environment minus anything secret, in a session of its own, with no
-//! terminal and no standard streams.
+//! North process), so it does not run under a command's sandbox; it
+//! confines itself instead (Landlock: it reads what the user can, writes
+//! only its store and its runtime files, executes nothing, opens no TCP
+//! socket). It starts with the user's environment minus anything secret,
+//! in a session of its own, with no terminal and no standard streams.
 
 use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -119,6 +121,9 @@ pub enum WatcherError {
     /// The first snapshot failed.
     #[error(transparent)]
     Snapshot(#[from] SnapshotError),
+    /// The watcher could not confine itself.
+    #[error(transparent)]
+    Confine(#[from] north_sandbox::os_sandbox::OsSandboxError),
 }
 
 fn io(op: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> WatcherError {
@@ -305,6 +310,12 @@ enum Next {
 pub fn serve(store_dir: &Path, root: &Path, runtime: &Path) -> Result<(), WatcherError> {
     let place = Place::of(runtime, store_dir);
     make_private(&place.dir)?;
+    let store = SnapshotStore::open(store_dir)?;
+    // From here on it writes only its store and its runtime files, runs
+    // nothing and opens no TCP socket.
+    let confined =
+        north_sandbox::os_sandbox::confine_helper(&[store.dir().to_path_buf(), place.dir.clone()])?;
+    tracing::info!(landlock_abi = ?confined, "snapshot watcher confined");
     let mut lock = fs::OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -321,7 +332,6 @@ pub fn serve(store_dir: &Path, root: &Path, runtime: &Path) -> Result<(), Watche
         .set_len(0)
         .and_then(|()| writeln!(lock, "{}", std::process::id()));
     let root_ino = fs::metadata(root).map_err(io("read", root))?.ino();
-    let store = SnapshotStore::open(store_dir)?;
     {
         let mut slot = store.slot();
         store.snapshot_here(&mut slot, root, false)?;

@@ -137,6 +137,15 @@ fn a_new_process_asks_the_trees_watcher_and_undo_still_covers_every_change() {
     assert_eq!(first[0]["by_watcher"], false, "{first:?}");
     wait_for(&t, ".sock");
     let pid = watcher_pid(&t);
+    // It confined itself (Landlock needs no_new_privs first).
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    assert!(status.contains("NoNewPrivs:\t1"), "{status}");
+    let log = std::fs::read_to_string(t.base.join("home/state/north/north.log")).unwrap();
+    let confined = log
+        .lines()
+        .find(|l| l.contains("snapshot watcher confined"))
+        .unwrap_or_else(|| panic!("no confinement in the log:\n{log}"));
+    assert!(confined.contains("landlock_abi=Some("), "{confined}");
 
     // The user's own edits between turns.
     std::fs::write(t.project.join("hand.txt"), "by hand\n").unwrap();
