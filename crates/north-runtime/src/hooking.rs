@@ -1,5 +1,5 @@
-//! The user's hooks (and a trusted project's) bound to a project and its
-//! sandbox, the one way every front end gets them: the agent's sessions,
+//! The user's hooks (a trusted project's, the plugins') bound to a
+//! project and its sandbox, the one way every front end gets them: the agent's sessions,
 //! and as a gate around the calls `north tool` and `north mcp serve` make.
 
 use north_config::Config;
@@ -45,9 +45,20 @@ pub(crate) fn hooks_for(
     )
 }
 
-/// The hooks of the user's config (and a trusted project's) for a
-/// command that opens no session; `None` when there are none (or the
-/// configuration cannot be read).
+/// The installed plugins `config` switches on, their hooks added to the
+/// config's: what a session runs and what a command that opens none
+/// (`north tool`, `north mcp serve`) runs around its calls.
+pub(crate) fn with_plugins(config: &mut Config) -> north_plugin::Active {
+    let plugins = north_plugin::Active::of_user(&config.enabled_plugins);
+    for plugin in &plugins.plugins {
+        config.hooks.extend(plugin.parts.hooks.clone());
+    }
+    plugins
+}
+
+/// The hooks of the user's config, a trusted project's and the plugins
+/// switched on, for a command that opens no session; `None` when there
+/// are none (or the configuration cannot be read).
 pub(crate) fn loaded_hooks(
     root: &std::path::Path,
     trusted: bool,
@@ -55,7 +66,7 @@ pub(crate) fn loaded_hooks(
     grants: &[north_protocol::Capability],
 ) -> Option<north_agent::hooks::Hooks> {
     let global = north_config::global_config_path();
-    let config = north_config::Config::load(
+    let mut config = north_config::Config::load(
         root,
         global.as_deref(),
         north_secrets::var,
@@ -63,14 +74,15 @@ pub(crate) fn loaded_hooks(
         trusted,
     )
     .ok()?;
+    with_plugins(&mut config);
     if config.hooks.is_empty() {
         return None;
     }
     Some(hooks_for(root, &config, choice, grants))
 }
 
-/// The hooks of the user's config (and a trusted project's) as a gate
-/// around the call; `None` when there are none.
+/// The hooks of the user's config (a trusted project's, the plugins') as
+/// a gate around the call; `None` when there are none.
 pub fn hook_gate(
     root: &std::path::Path,
     trusted: bool,

@@ -196,11 +196,8 @@ impl Project {
         settle_interrupted_edits(&root, &mut notices)?;
         let (trust, trust_store) = decide_trust(&root, opts.trust, ask, &mut notices)?;
         let mut config = load_config(&root, opts, trust.applies())?;
-        let plugins = north_plugin::Active::of_user(&config.enabled_plugins);
+        let plugins = crate::hooking::with_plugins(&mut config);
         notices.extend(plugins.notices.iter().cloned());
-        for plugin in &plugins.plugins {
-            config.hooks.extend(plugin.parts.hooks.clone());
-        }
         let selected = provider::select(&config, &opts.model)?;
         notices.extend(config_notices(&config, &selected));
         let sandbox = SandboxChoice::new(&config, opts.sandbox);

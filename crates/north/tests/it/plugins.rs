@@ -850,3 +850,86 @@ fn the_assistant_installs_a_plugin_after_showing_it_and_runs_it_next_session() {
         "from-the-tui\n"
     );
 }
+
+/// A plugin repository whose PreToolUse hook refuses `rm -rf`.
+fn guard_plugin(dir: &Path) {
+    std::fs::create_dir_all(dir.join(".claude-plugin")).unwrap();
+    std::fs::create_dir_all(dir.join("hooks")).unwrap();
+    std::fs::write(
+        dir.join(".claude-plugin/plugin.json"),
+        json!({"name": "guard", "version": "1.0.0", "description": "no deleting"}).to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("hooks/hooks.json"),
+        json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
+            "command": "sh \"${CLAUDE_PLUGIN_ROOT}/hooks/guard.sh\""}]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("hooks/guard.sh"),
+        "grep -q 'rm -rf' && { echo 'the guard plugin says no' >&2; exit 2; }; exit 0\n",
+    )
+    .unwrap();
+}
+
+/// `north tool` and `north mcp serve` open no session, and still run the
+/// hooks of the plugins switched on around each call, as a session does.
+#[test]
+fn a_plugins_hook_guards_north_tool_and_mcp_serve_too() {
+    let sb = Sandbox::new();
+    std::fs::create_dir_all(sb.project().join("src")).unwrap();
+    std::fs::write(sb.project().join("src/keep.rs"), "fn main() {}\n").unwrap();
+    let repo = sb.dir.path().join("guard");
+    guard_plugin(&repo);
+    commit_all(&repo, "v1");
+    let out = plugin(&sb, &["install", repo.to_str().unwrap(), "-y"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    let out = sb
+        .north()
+        .args([
+            "tool",
+            "shell_run",
+            "--args",
+            r#"{"command": "rm -rf src"}"#,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["ok"], false, "{result}");
+    let error = result["error"].as_str().unwrap_or_default();
+    assert!(error.contains("the guard plugin says no"), "{result}");
+    assert!(
+        sb.project().join("src/keep.rs").exists(),
+        "the blocked command ran"
+    );
+
+    let mut child = sb
+        .north()
+        .args(["mcp", "serve", "--allow-shell"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut client = north_test_support::jsonrpc::StdioClient::new(&mut child);
+    let init = client.initialize("plugin-hooks");
+    assert!(init.get("result").is_some(), "{init}");
+    let blocked = client.request(
+        1,
+        "tools/call",
+        json!({"name": "shell_run", "arguments": {"command": "rm -rf src"}}),
+    );
+    assert_eq!(blocked["result"]["isError"], json!(true), "{blocked}");
+    let shown = blocked["result"]["content"].to_string();
+    assert!(shown.contains("the guard plugin says no"), "{blocked}");
+    assert!(
+        sb.project().join("src/keep.rs").exists(),
+        "the blocked command ran"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
