@@ -28,6 +28,14 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// Most locations or symbols returned.
 const MAX_RESULTS: usize = 100;
 
+/// How one attempt at a proposal's diagnostics ended.
+enum Checked {
+    /// With an answer, or a reason that asking again would not change.
+    Answered,
+    /// The server stopped while it checked.
+    Stopped,
+}
+
 /// Why a definition, references or symbols request got no answer.
 #[derive(Debug, thiserror::Error)]
 pub enum LspError {
@@ -168,44 +176,69 @@ impl Servers {
     }
 
     /// What the server of `rel`'s language says of `text` as its content
-    /// (never written: the server sees an unsaved version).
+    /// (never written: the server sees an unsaved version). A server that
+    /// stops while it checks (one that dies under load) is started again
+    /// and asked once more, within its restarts: one crash does not cost
+    /// the review its answer.
     pub async fn diagnose(&self, rel: &str, text: &str) -> Diagnosed {
         let Some(def) = self.def_for(rel) else {
             return Diagnosed::NoServer;
         };
         let _one_at_a_time = self.checking.lock().await;
+        match self.diagnose_once(def, rel, text).await {
+            (_, Checked::Stopped) => self.diagnose_once(def, rel, text).await.0,
+            (said, Checked::Answered) => said,
+        }
+    }
+
+    /// One attempt of [`Servers::diagnose`], and whether the server
+    /// stopped while it checked.
+    async fn diagnose_once(&self, def: &ServerDef, rel: &str, text: &str) -> (Diagnosed, Checked) {
         let no_answer = |reason: String| Diagnosed::NoAnswer {
             server: def.language.clone(),
             reason,
         };
         let server = match self.server(def).await {
             Ok(s) => s,
-            Err(e) => return no_answer(e),
+            Err(e) => return (no_answer(e), Checked::Answered),
+        };
+        let stopped = |server: &Server| {
+            (
+                no_answer(format!(
+                    "the {} language server stopped: {}",
+                    def.language,
+                    server.stopped_because().unwrap_or_default()
+                )),
+                Checked::Stopped,
+            )
         };
         let path = self.root.join(rel);
         let (version, after) = match server.sync(&path, text).await {
             Ok(v) => v,
-            Err(e) => return no_answer(e.to_string()),
+            Err(_) if !server.is_alive() => return stopped(&server),
+            Err(e) => return (no_answer(e.to_string()), Checked::Answered),
         };
         let timeout = def.timeout.unwrap_or(DIAGNOSTICS_TIMEOUT).min(MAX_TIMEOUT);
         match server
             .diagnostics(&path, version, after, SETTLE, timeout)
             .await
         {
-            Some(items) => Diagnosed::Found {
-                server: def.language.clone(),
-                items,
-            },
-            None if !server.is_alive() => no_answer(format!(
-                "the {} language server stopped: {}",
-                def.language,
-                server.stopped_because().unwrap_or_default()
-            )),
-            None => no_answer(format!(
-                "the {} language server gave no diagnostics within {} s",
-                def.language,
-                timeout.as_secs_f32()
-            )),
+            Some(items) => (
+                Diagnosed::Found {
+                    server: def.language.clone(),
+                    items,
+                },
+                Checked::Answered,
+            ),
+            None if !server.is_alive() => stopped(&server),
+            None => (
+                no_answer(format!(
+                    "the {} language server gave no diagnostics within {} s",
+                    def.language,
+                    timeout.as_secs_f32()
+                )),
+                Checked::Answered,
+            ),
         }
     }
 

@@ -95,6 +95,41 @@ fn fake(root: &std::path::Path, mode: &str, secs: u64) -> Option<Servers> {
     ))
 }
 
+/// A server that dies while it checks a proposal (pyright was seen to on
+/// a loaded machine) is started again and asked once more: the review
+/// keeps its answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_stops_while_checking_is_started_again_and_asked_once_more() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("crashed-once");
+    let Some(bin) = north_test_support::support_bin("north-fake-lsp") else {
+        return;
+    };
+    let s = Servers::new(
+        dir.path().to_path_buf(),
+        vec![ServerDef {
+            language: "fake".into(),
+            command: vec![
+                bin.display().to_string(),
+                "crash-once".into(),
+                marker.display().to_string(),
+            ],
+            extensions: vec!["fk".into()],
+            timeout: Some(std::time::Duration::from_secs(5)),
+        }],
+        north_sandbox::Spawner::unconfined(),
+    );
+    let said = s.diagnose("a.fk", "text").await;
+    assert!(marker.exists(), "the first server did not crash");
+    let Diagnosed::Found { server, items } = &said else {
+        panic!("{said:?}")
+    };
+    assert_eq!(server, "fake");
+    assert_eq!(items.len(), 1, "{items:?}");
+    assert_eq!(items[0].message, "checked after a restart");
+    s.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_hangs_crashes_or_floods_never_holds_north_up() {
     let dir = tempfile::tempdir().unwrap();

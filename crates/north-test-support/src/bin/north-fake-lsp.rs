@@ -1,6 +1,6 @@
 //! A language server that misbehaves on purpose, for North's tests:
-//! `north-fake-lsp hang|crash|flood|huge`. It speaks LSP framing on stdin
-//! and stdout.
+//! `north-fake-lsp hang|crash|flood|huge|crash-once MARKER`. It speaks LSP
+//! framing on stdin and stdout.
 //!
 //! - `hang`: reads everything, answers nothing.
 //! - `crash`: answers `initialize`, then exits when a document opens.
@@ -10,6 +10,9 @@
 //!   than North's 400 ms settle time behind one of them, and a noise set
 //!   was taken as the last word.)
 //! - `huge`: answers `initialize`; then one message past North's limit.
+//! - `crash-once MARKER`: the first run (no file at MARKER yet) makes
+//!   MARKER and exits when a document opens, as a server that dies under
+//!   load; a later run publishes one error, `checked after a restart`.
 
 use std::io::{BufRead, Write};
 
@@ -65,6 +68,23 @@ fn main() {
         }
         match mode.as_str() {
             "crash" => std::process::exit(3),
+            "crash-once" => {
+                let marker = std::env::args().nth(2).unwrap_or_default();
+                if std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&marker)
+                    .is_ok()
+                {
+                    std::process::exit(3);
+                }
+                write(
+                    &mut out,
+                    &json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics", "params": {"uri": doc["uri"], "version": doc["version"], "diagnostics": [
+                        {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}, "severity": 1, "message": "checked after a restart"}
+                    ]}}),
+                );
+            }
             "huge" => {
                 let _ = write!(out, "Content-Length: {}\r\n\r\n", 64 * 1024 * 1024);
                 let _ = out.write_all(&vec![b' '; 1024 * 1024]);

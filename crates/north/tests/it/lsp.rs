@@ -223,7 +223,15 @@ fn the_tui_review_shows_the_error_a_real_server_finds_beside_its_line() {
     term.wait_for("Ask North to do something");
     term.type_text("retype message");
     term.keys(&["Enter"]);
-    let screen = term.wait_for("python: introduces 1 error");
+    let screen = term.wait_until("the review's diagnostics", |s| {
+        s.contains("python: introduces 1 error") || s.contains("language server stopped")
+    });
+    // A server that stopped twice: what it said is in North's log.
+    assert!(
+        screen.contains("python: introduces 1 error"),
+        "{screen}\nNorth's log:\n{}",
+        std::fs::read_to_string(sb.home().join("state/north/north.log")).unwrap_or_default()
+    );
     assert!(screen.contains("✗ line 3:"), "{screen}");
     assert!(screen.contains("+message: int"), "{screen}");
     // `n` rejects and stops the turn: nothing is written.
