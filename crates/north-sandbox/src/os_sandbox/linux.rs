@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, LandlockStatus, Ruleset,
+    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, LandlockStatus, Ruleset,
     RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
 };
 use seccompiler::{
@@ -294,30 +294,12 @@ pub(super) fn writable_paths(spec: &SandboxPolicy) -> Vec<PathBuf> {
 
 fn landlock(spec: &SandboxPolicy) -> Result<Option<i32>, OsSandboxError> {
     let abi = ABI::V5;
-    let err = |e: landlock::RulesetError| setup("confine writes (Landlock)")(e.to_string());
-    let writable = writable_paths(spec);
-    let status = Ruleset::default()
-        .set_compatibility(CompatLevel::BestEffort)
-        .handle_access(AccessFs::from_all(abi))
-        .map_err(err)?
-        // Signals and abstract sockets stay inside the sandbox: a command
-        // cannot kill North or reach a desktop bus (kernels before ABI 6
-        // skip this; ptrace and /proc/<pid>/mem|environ of processes
-        // outside are refused by Landlock itself from ABI 1).
-        .scope(Scope::Signal | Scope::AbstractUnixSocket)
-        .map_err(err)?
-        .create()
-        .map_err(err)?
-        .add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))
-        .map_err(err)?
-        .add_rules(path_beneath_rules(&writable, AccessFs::from_all(abi)))
-        .map_err(err)?
-        .restrict_self()
-        .map_err(err)?;
-    Ok(match (status.ruleset, status.landlock) {
-        (RulesetStatus::NotEnforced, _) => None,
-        (_, LandlockStatus::Available { effective_abi, .. }) => Some(effective_abi as i32),
-        (_, _) => Some(abi as i32),
+    restrict(&Rules {
+        what: "confine writes (Landlock)",
+        read: AccessFs::from_read(abi),
+        write: AccessFs::from_all(abi),
+        writable: &writable_paths(spec),
+        no_tcp: false,
     })
 }
 
@@ -330,23 +312,52 @@ pub(super) fn confine_helper(writable: &[PathBuf]) -> Result<Option<i32>, OsSand
     if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
         return Err(setup("set no_new_privs")(last_error()));
     }
+    restrict(&Rules {
+        what: "confine a helper (Landlock)",
+        read: AccessFs::ReadFile | AccessFs::ReadDir,
+        write: AccessFs::from_all(ABI::V5) & !AccessFs::Execute,
+        writable,
+        no_tcp: true,
+    })
+}
+
+/// A Landlock ruleset: `read` everywhere, `write` under `writable`, TCP
+/// refused when `no_tcp`.
+struct Rules<'a> {
+    what: &'static str,
+    read: BitFlags<AccessFs>,
+    write: BitFlags<AccessFs>,
+    writable: &'a [PathBuf],
+    no_tcp: bool,
+}
+
+/// Applies `rules` to the current process; the ABI in force (None where
+/// the kernel has no Landlock).
+fn restrict(rules: &Rules<'_>) -> Result<Option<i32>, OsSandboxError> {
     let abi = ABI::V5;
-    let err = |e: landlock::RulesetError| setup("confine a helper (Landlock)")(e.to_string());
-    let read = AccessFs::ReadFile | AccessFs::ReadDir;
-    let write = AccessFs::from_all(abi) & !AccessFs::Execute;
-    let status = Ruleset::default()
+    let err = |e: landlock::RulesetError| setup(rules.what)(e.to_string());
+    let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
         .handle_access(AccessFs::from_all(abi))
-        .map_err(err)?
-        .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
-        .map_err(err)?
+        .map_err(err)?;
+    if rules.no_tcp {
+        // Handled and given no rule: every TCP bind and connect fails.
+        ruleset = ruleset
+            .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
+            .map_err(err)?;
+    }
+    let status = ruleset
+        // Signals and abstract sockets stay inside the sandbox: a command
+        // cannot kill North or reach a desktop bus (kernels before ABI 6
+        // skip this; ptrace and /proc/<pid>/mem|environ of processes
+        // outside are refused by Landlock itself from ABI 1).
         .scope(Scope::Signal | Scope::AbstractUnixSocket)
         .map_err(err)?
         .create()
         .map_err(err)?
-        .add_rules(path_beneath_rules(["/"], read))
+        .add_rules(path_beneath_rules(["/"], rules.read))
         .map_err(err)?
-        .add_rules(path_beneath_rules(writable, write))
+        .add_rules(path_beneath_rules(rules.writable, rules.write))
         .map_err(err)?
         .restrict_self()
         .map_err(err)?;

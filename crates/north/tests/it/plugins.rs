@@ -240,27 +240,32 @@ fn installed_stamp(sb: &Sandbox, word: &str) -> PathBuf {
     repo
 }
 
-/// A plugin repository whose SessionStart hook appends `word` to
-/// `hook-ran.txt` in the project.
-fn hook_plugin(dir: &Path, word: &str) {
+/// A plugin repository `name` whose `hooks.json` is `hooks` and whose
+/// `hooks/SCRIPT` is `body`.
+fn hooked_plugin(dir: &Path, name: &str, hooks: &Value, (script, body): (&str, &str)) {
     std::fs::create_dir_all(dir.join(".claude-plugin")).unwrap();
     std::fs::create_dir_all(dir.join("hooks")).unwrap();
     std::fs::write(
         dir.join(".claude-plugin/plugin.json"),
-        json!({"name": "stamp", "version": "1.0.0", "description": "stamps"}).to_string(),
+        json!({"name": name, "version": "1.0.0", "description": name}).to_string(),
     )
     .unwrap();
-    std::fs::write(
-        dir.join("hooks/hooks.json"),
-        json!({"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "sh \"${CLAUDE_PLUGIN_ROOT}/hooks/start.sh\""}]}]}})
-            .to_string(),
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("hooks/start.sh"),
-        format!("echo {word} >> \"$CLAUDE_PROJECT_DIR/hook-ran.txt\"\n"),
-    )
-    .unwrap();
+    std::fs::write(dir.join("hooks/hooks.json"), hooks.to_string()).unwrap();
+    std::fs::write(dir.join("hooks").join(script), body).unwrap();
+}
+
+/// A plugin repository whose SessionStart hook appends `word` to
+/// `hook-ran.txt` in the project.
+fn hook_plugin(dir: &Path, word: &str) {
+    hooked_plugin(
+        dir,
+        "stamp",
+        &json!({"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "sh \"${CLAUDE_PLUGIN_ROOT}/hooks/start.sh\""}]}]}}),
+        (
+            "start.sh",
+            &format!("echo {word} >> \"$CLAUDE_PROJECT_DIR/hook-ran.txt\"\n"),
+        ),
+    );
 }
 
 #[test]
@@ -853,25 +858,16 @@ fn the_assistant_installs_a_plugin_after_showing_it_and_runs_it_next_session() {
 
 /// A plugin repository whose PreToolUse hook refuses `rm -rf`.
 fn guard_plugin(dir: &Path) {
-    std::fs::create_dir_all(dir.join(".claude-plugin")).unwrap();
-    std::fs::create_dir_all(dir.join("hooks")).unwrap();
-    std::fs::write(
-        dir.join(".claude-plugin/plugin.json"),
-        json!({"name": "guard", "version": "1.0.0", "description": "no deleting"}).to_string(),
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("hooks/hooks.json"),
-        json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
-            "command": "sh \"${CLAUDE_PLUGIN_ROOT}/hooks/guard.sh\""}]}]}})
-        .to_string(),
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("hooks/guard.sh"),
-        "grep -q 'rm -rf' && { echo 'the guard plugin says no' >&2; exit 2; }; exit 0\n",
-    )
-    .unwrap();
+    hooked_plugin(
+        dir,
+        "guard",
+        &json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
+            "command": "sh \"${CLAUDE_PLUGIN_ROOT}/hooks/guard.sh\""}]}]}}),
+        (
+            "guard.sh",
+            "grep -q 'rm -rf' && { echo 'the guard plugin says no' >&2; exit 2; }; exit 0\n",
+        ),
+    );
 }
 
 /// `north tool` and `north mcp serve` open no session, and still run the
