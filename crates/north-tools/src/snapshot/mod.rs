@@ -106,6 +106,10 @@ pub enum SnapshotError {
         /// What is wrong.
         message: String,
     },
+    /// The store's folder (or its objects folder) is a link: North keeps
+    /// snapshots only in a real directory.
+    #[error("{0} is a symbolic link; North keeps snapshots only in a real directory")]
+    Linked(PathBuf),
     /// A manifest names a path that would leave the project root.
     #[error("refusing to restore {0:?}: it is not a plain path inside the project")]
     UnsafePath(String),

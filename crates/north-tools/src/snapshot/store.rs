@@ -100,6 +100,13 @@ impl SnapshotStore {
     /// The store in `dir` (created if missing).
     pub fn open(dir: &Path) -> Result<SnapshotStore, SnapshotError> {
         let objects = dir.join("objects");
+        // A repository can ship `.north/snapshots` (or its `objects`) as a
+        // link out of the project: snapshots would be written there.
+        for path in [dir, objects.as_path()] {
+            if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+                return Err(SnapshotError::Linked(path.to_path_buf()));
+            }
+        }
         fs::create_dir_all(&objects).map_err(SnapshotError::io("create", &objects))?;
         Ok(SnapshotStore {
             dir: dir.to_path_buf(),
@@ -158,6 +165,11 @@ impl SnapshotStore {
             return Ok((hash, 0));
         }
         let parent = path.parent().unwrap_or(&self.dir);
+        // A fan-out folder planted as a link is replaced, never written
+        // through.
+        if fs::symlink_metadata(parent).is_ok_and(|m| !m.is_dir()) {
+            fs::remove_file(parent).map_err(SnapshotError::io("replace", parent))?;
+        }
         fs::create_dir_all(parent).map_err(SnapshotError::io("create", parent))?;
         // Objects are verified when read, so no fsync per object (a first
         // snapshot of a big tree stays fast).

@@ -401,3 +401,38 @@ fn a_link_planted_as_an_object_is_refused_not_followed() {
     assert_eq!(stats.hashed, 3);
     assert_eq!(store.manifest(&again).unwrap(), walked(&root));
 }
+
+/// A repository that ships `.north/snapshots`, its `objects` or a fan-out
+/// folder as a link out of the project gets nothing written out there.
+#[test]
+fn a_store_planted_as_links_is_refused_or_replaced_never_written_through() {
+    let (dir, root, _) = setup();
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let linked = dir.path().join("linked-store");
+    std::os::unix::fs::symlink(&outside, &linked).unwrap();
+    assert!(matches!(
+        SnapshotStore::open(&linked),
+        Err(SnapshotError::Linked(_))
+    ));
+    let store_dir = dir.path().join("objects-linked");
+    std::fs::create_dir_all(&store_dir).unwrap();
+    std::os::unix::fs::symlink(&outside, store_dir.join("objects")).unwrap();
+    assert!(matches!(
+        SnapshotStore::open(&store_dir),
+        Err(SnapshotError::Linked(_))
+    ));
+    // Every fan-out folder a link: each is replaced by a real one.
+    let store_dir = dir.path().join("fanout-linked");
+    let store = SnapshotStore::open(&store_dir).unwrap();
+    for i in 0..256 {
+        std::os::unix::fs::symlink(&outside, store_dir.join(format!("objects/{i:02x}"))).unwrap();
+    }
+    let (id, _) = store.snapshot(&root).unwrap();
+    assert_eq!(store.manifest(&id).unwrap(), walked(&root));
+    assert_eq!(
+        std::fs::read_dir(&outside).unwrap().count(),
+        0,
+        "written through a link"
+    );
+}

@@ -357,6 +357,28 @@ fn a_linked_state_dir_is_refused() {
     );
 }
 
+/// `.north/snapshots` shipped as a link out of the project: a turn that
+/// runs a tool writes no snapshot there (undo is off, and says why).
+#[test]
+fn a_linked_snapshot_store_is_never_written_through() {
+    let sb = Sandbox::new();
+    let elsewhere = sb.dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::create_dir_all(sb.project().join(".north")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, sb.project().join(".north/snapshots")).unwrap();
+    std::fs::write(sb.project().join("a.txt"), "one\n").unwrap();
+    let turns = json!([
+        {"tool_calls": [{"id": "r", "name": "read_file", "args": {"path": "a.txt"}}]},
+        {"text": "ok"}
+    ]);
+    let (out, _) = exec(&sb, &sb.home(), &turns, &[], "read it");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        std::fs::read_dir(&elsewhere).unwrap().next().is_none(),
+        "a snapshot was written where the link points"
+    );
+}
+
 #[test]
 fn a_claude_settings_file_that_never_ends_is_refused_not_read_forever() {
     let sb = Sandbox::new();
