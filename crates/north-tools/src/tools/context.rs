@@ -19,9 +19,11 @@ const HOTFILES_COMMITS: usize = 300;
 /// Most languages reported.
 const MAX_LANGUAGES: usize = 15;
 
-/// Files `detect_languages` weighs: past this, the mix of the first ones
-/// walked stands for the tree (a big repository costs no more than this).
-const LANGUAGE_SAMPLE: usize = 20_000;
+/// Files `detect_languages` weighs, and `hotfiles` sizes when there is no
+/// history: past this, the first ones walked stand for the tree (a big
+/// repository's card costs no more than this; the card is computed again
+/// after every commit).
+const LANGUAGE_SAMPLE: usize = 5_000;
 
 /// The language of a file extension (lowercase, without the dot).
 pub fn language_of(ext: &str) -> Option<&'static str> {
@@ -176,6 +178,11 @@ fn git_hotfiles(sandbox: &Sandbox, spawner: &crate::Spawner, limit: usize) -> Op
         .map_err(|e| tracing::debug!(error = %e, "hotfiles: no git history"))
         .ok()?;
     let mut args = vec![
+        // The first commit is an import, not a change: without this git
+        // diffs its whole tree against nothing (`log.showRoot` defaults
+        // on), which in a big young repository is most of the cost.
+        "-c".to_owned(),
+        "log.showRoot=false".to_owned(),
         "log".to_owned(),
         "--no-merges".to_owned(),
         "--no-renames".to_owned(),
@@ -265,6 +272,7 @@ fn largest_files(sandbox: &Sandbox, limit: usize) -> Vec<Hot> {
         .build()
         .flatten()
         .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .take(LANGUAGE_SAMPLE)
         .filter_map(|e| Some((e.path().to_path_buf(), e.metadata().ok()?.len())))
         .collect();
     files.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
