@@ -5,7 +5,8 @@
 #
 #   scripts/bench-bigrepo.sh [DIRS] [FILES] [RUNS]     default 2000 100 5
 #
-# Rows: a `north exec` turn that only answers and one that writes a file
+# Rows: a `north exec` turn that only answers (also the first after a
+# commit, when the project card is computed again) and one that writes a file
 # (scripted provider: the model's side costs nothing) — in the big tree
 # with the snapshot watcher the first turn started (measured once it
 # listens) and without it (NORTH_SNAPSHOT_WATCHER=off) — their peak RSS, and
@@ -125,6 +126,18 @@ for name in ("small", "big"):
     hello = [north, "exec", "--script", os.path.join(work, "hello.json"), "hi"]
     edit = [north, "exec", "--mode", "auto", "--script", os.path.join(work, "edit.json"), "note it"]
     rows.append((f"north exec, answer only ({name})", *measure(hello, cwd)))
+    # The project card is computed again when HEAD moves.
+    git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
+    def empty_commit(cwd=cwd):
+        subprocess.run(git + ["commit", "-q", "--allow-empty", "-m", "bench"], cwd=cwd, check=True)
+    def change_commit(cwd=cwd):
+        with open(os.path.join(cwd, "README.md"), "a") as f:
+            f.write("more\n")
+        subprocess.run(git + ["commit", "-q", "-am", "bench"], cwd=cwd, check=True)
+    rows.append((f"north exec, answer only, after an empty commit ({name})",
+                 *measure(hello, cwd, empty_commit)))
+    rows.append((f"north exec, answer only, after a commit that changes a file ({name})",
+                 *measure(hello, cwd, change_commit)))
     if name == "big":
         watched = env
         env = no_watcher
