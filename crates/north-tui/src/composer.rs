@@ -18,6 +18,8 @@ pub(crate) struct Composer {
     /// Position while browsing history; `None` when editing a fresh draft.
     browsing: Option<usize>,
     draft: String,
+    /// Whether keys go to the composer (not to a prompt).
+    focused: bool,
 }
 
 fn text_area(text: &str) -> TextArea<'static> {
@@ -60,6 +62,7 @@ impl Default for Composer {
             history: Vec::new(),
             browsing: None,
             draft: String::new(),
+            focused: true,
         }
     }
 }
@@ -265,8 +268,24 @@ impl Composer {
         &self.area
     }
 
+    /// Where the text cursor is on screen once the composer was drawn in
+    /// `area`: the terminal's own cursor is put there, so an input
+    /// method's candidate window and a screen magnifier follow typing.
+    /// `None` while a prompt has the keys or the cursor is out of view.
+    pub(crate) fn screen_cursor(&self, area: ratatui::layout::Rect) -> Option<(u16, u16)> {
+        if !self.focused {
+            return None;
+        }
+        let at = self.area.screen_cursor();
+        let (top, left) = self.area.scroll_offset();
+        let row = u16::try_from(at.row).ok()?.checked_sub(top)?;
+        let col = u16::try_from(at.col).ok()?.checked_sub(left)?;
+        (row < area.height && col < area.width).then_some((area.x + col, area.y + row))
+    }
+
     /// Whether the cursor block is shown (hidden while a prompt has focus).
     pub(crate) fn set_focused(&mut self, focused: bool) {
+        self.focused = focused;
         if focused {
             self.area
                 .set_cursor_style(Style::new().add_modifier(ratatui::style::Modifier::REVERSED));

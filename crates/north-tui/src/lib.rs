@@ -51,7 +51,8 @@
 //! - `pager`: the transcript view (uses `style`)
 //! - `decode`: the terminal's bytes as keys, pastes, focus changes and answers to North's questions
 //! - `input`: terminal input on its own thread, the questions North asks the terminal, and a pause while another program has the terminal (uses `decode`)
-//! - `term`: the terminal; finished lines with web addresses written as text the terminal wraps, with OSC 8 links (uses `links`, `wrap`)
+//! - `reflow`: how the terminal rewraps North's rows on a resize, to find the live area again from the cursor (uses `wrap`)
+//! - `term`: the terminal; finished lines with web addresses written as text the terminal wraps, with OSC 8 links; the cursor left on the composer (uses `links`, `reflow`, `wrap`)
 //! - `worktrees`: `/worktree`, North's worktrees and one's review (uses `approver`, `style`)
 //! - `worker`: the agent's side of the interactive loop (uses `approver`, `diff`, `rewind`, `style`, `worktrees`)
 //! - `notify`: desktop notifications while the terminal is unfocused (uses `approver`)
@@ -83,6 +84,7 @@ pub mod pager;
 mod plan;
 mod popup;
 mod prompt;
+mod reflow;
 mod replay;
 mod review;
 mod rewind;
@@ -103,6 +105,7 @@ pub use approver::{FeedbackSlot, Inbox, Prompt, PromptKind, TuiApprover, UiMsg, 
 pub use form::FormAsker;
 pub use help::COMMANDS;
 pub use hooks::{FileFinder, McpAuth, McpServerLine, McpView, ModelLister, PluginManager};
+pub use reflow::Reflow;
 pub use rewind::RewindRequest;
 pub use run::{Backend, Ended, Exit, STREAM_FPS, Start, TuiError, draw, restore_terminal, run};
 pub use term::{FrameBackend, InlineTerminal, SharedWriter, TtyBackend};

@@ -17,6 +17,8 @@ use ratatui::layout::{Position, Rect, Size};
 use ratatui::text::Line;
 use ratatui::widgets::Widget;
 
+use crate::reflow::{Reflow, reach, rewrapped};
+
 fn io_err<E: std::error::Error>(e: E) -> io::Error {
     io::Error::other(e.to_string())
 }
@@ -257,6 +259,10 @@ pub struct InlineTerminal<B: FrameBackend> {
     height: u16,
     /// What the live area shows now; `None` when it must be drawn whole.
     shown: Option<Buffer>,
+    /// Where the terminal's cursor was left: on the composer's text
+    /// cursor, else on the live area's first row.
+    cursor: Position,
+    reflow: Reflow,
 }
 
 impl<B: FrameBackend> InlineTerminal<B> {
@@ -269,9 +275,21 @@ impl<B: FrameBackend> InlineTerminal<B> {
             top,
             height: 0,
             shown: None,
+            cursor: Position::new(0, top),
+            reflow: Reflow::default(),
         };
         t.set_height(1)?;
         Ok(t)
+    }
+
+    /// Tells how the terminal rewraps rows when it narrows.
+    pub fn set_reflow(&mut self, reflow: Reflow) {
+        self.reflow = reflow;
+    }
+
+    /// Where the terminal's cursor was left after the last frame.
+    pub fn cursor(&self) -> Position {
+        self.cursor
     }
 
     /// The terminal size.
@@ -321,14 +339,43 @@ impl<B: FrameBackend> InlineTerminal<B> {
         Ok(())
     }
 
-    /// Leaves the cursor on the live area's first row: when the terminal
-    /// is resized it stays on that line through any reflow, so after a
-    /// resize its position says where the live area now starts.
-    fn park_cursor(&mut self) -> io::Result<()> {
-        let top = self.top;
+    /// Leaves the cursor on the composer's text cursor (`at`), where an
+    /// input method and a magnifier look for it, else on the live area's
+    /// first row. The terminal keeps it on its line through a resize's
+    /// reflow, so after a resize its position, less the rows above it in
+    /// the live area, says where the live area now starts.
+    fn park_cursor(&mut self, at: Option<Position>) -> io::Result<()> {
+        let area = self.area();
+        self.cursor = at
+            .filter(|p| area.contains(*p))
+            .unwrap_or(Position::new(0, self.top));
         self.backend
-            .set_cursor_position(Position::new(0, top))
+            .set_cursor_position(self.cursor)
             .map_err(io_err)
+    }
+
+    /// Rows between the live area's first row and the cursor's row once
+    /// the terminal has been made `width` wide: the rows above the cursor
+    /// as this terminal rewraps them, and the part of its own row before
+    /// it.
+    fn rows_above_cursor(&self, width: u16) -> u16 {
+        let above = self.cursor.y.saturating_sub(self.top);
+        let Some(shown) = &self.shown else {
+            return above;
+        };
+        if self.reflow == Reflow::Truncate || width >= self.screen.width {
+            return above;
+        }
+        let rows: u16 = (self.top..self.cursor.y)
+            .filter(|y| shown.area.contains(Position::new(0, *y)))
+            .map(|y| rewrapped(shown, y, width, 0).0)
+            .sum();
+        let own = if shown.area.contains(self.cursor) {
+            rewrapped(shown, self.cursor.y, width, self.cursor.x).1
+        } else {
+            0
+        };
+        rows.saturating_add(own)
     }
 
     /// The live area moved or changed size: its next frame is drawn whole.
@@ -339,17 +386,33 @@ impl<B: FrameBackend> InlineTerminal<B> {
 
     /// Draws the live area: only the cells that changed since the last
     /// frame, or all of it (on rows erased first) after it moved.
-    fn draw_live(&mut self, render: impl FnOnce(Rect, &mut Buffer)) -> io::Result<()> {
+    fn draw_live(
+        &mut self,
+        render: impl FnOnce(Rect, &mut Buffer) -> Option<Position>,
+    ) -> io::Result<Option<Position>> {
         let area = self.area();
         let mut next = Buffer::empty(area);
-        render(area, &mut next);
-        let base = match self.shown.take() {
+        let at = render(area, &mut next);
+        let mut base = match self.shown.take() {
             Some(b) if b.area == area => b,
             _ => {
                 self.erase_rows(area.top(), area.bottom())?;
                 Buffer::empty(area)
             }
         };
+        // A row that gets shorter is erased and written again rather
+        // than blanked: the blanks would count as text when the terminal
+        // rewraps it on a resize (tmux counts every cell written since
+        // the row was erased), and the rows above the cursor must be
+        // exactly as long as what they show.
+        for y in area.top()..area.bottom() {
+            if reach(&next, y) < reach(&base, y) {
+                self.erase_rows(y, y + 1)?;
+                for x in area.left()..area.right() {
+                    base[(x, y)] = Cell::EMPTY;
+                }
+            }
+        }
         let cells: Vec<(u16, u16, Cell)> = base
             .diff(&next)
             .into_iter()
@@ -359,7 +422,7 @@ impl<B: FrameBackend> InlineTerminal<B> {
             .draw(cells.iter().map(|(x, y, c)| (*x, *y, c)))
             .map_err(io_err)?;
         self.shown = Some(next);
-        Ok(())
+        Ok(at)
     }
 
     /// Makes the live area `height` rows tall, scrolling the screen when it
@@ -413,34 +476,36 @@ impl<B: FrameBackend> InlineTerminal<B> {
 
     /// Draws one frame: `lines` printed above, then the live area at
     /// `height` rows rendered by `render`, all in one synchronized update.
+    /// `render` says where the text cursor is, if anywhere.
     pub fn frame(
         &mut self,
         lines: &[Line<'_>],
         height: u16,
-        render: impl FnOnce(Rect, &mut Buffer),
+        render: impl FnOnce(Rect, &mut Buffer) -> Option<Position>,
     ) -> io::Result<()> {
         self.backend.begin_frame()?;
         let result = (|| {
             self.insert_lines(lines)?;
             self.set_height(height)?;
-            self.draw_live(render)?;
-            self.park_cursor()
+            let at = self.draw_live(render)?;
+            self.park_cursor(at)
         })();
         let end = self.backend.end_frame();
         result.and(end)
     }
 
     /// Adapts to a new terminal size. `anchor` is the row the cursor is
-    /// on now, if the terminal said: the cursor was left on the live
-    /// area's first row, and the terminal kept it on that line however it
-    /// reflowed or cut the screen, so everything from there down is the
-    /// old live area and everything above it is transcript.
+    /// on now, if the terminal said: the terminal kept the cursor on its
+    /// line however it reflowed or cut the screen, so the live area now
+    /// starts as many rows above it as the rows above the cursor take at
+    /// the new width; everything above that is transcript.
     pub fn resize(&mut self, screen: Size, anchor: Option<u16>) -> io::Result<()> {
         let old = self.screen;
-        self.screen = screen;
         let last = screen.height.saturating_sub(1);
+        let above = self.rows_above_cursor(screen.width);
+        self.screen = screen;
         self.top = match anchor {
-            Some(row) => row.min(last),
+            Some(row) => row.saturating_sub(above).min(last),
             // Without an answer: a terminal that shrinks keeps the
             // cursor's line on screen, so the live area is at most where
             // it was, and no lower than its old distance from the bottom.
@@ -458,7 +523,10 @@ impl<B: FrameBackend> InlineTerminal<B> {
             self.scroll_up(over)?;
         }
         self.height = height;
-        self.place()
+        self.place()?;
+        // Until the next frame the live area is empty and the cursor on
+        // its first row, so another resize before then finds it again.
+        self.park_cursor(None)
     }
 
     /// Clears the screen and puts the live area on top. What was printed
@@ -478,9 +546,9 @@ impl<B: FrameBackend> InlineTerminal<B> {
         let top = self.top;
         self.backend.begin_frame()?;
         self.erase_rows(top, self.screen.height)?;
+        self.shown = None;
+        self.park_cursor(None)?;
         let b = &mut self.backend;
-        b.set_cursor_position(Position::new(0, top))
-            .map_err(io_err)?;
         b.show_cursor().map_err(io_err)?;
         b.end_frame()
     }

@@ -584,8 +584,9 @@ impl App {
         Line::from(spans)
     }
 
-    /// Draws the live area into `area` of `buf`.
-    pub fn render(&self, area: Rect, buf: &mut Buffer) {
+    /// Draws the live area into `area` of `buf`; where the composer's
+    /// text cursor is, when it has the keys.
+    pub fn render(&self, area: Rect, buf: &mut Buffer) -> Option<ratatui::layout::Position> {
         let l = self.layout(area.width, self.screen_h.get().max(area.height));
         let mut y = area.y;
         let bottom = area.bottom();
@@ -631,11 +632,13 @@ impl App {
         let text_h = l.composer_h.saturating_sub(1);
         let text_room = text_h.min(bottom.saturating_sub(y).saturating_sub(1));
         let text = take(&mut y, text_room);
+        let mut cursor = None;
         if text.width > 2 {
             Span::styled("› ", style::user())
                 .render(Rect::new(text.x, text.y, 2, 1.min(text.height)), buf);
             let inner = Rect::new(text.x + 2, text.y, text.width - 2, text.height);
             self.composer.widget().render(inner, buf);
+            cursor = self.composer.screen_cursor(inner);
         }
         let status = Rect::new(
             area.x,
@@ -644,6 +647,7 @@ impl App {
             1.min(area.height),
         );
         Paragraph::new(self.status_line(area.width)).render(status, buf);
+        cursor.map(|(x, y)| ratatui::layout::Position::new(x, y))
     }
 }
 

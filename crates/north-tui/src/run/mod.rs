@@ -414,8 +414,7 @@ impl Loop {
         if size == self.term.size() {
             return Ok(());
         }
-        // The cursor was left on the live area's first row; the terminal
-        // kept it on that line through its reflow.
+        // The terminal kept the cursor on its line through its reflow.
         let anchor = self.input.cursor_row();
         self.term.backend_mut().set_size(size);
         self.term.resize(size, anchor)?;
@@ -561,7 +560,10 @@ fn enter_terminal() -> Result<Entered, TuiError> {
     let size = Size::new(cols, rows);
     let row = answers.row.unwrap_or(rows.saturating_sub(1));
     let backend = TtyBackend::new(BufWriter::with_capacity(1 << 16, io::stdout()), size);
-    let term = InlineTerminal::new(backend, size, row)?;
+    let mut term = InlineTerminal::new(backend, size, row)?;
+    term.set_reflow(crate::reflow::Reflow::of_environment(|v| {
+        std::env::var(v).ok()
+    }));
     Ok(Entered {
         term,
         input,

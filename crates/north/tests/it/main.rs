@@ -55,6 +55,7 @@ mod snapshot_watcher;
 mod spec_gaps;
 mod spec_north;
 mod terminal;
+mod terminal_cursor;
 mod terminal_input;
 mod terminal_links;
 mod tool_apply_crash;

@@ -215,7 +215,21 @@ impl Term {
             );
             std::thread::sleep(Duration::from_millis(3));
         }
-        std::thread::sleep(Duration::from_millis(200));
+        // What the program wrote before it stopped may still wait in the
+        // pty for tmux to read it; resizing before tmux drew it would make
+        // it a frame in flight after all. Drawn once the screen and the
+        // cursor stay the same between two looks.
+        let look = || (self.screen(), self.display("#{cursor_x},#{cursor_y}"));
+        let mut last = look();
+        let start = Instant::now();
+        loop {
+            std::thread::sleep(Duration::from_millis(50));
+            let now = look();
+            if now == last || start.elapsed() > WAIT {
+                break;
+            }
+            last = now;
+        }
         self.resize(cols, rows);
         // tmux resizes its screen at once but tells the program (the
         // pty's size) a little later; the program goes on only once the
