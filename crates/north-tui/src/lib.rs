@@ -52,7 +52,8 @@
 //! - `decode`: the terminal's bytes as keys, pastes, focus changes and answers to North's questions
 //! - `input`: terminal input on its own thread, the questions North asks the terminal, and a pause while another program has the terminal (uses `decode`)
 //! - `reflow`: how the terminal rewraps North's rows on a resize, to find the live area again from the cursor (uses `wrap`)
-//! - `term`: the terminal; finished lines with web addresses written as text the terminal wraps, with OSC 8 links; the cursor left on the composer (uses `links`, `reflow`, `wrap`)
+//! - `backend`: the real terminal's backend, every move relative to where the cursor was left, and finished lines with web addresses written as text the terminal wraps, with OSC 8 links (uses `links`, `wrap`)
+//! - `term`: the terminal: the live area under the transcript, the cursor left on the composer (uses `backend`, `reflow`)
 //! - `worktrees`: `/worktree`, North's worktrees and one's review (uses `approver`, `style`)
 //! - `worker`: the agent's side of the interactive loop (uses `approver`, `diff`, `rewind`, `style`, `worktrees`)
 //! - `notify`: desktop notifications while the terminal is unfocused (uses `approver`)
@@ -60,6 +61,7 @@
 
 mod app;
 mod approver;
+mod backend;
 mod bindings;
 mod checklist;
 mod commit;
@@ -108,6 +110,7 @@ pub use hooks::{FileFinder, McpAuth, McpServerLine, McpView, ModelLister, Plugin
 pub use reflow::Reflow;
 pub use rewind::RewindRequest;
 pub use run::{Backend, Ended, Exit, STREAM_FPS, Start, TuiError, draw, restore_terminal, run};
-pub use term::{FrameBackend, InlineTerminal, SharedWriter, TtyBackend};
+pub use backend::{FrameBackend, SharedWriter, TtyBackend};
+pub use term::InlineTerminal;
 pub use transcript::Item;
 pub use worker::{RemoteWorker, SessionSource, WorkerCmd};

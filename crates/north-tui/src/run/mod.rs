@@ -19,7 +19,8 @@ use tokio_util::sync::CancellationToken;
 use crate::app::{Action, App, SessionInfo};
 use crate::approver::{Inbox, UiMsg};
 use crate::input::Input;
-use crate::term::{FrameBackend, InlineTerminal, TtyBackend};
+use crate::backend::{FrameBackend, TtyBackend};
+use crate::term::InlineTerminal;
 use crate::worker::{RemoteWorker, SessionSource, WorkerCmd, worker};
 
 mod handover;

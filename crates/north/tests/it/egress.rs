@@ -354,8 +354,11 @@ fn the_tui_asks_at_a_new_host_and_this_session_is_not_asked_again() {
     // Another host, refused: the command gets North's 403; the turn goes on.
     term.type_text("elsewhere");
     term.keys(&["Enter"]);
-    let asked = term.wait_for("127.0.0.2");
-    assert!(asked.contains("A command connects"), "{asked}");
+    // The command's line can reach the screen a frame before its prompt.
+    let asked = term.wait_until("the prompt for the other host", |s| {
+        s.contains("A command connects") && s.contains("127.0.0.2")
+    });
+    assert!(asked.contains("no grant covers"), "{asked}");
     term.keys(&["n"]);
     term.wait_for("THIRD-TURN-OVER");
     let all = term.everything();

@@ -115,20 +115,12 @@ fn a_long_answer_of_lines_lands_in_scrollback_exactly_once() {
     session(false, false);
 }
 
-/// The same known race as below: seen to lose one line (1 in about 6
-/// full-suite runs under CI load since North reads the terminal itself;
-/// never in 8 runs alone under load). Open in issue 46's resize item.
 #[test]
-#[ignore = "known resize race: a frame in flight during a resize can lose a line (issue 46's open resize item)"]
 fn a_resize_mid_stream_leaves_every_line_once_and_no_live_area_behind() {
     session(true, true);
 }
 
-/// Known race, open: a frame in flight while the size changes can be
-/// measured against the old width and one streamed line is lost (seen in 2
-/// of 7 full-suite runs; run it with `cargo test --test terminal -- --ignored`).
 #[test]
-#[ignore = "known resize race: a frame in flight during a resize can lose a line (see the closing note of issue 31)"]
 fn a_resize_mid_paragraph_leaves_every_line_once_and_no_live_area_behind() {
     session(false, true);
 }
@@ -724,4 +716,63 @@ fn keys_typed_while_a_slow_server_is_asked_wait_for_the_composer_unechoed() {
         "the keys were echoed above the header:\n{screen}"
     );
     assert_eq!(count(&term.everything(), "typed early"), 1, "{screen}");
+}
+
+/// Resizes that land while North is drawing (tmux moves its lines, and the
+/// cursor with them, before North is told of the new size, so a frame
+/// computed for the old size arrives after): every line of the answer
+/// still lands exactly once and no status or composer text stays behind.
+/// Frames reach the live area from where the cursor was left, so such a
+/// frame is drawn where the live area went, not over the transcript lines
+/// that moved into its old rows (which lost blocks of 4–10 lines in about
+/// one resize in eight before).
+#[test]
+fn resizes_while_north_draws_keep_every_line_once() {
+    if !available() {
+        north_test_support::missing("tmux is not installed (.ci/run installs it)");
+        return;
+    }
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt.block_on(FakeServer::start()).unwrap();
+    push_answer(&server, &long_answer("LINE", 300, true));
+    let sb = Sandbox::new();
+    let term = Term::start(&sb, 120, 40, &north_openai(&server.url(), ""), &[]);
+    term.wait_for("/help");
+    term.type_text("write a long answer");
+    term.keys(&["Enter"]);
+    term.wait_seen("LINE-030");
+    let sizes = [
+        (80, 24),
+        (120, 40),
+        (60, 30),
+        (100, 35),
+        (70, 20),
+        (120, 40),
+        (90, 30),
+        (120, 40),
+    ];
+    for (i, (cols, rows)) in sizes.into_iter().enumerate() {
+        term.wait_seen(&format!("LINE-{:03}", 40 + i * 25));
+        term.resize(cols, rows);
+    }
+    term.wait_seen("LINE-300");
+    term.wait_until("the turn to end", |s| !s.contains("Working"));
+    let all = term.everything();
+    for i in 1..=300 {
+        let line = format!("LINE-{i:03} ");
+        assert_eq!(count(&all, &line), 1, "{line} once in\n{all}");
+    }
+    let scrollback = term.scrollback();
+    for chrome in [
+        "Working",
+        "esc interrupts",
+        "enter send",
+        "Ask North to do something",
+    ] {
+        assert_eq!(
+            count(&scrollback, chrome),
+            0,
+            "{chrome:?} in scrollback:\n{scrollback}"
+        );
+    }
 }
