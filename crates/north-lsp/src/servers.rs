@@ -289,7 +289,9 @@ impl Servers {
         Ok((server, path))
     }
 
-    /// Sends `method` about `rel` at `line`:`column` to its server.
+    /// Sends `method` about `rel` at `line`:`column` to its server; a
+    /// server that stops while it answers is started again and asked once
+    /// more (within its restarts), as for a proposal's diagnostics.
     async fn at(
         &self,
         rel: &str,
@@ -298,7 +300,30 @@ impl Servers {
         column: u32,
         context: Option<Value>,
     ) -> Result<Vec<Location>, LspError> {
-        let (server, path) = self.opened(rel).await?;
+        match self
+            .at_once(rel, method, line, column, context.clone())
+            .await
+        {
+            Err((e, Checked::Stopped)) => {
+                tracing::warn!(%method, error = %e, "language server stopped while answering; asking again");
+                self.at_once(rel, method, line, column, context)
+                    .await
+                    .map_err(|(e, _)| e)
+            }
+            other => other.map_err(|(e, _)| e),
+        }
+    }
+
+    /// One attempt of [`Servers::at`], and whether the server stopped.
+    async fn at_once(
+        &self,
+        rel: &str,
+        method: &str,
+        line: u32,
+        column: u32,
+        context: Option<Value>,
+    ) -> Result<Vec<Location>, (LspError, Checked)> {
+        let (server, path) = self.opened(rel).await.map_err(|e| (e, Checked::Answered))?;
         let mut params = position(&path, line, column);
         if let Some(c) = context {
             params["context"] = c;
@@ -306,9 +331,17 @@ impl Servers {
         let v = server
             .request(method, params, REQUEST_TIMEOUT)
             .await
-            .map_err(|source| LspError::Request {
-                server: server.language().to_string(),
-                source,
+            .map_err(|source| {
+                let checked = if server.is_alive() {
+                    Checked::Answered
+                } else {
+                    Checked::Stopped
+                };
+                let e = LspError::Request {
+                    server: server.language().to_string(),
+                    source,
+                };
+                (e, checked)
             })?;
         Ok(self.locations(&v))
     }

@@ -130,6 +130,37 @@ async fn a_server_that_stops_while_checking_is_started_again_and_asked_once_more
     s.shutdown().await;
 }
 
+/// The same for the code tools: a server that stops while it finds a
+/// symbol's uses is started again and asked once more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_stops_while_answering_a_code_tool_is_asked_once_more() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("crashed-once");
+    std::fs::write(dir.path().join("a.fk"), "text\n").unwrap();
+    let Some(bin) = north_test_support::support_bin("north-fake-lsp") else {
+        return;
+    };
+    let s = Servers::new(
+        dir.path().to_path_buf(),
+        vec![ServerDef {
+            language: "fake".into(),
+            command: vec![
+                bin.display().to_string(),
+                "crash-once".into(),
+                marker.display().to_string(),
+            ],
+            extensions: vec!["fk".into()],
+            timeout: Some(std::time::Duration::from_secs(5)),
+        }],
+        north_sandbox::Spawner::unconfined(),
+    );
+    let found = s.references("a.fk", 1, 1).await.unwrap();
+    assert!(marker.exists(), "the first server did not crash");
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].path, "a.fk");
+    s.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_hangs_crashes_or_floods_never_holds_north_up() {
     let dir = tempfile::tempdir().unwrap();

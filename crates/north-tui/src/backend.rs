@@ -313,4 +313,3 @@ impl<W: Write> FrameBackend for TtyBackend<W> {
         Ok(())
     }
 }
-

@@ -27,6 +27,9 @@ pub(crate) enum Decoded {
     /// The answer to the primary device attributes question (`ESC[c`),
     /// which every terminal answers: the end of a batch of questions.
     DeviceAttributes,
+    /// The terminal's name and version (the answer to XTVERSION,
+    /// `ESC[>0q`), as in `tmux 3.3a` or `XTerm(390)`.
+    TerminalName(String),
 }
 
 /// A colour as the terminal reported it, eight bits a channel.
@@ -114,8 +117,9 @@ fn step(buf: &[u8]) -> Step {
         [0x1b, b'[', ..] => csi(buf),
         [0x1b, b'O', ..] => ss3(buf),
         [0x1b, b']', ..] => string_sequence(buf, osc),
-        // DCS, SOS, PM, APC: answers North never asked for.
-        [0x1b, b'P' | b'X' | b'^' | b'_', ..] => string_sequence(buf, |_| None),
+        [0x1b, b'P', ..] => string_sequence(buf, dcs),
+        // SOS, PM, APC: answers North never asked for.
+        [0x1b, b'X' | b'^' | b'_', ..] => string_sequence(buf, |_| None),
         // Esc pressed twice: two Esc keys.
         [0x1b, 0x1b, ..] => Step::Got(1, key(KeyCode::Esc, KeyModifiers::NONE)),
         [0x1b, rest @ ..] => match plain(rest) {
@@ -410,6 +414,14 @@ fn finish(item: Option<Decoded>, len: usize) -> Step {
     }
 }
 
+/// `>|NAME`: the terminal's name (any other DCS is skipped).
+fn dcs(body: &[u8]) -> Option<Decoded> {
+    let name = body.strip_prefix(b">|")?;
+    let name = std::str::from_utf8(name).ok()?;
+    let name: String = name.chars().filter(|c| !c.is_control()).take(100).collect();
+    Some(Decoded::TerminalName(name))
+}
+
 /// `11;rgb:RRRR/GGGG/BBBB` (one to four hex digits a channel).
 fn osc(body: &[u8]) -> Option<Decoded> {
     let text = std::str::from_utf8(body).ok()?;
@@ -573,11 +585,20 @@ mod tests {
                 Decoded::Event(Event::FocusLost)
             ]
         );
-        // Mouse reports, an unknown OSC, a DCS answer, a broken character:
-        // dropped, and the key after each still arrives.
+        // Mouse reports, an unknown OSC, another DCS answer, a broken
+        // character: dropped, and the key after each still arrives.
         assert_eq!(
-            decode(b"\x1b[<0;3;4Mq\x1b]52;c;eA==\x07q\x1bP>|tmux\x1b\\q\xffq\x1b[Mabcq"),
+            decode(b"\x1b[<0;3;4Mq\x1b]52;c;eA==\x07q\x1bP1$r0m\x1b\\q\xffq\x1b[Mabcq"),
             vec![k(KeyCode::Char('q'), KeyModifiers::NONE); 5]
+        );
+        // The terminal's name, told apart from the keys around it.
+        assert_eq!(
+            decode(b"q\x1bP>|tmux 3.3a\x1b\\q"),
+            vec![
+                k(KeyCode::Char('q'), KeyModifiers::NONE),
+                Decoded::TerminalName("tmux 3.3a".into()),
+                k(KeyCode::Char('q'), KeyModifiers::NONE),
+            ]
         );
     }
 

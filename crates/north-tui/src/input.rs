@@ -149,7 +149,7 @@ fn read_loop(
 }
 
 /// What the terminal answered when North started.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct StartAnswers {
     /// The cursor's row.
     pub row: Option<u16>,
@@ -157,6 +157,8 @@ pub(crate) struct StartAnswers {
     pub keyboard_enhancement: bool,
     /// The terminal's background colour.
     pub background: Option<Rgb>,
+    /// The terminal's name and version, if it answered XTVERSION.
+    pub terminal: Option<String>,
 }
 
 /// The input thread's reading: the terminal, the decoder, where events go.
@@ -255,27 +257,35 @@ impl Reader<'_> {
         row
     }
 
-    /// The cursor's row, the keyboard protocol and the background colour,
-    /// asked together; the device attributes question after them is one
-    /// every terminal answers, so its answer ends the wait.
+    /// The cursor's row, the keyboard protocol, the background colour and
+    /// the terminal's name, asked together; the device attributes question
+    /// after them is one every terminal answers, so its answer ends the
+    /// wait.
     fn start_answers(&mut self) -> StartAnswers {
         let mut answers = StartAnswers::default();
-        self.ask("\x1b[6n\x1b[?u\x1b]11;?\x1b\\\x1b[c", &mut |d| match d {
-            Decoded::CursorPosition { row, .. } => {
-                answers.row = Some(row);
-                false
-            }
-            Decoded::KeyboardFlags => {
-                answers.keyboard_enhancement = true;
-                false
-            }
-            Decoded::Background(rgb) => {
-                answers.background = Some(rgb);
-                false
-            }
-            Decoded::DeviceAttributes => true,
-            Decoded::Event(_) => false,
-        });
+        self.ask(
+            "\x1b[6n\x1b[?u\x1b]11;?\x1b\\\x1b[>0q\x1b[c",
+            &mut |d| match d {
+                Decoded::CursorPosition { row, .. } => {
+                    answers.row = Some(row);
+                    false
+                }
+                Decoded::KeyboardFlags => {
+                    answers.keyboard_enhancement = true;
+                    false
+                }
+                Decoded::Background(rgb) => {
+                    answers.background = Some(rgb);
+                    false
+                }
+                Decoded::TerminalName(name) => {
+                    answers.terminal = Some(name);
+                    false
+                }
+                Decoded::DeviceAttributes => true,
+                Decoded::Event(_) => false,
+            },
+        );
         answers
     }
 }

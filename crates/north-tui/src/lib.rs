@@ -104,13 +104,13 @@ mod wrap;
 
 pub use app::{Action, App, SessionInfo};
 pub use approver::{FeedbackSlot, Inbox, Prompt, PromptKind, TuiApprover, UiMsg, channel};
+pub use backend::{FrameBackend, SharedWriter, TtyBackend};
 pub use form::FormAsker;
 pub use help::COMMANDS;
 pub use hooks::{FileFinder, McpAuth, McpServerLine, McpView, ModelLister, PluginManager};
 pub use reflow::Reflow;
 pub use rewind::RewindRequest;
 pub use run::{Backend, Ended, Exit, STREAM_FPS, Start, TuiError, draw, restore_terminal, run};
-pub use backend::{FrameBackend, SharedWriter, TtyBackend};
 pub use term::InlineTerminal;
 pub use transcript::Item;
 pub use worker::{RemoteWorker, SessionSource, WorkerCmd};

@@ -21,6 +21,35 @@ pub enum Reflow {
 }
 
 impl Reflow {
+    /// The behaviour of the terminal North runs in: by the name it gave
+    /// (XTVERSION, which reaches North over ssh too) when it is one North
+    /// knows, else by its environment.
+    pub fn of_terminal(name: Option<&str>, var: impl Fn(&str) -> Option<String>) -> Reflow {
+        let name = name.unwrap_or_default().to_ascii_lowercase();
+        let splitting = [
+            "tmux",
+            "kitty",
+            "wezterm",
+            "foot",
+            "iterm2",
+            "ghostty",
+            "konsole",
+            "alacritty",
+            "contour",
+            "mintty",
+            "rio",
+            "vte",
+            "windows terminal",
+        ];
+        if name.starts_with("xterm(") {
+            Reflow::Truncate
+        } else if splitting.iter().any(|n| name.starts_with(n)) {
+            Reflow::Split
+        } else {
+            Reflow::of_environment(var)
+        }
+    }
+
     /// The behaviour of the terminal North runs in, told by its
     /// environment; inside tmux or screen, the multiplexer is the terminal.
     /// A terminal that does not say what it is (over ssh only `TERM`
@@ -145,6 +174,35 @@ mod tests {
         );
         // A wide letter that does not fit starts the next row.
         assert_eq!(rewrapped(&row("abcd界", 20), 3, 5, 4), (2, 1));
+    }
+
+    #[test]
+    fn a_terminal_that_names_itself_is_believed_before_the_environment() {
+        let bare = |name: &str| {
+            if name == "TERM" {
+                Some("xterm-256color".to_string())
+            } else {
+                None
+            }
+        };
+        assert_eq!(Reflow::of_terminal(Some("tmux 3.3a"), bare), Reflow::Split);
+        assert_eq!(
+            Reflow::of_terminal(Some("kitty(0.39.1)"), bare),
+            Reflow::Split
+        );
+        assert_eq!(
+            Reflow::of_terminal(Some("WezTerm 20240203"), bare),
+            Reflow::Split
+        );
+        assert_eq!(
+            Reflow::of_terminal(Some("XTerm(390)"), bare),
+            Reflow::Truncate
+        );
+        assert_eq!(
+            Reflow::of_terminal(Some("something new"), bare),
+            Reflow::Truncate
+        );
+        assert_eq!(Reflow::of_terminal(None, bare), Reflow::Truncate);
     }
 
     #[test]

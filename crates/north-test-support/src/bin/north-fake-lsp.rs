@@ -63,6 +63,19 @@ fn main() {
             continue;
         }
         let doc = &msg["params"]["textDocument"];
+        // Where a symbol is defined or used: the file's first letter.
+        if matches!(
+            method,
+            "textDocument/definition" | "textDocument/references"
+        ) {
+            write(
+                &mut out,
+                &json!({"jsonrpc": "2.0", "id": msg["id"], "result": [
+                    {"uri": doc["uri"], "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}}
+                ]}),
+            );
+            continue;
+        }
         if !matches!(method, "textDocument/didOpen" | "textDocument/didChange") {
             continue;
         }

@@ -18,8 +18,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::app::{Action, App, SessionInfo};
 use crate::approver::{Inbox, UiMsg};
-use crate::input::Input;
 use crate::backend::{FrameBackend, TtyBackend};
+use crate::input::Input;
 use crate::term::InlineTerminal;
 use crate::worker::{RemoteWorker, SessionSource, WorkerCmd, worker};
 
@@ -562,9 +562,10 @@ fn enter_terminal() -> Result<Entered, TuiError> {
     let row = answers.row.unwrap_or(rows.saturating_sub(1));
     let backend = TtyBackend::new(BufWriter::with_capacity(1 << 16, io::stdout()), size);
     let mut term = InlineTerminal::new(backend, size, row)?;
-    term.set_reflow(crate::reflow::Reflow::of_environment(|v| {
-        std::env::var(v).ok()
-    }));
+    let reflow =
+        crate::reflow::Reflow::of_terminal(answers.terminal.as_deref(), |v| std::env::var(v).ok());
+    tracing::info!(terminal = ?answers.terminal, ?reflow, "the terminal");
+    term.set_reflow(reflow);
     Ok(Entered {
         term,
         input,
