@@ -81,13 +81,16 @@ async fn proposed_text_is_checked_unsaved_and_definitions_resolve() {
     s.shutdown().await;
 }
 
-fn fake(root: &std::path::Path, mode: &str, secs: u64) -> Option<Servers> {
+/// The fake server in `mode` (and its arguments) for `.fk` files.
+fn fake(root: &std::path::Path, mode: &[&str], secs: u64) -> Option<Servers> {
     let bin = north_test_support::support_bin("north-fake-lsp")?;
+    let mut command = vec![bin.display().to_string()];
+    command.extend(mode.iter().map(|a| (*a).to_string()));
     Some(Servers::new(
         root.to_path_buf(),
         vec![ServerDef {
             language: "fake".into(),
-            command: vec![bin.display().to_string(), mode.into()],
+            command,
             extensions: vec!["fk".into()],
             timeout: Some(std::time::Duration::from_secs(secs)),
         }],
@@ -102,23 +105,10 @@ fn fake(root: &std::path::Path, mode: &str, secs: u64) -> Option<Servers> {
 async fn a_server_that_stops_while_checking_is_started_again_and_asked_once_more() {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("crashed-once");
-    let Some(bin) = north_test_support::support_bin("north-fake-lsp") else {
+    let marker_arg = marker.display().to_string();
+    let Some(s) = fake(dir.path(), &["crash-once", &marker_arg], 5) else {
         return;
     };
-    let s = Servers::new(
-        dir.path().to_path_buf(),
-        vec![ServerDef {
-            language: "fake".into(),
-            command: vec![
-                bin.display().to_string(),
-                "crash-once".into(),
-                marker.display().to_string(),
-            ],
-            extensions: vec!["fk".into()],
-            timeout: Some(std::time::Duration::from_secs(5)),
-        }],
-        north_sandbox::Spawner::unconfined(),
-    );
     let said = s.diagnose("a.fk", "text").await;
     assert!(marker.exists(), "the first server did not crash");
     let Diagnosed::Found { server, items } = &said else {
@@ -137,23 +127,10 @@ async fn a_server_that_stops_while_answering_a_code_tool_is_asked_once_more() {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("crashed-once");
     std::fs::write(dir.path().join("a.fk"), "text\n").unwrap();
-    let Some(bin) = north_test_support::support_bin("north-fake-lsp") else {
+    let marker_arg = marker.display().to_string();
+    let Some(s) = fake(dir.path(), &["crash-once", &marker_arg], 5) else {
         return;
     };
-    let s = Servers::new(
-        dir.path().to_path_buf(),
-        vec![ServerDef {
-            language: "fake".into(),
-            command: vec![
-                bin.display().to_string(),
-                "crash-once".into(),
-                marker.display().to_string(),
-            ],
-            extensions: vec!["fk".into()],
-            timeout: Some(std::time::Duration::from_secs(5)),
-        }],
-        north_sandbox::Spawner::unconfined(),
-    );
     let found = s.references("a.fk", 1, 1).await.unwrap();
     assert!(marker.exists(), "the first server did not crash");
     assert_eq!(found.len(), 1, "{found:?}");
@@ -165,7 +142,7 @@ async fn a_server_that_stops_while_answering_a_code_tool_is_asked_once_more() {
 async fn a_server_that_hangs_crashes_or_floods_never_holds_north_up() {
     let dir = tempfile::tempdir().unwrap();
     // Hangs at initialize: no answer, in bounded time, and why.
-    let Some(s) = fake(dir.path(), "hang", 1) else {
+    let Some(s) = fake(dir.path(), &["hang"], 1) else {
         return;
     };
     let said = s.diagnose("a.fk", "text").await;
@@ -177,7 +154,7 @@ async fn a_server_that_hangs_crashes_or_floods_never_holds_north_up() {
     s.shutdown().await;
     // Crashes when a document opens: no answer, and it is not started
     // again without end.
-    let Some(s) = fake(dir.path(), "crash", 2) else {
+    let Some(s) = fake(dir.path(), &["crash"], 2) else {
         return;
     };
     for _ in 0..5 {
@@ -189,7 +166,7 @@ async fn a_server_that_hangs_crashes_or_floods_never_holds_north_up() {
     };
     assert!(reason.contains("not started again"), "{reason}");
     // Floods: the last word counts, the count is bounded.
-    let Some(s) = fake(dir.path(), "flood", 5) else {
+    let Some(s) = fake(dir.path(), &["flood"], 5) else {
         return;
     };
     let said = s.diagnose("a.fk", "text").await;
@@ -200,7 +177,7 @@ async fn a_server_that_hangs_crashes_or_floods_never_holds_north_up() {
     assert_eq!(items[0].message, "flooded");
     s.shutdown().await;
     // A message past the limit: the server is given up, not believed.
-    let Some(s) = fake(dir.path(), "huge", 2) else {
+    let Some(s) = fake(dir.path(), &["huge"], 2) else {
         return;
     };
     let said = s.diagnose("a.fk", "text").await;

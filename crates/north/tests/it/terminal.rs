@@ -25,30 +25,37 @@ fn push_answer(server: &FakeServer, parts: &[String]) {
     server.push(Reply::sse(openai::text_stream(&refs)).paced(Duration::from_millis(40)));
 }
 
-/// Every numbered line exactly once in scrollback and screen, no live
-/// area text in scrollback, and the answer's last lines on screen right
-/// above the composer.
-fn assert_whole(term: &Term, tag: &str, n: usize) {
+/// Every numbered line exactly once in scrollback and screen, and none of
+/// `chrome` in scrollback.
+fn assert_once_without(term: &Term, tag: &str, n: usize, chrome: &[&str]) {
     let all = term.everything();
     for i in 1..=n {
         let line = format!("{tag}-{i:03} ");
         assert_eq!(count(&all, &line), 1, "{line} once in\n{all}");
     }
     let scrollback = term.scrollback();
-    for chrome in [
-        "Working",
-        "esc interrupts",
-        "enter send",
-        "Ask North to do something",
-        "tokens",
-        "──────",
-    ] {
+    for chrome in chrome {
         assert_eq!(
             count(&scrollback, chrome),
             0,
             "{chrome:?} in scrollback:\n{scrollback}"
         );
     }
+}
+
+/// Every numbered line exactly once in scrollback and screen, no live
+/// area text in scrollback, and the answer's last lines on screen right
+/// above the composer.
+fn assert_whole(term: &Term, tag: &str, n: usize) {
+    let chrome = [
+        "Working",
+        "esc interrupts",
+        "enter send",
+        "Ask North to do something",
+        "tokens",
+        "──────",
+    ];
+    assert_once_without(term, tag, n, &chrome);
     let screen = term.screen();
     let rows: Vec<&str> = screen.lines().collect();
     let composer = rows.iter().rposition(|r| r.starts_with("──")).unwrap();
@@ -69,11 +76,16 @@ fn assert_whole(term: &Term, tag: &str, n: usize) {
     );
 }
 
-fn session(paragraphs: bool, resize: bool) {
-    if !available() {
-        north_test_support::missing("tmux is not installed (.ci/run installs it)");
-        return;
-    }
+/// A session asked for a 300-line answer, then a 60-line one; the
+/// runtime and server live as long as the terminal.
+struct Streaming {
+    term: Term,
+    _sb: Sandbox,
+    _server: FakeServer,
+    _rt: tokio::runtime::Runtime,
+}
+
+fn streaming(paragraphs: bool) -> Streaming {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let server = rt.block_on(FakeServer::start()).unwrap();
     push_answer(&server, &long_answer("LINE", 300, paragraphs));
@@ -83,6 +95,21 @@ fn session(paragraphs: bool, resize: bool) {
     term.wait_for("/help");
     term.type_text("write a long answer");
     term.keys(&["Enter"]);
+    Streaming {
+        term,
+        _sb: sb,
+        _server: server,
+        _rt: rt,
+    }
+}
+
+fn session(paragraphs: bool, resize: bool) {
+    if !available() {
+        north_test_support::missing("tmux is not installed (.ci/run installs it)");
+        return;
+    }
+    let s = streaming(paragraphs);
+    let term = &s.term;
     if resize {
         term.wait_seen("LINE-080");
         term.resize_quietly(80, 24);
@@ -91,13 +118,13 @@ fn session(paragraphs: bool, resize: bool) {
     }
     term.wait_seen("LINE-300");
     term.wait_until("the turn to end", |s| !s.contains("Working"));
-    assert_whole(&term, "LINE", 300);
+    assert_whole(term, "LINE", 300);
     // A second turn follows the first, in order.
     term.type_text("and some more");
     term.keys(&["Enter"]);
     term.wait_for("MORE-060");
     term.wait_until("the turn to end", |s| !s.contains("Working"));
-    assert_whole(&term, "MORE", 60);
+    assert_whole(term, "MORE", 60);
     let all = term.everything();
     let first = all.find("LINE-300 ").unwrap();
     let asked = all.find("› and some more").unwrap();
@@ -732,14 +759,8 @@ fn resizes_while_north_draws_keep_every_line_once() {
         north_test_support::missing("tmux is not installed (.ci/run installs it)");
         return;
     }
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let server = rt.block_on(FakeServer::start()).unwrap();
-    push_answer(&server, &long_answer("LINE", 300, true));
-    let sb = Sandbox::new();
-    let term = Term::start(&sb, 120, 40, &north_openai(&server.url(), ""), &[]);
-    term.wait_for("/help");
-    term.type_text("write a long answer");
-    term.keys(&["Enter"]);
+    let s = streaming(true);
+    let term = &s.term;
     term.wait_seen("LINE-030");
     let sizes = [
         (80, 24),
@@ -757,22 +778,11 @@ fn resizes_while_north_draws_keep_every_line_once() {
     }
     term.wait_seen("LINE-300");
     term.wait_until("the turn to end", |s| !s.contains("Working"));
-    let all = term.everything();
-    for i in 1..=300 {
-        let line = format!("LINE-{i:03} ");
-        assert_eq!(count(&all, &line), 1, "{line} once in\n{all}");
-    }
-    let scrollback = term.scrollback();
-    for chrome in [
+    let chrome = [
         "Working",
         "esc interrupts",
         "enter send",
         "Ask North to do something",
-    ] {
-        assert_eq!(
-            count(&scrollback, chrome),
-            0,
-            "{chrome:?} in scrollback:\n{scrollback}"
-        );
-    }
+    ];
+    assert_once_without(term, "LINE", 300, &chrome);
 }
