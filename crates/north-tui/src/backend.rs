@@ -191,7 +191,16 @@ impl<W: Write> Backend for TtyBackend<W> {
             if style != Some(want) {
                 // From plain, so no attribute of the last cell stays on.
                 self.out.queue(SetAttribute(Attribute::Reset))?;
-                self.out.queue(SetStyle(want.into_crossterm()))?;
+                // After the reset the terminal's own colours are on: only
+                // the others are sent.
+                let mut content = want.into_crossterm();
+                let own = |c: Option<crossterm::style::Color>| {
+                    c.filter(|c| *c != crossterm::style::Color::Reset)
+                };
+                content.foreground_color = own(content.foreground_color);
+                content.background_color = own(content.background_color);
+                content.underline_color = own(content.underline_color);
+                self.out.queue(SetStyle(content))?;
                 style = Some(want);
             }
             self.out.queue(Print(cell.symbol()))?;
