@@ -48,7 +48,7 @@ mod updates;
 
 pub use clients::Backlog;
 pub use hub::{Hub, Limits};
-pub use listen::{Listen, ListenError, Server, Token};
+pub use listen::{LineSink, LineStream, Listen, ListenError, Server, Token};
 pub use open::{AcpRuntime, OpenError};
 pub use server::{serve, serve_on};
 pub use setup::{EditorForms, EditorServer, SessionSetup};

@@ -323,8 +323,11 @@ async fn bind_unix(path: &Path) -> Result<UnixListener, ListenError> {
     Ok(listener)
 }
 
-type LineSink = Pin<Box<dyn Sink<String, Error = std::io::Error> + Send>>;
-type LineStream = Pin<Box<dyn Stream<Item = std::io::Result<String>> + Send>>;
+/// The writing half of a connection of one ACP message per line (a Unix
+/// socket's lines, a WebSocket's text frames), for servers and clients.
+pub type LineSink = Pin<Box<dyn Sink<String, Error = std::io::Error> + Send>>;
+/// The reading half of such a connection.
+pub type LineStream = Pin<Box<dyn Stream<Item = std::io::Result<String>> + Send>>;
 
 /// The sending side of a connection: lines wait in a queue for the writer
 /// task, which counts each one written against the client's backlog and

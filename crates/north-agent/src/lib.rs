@@ -60,7 +60,7 @@ pub use agent::{
     AGENT_TOOL, Agent, AgentError, AgentOptions, AttachError, Delegation, Describer, DiffError,
     Emit, ExpandError, ExpandedInput, INTERRUPTED_NOTE, InputExpander, Isolated, Isolator,
     MERGE_REVIEW, ModeError, ModeKit, ModelFactory, ModelSwitch, RewindReport, SessionDiff,
-    SessionEndReason, SwitchReport, TurnEnd, is_interrupted_note,
+    SessionEndReason, SwitchReport, TurnEnd, event_queue, is_interrupted_note,
 };
 pub use approval::{ApprovalRequest, Approver, FlagApprover};
 /// Background commands as front ends show them (`/ps`).

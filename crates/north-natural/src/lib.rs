@@ -184,7 +184,7 @@
 //! - `block`: running one block (uses `env`, `error`, `final_answer`, `prompt`, `schema`, `scope`, `stub`, `summary`, `sync`, `tools`, `validate`)
 //! - `binding`: what the types of bindings and of the success value need, as public traits (uses `block`, `error`, `schema`)
 //! - `private`: support for the code `#[natural]` and `#[tool]` generate (uses `block`, `env`, `error`, `schema`, `tools`, `validate`)
-//! - `providers`: picking a real model provider from the process environment (uses `env`)
+//! - `providers`: picking a real model provider from the process environment (uses `env`; the `http` feature, on by default)
 //! - `check`: the report of `check_blocks!`, which finds natural blocks without `#[natural]`
 
 mod binding;
@@ -197,6 +197,7 @@ mod final_answer;
 mod jq;
 mod memory;
 mod prompt;
+#[cfg(feature = "http")]
 mod providers;
 mod schema;
 mod scope;
@@ -228,6 +229,7 @@ pub use error::{
 pub use memory::{Memory, MemoryHandle, MemoryModel, NoMemory};
 pub use north_natural_macros::{check_blocks, natural, tool};
 pub use prompt::program_of;
+#[cfg(feature = "http")]
 pub use providers::backend_from_env;
 pub use scope::{ToolScope, register_global_tool, register_tool, remove_global_tool};
 pub use stub::{Envelope, StubBackend, StubBlock, StubToolCall};

@@ -29,19 +29,29 @@
 //! status line with; uses `project`, `sandboxing`), `worktrees` (the
 //! worktrees of `-w` and isolated sub-agents; uses `project`), `mcp` (uses
 //! `project`, `sandboxing`), `session` (uses `mcp`, `project`,
-//! `status_line`, `worktrees`).
+//! `status_line`, `worktrees`), `commands` (the custom slash commands; uses
+//! `project`).
 //!
-//! It must not render anything, read the terminal or print: what the user
-//! should hear comes back as notices for the front end to show.
+//! `logging` (the log file and stderr warnings every front end starts
+//! with `logging::init`) and `process` (the state key and the snapshot
+//! watcher, set up once per process with `process::prepare`) use nothing of
+//! the above.
+//!
+//! It must not render anything, read the terminal or print (beyond the
+//! log a front end starts): what the user should hear comes back as
+//! notices for the front end to show.
 
+mod commands;
 pub mod egress;
 mod endpoint;
 mod error;
 pub mod hooking;
 mod hosts;
 mod language_servers;
+pub mod logging;
 mod mcp;
 pub mod permissions;
+pub mod process;
 mod project;
 pub mod provider;
 mod registries;
@@ -52,6 +62,7 @@ mod windows;
 mod worktree_record;
 pub mod worktrees;
 
+pub use commands::custom_commands;
 pub use endpoint::Endpoint;
 pub use error::RuntimeError;
 pub use mcp::{McpSetup, project_hub, trust_state, trusted, user_mcp_file};

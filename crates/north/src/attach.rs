@@ -32,10 +32,7 @@ use crate::output::{
 };
 use crate::serve_cmd::{default_socket, token_file};
 
-pub(crate) type LineSink =
-    std::pin::Pin<Box<dyn futures::Sink<String, Error = std::io::Error> + Send>>;
-pub(crate) type LineStream =
-    std::pin::Pin<Box<dyn futures::Stream<Item = std::io::Result<String>> + Send>>;
+pub(crate) use north_acp::{LineSink, LineStream};
 
 /// Runs `north exec --attach`.
 pub fn main(args: &ExecArgs, address: &str, prompt: Option<String>) -> ExitCode {

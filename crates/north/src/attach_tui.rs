@@ -145,10 +145,11 @@ fn session_info(o: &Opened, address: &str) -> SessionInfo {
         catalog: north_llm::catalog::lookup(&o.meta.model),
         mcp: north_tui::McpView::default(),
         mcp_auth: north_tui::McpAuth::default(),
-        commands: crate::interactive::custom_commands(
+        commands: north_runtime::custom_commands(
             &root,
             false,
             &north_plugin::Active::of_user(&Default::default()),
+            &crate::interactive::builtin_commands(),
         ),
         files: crate::interactive::file_finder(root.clone()),
         trust: Some(format!(

@@ -80,11 +80,7 @@ fn prepare(args: &ExecArgs) -> anyhow::Result<Prepared> {
     let prompt = read_prompt(args)?.map(|text| {
         // `north exec "/plugin:command args"` runs the command, as in the
         // assistant.
-        let commands = crate::interactive::custom_commands(
-            &project.root,
-            project.trust.applies(),
-            &project.plugins,
-        );
+        let commands = project.custom_commands(&crate::interactive::builtin_commands());
         north_agent::commands::expand_in(&commands, &text).unwrap_or(text)
     });
     Ok(Prepared { project, prompt })
@@ -160,13 +156,26 @@ async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
     {
         eprintln!("north: MCP server `{name}`: {error}");
     }
-    let end = match &prompt {
-        Some(prompt) => agent.run_turn(prompt, &emit, &cancel).await,
-        None => agent.continue_turn(&emit, &cancel).await,
+    // The turn queues its events and this loop renders them: the agent
+    // never runs the front end's code.
+    let (sink, mut events) = north_agent::event_queue();
+    let turn = async {
+        let end = match &prompt {
+            Some(prompt) => agent.run_turn(prompt, &sink, &cancel).await,
+            None => agent.continue_turn(&sink, &cancel).await,
+        };
+        sessions
+            .close(&mut agent, north_agent::SessionEndReason::Other, &sink)
+            .await;
+        drop(sink);
+        end
     };
-    sessions
-        .close(&mut agent, north_agent::SessionEndReason::Other, &emit)
-        .await;
+    let render = async {
+        while let Some(event) = events.recv().await {
+            emit(event);
+        }
+    };
+    let (end, ()) = tokio::join!(turn, render);
     if !json {
         human.finish();
         eprintln!("north: session {session_id} (resume with --resume {session_id})");

@@ -246,7 +246,7 @@ fn session_info(agent: &LiveSession, sessions: &Sessions) -> SessionInfo {
         catalog: north_llm::catalog::lookup(&project.selected.model),
         mcp: mcp_view(mcp_hub.as_ref()),
         mcp_auth: mcp_auth(mcp_hub.as_ref()),
-        commands: custom_commands(&project.root, project.trust.applies(), &project.plugins),
+        commands: project.custom_commands(&builtin_commands()),
         files: file_finder(project.root.clone()),
         trust: Some(trust_line(&project.trust)),
         instructions: north_agent::instructions::load(
@@ -439,25 +439,12 @@ impl north_mcp::elicit::Elicitor for TuiForms {
     }
 }
 
-/// The custom slash commands of `root` and of the user's config dir (the
-/// user's win over an untrusted project's).
-pub fn custom_commands(
-    root: &std::path::Path,
-    project_trusted: bool,
-    plugins: &north_plugin::Active,
-) -> Vec<north_agent::commands::CustomCommand> {
-    let config_dir = north_config::global_config_path()
-        .and_then(|p| p.parent().map(std::path::Path::to_path_buf));
-    let builtin: Vec<&str> = north_tui::COMMANDS
+/// The TUI's own slash commands, which no custom command may take.
+pub fn builtin_commands() -> Vec<&'static str> {
+    north_tui::COMMANDS
         .iter()
         .filter_map(|(c, _)| c.split_whitespace().next())
-        .collect();
-    let mut all =
-        north_agent::commands::load(root, config_dir.as_deref(), &builtin, project_trusted);
-    for plugin in &plugins.plugins {
-        north_agent::commands::add_commands(&mut all, plugin.parts.commands.clone(), &builtin);
-    }
-    all
+        .collect()
 }
 
 /// How old the `@` picker's file list may get before a query rebuilds it

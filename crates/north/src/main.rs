@@ -117,11 +117,10 @@ fn run() -> ExitCode {
         cli.command,
         Some(Command::Sandbox(_) | Command::Completions(_) | Command::SnapshotWatcher(_))
     ) {
-        guard::install_state_key();
-        // A big tree's whole walk starts a watcher that the next process
-        // asks instead of walking again (see north_tools::snapshot::watcher).
-        if let Ok(exe) = std::env::current_exe() {
-            north_tools::snapshot::watcher::enable(exe, north_config::runtime_dir());
+        // The state key; a big tree's whole walk starts a watcher that the
+        // next process asks instead of walking again.
+        if let Some(warning) = north_runtime::process::prepare(std::env::current_exe().ok()) {
+            eprintln!("north: warning: {warning}");
         }
     }
     let result = match cli.command {

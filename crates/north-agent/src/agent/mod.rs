@@ -93,6 +93,21 @@ use north_config::ToolProtocol;
 /// Where events go: any thread-safe callback (a channel sender, a printer).
 pub type Emit<'a> = dyn Fn(Event) + Send + Sync + 'a;
 
+/// A sink that queues events, in order, for a front end that renders them
+/// on a loop of its own (`north exec`): the agent then calls only code of
+/// its own crates while it works, never the front end's.
+pub fn event_queue() -> (
+    impl Fn(Event) + Send + Sync + Clone + 'static,
+    tokio::sync::mpsc::UnboundedReceiver<Event>,
+) {
+    let (sender, events) = tokio::sync::mpsc::unbounded_channel();
+    // A front end that stopped reading has ended: nothing is left to show.
+    let sink = move |event| {
+        let _ = sender.send(event);
+    };
+    (sink, events)
+}
+
 /// How the agent runs.
 #[derive(Debug, Clone)]
 pub struct AgentOptions {
