@@ -315,7 +315,20 @@ async fn run(args: &MeshArgs, p: Prepared, redactor: Redactor) -> ExitCode {
             human.render(&event);
         }
     };
-    let report = mesh.run(session, &p.goal, &emit, &cancel).await;
+    // The run queues its events and this loop renders them: the mesh
+    // never runs the front end's code.
+    let (sink, mut events) = north_mesh::event_queue();
+    let run = async {
+        let report = mesh.run(session, &p.goal, &sink, &cancel).await;
+        drop(sink);
+        report
+    };
+    let render = async {
+        while let Some(event) = futures::StreamExt::next(&mut events).await {
+            emit(event);
+        }
+    };
+    let (report, ()) = tokio::join!(run, render);
     sessions.shutdown().await;
     let id = &report.session_id;
     if !json {
