@@ -12,21 +12,6 @@ use super::prompts::Step;
 use north_agent::memory::MemoryEntry;
 use north_agent::redact::Redactor;
 
-/// A sink that queues mesh events, in order, for a front end that renders
-/// them on a loop of its own (`north mesh`): the run then calls no code of
-/// the front end's.
-pub fn event_queue() -> (
-    impl Fn(MeshEvent) + Send + Sync + Clone + 'static,
-    futures::channel::mpsc::UnboundedReceiver<MeshEvent>,
-) {
-    let (sender, events) = futures::channel::mpsc::unbounded();
-    // A front end that stopped reading has ended: nothing is left to show.
-    let sink = move |event| {
-        let _ = sender.unbounded_send(event);
-    };
-    (sink, events)
-}
-
 /// One thing a mesh run reports.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]

@@ -87,7 +87,7 @@ use north_prompt::{PromptRenderError, PromptValidationError};
 use north_tools::tools::mesh_tools_with;
 use north_tools::{Registry, Tool, ToolContext};
 
-pub use events::{MeshEvent, MeshNote, MeshPhase, MeshStatus, event_queue};
+pub use events::{MeshEvent, MeshNote, MeshPhase, MeshStatus};
 pub use gate::{Audit, AuditEntry, RuleRefusal, ToolRule, Verdict};
 pub use log::{AgentNote, CallLog, ExecutionLog, RESULT_CHARS, StepLog};
 pub use prompts::{

@@ -167,8 +167,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_panic_is_logged_as_fatal_with_where_and_a_stack_trace() {
+    /// What North's panic hook logs while `run` runs (the hook set up as
+    /// `init` sets it, then put back).
+    fn logged_while(run: impl FnOnce()) -> String {
         let _one = HOOK.lock().unwrap_or_else(|e| e.into_inner());
         let buffer = Buffer::default();
         let writer = buffer.clone();
@@ -180,11 +181,18 @@ mod tests {
         std::panic::set_hook(Box::new(|_| {}));
         tracing::subscriber::with_default(subscriber, || {
             super::log_fatal_panics();
-            let _ = std::panic::catch_unwind(|| panic!("boom in the test"));
+            run();
         });
         let _ = std::panic::take_hook();
         std::panic::set_hook(before);
-        let log = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap()
+    }
+
+    #[test]
+    fn a_panic_is_logged_as_fatal_with_where_and_a_stack_trace() {
+        let log = logged_while(|| {
+            let _ = std::panic::catch_unwind(|| panic!("boom in the test"));
+        });
         assert!(log.contains("severity=\"fatal\""), "{log}");
         assert!(log.contains("boom in the test"), "{log}");
         assert!(log.contains("logging.rs:"), "where it happened: {log}");
@@ -193,28 +201,15 @@ mod tests {
 
     #[test]
     fn a_panic_north_recovers_from_is_logged_as_recoverable() {
-        let _one = HOOK.lock().unwrap_or_else(|e| e.into_inner());
-        let buffer = Buffer::default();
-        let writer = buffer.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_writer(move || writer.clone())
-            .with_ansi(false)
-            .finish();
         let runtime = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
-        let before = std::panic::take_hook();
-        std::panic::set_hook(Box::new(|_| {}));
-        tracing::subscriber::with_default(subscriber, || {
-            super::log_fatal_panics();
+        let log = logged_while(|| {
             let caught = runtime.block_on(north_agent::recovery::guarded(async {
                 panic!("tool bug in the test")
             }));
             assert!(caught.is_err());
         });
-        let _ = std::panic::take_hook();
-        std::panic::set_hook(before);
-        let log = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
         assert!(log.contains("severity=\"recoverable\""), "{log}");
         assert!(!log.contains("severity=\"fatal\""), "{log}");
         assert!(log.contains("tool bug in the test"), "{log}");

@@ -158,7 +158,7 @@ async fn run(args: &ExecArgs, p: Prepared, redactor: Redactor) -> ExitCode {
     }
     // The turn queues its events and this loop renders them: the agent
     // never runs the front end's code.
-    let (sink, mut events) = north_agent::event_queue();
+    let (sink, mut events) = north_agent::event_queue::<Event>();
     let turn = async {
         let end = match &prompt {
             Some(prompt) => agent.run_turn(prompt, &sink, &cancel).await,

@@ -317,14 +317,14 @@ async fn run(args: &MeshArgs, p: Prepared, redactor: Redactor) -> ExitCode {
     };
     // The run queues its events and this loop renders them: the mesh
     // never runs the front end's code.
-    let (sink, mut events) = north_mesh::event_queue();
+    let (sink, mut events) = north_agent::event_queue::<MeshEvent>();
     let run = async {
         let report = mesh.run(session, &p.goal, &sink, &cancel).await;
         drop(sink);
         report
     };
     let render = async {
-        while let Some(event) = futures::StreamExt::next(&mut events).await {
+        while let Some(event) = events.recv().await {
             emit(event);
         }
     };

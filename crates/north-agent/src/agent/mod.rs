@@ -94,11 +94,12 @@ use north_config::ToolProtocol;
 pub type Emit<'a> = dyn Fn(Event) + Send + Sync + 'a;
 
 /// A sink that queues events, in order, for a front end that renders them
-/// on a loop of its own (`north exec`): the agent then calls only code of
-/// its own crates while it works, never the front end's.
-pub fn event_queue() -> (
-    impl Fn(Event) + Send + Sync + Clone + 'static,
-    tokio::sync::mpsc::UnboundedReceiver<Event>,
+/// on a loop of its own (`north exec` with the agent's [`Event`]s, `north
+/// mesh` with its own): the runtime then calls only code of North's crates
+/// while it works, never the front end's.
+pub fn event_queue<E: Send + 'static>() -> (
+    impl Fn(E) + Send + Sync + Clone + 'static,
+    tokio::sync::mpsc::UnboundedReceiver<E>,
 ) {
     let (sender, events) = tokio::sync::mpsc::unbounded_channel();
     // A front end that stopped reading has ended: nothing is left to show.
